@@ -1,0 +1,3 @@
+"""Scenarist: test LLM agents with scenarios written in YAML."""
+
+__version__ = "0.1.0"

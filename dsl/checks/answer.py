@@ -1,0 +1,367 @@
+"""Checks on the agent's final answer text."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from dataclasses import dataclass
+from typing import Any
+
+from ..model import AttemptData, Outcome
+from ..saferegex import PatternError, RegexTimeout, SafePattern, compile_pattern
+from .registry import CheckContext, check, errored, failed, passed, show
+
+
+def _d(text: str, *examples: Any) -> dict[str, Any]:
+    """description + markdownDescription (+ examples) for a schema node."""
+    out: dict[str, Any] = {"description": text, "markdownDescription": text}
+    if examples:
+        out["examples"] = list(examples)
+    return out
+
+
+def _norm(text: str, ignore_case: bool) -> str:
+    text = unicodedata.normalize("NFC", text)
+    return text.casefold() if ignore_case else text
+
+
+# ---------------------------------------------------------------- contains / not_contains
+
+TEXTS_SCHEMA: dict[str, Any] = {
+    "type": ["string", "array", "object"],
+    **_d(
+        "Text the answer must contain: one text, a list (all of them), or "
+        "`{text: ..., ignore_case: true}`.",
+        "18:00",
+        ["18:00", "Monday"],
+        {"text": "lunes", "ignore_case": True},
+    ),
+    "minLength": 1,
+    "items": {"type": "string", "minLength": 1},
+    "minItems": 1,
+    "if": {"type": "object"},
+    "then": {
+        "required": ["text"],
+        "additionalProperties": False,
+        "properties": {
+            "text": {
+                "type": ["string", "array"],
+                "minLength": 1,
+                "items": {"type": "string", "minLength": 1},
+                "minItems": 1,
+                **_d("The text (or list of texts) to look for.", "18:00"),
+            },
+            "ignore_case": {
+                "type": "boolean",
+                **_d("Compare without regard to upper and lower case (default false).", True),
+            },
+        },
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Texts:
+    texts: tuple[str, ...]
+    ignore_case: bool
+
+
+def prepare_texts(param: Any, ctx: CheckContext) -> Texts:
+    if isinstance(param, dict):
+        text = param["text"]
+        ignore = bool(param.get("ignore_case", False))
+    else:
+        text, ignore = param, False
+    texts = (text,) if isinstance(text, str) else tuple(text)
+    return Texts(texts, ignore)
+
+
+def _case(p: Texts) -> str:
+    return " (ignoring case)" if p.ignore_case else ""
+
+
+@check(
+    "contains",
+    doc="The answer contains the text (every text, when given a list).",
+    schema=TEXTS_SCHEMA,
+    examples=(
+        'contains: "18:00"',
+        "contains: [Dr. Pérez, Tuesday]",
+        "contains: {text: lunes, ignore_case: true}",
+    ),
+    prepare=prepare_texts,
+    group="answer",
+)
+def contains(p: Texts, a: AttemptData) -> Outcome:
+    answer = _norm(a.answer, p.ignore_case)
+    missing = [t for t in p.texts if _norm(t, p.ignore_case) not in answer]
+    if not missing:
+        found = ", ".join(json.dumps(t, ensure_ascii=False) for t in p.texts)
+        return passed(f"the answer contains {found}{_case(p)}")
+    what = ", ".join(json.dumps(t, ensure_ascii=False) for t in missing)
+    return failed(
+        f"expected the answer to contain {what}{_case(p)}; the answer was {show(a.answer)}",
+        1 - len(missing) / len(p.texts),
+    )
+
+
+@check(
+    "not_contains",
+    doc="The answer does not contain the text (none of the texts, when given a list).",
+    schema={**TEXTS_SCHEMA, **_d("Text the answer must not contain.", "sorry", ["error"])},
+    examples=('not_contains: "I cannot"', "not_contains: {text: error, ignore_case: true}"),
+    prepare=prepare_texts,
+    group="answer",
+)
+def not_contains(p: Texts, a: AttemptData) -> Outcome:
+    answer = _norm(a.answer, p.ignore_case)
+    for t in p.texts:
+        i = answer.find(_norm(t, p.ignore_case))
+        if i >= 0:
+            around = a.answer[max(0, i - 40) : i + len(t) + 40]
+            return failed(
+                f"expected the answer not to contain {json.dumps(t, ensure_ascii=False)}"
+                f"{_case(p)}; found it at character {i + 1}: {show(around)}"
+            )
+    what = ", ".join(json.dumps(t, ensure_ascii=False) for t in p.texts)
+    return passed(f"the answer does not contain {what}{_case(p)}")
+
+
+# ---------------------------------------------------------------- equals
+
+
+@dataclass(frozen=True, slots=True)
+class Equals:
+    text: str
+    ignore_case: bool
+    trim: bool
+
+
+def prepare_equals(param: Any, ctx: CheckContext) -> Equals:
+    if isinstance(param, dict):
+        return Equals(
+            str(param["text"]),
+            bool(param.get("ignore_case", False)),
+            bool(param.get("trim", True)),
+        )
+    return Equals(str(param), False, True)
+
+
+@check(
+    "equals",
+    doc="The whole answer is exactly this text (spaces around it ignored by default).",
+    schema={
+        "type": ["string", "object"],
+        **_d(
+            "The exact answer, or `{text, ignore_case, trim}`.",
+            "Yes",
+            {"text": "yes", "ignore_case": True},
+        ),
+        "if": {"type": "object"},
+        "then": {
+            "required": ["text"],
+            "additionalProperties": False,
+            "properties": {
+                "text": {"type": "string", **_d("The exact answer expected.", "Yes")},
+                "ignore_case": {
+                    "type": "boolean",
+                    **_d("Compare without regard to case (default false).", True),
+                },
+                "trim": {
+                    "type": "boolean",
+                    **_d(
+                        "Ignore spaces and line breaks around the answer (default true).",
+                        False,
+                    ),
+                },
+            },
+        },
+    },
+    examples=('equals: "OK"', "equals: {text: yes, ignore_case: true}"),
+    prepare=prepare_equals,
+    group="answer",
+)
+def equals(p: Equals, a: AttemptData) -> Outcome:
+    got = a.answer.strip() if p.trim else a.answer
+    want = p.text.strip() if p.trim else p.text
+    if _norm(got, p.ignore_case) == _norm(want, p.ignore_case):
+        return passed(f"the answer is exactly {show(want)}")
+    return failed(f"expected the answer to be exactly {show(want)}; it was {show(got)}")
+
+
+# ---------------------------------------------------------------- matches
+
+
+def prepare_matches(param: Any, ctx: CheckContext) -> SafePattern | None:
+    if isinstance(param, dict):
+        source, ignore = param["pattern"], bool(param.get("ignore_case", False))
+        where: tuple[str, ...] = ("pattern",)
+    else:
+        source, ignore, where = param, False, ()
+    compiled = compile_pattern(source, ignore_case=ignore)
+    if isinstance(compiled, PatternError):
+        at = ctx.doc.span_in_string((*ctx.path, *where), compiled.offset)
+        ctx.error(
+            "E204",
+            f"{compiled.message} in the pattern '{source}'",
+            "escape special characters with a backslash, e.g. \\( or \\.",
+            at=at,
+        )
+        return None
+    return compiled
+
+
+@check(
+    "matches",
+    doc="The answer matches the regular expression (found anywhere in it, as re.search).",
+    schema={
+        "type": ["string", "object"],
+        **_d(
+            "A regular expression, found anywhere in the answer; anchor with `^...$` to "
+            "match the whole answer. Or `{pattern, ignore_case}`.",
+            "18[:.]00",
+            {"pattern": "^(sí|si)\\b", "ignore_case": True},
+        ),
+        "minLength": 1,
+        "if": {"type": "object"},
+        "then": {
+            "required": ["pattern"],
+            "additionalProperties": False,
+            "properties": {
+                "pattern": {
+                    "type": "string",
+                    "minLength": 1,
+                    **_d("The regular expression.", "\\b\\d{1,2}:\\d{2}\\b"),
+                },
+                "ignore_case": {
+                    "type": "boolean",
+                    **_d("Match without regard to case (default false).", True),
+                },
+            },
+        },
+    },
+    examples=('matches: "18[:.]00"', 'matches: {pattern: "^(sí|si)\\\\b", ignore_case: true}'),
+    prepare=prepare_matches,
+    group="answer",
+    details="Matching is bounded in time: a pattern that backtracks for more than a "
+    "quarter of a second on one answer makes the check *error* instead of hanging the run.",
+)
+def matches(p: SafePattern, a: AttemptData) -> Outcome:
+    try:
+        m = p.search(a.answer)
+    except RegexTimeout as exc:
+        return errored(str(exc))
+    if m:
+        return passed(f"the answer matches '{p.source}' at {show(m.group(0), 60)}")
+    return failed(f"expected the answer to match '{p.source}'; the answer was {show(a.answer)}")
+
+
+# ---------------------------------------------------------------- non_empty
+
+
+def prepare_true(param: Any, ctx: CheckContext) -> bool:
+    return True
+
+
+TRUE_SCHEMA: dict[str, Any] = {
+    "const": True,
+    **_d("Write `true` to use this check (remove the check to turn it off).", True),
+}
+
+
+@check(
+    "non_empty",
+    doc="The answer has some text (not only spaces).",
+    schema=TRUE_SCHEMA,
+    examples=("non_empty: true",),
+    prepare=prepare_true,
+    group="answer",
+)
+def non_empty(p: bool, a: AttemptData) -> Outcome:
+    if a.answer.strip():
+        return passed(f"the answer has {len(a.answer.strip()):,} characters")
+    pending = " (the agent stopped to ask for a confirmation)" if a.pending else ""
+    return failed(f"expected an answer with text; the answer was empty{pending}")
+
+
+# ---------------------------------------------------------------- json
+
+
+@dataclass(frozen=True, slots=True)
+class JsonParams:
+    fields: tuple[str, ...]
+    values: dict[str, Any]
+
+
+def prepare_json(param: Any, ctx: CheckContext) -> JsonParams:
+    if param is True:
+        return JsonParams((), {})
+    return JsonParams(tuple(param.get("fields", ())), dict(param.get("values", {})))
+
+
+def parse_json_answer(text: str) -> Any:
+    """The answer as JSON, allowing a ```json fence around it; raises ValueError."""
+    t = text.strip()
+    if t.startswith("```"):
+        first_nl = t.find("\n")
+        end = t.rfind("```")
+        if first_nl > 0 and end > first_nl:
+            t = t[first_nl + 1 : end].strip()
+    return json.loads(t)
+
+
+@check(
+    "json",
+    doc="The answer is a JSON object, optionally with the given fields and values.",
+    schema={
+        "type": ["boolean", "object"],
+        **_d(
+            "`true`, or `{fields: [...], values: {...}}`: the fields must be present, the "
+            "values equal.",
+            True,
+            {"fields": ["date", "time"], "values": {"status": "booked"}},
+        ),
+        "if": {"type": "boolean"},
+        "then": {"const": True},
+        "else": {
+            "additionalProperties": False,
+            "minProperties": 1,
+            "properties": {
+                "fields": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    **_d("Names of fields the object must have.", ["date", "time"]),
+                },
+                "values": {
+                    "type": "object",
+                    **_d("Fields that must have exactly these values.", {"status": "ok"}),
+                },
+            },
+        },
+    },
+    examples=("json: true", "json: {fields: [date, time], values: {status: booked}}"),
+    prepare=prepare_json,
+    group="answer",
+    details="A ```json fence around the object is accepted.",
+)
+def json_check(p: JsonParams, a: AttemptData) -> Outcome:
+    try:
+        data = parse_json_answer(a.answer)
+    except ValueError as exc:
+        return failed(f"expected the answer to be a JSON object; it is not JSON ({exc}): "
+                      f"{show(a.answer)}")
+    if not isinstance(data, dict):
+        return failed(f"expected the answer to be a JSON object; it is a JSON "
+                      f"{type(data).__name__}: {show(a.answer)}")
+    missing = [f for f in p.fields if f not in data]
+    if missing:
+        return failed(f"the JSON answer has no field {', '.join(repr(m) for m in missing)}; "
+                      f"it has {', '.join(repr(k) for k in data) or 'no fields'}")
+    for k, v in p.values.items():
+        if k not in data:
+            return failed(f"the JSON answer has no field '{k}' (expected {json.dumps(v)})")
+        if data[k] != v:
+            return failed(f"the JSON answer has {k} = {json.dumps(data[k], ensure_ascii=False)}"
+                          f"; expected {json.dumps(v, ensure_ascii=False)}")
+    return passed("the answer is a JSON object" + (" with the expected fields" if
+                                                    p.fields or p.values else ""))

@@ -1,0 +1,124 @@
+"""The check registry: one plain dict, filled one visible way.
+
+A check type is registered with its name, the JSON Schema of its parameter, a one-line doc,
+an example, whether it needs the LLM judge, a ``prepare`` function (parameter → prepared
+value, reporting located diagnostics for what the schema cannot see) and an ``evaluate``
+function (prepared value, attempt → :class:`~dsl.model.Outcome`). Built-in checks register
+exactly the way an extension would. The scenario JSON Schema's list of checks, the check
+reference in docs/checks.md and the plan's count of judge calls are all derived from here.
+
+``evaluate`` never raises because a model answered badly: a failure is an Outcome with
+status ``fail`` and a reason that says what was expected and what was seen; ``error`` means
+the check could not be evaluated on this attempt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import Collector, Span
+from ..load import DataPath, Document
+from ..model import AttemptData, Outcome, ToolSpec
+
+Prepare = Callable[[Any, "CheckContext"], Any]
+Evaluate = Callable[[Any, AttemptData], Outcome]
+
+
+@dataclass(frozen=True, slots=True)
+class CheckType:
+    name: str
+    doc: str  # one line, for the reference table
+    schema: Mapping[str, Any]  # JSON Schema of the parameter
+    examples: tuple[str, ...]  # YAML lines as an author writes them in `then`
+    prepare: Prepare
+    evaluate: Evaluate
+    judge: bool = False
+    group: str = "answer"  # answer | tools | judge | expression, for the docs
+    details: str = ""  # longer explanation for the docs (markdown)
+
+
+REGISTRY: dict[str, CheckType] = {}
+
+
+def register(check: CheckType) -> CheckType:
+    if check.name in REGISTRY:
+        raise ValueError(f"check {check.name!r} is registered twice")
+    REGISTRY[check.name] = check
+    return check
+
+
+def check(
+    name: str,
+    *,
+    doc: str,
+    schema: Mapping[str, Any],
+    examples: tuple[str, ...],
+    prepare: Prepare,
+    group: str,
+    judge: bool = False,
+    details: str = "",
+) -> Callable[[Evaluate], Evaluate]:
+    """Decorator form of :func:`register` for an ``evaluate`` function."""
+
+    def deco(evaluate: Evaluate) -> Evaluate:
+        register(
+            CheckType(name, doc, schema, examples, prepare, evaluate, judge, group, details)
+        )
+        return evaluate
+
+    return deco
+
+
+@dataclass(slots=True)
+class CheckContext:
+    """What ``prepare`` may look at: the scenario's tools, the suite's named checks, and
+    where the check's parameter sits in the file (for located diagnostics)."""
+
+    doc: Document
+    path: DataPath  # of the parameter value: ("then", 3, "calls")
+    tools: Mapping[str, ToolSpec]
+    diagnostics: Collector
+    named_checks: Mapping[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def span(self, *sub: str | int) -> Span:
+        return self.doc.span((*self.path, *sub))
+
+    def error(self, code: str, message: str, hint: str = "", at: Span | None = None) -> None:
+        self.diagnostics.error(at or self.span(), code, message, hint)
+
+    def warning(self, code: str, message: str, hint: str = "", at: Span | None = None) -> None:
+        self.diagnostics.warning(at or self.span(), code, message, hint)
+
+
+def label(name: str, params: Any) -> str:
+    """How a check is shown to people: ``contains: "18:00"``."""
+    if params is True:
+        return name
+    text = json.dumps(params, ensure_ascii=False, separators=(", ", ": "))
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f"{name}: {text}"
+
+
+def show(text: str, limit: int = 160) -> str:
+    """Quote a piece of model output for a reason, shortened."""
+    t = " ".join(text.split())
+    if len(t) > limit:
+        t = t[: limit - 1] + "…"
+    return json.dumps(t, ensure_ascii=False)
+
+
+def passed(reason: str, score: float | None = 1.0) -> Outcome:
+    return Outcome("pass", reason, score)
+
+
+def failed(reason: str, score: float | None = 0.0) -> Outcome:
+    return Outcome("fail", reason, score)
+
+
+def errored(reason: str) -> Outcome:
+    return Outcome("error", reason, None)

@@ -1,0 +1,504 @@
+"""Checks on the tool calls the agent made."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import did_you_mean, quoted_list
+from ..model import AttemptData, Call, Outcome
+from .answer import TRUE_SCHEMA, _d, prepare_true
+from .registry import CheckContext, check, failed, passed
+
+TOOL_NAME: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    **_d("The name of one of the scenario's tools.", "book_appointment"),
+}
+TOOL_LIST: dict[str, Any] = {
+    "type": "array",
+    "items": TOOL_NAME,
+    "minItems": 1,
+    **_d("Names of the scenario's tools.", ["search_slots", "book_appointment"]),
+}
+
+
+def require_tool(ctx: CheckContext, name: str, *sub: str | int) -> bool:
+    """Report E201 when ``name`` is not one of the scenario's tools."""
+    if name in ctx.tools:
+        return True
+    have = quoted_list(sorted(ctx.tools), "and") or "none"
+    ctx.error(
+        "E201",
+        f"the scenario has no tool '{name}'{did_you_mean(name, ctx.tools)}",
+        f"the scenario's tools are {have}; add '{name}' to given.tools or fix the name",
+        at=ctx.span(*sub),
+    )
+    return False
+
+
+def _names(calls: list[Call] | tuple[Call, ...]) -> str:
+    return ", ".join(c.name for c in calls) or "none"
+
+
+def _args_text(args: Any) -> str:
+    if isinstance(args, dict):
+        return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
+    return json.dumps(args, ensure_ascii=False)
+
+
+def _times(n: int) -> str:
+    return {0: "never", 1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+# ---------------------------------------------------------------- calls
+
+
+@dataclass(frozen=True, slots=True)
+class CallsParams:
+    name: str
+    args: dict[str, Any] | None
+    times: int | None
+
+
+def prepare_calls(param: Any, ctx: CheckContext) -> CallsParams | None:
+    if isinstance(param, str):
+        return CallsParams(param, None, None) if require_tool(ctx, param) else None
+    name = param["name"]
+    if not require_tool(ctx, name, "name"):
+        return None
+    return CallsParams(name, param.get("args"), param.get("times"))
+
+
+def args_match(expected: dict[str, Any], actual: Any) -> bool:
+    """Each expected key is present with an equal value; extra arguments are allowed."""
+    if not isinstance(actual, dict):
+        return False
+    return all(k in actual and actual[k] == v for k, v in expected.items())
+
+
+@check(
+    "calls",
+    doc="The agent called this tool (optionally with these arguments, this many times).",
+    schema={
+        "type": ["string", "object"],
+        **_d(
+            "A tool name, or `{name, args, times}`: `args` lists arguments that must be "
+            "present with these values (others are allowed); `times` is the exact number "
+            "of such calls.",
+            "list_business_hours",
+            {"name": "book_appointment", "args": {"time": "15:00"}, "times": 1},
+        ),
+        "minLength": 1,
+        "if": {"type": "object"},
+        "then": {
+            "required": ["name"],
+            "additionalProperties": False,
+            "properties": {
+                "name": TOOL_NAME,
+                "args": {
+                    "type": "object",
+                    **_d(
+                        "Arguments the call must have, with these exact values.",
+                        {"date": "2026-10-06"},
+                    ),
+                },
+                "times": {
+                    "type": "integer",
+                    "minimum": 1,
+                    **_d("Exactly how many matching calls (default: at least one).", 1),
+                },
+            },
+        },
+    },
+    examples=(
+        "calls: list_business_hours",
+        "calls: {name: book_appointment, args: {treatment: cleaning, time: '15:00'}}",
+        "calls: {name: search_slots, times: 1}",
+    ),
+    prepare=prepare_calls,
+    group="tools",
+    details="Pending calls (tools with `confirm: true`) count as calls: the agent asked "
+    "for them.",
+)
+def calls(p: CallsParams, a: AttemptData) -> Outcome:
+    named = [c for c in a.calls if c.name == p.name]
+    matching = [c for c in named if p.args is None or args_match(p.args, c.args)]
+    want_args = f" with {_args_text(p.args)}" if p.args else ""
+    n = len(matching)
+    if (p.times is None and n > 0) or n == p.times:
+        return passed(f"{p.name} was called {_times(n)}{want_args}")
+    if p.times is not None and n > 0:
+        return failed(
+            f"expected {p.name} to be called {_times(p.times)}{want_args}; it was called "
+            f"{_times(n)}"
+        )
+    if named:
+        seen = "; ".join(
+            _args_text(c.args) if c.args is not None else f"unreadable arguments {c.raw_args!r}"
+            for c in named[:3]
+        )
+        return failed(f"expected a call to {p.name}{want_args}; it was called with {seen}")
+    return failed(f"expected a call to {p.name}{want_args}; it was never called "
+                  f"(calls made: {_names(a.calls)})")
+
+
+# ---------------------------------------------------------------- not_calls
+
+
+def prepare_names(param: Any, ctx: CheckContext) -> tuple[str, ...]:
+    names = (param,) if isinstance(param, str) else tuple(param)
+    return names
+
+
+def prepare_known_names(param: Any, ctx: CheckContext) -> tuple[str, ...] | None:
+    names = prepare_names(param, ctx)
+    ok = True
+    for i, n in enumerate(names):
+        ok = require_tool(ctx, n, *(() if isinstance(param, str) else (i,))) and ok
+    return names if ok else None
+
+
+def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[str, ...]:
+    # A name the scenario does not have cannot be called: the check is legal but can never
+    # fail. The lint stage warns about it (W404); it is not an error.
+    names = prepare_names(param, ctx)
+    for i, n in enumerate(names):
+        if n not in ctx.tools:
+            ctx.warning(
+                "W404",
+                f"not_calls names '{n}', which is not one of the scenario's tools, so this "
+                f"check can never fail{did_you_mean(n, ctx.tools)}",
+                "fix the name, or remove the check",
+                at=ctx.span(*(() if isinstance(param, str) else (i,))),
+            )
+    return names
+
+
+@check(
+    "not_calls",
+    doc="The agent did not call this tool (none of these tools).",
+    schema={
+        "type": ["string", "array"],
+        "minLength": 1,
+        "items": TOOL_NAME,
+        "minItems": 1,
+        **_d("A tool name or a list of names that must not be called.", "cancel_appointment"),
+    },
+    examples=("not_calls: cancel_appointment", "not_calls: [delete_patient, cancel_appointment]"),
+    prepare=prepare_not_calls,
+    group="tools",
+)
+def not_calls(p: tuple[str, ...], a: AttemptData) -> Outcome:
+    bad = [c for c in a.calls if c.name in p]
+    if bad:
+        c = bad[0]
+        args = _args_text(c.args) if c.args is not None else repr(c.raw_args)
+        state = " (pending confirmation)" if c.pending else ""
+        return failed(f"expected no call to {c.name}; it was called with {args}{state}")
+    return passed(f"{quoted_list(p)} {'was' if len(p) == 1 else 'were'} not called")
+
+
+# ---------------------------------------------------------------- calls_only
+
+
+@check(
+    "calls_only",
+    doc="The agent called exactly this set of tools: each of them, and no other.",
+    schema={**TOOL_LIST, **_d("The exact set of tools called.", ["search_slots", "book"])},
+    examples=("calls_only: [search_slots, book_appointment]",),
+    prepare=prepare_known_names,
+    group="tools",
+)
+def calls_only(p: tuple[str, ...], a: AttemptData) -> Outcome:
+    called = set(a.called_names)
+    want = set(p)
+    if called == want:
+        return passed(f"the agent called exactly {quoted_list(sorted(want), 'and')}")
+    missing = sorted(want - called)
+    extra = sorted(called - want)
+    parts = []
+    if missing:
+        parts.append(f"{quoted_list(missing, 'and')} never called")
+    if extra:
+        parts.append(f"{quoted_list(extra, 'and')} called but not expected")
+    return failed(f"expected calls to exactly {quoted_list(sorted(want), 'and')}; "
+                  f"{'; '.join(parts)}")
+
+
+# ---------------------------------------------------------------- calls_in_order
+
+
+def lcs_length(a: list[str] | tuple[str, ...], b: list[str] | tuple[str, ...]) -> int:
+    """Length of the longest common subsequence (classic dynamic programme)."""
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b, 1):
+            cur.append(prev[j - 1] + 1 if x == y else max(prev[j], cur[j - 1]))
+        prev = cur
+    return prev[-1]
+
+
+@dataclass(frozen=True, slots=True)
+class OrderParams:
+    tools: tuple[str, ...]
+    threshold: float
+    mode: str = "ordered"
+
+
+def prepare_order(param: Any, ctx: CheckContext) -> OrderParams | None:
+    if isinstance(param, list):
+        names, threshold, sub = param, 1.0, ()
+    else:
+        names, threshold, sub = param["tools"], float(param.get("threshold", 1.0)), ("tools",)
+    ok = True
+    for i, n in enumerate(names):
+        ok = require_tool(ctx, n, *sub, i) and ok
+    return OrderParams(tuple(names), threshold) if ok else None
+
+
+THRESHOLD = {
+    "type": "number",
+    "minimum": 0,
+    "maximum": 1,
+    **_d("The score needed to pass, from 0 to 1 (default 1.0).", 1.0, 0.5),
+}
+
+
+@check(
+    "calls_in_order",
+    doc="The agent called these tools in this order (others may come between them).",
+    schema={
+        "type": ["array", "object"],
+        **_d(
+            "Tool names in the expected order, or `{tools, threshold}`. Score = the longest "
+            "run of the expected tools found in order in the actual calls ÷ the number "
+            "expected.",
+            ["search_slots", "book_appointment"],
+            {"tools": ["search_slots", "book_appointment"], "threshold": 0.5},
+        ),
+        "items": TOOL_NAME,
+        "minItems": 1,
+        "if": {"type": "object"},
+        "then": {
+            "required": ["tools"],
+            "additionalProperties": False,
+            "properties": {"tools": TOOL_LIST, "threshold": THRESHOLD},
+        },
+    },
+    examples=(
+        "calls_in_order: [search_slots, book_appointment]",
+        "calls_in_order: {tools: [search, validate, book], threshold: 0.66}",
+    ),
+    prepare=prepare_order,
+    group="tools",
+    details="The score is the length of the longest common subsequence of the expected "
+    "and the actual call names, divided by the number of expected names.",
+)
+def calls_in_order(p: OrderParams, a: AttemptData) -> Outcome:
+    actual = a.called_names
+    score = lcs_length(p.tools, actual) / len(p.tools)
+    text = f"order score {score:.2f} (expected {' → '.join(p.tools)}; called {_names(a.calls)})"
+    if score >= p.threshold:
+        return passed(text, score)
+    return failed(f"{text}; needs {p.threshold:.2f}", score)
+
+
+# ---------------------------------------------------------------- tool_correctness
+
+
+def prepare_correctness(param: Any, ctx: CheckContext) -> OrderParams | None:
+    if isinstance(param, list):
+        names, threshold, mode, sub = param, 1.0, "any", ()
+    else:
+        names = param["tools"]
+        threshold = float(param.get("threshold", 1.0))
+        mode = param.get("mode", "any")
+        sub = ("tools",)
+    ok = True
+    for i, n in enumerate(names):
+        ok = require_tool(ctx, n, *sub, i) and ok
+    return OrderParams(tuple(names), threshold, mode) if ok else None
+
+
+def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: str) -> float:
+    """any: share of the expected tools that were called; exact: 1 when the calls are
+    exactly the expected list, else 0; ordered: longest common subsequence ÷ expected."""
+    if mode == "exact":
+        return 1.0 if list(expected) == called else 0.0
+    if mode == "ordered":
+        return lcs_length(expected, called) / len(expected)
+    return sum(1 for t in expected if t in called) / len(expected)
+
+
+@check(
+    "tool_correctness",
+    doc="Score the calls against the expected tools: any (share called), exact or ordered.",
+    schema={
+        "type": ["array", "object"],
+        **_d(
+            "Expected tool names, or `{tools, mode, threshold}`. Modes: `any` (score = "
+            "share of the expected tools that were called), `exact` (1 when the calls are "
+            "exactly the expected list, in order, else 0), `ordered` (longest common "
+            "subsequence ÷ expected).",
+            ["search", "book"],
+            {"tools": ["search", "book"], "mode": "exact"},
+        ),
+        "items": TOOL_NAME,
+        "minItems": 1,
+        "if": {"type": "object"},
+        "then": {
+            "required": ["tools"],
+            "additionalProperties": False,
+            "properties": {
+                "tools": TOOL_LIST,
+                "mode": {
+                    "enum": ["any", "exact", "ordered"],
+                    **_d("How calls are compared with the expected tools (default any).",
+                         "exact"),
+                },
+                "threshold": THRESHOLD,
+            },
+        },
+    },
+    examples=(
+        "tool_correctness: [search_slots, book_appointment]",
+        "tool_correctness: {tools: [search_slots, book_appointment], mode: exact}",
+        "tool_correctness: {tools: [search, book], mode: any, threshold: 0.5}",
+    ),
+    prepare=prepare_correctness,
+    group="tools",
+    details="Expected `[search, book]`: calls `[search, validate, book]` score 1.0 in `any` "
+    "and 0.0 in `exact`; `[search]` scores 0.5; `[validate]` scores 0.0.",
+)
+def tool_correctness(p: OrderParams, a: AttemptData) -> Outcome:
+    called = a.called_names
+    score = tool_correctness_score(p.tools, called, p.mode)
+    text = (f"tool correctness ({p.mode}) {score:.2f}: expected {', '.join(p.tools)}; "
+            f"called {_names(a.calls)}")
+    if score >= p.threshold:
+        return passed(text, score)
+    return failed(f"{text}; needs {p.threshold:.2f}", score)
+
+
+# ---------------------------------------------------------------- valid_args
+
+
+@check(
+    "valid_args",
+    doc="Every call's arguments are valid JSON that fits the tool's input_schema.",
+    schema=TRUE_SCHEMA,
+    examples=("valid_args: true",),
+    prepare=prepare_true,
+    group="tools",
+)
+def valid_args(p: bool, a: AttemptData) -> Outcome:
+    from ..validate import schema_problems  # jsonschema, only when the check runs
+
+    if not a.calls:
+        return passed("no tool was called, so no arguments to check")
+    tools = {t.name: t for t in a.tools}
+    for c in a.calls:
+        if c.args is None:
+            return failed(f"the arguments of the call to {c.name} are not valid JSON: "
+                          f"{c.raw_args[:200]!r}")
+        tool = tools.get(c.name)
+        if tool is None:
+            continue  # not a tool of the scenario: other checks report unknown tools
+        problems = schema_problems(tool.input_schema, c.args)
+        if problems:
+            return failed(f"the call to {c.name} has invalid arguments: {problems[0]} "
+                          f"(arguments: {_args_text(c.args)})")
+    return passed(f"the arguments of all {len(a.calls)} call(s) fit their tools' schemas")
+
+
+# ---------------------------------------------------------------- does_not_modify
+
+
+@check(
+    "does_not_modify",
+    doc="No executed call changed anything: every call was to a tool with action: read.",
+    schema=TRUE_SCHEMA,
+    examples=("does_not_modify: true",),
+    prepare=prepare_true,
+    group="tools",
+    details="Calls held for confirmation were not executed, so they do not count.",
+)
+def does_not_modify(p: bool, a: AttemptData) -> Outcome:
+    changes = [c for c in a.calls if c.executed and c.action not in ("read", None)]
+    if changes:
+        c = changes[0]
+        return failed(f"expected no changes; {c.name} ({c.action}) was executed with "
+                      f"{_args_text(c.args)}")
+    return passed("no call changed anything")
+
+
+# ---------------------------------------------------------------- confirmations
+
+
+def prepare_confirmable(param: Any, ctx: CheckContext) -> str | None:
+    if not require_tool(ctx, param):
+        return None
+    if not ctx.tools[param].confirm:
+        ctx.error(
+            "E213",
+            f"the tool '{param}' does not need confirmation, so the agent can never be "
+            "stopped to ask for it",
+            f"add 'confirm: true' to the tool '{param}'",
+        )
+        return None
+    return str(param)
+
+
+@check(
+    "asks_to_confirm",
+    doc="The agent asked the person to confirm this tool's call before running it.",
+    schema={**TOOL_NAME, **_d("A tool with `confirm: true`.", "cancel_appointment")},
+    examples=("asks_to_confirm: cancel_appointment",),
+    prepare=prepare_confirmable,
+    group="tools",
+    details="A tool with `confirm: true` is never executed: when the agent calls it, the "
+    "call is held as *pending* and the attempt ends, as if the agent were waiting for the "
+    "person's yes.",
+)
+def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
+    pend = [c for c in a.pending if c.name == p]
+    if pend:
+        return passed(f"the agent asked to confirm {p} with {_args_text(pend[0].args)}")
+    return failed(f"expected the agent to call {p} and wait for confirmation; calls made: "
+                  f"{_names(a.calls)}")
+
+
+@check(
+    "asks_nothing_to_confirm",
+    doc="The agent did not stop to ask for any confirmation.",
+    schema=TRUE_SCHEMA,
+    examples=("asks_nothing_to_confirm: true",),
+    prepare=prepare_true,
+    group="tools",
+)
+def asks_nothing_to_confirm(p: bool, a: AttemptData) -> Outcome:
+    if a.pending:
+        return failed(f"expected no confirmation request; the agent asked to confirm "
+                      f"{_names(a.pending)}")
+    return passed("the agent asked nothing to confirm")
+
+
+def expected_tools(checks: Any) -> list[str]:
+    """Tools a scenario's checks expect to be called (for tool-call precision and recall)."""
+    out: list[str] = []
+    for c in checks:
+        p = c.params
+        names: tuple[str, ...] = ()
+        if c.name == "calls":
+            names = (p.name,)
+        elif c.name == "calls_only":
+            names = p
+        elif c.name in ("calls_in_order", "tool_correctness"):
+            names = p.tools
+        elif c.name == "asks_to_confirm":
+            names = (p,)
+        out.extend(n for n in names if n not in out)
+    return out

@@ -1,0 +1,308 @@
+"""Compile: validated scenario files and their suite become a :class:`~dsl.model.Plan`.
+
+Here live the checks the JSON Schema cannot express: tools named by checks exist, min_pass
+fits in runs, the moment has a UTC offset, patterns and templates compile, ids are unique.
+Each problem is a located diagnostic; every file is compiled even when others fail.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .checks import REGISTRY, CheckContext, label
+from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
+from .load import Document, iter_yaml_files, read_file
+from .model import CompiledCheck, Plan, Scenario, ToolSpec
+from .moment import MomentError, parse_moment
+from .suite import SUITE_FILE, Suite, compile_tool, display_path, find_suite_file, load_suite
+from .suite import select_targets as _select_targets
+from .validate import validate
+
+
+@dataclass(slots=True)
+class Compiled:
+    """Everything ``lint`` and ``plan`` need: the suite, the scenarios that compiled,
+    their documents, and every diagnostic."""
+
+    suite: Suite | None
+    scenarios: list[Scenario] = field(default_factory=list)
+    documents: dict[str, Document] = field(default_factory=dict)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
+def collect_files(paths: Sequence[Path], diags: Collector,
+                  exclude: Iterable[str] = (), root: Path | None = None) -> list[Path]:
+    """The scenario files named by ``paths`` (files, or folders searched recursively)."""
+    out: list[Path] = []
+    seen: set[Path] = set()
+    patterns = tuple(exclude)
+    for p in paths:
+        if not p.exists():
+            diags.error(Span("<command line>", 1, 1), "E216", f"'{p}' does not exist")
+            continue
+        found = [p] if p.is_file() else list(iter_yaml_files(p))
+        for f in found:
+            r = f.resolve()
+            if f.name == SUITE_FILE and p.is_dir() or r in seen:
+                continue
+            if root is not None and patterns and _excluded(r, root, patterns):
+                continue
+            seen.add(r)
+            out.append(f)
+    return out
+
+
+def _excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
+    try:
+        rel = path.relative_to(root).as_posix()
+    except ValueError:
+        return False
+    return any(fnmatch.fnmatch(rel, pat) for pat in patterns)
+
+
+def find_suite(paths: Sequence[Path], diags: Collector) -> Path | None:
+    files = {find_suite_file(p) for p in paths if p.exists()}
+    found = sorted(f for f in files if f is not None)
+    if len(found) > 1:
+        diags.error(
+            Span("<command line>", 1, 1),
+            "E211",
+            "these paths belong to different suites: "
+            + quoted_list([display_path(f) for f in found], "and"),
+            "run each suite separately",
+        )
+        return None
+    if len(found) == 1 and None in files:
+        diags.error(
+            Span("<command line>", 1, 1),
+            "E211",
+            f"some paths are outside the suite {display_path(found[0])}",
+            "run each suite separately",
+        )
+        return None
+    return found[0] if found else None
+
+
+def compile_paths(
+    paths: Sequence[Path],
+    *,
+    runs: int | None = None,
+    require_suite: bool = True,
+) -> Compiled:
+    """Load, validate and compile every scenario under ``paths``. Never raises on bad
+    input: the diagnostics are in the result."""
+    diags = Collector()
+    suite_file = find_suite(paths, diags)
+    suite: Suite | None = None
+    if suite_file is not None:
+        suite = load_suite(suite_file, diags)
+    elif require_suite and not diags.has_errors:
+        where = display_path(paths[0]) if paths else "."
+        diags.error(
+            Span("<command line>", 1, 1),
+            "E210",
+            f"no {SUITE_FILE} found in '{where}' or its parent folders",
+            f"create {SUITE_FILE} next to your scenarios with at least one target "
+            "(see docs/suite.md)",
+        )
+    root = suite.root if suite else Path.cwd().resolve()
+    files = collect_files(paths, diags, suite.exclude if suite else (), root)
+    result = Compiled(suite, files=files)
+    if not files and not diags.has_errors:
+        diags.error(Span("<command line>", 1, 1), "E212",
+                    f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
+    ids: dict[str, Span] = {}
+    for f in files:
+        name = display_path(f)
+        doc = read_file(f, name)
+        result.documents[name] = doc
+        scenario = compile_document(doc, suite, root, diags, runs=runs)
+        if scenario is None:
+            continue
+        first = ids.get(scenario.id)
+        if first is not None:
+            data = doc.data if isinstance(doc.data, dict) else {}
+            at = doc.span(("id",)) if "id" in data else Span(name, 1, 1)
+            diags.error(at, "E205",
+                        f"the scenario id '{scenario.id}' is already used by {first.file}",
+                        "give one of them a different 'id'")
+            continue
+        ids[scenario.id] = scenario.span
+        result.scenarios.append(scenario)
+    result.diagnostics = diags.diagnostics
+    return result
+
+
+def scenario_id(path: Path, root: Path) -> str:
+    try:
+        rel = path.resolve().relative_to(root)
+    except ValueError:
+        rel = Path(path.name)
+    return ".".join(rel.with_suffix("").parts)
+
+
+def compile_document(
+    doc: Document,
+    suite: Suite | None,
+    root: Path,
+    diags: Collector,
+    *,
+    runs: int | None = None,
+) -> Scenario | None:
+    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``)."""
+    diags.extend(doc.diagnostics)
+    if doc.data is None:
+        return None
+    if not isinstance(doc.data, dict):
+        kind = "a list" if isinstance(doc.data, list) else "a single value"
+        diags.error(
+            Span(doc.path, 1, 1),
+            "Y108",
+            f"the file holds {kind}, but a scenario must be a mapping with given, when and then",
+            "start the file with 'given:' (see docs/guide.md for a complete example)",
+        )
+        return None
+    problems = validate(doc, "scenario.schema.json", "the scenario")
+    if problems:
+        diags.extend(problems)
+        return None
+    data: dict[str, Any] = doc.data
+    before = len(diags.diagnostics)
+    local = Collector()
+
+    given = data["given"]
+    try:
+        at = parse_moment(given["at"])
+    except MomentError as exc:
+        local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
+        at = None
+
+    tools = _tools(doc, suite, given.get("tools") or [], local)
+    by_name = {t.name: t for t in tools}
+
+    checks: list[CompiledCheck] = []
+    named = {}
+    for i, item in enumerate(data["then"]):
+        if isinstance(item, str):
+            name, param = item, True
+        else:
+            ((name, param),) = item.items()
+        ctype = REGISTRY[name]
+        ctx = CheckContext(doc, ("then", i, name) if isinstance(item, dict) else ("then", i),
+                           by_name, local, named)
+        prepared = ctype.prepare(param, ctx)
+        if prepared is None:
+            continue
+        checks.append(CompiledCheck(name, label(name, param), prepared, ctype.evaluate,
+                                    doc.span(("then", i)), ctype.judge))
+
+    defaults = suite.defaults if suite else None
+    scenario_runs = data.get("runs", defaults.runs if defaults else 5)
+    if "min_pass" in data and "min_pass_rate" in data:
+        local.error(doc.key_span(("min_pass_rate",)), "S105",
+                    "use either min_pass or min_pass_rate, not both",
+                    "min_pass is a number of runs; min_pass_rate a share of them")
+    if "min_pass" in data:
+        min_pass = data["min_pass"]
+        if min_pass > scenario_runs:
+            local.error(
+                doc.span(("min_pass",)),
+                "E202",
+                f"min_pass is {min_pass} but runs is {scenario_runs}: the scenario could "
+                "never pass",
+                f"lower min_pass to at most {scenario_runs}, or raise runs",
+            )
+    else:
+        rate = data.get("min_pass_rate", defaults.min_pass_rate if defaults else 0.8)
+        min_pass = math.ceil(rate * scenario_runs - 1e-9)
+    final_runs = scenario_runs
+    if runs is not None and runs != scenario_runs:
+        final_runs = runs
+        min_pass = math.ceil(min_pass * runs / scenario_runs - 1e-9)
+
+    diags.extend(local.diagnostics)
+    if any(d.severity == "error" for d in diags.diagnostics[before:]) or at is None:
+        return None
+    sid = data.get("id") or scenario_id(Path(doc.path), root)
+    return Scenario(
+        id=sid,
+        file=doc.path,
+        span=doc.span(("id",)) if "id" in data else Span(doc.path, 1, 1),
+        description=data.get("description", ""),
+        tags=tuple(data.get("tags", ())),
+        at=at,
+        system=given.get("system", ""),
+        tools=tuple(tools),
+        message=data["when"],
+        checks=tuple(checks),
+        runs=final_runs,
+        min_pass=min_pass,
+        max_steps=data.get("max_steps", defaults.max_steps if defaults else 6),
+    )
+
+
+def _tools(doc: Document, suite: Suite | None, items: list[Any],
+           diags: Collector) -> list[ToolSpec]:
+    out: list[ToolSpec] = []
+    seen: dict[str, Span] = {}
+    library = suite.tools if suite else {}
+    for i, item in enumerate(items):
+        path = ("given", "tools", i)
+        if isinstance(item, str):
+            tool = library.get(item)
+            if tool is None:
+                where = (f"the suite's tool library ({suite.file})" if suite
+                         else "the suite's tool library (no scenarist.yaml was found)")
+                have = quoted_list(sorted(library), "and") or "none"
+                diags.error(doc.span(path), "E201",
+                            f"there is no tool '{item}' in {where}{did_you_mean(item, library)}",
+                            f"the library has {have}; or define the tool here with name, "
+                            "description and returns")
+                continue
+        else:
+            tool = compile_tool(doc, path, item["name"], item, diags)
+        if tool.name in seen:
+            diags.error(doc.span(path), "E215",
+                        f"the tool '{tool.name}' is given twice (first at line "
+                        f"{seen[tool.name].line})", "remove one of them")
+            continue
+        seen[tool.name] = doc.span(path)
+        out.append(tool)
+    return out
+
+
+def build_plan(
+    paths: Sequence[Path],
+    *,
+    targets: Sequence[str] = (),
+    runs: int | None = None,
+    concurrency: int | None = None,
+) -> tuple[Plan, Compiled]:
+    """Compile ``paths`` into a Plan for the chosen targets; raises InputError."""
+    compiled = compile_paths(paths, runs=runs)
+    errors = [d for d in compiled.diagnostics if d.severity == "error"]
+    if errors:
+        raise InputError(errors)
+    assert compiled.suite is not None  # compile_paths reports a missing suite as an error
+    suite = compiled.suite
+    chosen, problems = _select_targets(suite, targets)
+    if problems:
+        raise InputError(problems)
+    plan = Plan(
+        suite_root=str(suite.root),
+        suite_file=suite.file,
+        scenarios=tuple(compiled.scenarios),
+        targets=tuple(chosen),
+        concurrency=concurrency or suite.defaults.concurrency,
+    )
+    return plan, compiled

@@ -1,0 +1,260 @@
+"""Everything that can go wrong, and where.
+
+Two families of problems reach a user, and they never mix:
+
+* **Input problems** — something in a scenario file or ``scenarist.yaml`` is wrong. They are
+  collected as :class:`Diagnostic` values (a :class:`Span`, a severity, a stable code, a
+  message written for the person who wrote the file, and a hint), never raised one by one.
+  A stage that finds errors raises :class:`InputError` carrying *all* of them; the CLI prints
+  them with :func:`render` and exits with code 2 (``lint`` exits with 1).
+
+* **Run-time problems** — the world misbehaved while a plan ran::
+
+      ScenaristError
+      ├── InputError           the user's files are wrong (carries Diagnostics)
+      ├── EndpointError        a target's endpoint failed; the attempt ends with status
+      │                        "error" (never a model failure, never an aborted run)
+      │   └── CassetteMiss     a replay target has no recorded answer for a request
+      └── RunDirError          a run folder is missing, unreadable or of another version
+
+Checks never raise because a model answered badly: they return an outcome (see
+``dsl.checks``). An exception that is none of the above is a bug in Scenarist.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """A place in a user's file: 1-based line and column, as editors count."""
+
+    file: str
+    line: int
+    col: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+@dataclass(frozen=True, slots=True)
+class Code:
+    """A stable diagnostic code (``S101``) with its short name (``unknown-check``)."""
+
+    id: str
+    name: str
+    summary: str
+
+
+# Every diagnostic code Scenarist can emit. Codes are stable: docs/lint.md documents each.
+CODES: dict[str, Code] = {
+    c.id: c
+    for c in (
+        # Y: the file itself (reading, YAML syntax)
+        Code("Y101", "yaml-syntax", "The file is not valid YAML."),
+        Code("Y102", "duplicate-key", "A key appears twice in the same mapping."),
+        Code("Y103", "tab-indent", "A tab character is used for indentation."),
+        Code("Y104", "file-too-large", "The file is larger than Scenarist reads."),
+        Code("Y105", "not-utf8", "The file is not UTF-8 text."),
+        Code("Y106", "binary-file", "The file contains binary data."),
+        Code("Y107", "empty-file", "The file is empty."),
+        Code("Y108", "not-a-mapping", "The file's top level is not a mapping."),
+        Code("Y109", "alias-bomb", "Aliases expand to too many values."),
+        Code("Y110", "unsupported-yaml", "A YAML feature Scenarist does not accept."),
+        Code("Y111", "string-too-long", "A string is longer than Scenarist accepts."),
+        Code("Y112", "unreadable-file", "The file cannot be read."),
+        # S: the shape of the data (JSON Schema)
+        Code("S101", "unknown-check", "A check name that Scenarist does not know."),
+        Code("S102", "unknown-key", "A key that is not allowed at this place."),
+        Code("S103", "wrong-type", "A value of the wrong type."),
+        Code("S104", "missing-key", "A required key is missing."),
+        Code("S105", "invalid-value", "A value outside what is allowed."),
+        Code("S106", "check-shape", "A check written in a shape Scenarist cannot read."),
+        # E: meaning (what the schema cannot see)
+        Code("E201", "unknown-tool", "A check or scenario names a tool that does not exist."),
+        Code("E202", "min-pass-above-runs", "min_pass is larger than runs."),
+        Code("E203", "moment-without-offset", "given.at has no UTC offset."),
+        Code("E204", "invalid-regex", "A regular expression that does not compile."),
+        Code("E205", "duplicate-id", "Two scenarios have the same id."),
+        Code("E206", "unknown-target", "A target name that the suite does not define."),
+        Code("E207", "no-default-target", "Several targets and no default one."),
+        Code("E208", "invalid-template", "A Jinja template that does not compile."),
+        Code("E209", "invalid-moment", "given.at is not a date and time."),
+        Code("E210", "no-suite", "No scenarist.yaml was found."),
+        Code("E211", "mixed-suites", "The paths belong to different suites."),
+        Code("E212", "no-scenarios", "No scenario files were found."),
+        Code("E213", "not-confirmable", "asks_to_confirm names a tool without confirm: true."),
+        Code("E214", "invalid-schema", "A tool's input_schema is not a valid JSON Schema."),
+        Code("E215", "duplicate-tool", "Two tools in one scenario have the same name."),
+        Code("E216", "missing-path", "A path given on the command line does not exist."),
+        Code("E217", "unknown-check-name", "expect names a check the suite does not define."),
+        # X: the expression language
+        Code("X301", "expr-syntax", "An expression that cannot be parsed."),
+        Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),
+        Code("X303", "expr-type", "An expression combines values of the wrong types."),
+        Code("X304", "expr-arguments", "A function is called with the wrong arguments."),
+        Code("X305", "expr-limit", "An expression is longer or deeper than allowed."),
+        # W: legal, but likely wrong
+        Code("W401", "min-pass-equals-runs", "One flaky attempt fails the scenario."),
+        Code("W402", "no-checks", "A scenario with no checks always passes."),
+        Code("W403", "unused-tool", "A tool in the suite's library that no scenario uses."),
+        Code("W404", "check-cannot-fail", "A check that can never fail in this scenario."),
+        Code("W405", "single-run-judge", "A judge check on a single run."),
+        Code("W406", "duplicate-check", "The same check appears twice."),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Diagnostic:
+    """One problem in a user's file, located and explained."""
+
+    span: Span
+    code: str
+    message: str
+    hint: str = ""
+    severity: Severity = "error"
+
+    def __post_init__(self) -> None:
+        if self.code not in CODES:  # a bug in Scenarist, not a user error
+            raise ValueError(f"unknown diagnostic code {self.code!r}")
+
+    @property
+    def name(self) -> str:
+        return CODES[self.code].name
+
+    def sort_key(self) -> tuple[str, int, int, str]:
+        return (self.span.file, self.span.line, self.span.col, self.code)
+
+
+class ScenaristError(Exception):
+    """Base of every error Scenarist raises on purpose."""
+
+
+class InputError(ScenaristError):
+    """The user's files are wrong; carries every diagnostic found."""
+
+    def __init__(self, diagnostics: Sequence[Diagnostic]) -> None:
+        self.diagnostics = tuple(sorted(diagnostics, key=Diagnostic.sort_key))
+        first = self.diagnostics[0] if self.diagnostics else None
+        super().__init__(f"{first.span}: {first.message}" if first else "invalid input")
+
+
+class EndpointError(ScenaristError):
+    """A target's endpoint failed. ``kind`` classifies it for summaries and reports.
+
+    Kinds: ``connection`` (refused, reset, DNS), ``timeout``, ``status`` (an HTTP error
+    status after retries), ``malformed`` (a reply that is not a chat completion),
+    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised).
+    """
+
+    def __init__(self, kind: str, message: str, *, status: int | None = None,
+                 retries: int = 0) -> None:
+        self.kind = kind
+        self.status = status
+        self.retries = retries
+        super().__init__(message)
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else self.kind
+
+
+class CassetteMiss(EndpointError):
+    """A replay target was asked something its cassette never recorded."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__("cassette", message)
+
+
+class RunDirError(ScenaristError):
+    """A run folder is missing, unreadable, or written by an incompatible version."""
+
+
+def did_you_mean(word: str, candidates: Iterable[str]) -> str:
+    """``"; did you mean 'contains'?"`` or ``""`` when nothing is close."""
+    close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def quoted_list(items: Iterable[str], conj: str = "or") -> str:
+    """``'a', 'b' or 'c'`` — a list written the way people write it."""
+    q = [f"'{i}'" for i in items]
+    if len(q) <= 1:
+        return "".join(q)
+    return f"{', '.join(q[:-1])} {conj} {q[-1]}"
+
+
+@dataclass(slots=True)
+class Collector:
+    """Collects diagnostics while a stage runs; the stage raises once at its end."""
+
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, span: Span, code: str, message: str, hint: str = "") -> None:
+        self.diagnostics.append(Diagnostic(span, code, message, hint, "error"))
+
+    def warning(self, span: Span, code: str, message: str, hint: str = "") -> None:
+        self.diagnostics.append(Diagnostic(span, code, message, hint, "warning"))
+
+    def extend(self, diagnostics: Iterable[Diagnostic]) -> None:
+        self.diagnostics.extend(diagnostics)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+    def raise_if_errors(self) -> None:
+        if self.has_errors:
+            raise InputError(self.diagnostics)
+
+
+def best_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """Sort by position and keep one diagnostic per place: errors before warnings,
+    then the first reported (stages report their most specific finding first)."""
+    chosen: dict[tuple[str, int, int], Diagnostic] = {}
+    for d in diagnostics:
+        place = (d.span.file, d.span.line, d.span.col)
+        kept = chosen.get(place)
+        if kept is None or (kept.severity == "warning" and d.severity == "error"):
+            chosen[place] = d
+    return sorted(chosen.values(), key=Diagnostic.sort_key)
+
+
+def render(d: Diagnostic, source_lines: Sequence[str] | None = None, *, color: bool = False) -> str:
+    """The one renderer for diagnostics::
+
+        scenarios/refund.yaml:14:9: error S101 unknown check 'contians'; did you mean ...?
+           14 |   - contians: "refund"
+              |     ^
+           hint: ...
+    """
+    where = f"{d.span}: " if not d.span.file.startswith("<") else ""
+    head = f"{where}{d.severity} {d.code} {d.message}"
+    if color:
+        sev = "\x1b[31;1merror\x1b[0m" if d.severity == "error" else "\x1b[33;1mwarning\x1b[0m"
+        head = f"\x1b[1m{where}\x1b[0m{sev} \x1b[2m{d.code}\x1b[0m {d.message}"
+    out = [head]
+    if source_lines is not None and 1 <= d.span.line <= len(source_lines):
+        text = source_lines[d.span.line - 1].rstrip("\r\n")
+        if len(text) > 200:  # keep the caret line readable for minified or huge lines
+            start = max(0, d.span.col - 100)
+            text = text[start : start + 200]
+            col = d.span.col - start
+        else:
+            col = d.span.col
+        text = "".join(ch if ch >= " " or ch == "\t" else "?" for ch in text)
+        num = str(d.span.line)
+        pad = " " * len(num)
+        out.append(f"  {num} | {text}")
+        caret_pad = "".join("\t" if ch == "\t" else " " for ch in text[: max(col - 1, 0)])
+        out.append(f"  {pad} | {caret_pad}^")
+    if d.hint:
+        out.append(f"  hint: {d.hint}")
+    return "\n".join(out)

@@ -1,0 +1,236 @@
+"""The values that flow between stages: frozen dataclasses, no behaviour beyond small
+derived properties.
+
+``compile`` produces a :class:`Plan` (scenarios × targets × runs with compiled checks);
+``run`` produces one :class:`Attempt` per (scenario, target, run index), and stores it as
+one JSON line; ``summarize`` and ``report`` read those lines back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from .errors import Span
+
+Action = Literal["read", "create", "update", "delete"]
+ACTIONS: tuple[Action, ...] = ("read", "create", "update", "delete")
+
+CheckStatus = Literal["pass", "fail", "unsure", "error"]
+AttemptStatus = Literal["pass", "fail", "unsure", "error"]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A fake tool: what the model sees (name, description, input_schema) and what it
+    gets back when it calls it (``returns``: fixed data, or a template over ``args``)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    action: Action
+    confirm: bool
+    returns: Any
+    span: Span
+    template: Any = None  # a compiled jinja2 Template when ``returns`` is a template
+
+    def openai(self) -> dict[str, Any]:
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": dict(self.input_schema),
+            },
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a check concluded about one attempt."""
+
+    status: CheckStatus
+    reason: str
+    score: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CompiledCheck:
+    """A check from a scenario's ``then``, ready to evaluate."""
+
+    name: str
+    label: str  # how people see it: contains: "18:00"
+    params: Any  # the check's own prepared parameters
+    evaluate: Callable[[Any, AttemptData], Outcome]
+    span: Span
+    judge: bool = False
+
+    def run(self, attempt: AttemptData) -> Outcome:
+        return self.evaluate(self.params, attempt)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One compiled scenario."""
+
+    id: str
+    file: str
+    span: Span
+    description: str
+    tags: tuple[str, ...]
+    at: dt.datetime  # aware: the moment the person speaks, in its own UTC offset
+    system: str
+    tools: tuple[ToolSpec, ...]
+    message: str
+    checks: tuple[CompiledCheck, ...]
+    runs: int
+    min_pass: int
+    max_steps: int
+
+    def tool(self, name: str) -> ToolSpec | None:
+        for t in self.tools:
+            if t.name == name:
+                return t
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    max_attempts: int = 3
+    backoff_ms: int = 500
+    retry_on_status: tuple[int, ...] = (429, 500, 502, 503, 504)
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A system under test, as the suite defines it."""
+
+    name: str
+    kind: Literal["openai", "replay", "python"]
+    span: Span
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str | None = None
+    timeout_ms: int = 60_000
+    temperature: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    system_prompt: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    cassette: str = ""  # replay: path of the cassette (absolute)
+    entry: str = ""  # python: module:function
+    concurrency: int | None = None
+    retry: Retry = Retry()
+
+    def describe(self) -> str:
+        if self.kind == "openai":
+            return f"{self.model} at {self.base_url}"
+        if self.kind == "replay":
+            return f"replay of {self.cassette}"
+        return f"python {self.entry}"
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a run will do: every scenario against every selected target, ``runs`` times."""
+
+    suite_root: str
+    suite_file: str
+    scenarios: tuple[Scenario, ...]
+    targets: tuple[Target, ...]
+    concurrency: int
+
+    @property
+    def attempts(self) -> int:
+        return sum(s.runs for s in self.scenarios) * len(self.targets)
+
+    @property
+    def max_model_calls(self) -> int:
+        return sum(s.runs * s.max_steps for s in self.scenarios) * len(self.targets)
+
+
+@dataclass(frozen=True, slots=True)
+class Tokens:
+    prompt: int = 0
+    completion: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.prompt + self.completion
+
+    def __add__(self, other: Tokens) -> Tokens:
+        return Tokens(self.prompt + other.prompt, self.completion + other.completion)
+
+    def as_dict(self) -> dict[str, int]:
+        return {"prompt": self.prompt, "completion": self.completion, "total": self.total}
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call the agent made.
+
+    ``args`` is the parsed arguments (``None`` when they were not valid JSON, with the
+    text kept in ``raw_args``); ``output`` is what the fake tool returned (``None`` when the
+    call is pending confirmation or was not executed); ``error`` says why a call was not
+    executed (``invalid-json``, ``unknown-tool``).
+    """
+
+    id: str
+    name: str
+    args: Any
+    raw_args: str
+    output: str | None
+    action: str | None
+    pending: bool = False
+    error: str | None = None
+    step: int = 1
+
+    @property
+    def executed(self) -> bool:
+        return not self.pending and self.error is None
+
+    def as_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "id": self.id,
+            "name": self.name,
+            "args": self.args,
+            "output": self.output,
+            "action": self.action,
+            "pending": self.pending,
+            "step": self.step,
+        }
+        if self.args is None:
+            d["raw_args"] = self.raw_args
+        if self.error:
+            d["error"] = self.error
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class AttemptData:
+    """What one attempt produced — everything a check may look at."""
+
+    message: str
+    answer: str
+    calls: tuple[Call, ...]
+    at: dt.datetime
+    tools: tuple[ToolSpec, ...]
+    steps: int
+    latency_ms: float
+    tokens: Tokens
+    messages: tuple[Mapping[str, Any], ...] = ()
+    failure: str | None = None  # the loop itself failed the attempt (max_steps)
+    retries: int = 0  # requests retried after 429/5xx/timeouts
+    model_calls: tuple[Mapping[str, Any], ...] = ()  # per model call: latency, tokens, ...
+
+    @property
+    def pending(self) -> tuple[Call, ...]:
+        return tuple(c for c in self.calls if c.pending)
+
+    @property
+    def called_names(self) -> list[str]:
+        """Names of the calls the agent made, in order (pending and failed included)."""
+        return [c.name for c in self.calls]

@@ -1,0 +1,253 @@
+"""The suite: ``scenarist.yaml`` — targets, defaults and the shared tool library.
+
+Found in a scenario's folder or the nearest parent folder that has one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
+from .load import DataPath, Document, read_file
+from .model import Action, Retry, Target, ToolSpec
+from .templates import DEFAULT_SYSTEM_PROMPT, compile_template, is_template
+from .validate import validate
+
+SUITE_FILE = "scenarist.yaml"
+
+
+@dataclass(frozen=True, slots=True)
+class Defaults:
+    target: str | None = None
+    runs: int = 5
+    min_pass_rate: float = 0.8
+    concurrency: int = 8
+    max_steps: int = 6
+
+
+@dataclass(frozen=True, slots=True)
+class Suite:
+    root: Path
+    file: str  # as shown in messages
+    doc: Document | None
+    targets: Mapping[str, Target] = field(default_factory=dict)
+    defaults: Defaults = Defaults()
+    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
+    exclude: tuple[str, ...] = ()
+
+    def span(self, path: DataPath) -> Span:
+        return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
+
+
+def find_suite_file(start: Path) -> Path | None:
+    here = start.resolve()
+    if here.is_file():
+        here = here.parent
+    for d in (here, *here.parents):
+        candidate = d / SUITE_FILE
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def display_path(path: Path) -> str:
+    """Paths in messages: relative to the current folder when below it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def load_suite(file: Path, diags: Collector) -> Suite:
+    """Load, validate and compile ``scenarist.yaml``. Problems go to ``diags``."""
+    name = display_path(file)
+    doc = read_file(file, name)
+    diags.extend(doc.diagnostics)
+    if doc.data is None:
+        return Suite(file.parent.resolve(), name, doc)
+    if not isinstance(doc.data, dict):
+        diags.error(Span(name, 1, 1), "Y108",
+                    f"{name} holds {_kind(doc.data)}, but it must be a mapping with targets, "
+                    "defaults and tools")
+        return Suite(file.parent.resolve(), name, None)
+    problems = validate(doc, "suite.schema.json", name)
+    diags.extend(problems)
+    if problems:
+        return Suite(file.parent.resolve(), name, doc)
+    data: dict[str, Any] = doc.data
+    root = file.parent.resolve()
+    tools = {
+        tname: compile_tool(doc, ("tools", tname), tname, tdata, diags)
+        for tname, tdata in (data.get("tools") or {}).items()
+    }
+    targets = {
+        tname: _target(doc, root, tname, tdata, diags)
+        for tname, tdata in (data.get("targets") or {}).items()
+    }
+    d = data.get("defaults") or {}
+    defaults = Defaults(
+        target=d.get("target"),
+        runs=d.get("runs", 5),
+        min_pass_rate=float(d.get("min_pass_rate", 0.8)),
+        concurrency=d.get("concurrency", 8),
+        max_steps=d.get("max_steps", 6),
+    )
+    if defaults.target is not None and defaults.target not in targets:
+        diags.error(
+            doc.span(("defaults", "target")),
+            "E206",
+            f"the default target '{defaults.target}' is not defined"
+            f"{did_you_mean(defaults.target, targets)}",
+            f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}",
+        )
+    return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()))
+
+
+def _kind(data: Any) -> str:
+    if isinstance(data, list):
+        return "a list"
+    if isinstance(data, str):
+        return "a single text"
+    return "a single value"
+
+
+def compile_tool(
+    doc: Document, path: DataPath, name: str, data: Mapping[str, Any], diags: Collector
+) -> ToolSpec:
+    """A tool definition (from the library or inline) as a ToolSpec."""
+    schema = data.get("input_schema") or {"type": "object", "properties": {}}
+    if "input_schema" in data:
+        from jsonschema import Draft202012Validator
+        from jsonschema.exceptions import SchemaError
+
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            where = list(exc.absolute_path)
+            at = doc.span((*path, "input_schema", *where))
+            diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
+                                    f"Schema: {exc.message}",
+                        "see https://json-schema.org/understanding-json-schema/")
+    returns = data.get("returns", "OK")
+    template = None
+    if isinstance(returns, str) and is_template(returns):
+        template = compile_template(returns)
+        if not hasattr(template, "render"):
+            offset = _line_offset(returns, template.line)
+            diags.error(
+                doc.span_in_string((*path, "returns"), offset),
+                "E208",
+                f"the template in returns of the tool '{name}' does not compile: "
+                f"{template.message}",
+                "templates use {{ args.name }} for an argument; check the braces",
+            )
+            template = None
+    action: Action = data.get("action", "read")
+    return ToolSpec(
+        name=name,
+        description=data.get("description", ""),
+        input_schema=schema,
+        action=action,
+        confirm=bool(data.get("confirm", False)),
+        returns=returns,
+        span=doc.span(path),
+        template=template,
+    )
+
+
+def _line_offset(text: str, line: int) -> int:
+    offset = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", offset)
+        if nl < 0:
+            break
+        offset = nl + 1
+    return offset
+
+
+def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
+            diags: Collector) -> Target:
+    path: DataPath = ("targets", name)
+    span = doc.key_span(path)
+    kind = data["kind"]
+    if kind == "openai":
+        prompt = data.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
+        compiled = compile_template(prompt)
+        if not hasattr(compiled, "render"):
+            diags.error(
+                doc.span_in_string((*path, "system_prompt"), _line_offset(prompt,
+                                                                          compiled.line)),
+                "E208",
+                f"the system_prompt of the target '{name}' does not compile: "
+                f"{compiled.message}",
+                "use {{ now }} for the moment and {{ system }} for the scenario's "
+                "instructions",
+            )
+        r = data.get("retry") or {}
+        retry = Retry(
+            max_attempts=r.get("max_attempts", 3),
+            backoff_ms=r.get("backoff_ms", 500),
+            retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
+        )
+        return Target(
+            name=name,
+            kind="openai",
+            span=span,
+            model=data["model"],
+            base_url=data["base_url"].rstrip("/"),
+            api_key_env=data.get("api_key_env"),
+            timeout_ms=data.get("timeout_ms", 60_000),
+            temperature=data.get("temperature"),
+            params=dict(data.get("params") or {}),
+            system_prompt=prompt,
+            headers=dict(data.get("headers") or {}),
+            concurrency=data.get("concurrency"),
+            retry=retry,
+        )
+    if kind == "replay":
+        cassette = (root / data["cassette"]).resolve()
+        return Target(name=name, kind="replay", span=span, cassette=str(cassette),
+                      concurrency=data.get("concurrency"))
+    return Target(name=name, kind="python", span=span, entry=data["entry"],
+                  concurrency=data.get("concurrency"))
+
+
+def select_targets(suite: Suite, names: Iterable[str]) -> tuple[list[Target], list[Diagnostic]]:
+    """The targets a run uses: those named, else the default, else the only one."""
+    wanted = list(names)
+    problems: list[Diagnostic] = []
+    available = sorted(suite.targets)
+    if not wanted:
+        if suite.defaults.target:
+            wanted = [suite.defaults.target]
+        elif len(available) == 1:
+            wanted = available
+        elif not available:
+            problems.append(Diagnostic(
+                suite.span(()), "E206", f"{suite.file} defines no targets",
+                "add one under 'targets:', e.g. a kind: openai target with base_url and model",
+            ))
+            return [], problems
+        else:
+            problems.append(Diagnostic(
+                suite.span(("targets",)) if suite.doc else Span(suite.file, 1, 1),
+                "E207",
+                f"{suite.file} defines several targets ({quoted_list(available, 'and')}) and "
+                "no default one",
+                "choose one with --target NAME, or set defaults.target in scenarist.yaml",
+            ))
+            return [], problems
+    out = []
+    for n in wanted:
+        if n in suite.targets:
+            out.append(suite.targets[n])
+        else:
+            problems.append(Diagnostic(
+                Span("<command line>", 1, 1), "E206",
+                f"there is no target '{n}' in {suite.file}{did_you_mean(n, available)}",
+                f"the targets are {quoted_list(available, 'and') or 'none'}",
+            ))
+    return out, problems

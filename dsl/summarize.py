@@ -1,0 +1,257 @@
+"""Summarize: stored attempt records become per-scenario verdicts and statistics.
+
+Reads ``plan.json`` and ``results.jsonl`` only (never live objects), so a summary can be
+recomputed from any run folder. Pass rates and their 95% Wilson intervals are computed
+over the attempts that reached a verdict: an attempt that ended in an endpoint error says
+nothing about the model, so it is counted apart (``errors``) and never as a failure.
+
+A scenario × target's verdict:
+
+* ``pass`` — passes ≥ min_pass;
+* ``fail`` — even if every errored or unrun attempt had passed, min_pass was out of reach;
+* ``inconclusive`` — endpoint errors (or attempts that were not run) decide it either way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .model import SCHEMA_VERSION
+from .store import PLAN, RUN, iter_results, read_json
+
+Z95 = 1.959963984540054
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for k successes in n trials (0..1 each side)."""
+    if n == 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (q in 0..100) of unsorted values."""
+    if not values:
+        return None
+    v = sorted(values)
+    pos = (len(v) - 1) * q / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+def verdict(passes: int, decided_fails: int, planned: int, min_pass: int) -> str:
+    if passes >= min_pass:
+        return "pass"
+    if planned - decided_fails < min_pass:
+        return "fail"
+    return "inconclusive"
+
+
+@dataclass(slots=True)
+class _Acc:
+    """Running totals for one scenario × target (a few numbers, plus latencies)."""
+
+    runs: int = 0
+    passes: int = 0
+    fails: int = 0
+    unsure: int = 0
+    errors: int = 0
+    latencies: list[float] = field(default_factory=list)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    model_calls: int = 0
+    retries: int = 0
+    error_kinds: Counter[str] = field(default_factory=Counter)
+    check_pass: list[int] = field(default_factory=list)
+    check_seen: list[int] = field(default_factory=list)
+    check_unsure: list[int] = field(default_factory=list)
+    tp: int = 0  # tool calls: expected and made
+    made: int = 0
+    expected: int = 0
+    failing_checks: Counter[str] = field(default_factory=Counter)
+
+
+def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
+                      run: dict[str, Any] | None = None) -> dict[str, Any]:
+    scenarios = {s["id"]: s for s in plan["scenarios"]}
+    targets = [t["name"] for t in plan["targets"]]
+    acc: dict[tuple[str, str], _Acc] = defaultdict(_Acc)
+    first_started: str | None = None
+    last_started: str | None = None
+    for r in records:
+        key = (r["scenario"], r["target"])
+        a = acc[key]
+        a.runs += 1
+        status = r["status"]
+        started = r.get("started_at")
+        if started:
+            first_started = min(first_started or started, started)
+            last_started = max(last_started or started, started)
+        tokens = r.get("tokens") or {}
+        a.prompt_tokens += tokens.get("prompt", 0)
+        a.completion_tokens += tokens.get("completion", 0)
+        a.model_calls += r.get("steps") or 0
+        a.retries += r.get("retries") or 0
+        if status == "error":
+            a.errors += 1
+            a.error_kinds[(r.get("error") or {}).get("kind", "unknown")] += 1
+            continue
+        if status == "pass":
+            a.passes += 1
+        elif status == "unsure":
+            a.unsure += 1
+        else:
+            a.fails += 1
+        if r.get("latency_ms") is not None:
+            a.latencies.append(r["latency_ms"])
+        checks = r.get("checks") or []
+        if len(a.check_seen) < len(checks):
+            grow = len(checks) - len(a.check_seen)
+            a.check_seen += [0] * grow
+            a.check_pass += [0] * grow
+            a.check_unsure += [0] * grow
+        for i, c in enumerate(checks):
+            a.check_seen[i] += 1
+            if c["status"] == "pass":
+                a.check_pass[i] += 1
+            elif c["status"] == "unsure":
+                a.check_unsure[i] += 1
+            else:
+                a.failing_checks[c["label"]] += 1
+        spec = scenarios.get(r["scenario"], {})
+        expected = set(spec.get("expected_tools", ()))
+        if expected:
+            made = {c["name"] for c in r.get("calls") or []}
+            a.tp += len(made & expected)
+            a.made += len(made)
+            a.expected += len(expected)
+
+    rows = []
+    for sid, spec in scenarios.items():
+        for t in targets:
+            rows.append(_row(spec, t, acc.get((sid, t), _Acc())))
+    rows.sort(key=lambda r: (r["verdict"] == "pass", r["scenario"], r["target"]))
+    totals = _totals(rows)
+    info = run or {}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": info.get("run_id"),
+        "suite": plan.get("suite"),
+        "started_at": info.get("started_at") or first_started,
+        "finished_at": info.get("finished_at") or last_started,
+        "duration_s": info.get("duration_s"),
+        "interrupted": info.get("interrupted", False),
+        "targets": plan["targets"],
+        "totals": totals,
+        "scenarios": rows,
+    }
+
+
+def _row(spec: dict[str, Any], target: str, a: _Acc) -> dict[str, Any]:
+    decided = a.runs - a.errors
+    low, high = wilson(a.passes, decided)
+    planned = spec["runs"]
+    v = verdict(a.passes, a.fails + a.unsure, planned, spec["min_pass"])
+    checks = []
+    for i, c in enumerate(spec["checks"]):
+        seen = a.check_seen[i] if i < len(a.check_seen) else 0
+        ok = a.check_pass[i] if i < len(a.check_pass) else 0
+        unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
+        checks.append({"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
+                       "passes": ok, "unsure": unsure, "evaluated": seen,
+                       "pass_rate": round(ok / seen, 4) if seen else None})
+    tool_calls = None
+    if a.expected:
+        precision = a.tp / a.made if a.made else 0.0
+        recall = a.tp / a.expected
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        tool_calls = {"precision": round(precision, 4), "recall": round(recall, 4),
+                      "f1": round(f1, 4)}
+    mean = sum(a.latencies) / len(a.latencies) if a.latencies else None
+    return {
+        "scenario": spec["id"],
+        "target": target,
+        "file": spec["file"],
+        "line": spec["line"],
+        "description": spec.get("description", ""),
+        "tags": spec.get("tags", []),
+        "planned": planned,
+        "runs": a.runs,
+        "decided": decided,
+        "passes": a.passes,
+        "fails": a.fails,
+        "unsure": a.unsure,
+        "errors": a.errors,
+        "not_run": max(0, planned - a.runs),
+        "min_pass": spec["min_pass"],
+        "pass_rate": round(a.passes / decided, 4) if decided else None,
+        "ci_low": round(low, 4),
+        "ci_high": round(high, 4),
+        "verdict": v,
+        "passed": v == "pass",
+        "checks": checks,
+        "failing_checks": [{"label": k, "count": n} for k, n in a.failing_checks.most_common()],
+        "latency_ms": {
+            "mean": _r(mean),
+            "p50": _r(percentile(a.latencies, 50)),
+            "p95": _r(percentile(a.latencies, 95)),
+        },
+        "tokens": {"prompt": a.prompt_tokens, "completion": a.completion_tokens,
+                   "total": a.prompt_tokens + a.completion_tokens},
+        "model_calls": a.model_calls,
+        "retries": a.retries,
+        "error_kinds": dict(a.error_kinds),
+        "tool_calls": tool_calls,
+    }
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
+def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    attempts = sum(r["runs"] for r in rows)
+    passes = sum(r["passes"] for r in rows)
+    decided = sum(r["decided"] for r in rows)
+    return {
+        "scenarios": len(rows),
+        "passed": sum(r["verdict"] == "pass" for r in rows),
+        "failed": sum(r["verdict"] == "fail" for r in rows),
+        "inconclusive": sum(r["verdict"] == "inconclusive" for r in rows),
+        "attempts": attempts,
+        "passes": passes,
+        "fails": sum(r["fails"] for r in rows),
+        "unsure": sum(r["unsure"] for r in rows),
+        "errors": sum(r["errors"] for r in rows),
+        "not_run": sum(r["not_run"] for r in rows),
+        "pass_rate": round(passes / decided, 4) if decided else None,
+        "tokens": sum(r["tokens"]["total"] for r in rows),
+        "model_calls": sum(r["model_calls"] for r in rows),
+        "retries": sum(r["retries"] for r in rows),
+    }
+
+
+def summarize_dir(run_dir: Path) -> dict[str, Any]:
+    plan = read_json(run_dir / PLAN)
+    run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
+    return summarize_records(plan, iter_results(run_dir), run)
+
+
+def exit_code(summary: dict[str, Any]) -> int:
+    """0 every scenario passed; 1 one failed; 3 endpoint errors left one undecided."""
+    t = summary["totals"]
+    if t["failed"]:
+        return 1
+    if t["inconclusive"]:
+        return 3
+    return 0

@@ -1,0 +1,153 @@
+"""``kind: openai`` — any OpenAI-compatible chat-completions endpoint (llama.cpp server,
+vLLM, Ollama, OpenAI), over one shared ``httpx.AsyncClient`` per target.
+
+Timeouts are explicit (httpx's 5 s default is too short for a model). Only 429, the
+configured 5xx statuses, timeouts and connection errors are retried, with exponential
+backoff and jitter, honouring ``Retry-After`` (seconds or an HTTP date). Whatever still
+fails becomes an :class:`~dsl.errors.EndpointError` — an attempt with status *error*,
+never a model failure and never an aborted run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import email.utils
+import json
+import os
+import random
+import time
+from typing import Any
+
+import httpx
+
+from ..errors import EndpointError
+from ..model import Target
+from .base import Reply, RequestSettings, parse_completion
+
+MAX_RETRY_AFTER_S = 60.0  # a server asking for longer than this is treated as failing
+MAX_ERROR_BODY = 300
+
+
+def api_key(target: Target) -> str | None:
+    """The target's API key from its environment variable (never stored anywhere)."""
+    if not target.api_key_env:
+        return None
+    return os.environ.get(target.api_key_env)
+
+
+def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.UTC)
+    now = now or dt.datetime.now(dt.UTC)
+    return max(0.0, (when - now).total_seconds())
+
+
+def backoff_seconds(retry_index: int, base_ms: int) -> float:
+    """Exponential backoff with full jitter: uniform in [b/2, b], b = base × 2^i."""
+    b = base_ms / 1000 * (2**retry_index)
+    return b / 2 + random.random() * b / 2  # noqa: S311 - jitter, not cryptography
+
+
+class OpenAIModel:
+    """One target's endpoint. ``on_throttle`` is told about 429s (adaptive concurrency)."""
+
+    def __init__(self, target: Target, *, max_connections: int = 16,
+                 on_throttle: Any = None) -> None:
+        self.target = target
+        self.settings = RequestSettings(
+            target.model, target.temperature, dict(target.params), target.system_prompt
+        )
+        headers = {"Content-Type": "application/json", **target.headers}
+        key = api_key(target)
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        timeout_s = target.timeout_ms / 1000
+        self.client = httpx.AsyncClient(
+            base_url=target.base_url + "/",
+            headers=headers,
+            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
+            limits=httpx.Limits(max_connections=max_connections,
+                                max_keepalive_connections=max_connections),
+        )
+        self.on_throttle = on_throttle
+
+    async def aclose(self) -> None:
+        await self.client.aclose()
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        retry = self.target.retry
+        content = json.dumps(body, ensure_ascii=False).encode()
+        started = time.perf_counter()
+        last: EndpointError | None = None
+        for i in range(retry.max_attempts):
+            wait: float | None = None
+            try:
+                response = await self.client.post("chat/completions", content=content)
+            except httpx.TimeoutException:
+                last = EndpointError(
+                    "timeout", f"no reply from {self.target.base_url} within "
+                               f"{self.target.timeout_ms / 1000:g} s")
+            except httpx.TransportError as exc:
+                last = EndpointError(
+                    "connection", f"cannot reach {self.target.base_url}: {_transport(exc)}")
+            else:
+                status = response.status_code
+                if status < 400:
+                    return self._parse(response, started, i)
+                last = EndpointError("status", f"HTTP {status} from {self.target.base_url}: "
+                                               f"{_snippet(response.text)}", status=status)
+                if status not in retry.retry_on_status:
+                    raise last
+                if status == 429 and self.on_throttle is not None:
+                    self.on_throttle()
+                wait = retry_after_seconds(response.headers.get("retry-after"))
+                if wait is not None and wait > MAX_RETRY_AFTER_S:
+                    raise EndpointError(
+                        "status", f"HTTP {status} from {self.target.base_url}; it asks to "
+                                  f"retry after {wait:.0f} s, longer than "
+                                  f"{MAX_RETRY_AFTER_S:.0f} s", status=status) from None
+            if i + 1 < retry.max_attempts:
+                await asyncio.sleep(wait if wait is not None
+                                    else backoff_seconds(i, retry.backoff_ms))
+        assert last is not None  # the loop ran at least once and did not return
+        if retry.max_attempts > 1:
+            last.args = (f"{last.args[0]} (after {retry.max_attempts} tries)",)
+        last.retries = retry.max_attempts - 1
+        raise last
+
+    def _parse(self, response: httpx.Response, started: float, retries: int) -> Reply:
+        latency = (time.perf_counter() - started) * 1000
+        try:
+            data = response.json()
+        except ValueError:
+            raise EndpointError(
+                "malformed", f"the reply from {self.target.base_url} is not JSON: "
+                             f"{_snippet(response.text)}") from None
+        return parse_completion(data, latency, retries)
+
+
+def _transport(exc: Exception) -> str:
+    text = str(exc) or type(exc).__name__
+    if "Connection refused" in text or "ConnectError" in text or "Errno 111" in text:
+        return "connection refused (is the server running?)"
+    if "RemoteProtocolError" in type(exc).__name__ or "without sending" in text:
+        return f"the server closed the connection ({text})"
+    return text
+
+
+def _snippet(text: str) -> str:
+    t = " ".join(text.split())
+    return repr(t[:MAX_ERROR_BODY] + ("…" if len(t) > MAX_ERROR_BODY else ""))

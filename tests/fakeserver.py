@@ -1,0 +1,235 @@
+"""A scripted OpenAI-compatible chat-completions server, for tests and benchmarks.
+
+A real HTTP/1.1 server on 127.0.0.1 (asyncio, keep-alive), started as its own process:
+
+    python tests/fakeserver.py [--port 0] [--delay-ms 50] [--script FILE]
+
+It prints ``PORT <n>`` on its first line once it listens. Tests script it over HTTP:
+
+* ``POST /_script`` — replace the script (JSON, below) and clear the request log;
+* ``GET /_requests`` — every chat request received since: ``[{headers, body}, ...]``;
+* ``GET /health``.
+
+A script has ``rules``; the first rule whose ``match`` is found in the request's last user
+message (or in the whole request, with ``match_any``) answers. ``replies[i]`` answers the
+request that already holds ``i`` assistant messages (the last reply repeats);
+``by_seed: {"3": [...]}`` overrides per seed; ``first: [...]`` is consumed one reply per
+request before anything else (retry and fault tests). A reply is one of::
+
+    {"text": "..."}                                   an answer
+    {"tool_calls": [{"name": "t", "arguments": {...} | "raw text"}], "text": "..."}
+    {"status": 500, "body": "<html>...", "headers": {"Retry-After": "1"}}
+    {"json": {...}}                                   this body, as it is (200)
+    {"raw": "not json"}                               this body as text (200)
+    {"hang": true}                                    never answer
+    {"close": true}                                   close the socket without answering
+    {"truncate": true}                                send half a response, then close
+
+Any reply may add ``"delay_ms"``. Usage tokens are counted roughly (4 characters a token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from typing import Any
+
+DEFAULT_SCRIPT: dict[str, Any] = {
+    "rules": [],
+    "default": [{"text": "OK"}],
+}
+
+
+class State:
+    def __init__(self, script: dict[str, Any], delay_ms: float) -> None:
+        self.script = script
+        self.delay_ms = delay_ms
+        self.requests: list[dict[str, Any]] = []
+        self.consumed: dict[int, int] = {}
+        self.counter = 0
+
+
+def _last_user(body: dict[str, Any]) -> str:
+    for m in reversed(body.get("messages") or []):
+        if m.get("role") == "user":
+            c = m.get("content")
+            return c if isinstance(c, str) else json.dumps(c)
+    return ""
+
+
+def choose(state: State, body: dict[str, Any]) -> dict[str, Any]:
+    user = _last_user(body)
+    whole = json.dumps(body, ensure_ascii=False)
+    step = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
+    for i, rule in enumerate(state.script.get("rules", [])):
+        needle = rule.get("match")
+        if needle is not None and needle not in user:
+            continue
+        if rule.get("match_any") is not None and rule["match_any"] not in whole:
+            continue
+        first = rule.get("first") or []
+        used = state.consumed.get(i, 0)
+        if used < len(first):
+            state.consumed[i] = used + 1
+            return dict(first[used])
+        replies = rule.get("replies") or [{"text": "OK"}]
+        seed = body.get("seed")
+        by_seed = rule.get("by_seed") or {}
+        if seed is not None and str(seed) in by_seed:
+            replies = by_seed[str(seed)]
+        return dict(replies[min(step, len(replies) - 1)])
+    default = state.script.get("default") or [{"text": "OK"}]
+    return dict(default[min(step, len(default) - 1)])
+
+
+def completion(reply: dict[str, Any], body: dict[str, Any], n: int) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.get("text")}
+    finish = "stop"
+    if reply.get("tool_calls"):
+        calls = []
+        for j, tc in enumerate(reply["tool_calls"]):
+            args = tc.get("arguments", {})
+            calls.append({
+                "id": tc.get("id", f"call_{n}_{j}"),
+                "type": "function",
+                "function": {"name": tc["name"],
+                             "arguments": args if isinstance(args, str) else json.dumps(args)},
+            })
+        message["tool_calls"] = calls
+        finish = "tool_calls"
+    prompt = len(json.dumps(body.get("messages", []))) // 4
+    out = len(json.dumps(message)) // 4
+    return {
+        "id": f"chatcmpl-{n}",
+        "object": "chat.completion",
+        "model": body.get("model", "fake"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": out,
+                  "total_tokens": prompt + out},
+    }
+
+
+def http_response(status: int, body: bytes, content_type: str = "application/json",
+                  headers: dict[str, str] | None = None) -> bytes:
+    reason = {200: "OK", 404: "Not Found", 400: "Bad Request", 429: "Too Many Requests",
+              500: "Internal Server Error", 502: "Bad Gateway", 503: "Service Unavailable"}
+    lines = [f"HTTP/1.1 {status} {reason.get(status, 'Status')}",
+             f"Content-Type: {content_type}", f"Content-Length: {len(body)}",
+             "Connection: keep-alive"]
+    for k, v in (headers or {}).items():
+        lines.append(f"{k}: {v}")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+async def handle(state: State, reader: asyncio.StreamReader,
+                 writer: asyncio.StreamWriter) -> None:
+    try:
+        while True:
+            head = await reader.readuntil(b"\r\n\r\n")
+            lines = head.decode("latin-1").split("\r\n")
+            method, path, _ = lines[0].split(" ", 2)
+            headers = {}
+            for line in lines[1:]:
+                if ":" in line:
+                    k, v = line.split(":", 1)
+                    headers[k.strip().lower()] = v.strip()
+            length = int(headers.get("content-length", "0"))
+            raw = await reader.readexactly(length) if length else b""
+            if not await route(state, method, path, headers, raw, writer):
+                return
+            await writer.drain()
+    except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+        pass
+    finally:
+        try:
+            writer.close()
+        except Exception:
+            pass
+
+
+async def route(state: State, method: str, path: str, headers: dict[str, str], raw: bytes,
+                writer: asyncio.StreamWriter) -> bool:
+    if path == "/health":
+        writer.write(http_response(200, b'{"status":"ok"}'))
+        return True
+    if path == "/_script" and method == "POST":
+        state.script = json.loads(raw or b"{}")
+        state.requests = []
+        state.consumed = {}
+        writer.write(http_response(200, b"{}"))
+        return True
+    if path == "/_requests":
+        writer.write(http_response(200, json.dumps(state.requests).encode()))
+        return True
+    if path.endswith("/chat/completions") and method == "POST":
+        try:
+            body = json.loads(raw)
+        except ValueError:
+            writer.write(http_response(400, b'{"error":"bad json"}'))
+            return True
+        state.requests.append({"headers": headers, "body": body})
+        state.counter += 1
+        reply = choose(state, body)
+        delay = reply.get("delay_ms", state.delay_ms)
+        if delay:
+            await asyncio.sleep(delay / 1000)
+        if reply.get("hang"):
+            await asyncio.sleep(3600)
+            return False
+        if reply.get("close"):
+            return False
+        if reply.get("truncate"):
+            full = http_response(200, json.dumps(completion(reply, body, state.counter))
+                                 .encode())
+            writer.write(full[: len(full) // 2])
+            await writer.drain()
+            return False
+        if "status" in reply:
+            payload = reply.get("body", "")
+            data = payload.encode() if isinstance(payload, str) else json.dumps(payload).encode()
+            ctype = "text/html" if isinstance(payload, str) and payload.lstrip().startswith("<") \
+                else "application/json"
+            writer.write(http_response(reply["status"], data, ctype, reply.get("headers")))
+            return True
+        if "json" in reply:
+            writer.write(http_response(200, json.dumps(reply["json"]).encode()))
+            return True
+        if "raw" in reply:
+            writer.write(http_response(200, reply["raw"].encode(), "text/plain"))
+            return True
+        data = json.dumps(completion(reply, body, state.counter)).encode()
+        writer.write(http_response(200, data))
+        return True
+    writer.write(http_response(404, b'{"error":"not found"}'))
+    return True
+
+
+async def serve(port: int, state: State) -> None:
+    server = await asyncio.start_server(lambda r, w: handle(state, r, w), "127.0.0.1", port,
+                                        backlog=1024)
+    sock = server.sockets[0]
+    print(f"PORT {sock.getsockname()[1]}", flush=True)
+    async with server:
+        await server.serve_forever()
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--port", type=int, default=0)
+    ap.add_argument("--delay-ms", type=float, default=0)
+    ap.add_argument("--script", help="a JSON script file to start with")
+    a = ap.parse_args(argv)
+    script = DEFAULT_SCRIPT
+    if a.script:
+        with open(a.script, encoding="utf-8") as f:
+            script = json.load(f)
+    try:
+        asyncio.run(serve(a.port, State(script, a.delay_ms)))
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    sys.exit(main())
