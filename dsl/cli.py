@@ -26,21 +26,9 @@ import click
 
 from . import __version__
 from .errors import Diagnostic, InputError, RunDirError, best_per_place, render
+from .terminal import Progress, print_summary, use_color
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_ENDPOINT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
-
-
-def use_color(stream: Any = None) -> bool:
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    stream = stream or sys.stdout
-    return bool(getattr(stream, "isatty", lambda: False)())
-
-
-def style(text: str, color: bool, **kw: Any) -> str:
-    return click.style(text, **kw) if color else text
 
 
 def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, list[str]],
@@ -102,7 +90,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
 
     paths = paths or (Path("."),)
     try:
-        plan, compiled = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency)
+        plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency)
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
@@ -161,86 +149,6 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool) -> int:
                    err=True)
         return EXIT_INTERRUPTED
     return exit_code(summary)
-
-
-class Progress:
-    """A one-line progress bar on stderr, redrawn at most ten times a second."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total = total
-        self.enabled = enabled
-        self.started = time.monotonic()
-        self.last = 0.0
-
-    def update(self, record: dict[str, Any], totals: Any) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if now - self.last < 0.1 and totals.attempts < self.total:
-            return
-        self.last = now
-        width = 24
-        done = int(width * totals.attempts / max(self.total, 1))
-        bar = "#" * done + "." * (width - done)
-        line = (f"\r[{bar}] {totals.attempts}/{self.total} attempts · {totals.passed} pass · "
-                f"{totals.failed} fail · {totals.errors} error · {now - self.started:.0f}s ")
-        sys.stderr.write(line)
-        sys.stderr.flush()
-
-    def done(self) -> None:
-        if self.enabled:
-            sys.stderr.write("\r" + " " * 100 + "\r")
-            sys.stderr.flush()
-
-
-def _pct(x: float | None) -> str:
-    return "  –" if x is None else f"{x * 100:3.0f}%"
-
-
-def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
-    color = use_color()
-    rows = summary["scenarios"]
-    t = summary["totals"]
-    marks = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"),
-             "inconclusive": ("????", "yellow")}
-    width = max((len(r["scenario"]) for r in rows), default=8)
-    twidth = max((len(r["target"]) for r in rows), default=6)
-    for r in rows:
-        if quiet and r["verdict"] == "pass":
-            continue
-        mark, fg = marks[r["verdict"]]
-        extra = []
-        if r["unsure"]:
-            extra.append(f"{r['unsure']} unsure")
-        if r["errors"]:
-            kinds = ", ".join(f"{k}" for k in r["error_kinds"])
-            extra.append(f"{r['errors']} errors ({kinds})")
-        if r["not_run"]:
-            extra.append(f"{r['not_run']} not run")
-        click.echo(
-            f"{style(mark, color, fg=fg, bold=True)}  {r['scenario']:<{width}}  "
-            f"{r['target']:<{twidth}}  {r['passes']:>3}/{r['decided']:<3} min {r['min_pass']:<3}"
-            f" {_pct(r['pass_rate'])} [{_pct(r['ci_low']).strip()}–{_pct(r['ci_high']).strip()}]"
-            + (f"  {'; '.join(extra)}" if extra else "")
-        )
-        if r["verdict"] != "pass":
-            for fc in r["failing_checks"][:5]:
-                click.echo(f"      {style('✗', color, fg='red')} {fc['label']}  "
-                           f"(failed {fc['count']} of {r['decided']})")
-    parts = [f"{t['passed']}/{t['scenarios']} passed"]
-    if t["failed"]:
-        parts.append(style(f"{t['failed']} failed", color, fg="red"))
-    if t["inconclusive"]:
-        parts.append(style(f"{t['inconclusive']} inconclusive", color, fg="yellow"))
-    parts.append(f"{t['attempts']} attempts")
-    if t["unsure"]:
-        parts.append(f"{t['unsure']} unsure")
-    if t["errors"]:
-        parts.append(style(f"{t['errors']} endpoint errors", color, fg="yellow"))
-    parts.append(f"{t['tokens']:,} tokens")
-    if summary.get("duration_s"):
-        parts.append(f"{summary['duration_s']:.1f}s")
-    click.echo("\n" + " · ".join(parts))
 
 
 @main.command()

@@ -334,8 +334,8 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
             )
     lines = text.splitlines()
     if 1 <= span.line <= len(lines) and "\t" in lines[span.line - 1][: span.col]:
-        line = lines[span.line - 1]
-        tab = Span(name, span.line, line.index("\t") + 1)
+        tab_line = lines[span.line - 1]
+        tab = Span(name, span.line, tab_line.index("\t") + 1)
         return Diagnostic(tab, "Y103", _TAB_MESSAGE, _TAB_HINT)
     for needle, code, message, hint in _FRIENDLY_YAML:
         if needle in problem or needle in context:

@@ -155,6 +155,8 @@ def _handle_call(tc: Any, index: int, step: int, tools: dict[str, ToolSpec],
     name = str(fn.get("name") or "")
     call_id = str((tc.get("id") if isinstance(tc, dict) else None) or f"call_{step}_{index}")
     raw = fn.get("arguments")
+    args: Any
+    bad: str | None
     if raw is None:
         raw_text, args, bad = "{}", {}, None
     elif isinstance(raw, str):

@@ -54,5 +54,7 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False) -> SafePattern |
     try:
         return SafePattern(pattern, regex.compile(pattern, flags | regex.VERSION0))
     except regex.error as exc:
-        pos = exc.pos if isinstance(exc.pos, int) else 0
-        return PatternError(f"invalid regular expression: {exc.msg} at position {pos}", pos)
+        raw_pos = getattr(exc, "pos", None)
+        pos = raw_pos if isinstance(raw_pos, int) else 0
+        msg = getattr(exc, "msg", None) or str(exc)
+        return PatternError(f"invalid regular expression: {msg} at position {pos}", pos)

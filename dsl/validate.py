@@ -96,9 +96,9 @@ def _diagnose(doc: Document, errors: list[Any], what: str) -> list[Diagnostic]:
     out: list[Diagnostic] = []
     for path, group in by_place.items():
         # the deepest path wins: a parent's error is usually a consequence
-        if any(other[: len(path)] == path and len(other) > len(path) for other in by_place):
-            if all(e.validator in ("if", "then", "else", "allOf", "anyOf") for e in group):
-                continue
+        deeper = any(o[: len(path)] == path and len(o) > len(path) for o in by_place)
+        if deeper and all(e.validator in ("if", "then", "else", "allOf", "anyOf") for e in group):
+            continue
         unknown = [e for e in group if e.validator in ("additionalProperties",
                                                         "unevaluatedProperties")]
         for e in unknown:
@@ -149,7 +149,7 @@ def _one(doc: Document, path: DataPath, e: Any, what: str) -> Diagnostic | None:
         return _bad_names(doc, path, e, here)
     if v == "type":
         want = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
-        words = _or([_TYPE_WORDS.get(w, w) for w in want])
+        words = _or([_TYPE_WORDS.get(str(w), str(w)) for w in want])
         hint = ""
         if "string" in want and isinstance(value, int | float | bool):
             hint = f"put it in quotes: \"{_yaml_text(value)}\""
@@ -307,7 +307,7 @@ def schema_problems(schema: Mapping[str, Any], instance: Any) -> list[str]:
     from jsonschema.exceptions import relevance
 
     errors = sorted(Draft202012Validator(schema).iter_errors(instance), key=relevance)
-    out = []
+    out: list[str] = []
     for e in errors:
         where = describe_path(e.absolute_path)
         out.append(e.message if where == "the file" else f"{where}: {e.message}")

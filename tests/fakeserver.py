@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import sys
 from typing import Any
@@ -143,10 +144,8 @@ async def handle(state: State, reader: asyncio.StreamReader,
     except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
         pass
     finally:
-        try:
+        with contextlib.suppress(Exception):
             writer.close()
-        except Exception:
-            pass
 
 
 async def route(state: State, method: str, path: str, headers: dict[str, str], raw: bytes,
@@ -225,10 +224,8 @@ def main(argv: list[str] | None = None) -> None:
     if a.script:
         with open(a.script, encoding="utf-8") as f:
             script = json.load(f)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(serve(a.port, State(script, a.delay_ms)))
-    except KeyboardInterrupt:
-        pass
 
 
 if __name__ == "__main__":

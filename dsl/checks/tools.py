@@ -249,6 +249,7 @@ class OrderParams:
 
 
 def prepare_order(param: Any, ctx: CheckContext) -> OrderParams | None:
+    sub: tuple[str, ...]
     if isinstance(param, list):
         names, threshold, sub = param, 1.0, ()
     else:
@@ -310,6 +311,7 @@ def calls_in_order(p: OrderParams, a: AttemptData) -> Outcome:
 
 
 def prepare_correctness(param: Any, ctx: CheckContext) -> OrderParams | None:
+    sub: tuple[str, ...]
     if isinstance(param, list):
         names, threshold, mode, sub = param, 1.0, "any", ()
     else:

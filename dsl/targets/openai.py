@@ -42,7 +42,8 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
         return None
     value = value.strip()
     try:
-        return max(0.0, float(value))
+        seconds: float = max(0.0, float(value))
+        return seconds
     except ValueError:
         pass
     try:
@@ -57,7 +58,7 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
 
 def backoff_seconds(retry_index: int, base_ms: int) -> float:
     """Exponential backoff with full jitter: uniform in [b/2, b], b = base × 2^i."""
-    b = base_ms / 1000 * (2**retry_index)
+    b: float = base_ms / 1000 * 2.0**retry_index
     return b / 2 + random.random() * b / 2  # noqa: S311 - jitter, not cryptography
 
 
