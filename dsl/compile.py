@@ -272,9 +272,10 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any],
         else:
             tool = compile_tool(doc, path, item["name"], item, diags)
         if tool.name in seen:
+            first = seen[tool.name]
             diags.error(doc.span(path), "E215",
-                        f"the tool '{tool.name}' is given twice (first at line "
-                        f"{seen[tool.name].line})", "remove one of them")
+                        f"the tool '{tool.name}' is given twice (first at line {first.line}, "
+                        f"column {first.col})", "remove one of them")
             continue
         seen[tool.name] = doc.span(path)
         out.append(tool)

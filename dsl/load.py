@@ -187,15 +187,11 @@ def load_text(text: str, name: str) -> Document:
     if not text.strip() or all(
         not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()
     ):
+        what = "the file is empty" if not text.strip() else "the file has only comments"
         return _failed(
             name,
-            Diagnostic(
-                Span(name, 1, 1),
-                "Y107",
-                "the file is empty",
-                "a scenario needs at least given.at, when and then",
-                severity="error",
-            ),
+            Diagnostic(Span(name, 1, 1), "Y107", what,
+                       "a scenario needs at least given.at, when and then"),
             text,
         )
     if _structure_count(text) > _DEPTH_SCAN_THRESHOLD:
@@ -205,7 +201,18 @@ def load_text(text: str, name: str) -> Document:
     try:
         node = _compose(text)
     except Exception as exc:  # ruamel's scanner/parser/reader errors
-        return _failed(name, _yaml_error(exc, text, name), text)
+        # libyaml speaks YAML 1.1, stricter than 1.2 in places that authors meet (a time
+        # like 10:00:00 inside {flow: mappings}): the pure-Python parser has the last word.
+        try:
+            node = _compose_pure(text) if HAVE_C_PARSER else None
+        except RecursionError:
+            return _failed(name, Diagnostic(Span(name, 1, 1), "Y110",
+                                            f"the data is nested more than {MAX_DEPTH} levels "
+                                            "deep"), text)
+        except Exception as pure_exc:
+            return _failed(name, _yaml_error(pure_exc, text, name), text)
+        if node is None:
+            return _failed(name, _yaml_error(exc, text, name), text)
     builder = _Builder(name)
     data = builder.convert(node, ())
     if builder.diagnostics:
@@ -243,9 +250,13 @@ def _compose(text: str) -> Any:
             return loader.get_single_node()
         finally:
             loader.dispose()
-    from ruamel.yaml import YAML  # pragma: no cover
+    return _compose_pure(text)  # pragma: no cover
 
-    return YAML(typ="base", pure=True).compose(text)  # pragma: no cover
+
+def _compose_pure(text: str) -> Any:
+    from ruamel.yaml import YAML
+
+    return YAML(typ="base", pure=True).compose(text)
 
 
 def _too_deep(text: str, name: str) -> Diagnostic | None:
@@ -456,12 +467,13 @@ class _Builder:
         self.spans[path] = self._span(node)
         tag = node.tag
         if tag and tag not in _KNOWN_TAGS:
+            short = "!!" + tag[len(_STD):] if tag.startswith(_STD) else tag
             self.diagnostics.append(
                 Diagnostic(
                     self._span(node),
                     "Y110",
-                    f"unknown YAML tag '{tag}'",
-                    "remove the tag; Scenarist reads plain YAML data",
+                    f"the YAML tag '{short}' is not allowed; Scenarist reads plain data only",
+                    "remove the tag",
                 )
             )
             return None

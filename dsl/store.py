@@ -99,6 +99,13 @@ def target_json(t: Target) -> dict[str, Any]:
                    temperature=t.temperature, params=dict(t.params))
     elif t.kind == "replay":
         out.update(cassette=t.cassette)
+        try:
+            from .targets.cassette import read_header
+
+            settings = read_header(Path(t.cassette)).get("settings") or {}
+            out.update(model=settings.get("model"), temperature=settings.get("temperature"))
+        except RunDirError:
+            pass  # reported when the run opens the cassette
     else:
         out.update(entry=t.entry)
     return out

@@ -128,8 +128,14 @@ def compile_tool(
         except SchemaError as exc:
             where = list(exc.absolute_path)
             at = doc.span((*path, "input_schema", *where))
+            problem = exc.message
+            if where and where[-1] == "type" and isinstance(exc.instance, str):
+                types = ["string", "number", "integer", "boolean", "object", "array", "null"]
+                problem = (f"'{exc.instance}' is not a JSON Schema type"
+                           f"{did_you_mean(exc.instance, types)}")
             diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
-                                    f"Schema: {exc.message}",
+                                    f"Schema: {problem}",
+                        "types are string, number, integer, boolean, object, array and null; "
                         "see https://json-schema.org/understanding-json-schema/")
     returns = data.get("returns", "OK")
     template = None

@@ -87,13 +87,14 @@ def choose(state: State, body: dict[str, Any]) -> dict[str, Any]:
 
 def completion(reply: dict[str, Any], body: dict[str, Any], n: int) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.get("text")}
+    step = 1 + sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
     finish = "stop"
     if reply.get("tool_calls"):
         calls = []
         for j, tc in enumerate(reply["tool_calls"]):
             args = tc.get("arguments", {})
             calls.append({
-                "id": tc.get("id", f"call_{n}_{j}"),
+                "id": tc.get("id", f"call_{step}_{j}"),
                 "type": "function",
                 "function": {"name": tc["name"],
                              "arguments": args if isinstance(args, str) else json.dumps(args)},

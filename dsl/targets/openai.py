@@ -141,12 +141,23 @@ class OpenAIModel:
 
 
 def _transport(exc: Exception) -> str:
-    text = str(exc) or type(exc).__name__
-    if "Connection refused" in text or "ConnectError" in text or "Errno 111" in text:
-        return "connection refused (is the server running?)"
-    if "RemoteProtocolError" in type(exc).__name__ or "without sending" in text:
-        return f"the server closed the connection ({text})"
-    return text
+    """A transport failure in plain words (httpx hides the cause: walk the chain)."""
+    import socket
+
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused (is the server running?)"
+        if isinstance(cause, socket.gaierror):
+            return "the host name could not be resolved"
+        if isinstance(cause, ConnectionResetError):
+            return "the server reset the connection"
+        cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, httpx.RemoteProtocolError):
+        return f"the server closed the connection mid-reply ({exc})"
+    if isinstance(exc, httpx.ConnectError):
+        return f"cannot connect ({exc})"
+    return str(exc) or type(exc).__name__
 
 
 def _snippet(text: str) -> str:

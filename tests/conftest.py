@@ -1,0 +1,120 @@
+"""Shared fixtures: a real scripted OpenAI-compatible server process on 127.0.0.1, and
+helpers that write suites and scenarios into a temporary folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+HERE = Path(__file__).parent
+REPO = HERE.parent
+
+
+@dataclass
+class FakeServer:
+    """Handle on tests/fakeserver.py running as a separate process."""
+
+    port: int
+    process: subprocess.Popen[str]
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def script(self, script: dict[str, Any]) -> None:
+        httpx.post(f"http://127.0.0.1:{self.port}/_script", json=script, timeout=5).raise_for_status()
+
+    def requests(self) -> list[dict[str, Any]]:
+        r = httpx.get(f"http://127.0.0.1:{self.port}/_requests", timeout=5)
+        r.raise_for_status()
+        data: list[dict[str, Any]] = r.json()
+        return data
+
+
+def start_fake_server(*extra: str) -> FakeServer:
+    proc = subprocess.Popen(
+        [sys.executable, str(HERE / "fakeserver.py"), "--port", "0", *extra],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    if not line.startswith("PORT "):
+        proc.kill()
+        raise RuntimeError(f"fake server did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
+    return FakeServer(int(line.split()[1]), proc)
+
+
+@pytest.fixture(scope="session")
+def fake_server() -> Iterator[FakeServer]:
+    server = start_fake_server()
+    yield server
+    server.process.terminate()
+    server.process.wait(timeout=5)
+
+
+@pytest.fixture
+def server(fake_server: FakeServer) -> FakeServer:
+    """The session's fake server with an empty script and request log."""
+    fake_server.script({"rules": []})
+    return fake_server
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), "utf-8")
+    return path
+
+
+def suite_yaml(url: str, **extra: Any) -> str:
+    """A suite with one openai target at ``url`` and a small tool library."""
+    targets = extra.pop("targets", None) or {
+        "fake": {"kind": "openai", "base_url": url, "model": "fake-model", "timeout_ms": 5000,
+                 "retry": {"max_attempts": 1}}
+    }
+    data = {
+        "targets": targets,
+        "defaults": {"runs": 3, "min_pass_rate": 0.6, "concurrency": 4, **extra.pop("defaults", {})},
+        "tools": {
+            "list_business_hours": {
+                "description": "List the clinic's opening hours, by day.",
+                "returns": {"monday": "09:00-18:00", "tuesday": "09:00-18:00"},
+            },
+            "set_business_hours": {
+                "description": "Change the opening hours of one day.",
+                "input_schema": {"type": "object", "properties": {"day": {"type": "string"},
+                                                                  "hours": {"type": "string"}},
+                                 "required": ["day", "hours"]},
+                "action": "update",
+                "confirm": True,
+                "returns": "Hours for {{ args.day }} updated.",
+            },
+            "book_appointment": {
+                "description": "Book an appointment.",
+                "input_schema": {"type": "object", "properties": {"date": {"type": "string"},
+                                                                  "time": {"type": "string"}},
+                                 "required": ["date", "time"]},
+                "action": "create",
+                "returns": "Booked {{ args.date }} at {{ args.time }}.",
+            },
+        },
+        **extra,
+    }
+    return json.dumps(data, indent=2)
+
+
+@pytest.fixture
+def cli_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    monkeypatch.setenv("NO_COLOR", "1")
+    return dict(os.environ)
