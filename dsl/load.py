@@ -335,12 +335,14 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
             span = Span(name, line, col)
         else:
             span = Span(name, 1, 1)
-        reason = str(getattr(exc, "reason", "") or exc)
-        if "control characters" in reason or "unacceptable character" in reason:
+        char = getattr(exc, "character", None)
+        if char is not None:
+            code = char if isinstance(char, int) else ord(str(char)[:1] or "\0")
             return Diagnostic(
                 span,
                 "Y106",
-                "the file contains a control character that YAML does not allow",
+                f"the file contains a control character (U+{code:04X}) that YAML does not "
+                "allow",
                 "remove the invisible character (often pasted from another program)",
             )
     lines = text.splitlines()

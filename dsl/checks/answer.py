@@ -186,7 +186,11 @@ def equals(p: Equals, a: AttemptData) -> Outcome:
     want = p.text.strip() if p.trim else p.text
     if _norm(got, p.ignore_case) == _norm(want, p.ignore_case):
         return passed(f"the answer is exactly {show(want)}")
-    return failed(f"expected the answer to be exactly {show(want)}; it was {show(got)}")
+    # spaces matter here: quote both exactly (shortened), not whitespace-collapsed
+    def exact(t: str) -> str:
+        return json.dumps(t if len(t) <= 160 else t[:159] + "…", ensure_ascii=False)
+
+    return failed(f"expected the answer to be exactly {exact(want)}; it was {exact(got)}")
 
 
 # ---------------------------------------------------------------- matches

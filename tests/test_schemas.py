@@ -1,0 +1,48 @@
+"""The JSON Schemas in schemas/ are generated from the registry and stay in sync."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from dsl.schemagen import build, dump
+
+SCHEMAS = Path(__file__).parent.parent / "schemas"
+
+
+@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json"])
+def test_schema_file_is_up_to_date(name: str) -> None:
+    assert (SCHEMAS / name).read_text("utf-8") == dump(build()[name]), (
+        f"schemas/{name} is out of date: run python -m dsl.schemagen")
+
+
+@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json"])
+def test_schema_is_valid_2020_12(name: str) -> None:
+    Draft202012Validator.check_schema(build()[name])
+
+
+def _walk(node: Any, path: str, out: list[str]) -> None:
+    if isinstance(node, dict):
+        for key, sub in (node.get("properties") or {}).items():
+            for field in ("description", "markdownDescription"):
+                if field not in sub and "$ref" not in sub:
+                    out.append(f"{path}.{key}: no {field}")
+            _walk(sub, f"{path}.{key}", out)
+        for key in ("items", "then", "else", "additionalProperties"):
+            if isinstance(node.get(key), dict):
+                _walk(node[key], path, out)
+        for key in ("allOf", "anyOf"):
+            for sub in node.get(key) or []:
+                _walk(sub, path, out)
+        for key, sub in (node.get("$defs") or {}).items():
+            _walk(sub, f"#{key}", out)
+
+
+@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json"])
+def test_every_field_has_help_for_editors(name: str) -> None:
+    missing: list[str] = []
+    _walk(build()[name], "", missing)
+    assert missing == []
