@@ -152,6 +152,9 @@ class EndpointError(ScenaristError):
     Kinds: ``connection`` (refused, reset, DNS), ``timeout``, ``status`` (an HTTP error
     status after retries), ``malformed`` (a reply that is not a chat completion),
     ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised).
+    One kind is the model's fault, not the endpoint's: ``model_output`` (the server could
+    not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
+    the agent loop turns it into a failed attempt.
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,

@@ -84,7 +84,13 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
             reply = await model.complete(body)
         except EndpointError as exc:
             p.retries += exc.retries
-            raise LoopEndpointError(exc, p) from exc
+            if exc.kind != "model_output":
+                raise LoopEndpointError(exc, p) from exc
+            p.steps += 1  # the model was called and answered badly: its failure
+            p.model_calls.append({"latency_ms": None, "finish_reason": "unparsable",
+                                  "tokens": 0, "retries": 0})
+            failure = exc.message
+            break
         p.steps += 1
         p.tokens = p.tokens + reply.tokens
         p.retries += reply.retries

@@ -402,3 +402,23 @@ def test_run_as_a_real_process_exit_codes(tmp_path: Path, server: FakeServer) ->
     assert bad.returncode == 2
     assert "Traceback" not in bad.stderr
     assert bad.stderr.startswith("bad.yaml:1:1: error S104 the scenario is missing 'when'")
+
+
+def test_unparsable_model_output_is_a_model_failure_not_retried(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    body = {"error": {"code": 500, "type": "server_error", "message": "The model produced "
+                      "output that does not match the expected peg-native format"}}
+    server.script({"rules": [{"match": "hora", "replies": [{"status": 500, "body": body}]}]})
+    targets = {"fake": {"kind": "openai", "base_url": server.url, "model": "m",
+                        "retry": {"max_attempts": 3, "backoff_ms": 1}}}
+    make_suite(tmp_path, server, HOURS + "runs: 1\nmin_pass: 1\n", targets=targets)
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 1, r.output
+    (rec,) = results(tmp_path)
+    assert rec["status"] == "fail"
+    assert rec["error"] is None
+    assert rec["reason"] == (
+        "the server could not parse the model's reply as a tool call or answer (HTTP 500: "
+        "'{\"error\": {\"code\": 500, \"type\": \"server_error\", \"message\": \"The model "
+        "produced output that does not match the expected peg-native format\"}}')")
+    assert len(server.requests()) == 1

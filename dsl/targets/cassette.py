@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import CassetteMiss, RunDirError
+from ..errors import CassetteMiss, EndpointError, RunDirError
 from .base import ChatModel, Reply, RequestSettings, parse_completion
 
 CASSETTE_VERSION = 1
@@ -60,7 +60,16 @@ class Recorder:
         self._file.flush()
 
     async def complete(self, body: dict[str, Any]) -> Reply:
-        reply = await self.inner.complete(body)
+        try:
+            reply = await self.inner.complete(body)
+        except EndpointError as exc:
+            # what the endpoint said is part of the model's behaviour (llama.cpp answers 500
+            # when the model writes a tool call it cannot parse): replay says it again
+            if exc.kind in ("status", "malformed", "model_output"):
+                self._write({"key": request_key(body), "request": canonical(body),
+                             "error": {"kind": exc.kind, "message": exc.message,
+                                       "status": exc.status}})
+            raise
         self._write({"key": request_key(body), "request": canonical(body),
                      "response": reply.raw})
         return reply
@@ -111,18 +120,21 @@ class ReplayModel:
                     entry = json.loads(line)
                 except ValueError:
                     continue  # a torn last line from an interrupted recording
-                self.replies.setdefault(entry["key"], entry["response"])
+                self.replies.setdefault(entry["key"], entry)
 
     async def complete(self, body: dict[str, Any]) -> Reply:
-        raw = self.replies.get(request_key(body))
-        if raw is None:
+        entry = self.replies.get(request_key(body))
+        if entry is None:
             raise CassetteMiss(
                 f"the cassette {self.path.name} has no recorded reply for this request (run "
                 f"{body.get('seed')}, model call {sum(1 for m in body.get('messages', []) if m.get('role') == 'assistant') + 1}); "  # noqa: E501
                 "the scenario, its tools or the run count changed since it was recorded — "
                 "record it again with scenarist run --target <live target> --record FILE"
             )
-        return parse_completion(raw, 0.0)
+        if "error" in entry:
+            err = entry["error"]
+            raise EndpointError(err["kind"], err["message"], status=err.get("status"))
+        return parse_completion(entry["response"], 0.0)
 
     async def aclose(self) -> None:
         return None

@@ -25,6 +25,11 @@ from ..errors import EndpointError
 from ..model import Target
 from .base import Reply, RequestSettings, parse_completion
 
+# What servers say when the *model* wrote something their tool-call parser cannot read
+# (llama.cpp: "The model produced output that does not match the expected peg-native
+# format"). That is the model failing, not the endpoint: the attempt fails, no retry.
+UNPARSABLE_OUTPUT = ("does not match the expected", "failed to parse tool call",
+                     "could not parse tool call")
 MAX_RETRY_AFTER_S = 60.0  # a server asking for longer than this is treated as failing
 MAX_ERROR_BODY = 300
 
@@ -108,6 +113,11 @@ class OpenAIModel:
                 status = response.status_code
                 if status < 400:
                     return self._parse(response, started, i)
+                if _unparsable_output(status, response.text):
+                    raise EndpointError(
+                        "model_output", "the server could not parse the model's reply as a "
+                        f"tool call or answer (HTTP {status}: {_snippet(response.text)})",
+                        status=status)
                 last = EndpointError("status", f"HTTP {status} from {self.target.base_url}: "
                                                f"{_snippet(response.text)}", status=status)
                 if status not in retry.retry_on_status:
@@ -158,6 +168,13 @@ def _transport(exc: Exception) -> str:
     if isinstance(exc, httpx.ConnectError):
         return f"cannot connect ({exc})"
     return str(exc) or type(exc).__name__
+
+
+def _unparsable_output(status: int, body: str) -> bool:
+    if status != 500 and status != 400:
+        return False
+    low = body.lower()
+    return any(p in low for p in UNPARSABLE_OUTPUT)
 
 
 def _snippet(text: str) -> str:
