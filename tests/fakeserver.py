@@ -26,6 +26,9 @@ request before anything else (retry and fault tests). A reply is one of::
     {"truncate": true}                                send half a response, then close
 
 Any reply may add ``"delay_ms"``. Usage tokens are counted roughly (4 characters a token).
+In tool-call arguments given as text, ``{{user_number}}`` becomes the first number in the
+last user message. ``"faults": {"throttle_rate": 0.05, "fail_rate": 0.02}`` answers that
+share of chat requests with 429 (``Retry-After: 0.2``) or 500, at random (benchmarks).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ import argparse
 import asyncio
 import contextlib
 import json
+import random
+import re
 import sys
 from typing import Any
 
@@ -61,6 +66,15 @@ def _last_user(body: dict[str, Any]) -> str:
 
 
 def choose(state: State, body: dict[str, Any]) -> dict[str, Any]:
+    faults = state.script.get("faults") or {}
+    if faults:
+        r = random.random()
+        throttle = float(faults.get("throttle_rate", 0))
+        if r < throttle:
+            return {"status": 429, "body": {"error": "slow down"},
+                    "headers": {"Retry-After": str(faults.get("retry_after", "0.2"))}}
+        if r < throttle + float(faults.get("fail_rate", 0)):
+            return {"status": 500, "body": "<html><body>Internal error</body></html>"}
     user = _last_user(body)
     whole = json.dumps(body, ensure_ascii=False)
     step = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
@@ -97,7 +111,8 @@ def completion(reply: dict[str, Any], body: dict[str, Any], n: int) -> dict[str,
                 "id": tc.get("id", f"call_{step}_{j}"),
                 "type": "function",
                 "function": {"name": tc["name"],
-                             "arguments": args if isinstance(args, str) else json.dumps(args)},
+                             "arguments": _fill(args, body) if isinstance(args, str)
+                             else json.dumps(args)},
             })
         message["tool_calls"] = calls
         finish = "tool_calls"
@@ -111,6 +126,13 @@ def completion(reply: dict[str, Any], body: dict[str, Any], n: int) -> dict[str,
         "usage": {"prompt_tokens": prompt, "completion_tokens": out,
                   "total_tokens": prompt + out},
     }
+
+
+def _fill(text: str, body: dict[str, Any]) -> str:
+    if "{{user_number}}" in text:
+        m = re.search(r"\d+", _last_user(body))
+        text = text.replace("{{user_number}}", m.group(0) if m else "")
+    return text
 
 
 def http_response(status: int, body: bytes, content_type: str = "application/json",

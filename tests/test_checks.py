@@ -193,7 +193,8 @@ def test_lcs() -> None:
 def test_registry_entries_are_complete() -> None:
     for name, c in REGISTRY.items():
         assert c.doc.endswith("."), name
-        assert c.examples and all(e.startswith(name) for e in c.examples), name
+        assert c.examples, name
+        assert all(e.startswith(name) for e in c.examples), name
         assert c.group in ("answer", "tools", "judge", "expression"), name
         assert c.schema.get("description"), name
 

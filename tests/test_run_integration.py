@@ -99,7 +99,7 @@ def test_tool_loop_passes_and_sends_what_the_model_needs(tmp_path: Path, server:
                      "description": "List the clinic's opening hours, by day.",
                      "parameters": {"type": "object", "properties": {}}},
     }
-    second = [q["body"] for q in reqs if len(q["body"]["messages"]) == 4][0]
+    second = next(q["body"] for q in reqs if len(q["body"]["messages"]) == 4)
     assert second["messages"][3]["role"] == "tool"
     assert second["messages"][3]["content"] == '{"monday": "09:00-18:00", "tuesday": "09:00-18:00"}'
     assert second["messages"][3]["tool_call_id"] == second["messages"][2]["tool_calls"][0]["id"]

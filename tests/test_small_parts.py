@@ -53,7 +53,9 @@ def test_tool_templates_cannot_reach_python(source: str) -> None:
         out = render_tool_output(t, {"a": 1}, AT)
     except (SecurityError, UndefinedError):
         return
-    assert "class" not in out and "module" not in out and "function" not in out
+    assert "class" not in out
+    assert "module" not in out
+    assert "function" not in out
 
 
 def test_system_prompt_default() -> None:
