@@ -337,11 +337,11 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
             span = Span(name, 1, 1)
         char = getattr(exc, "character", None)
         if char is not None:
-            code = char if isinstance(char, int) else ord(str(char)[:1] or "\0")
+            point = char if isinstance(char, int) else ord(str(char)[:1] or "\0")
             return Diagnostic(
                 span,
                 "Y106",
-                f"the file contains a control character (U+{code:04X}) that YAML does not "
+                f"the file contains a control character (U+{point:04X}) that YAML does not "
                 "allow",
                 "remove the invisible character (often pasted from another program)",
             )
