@@ -39,15 +39,21 @@ class LoopEndpointError(EndpointError):
         self.progress = progress
 
 
-_SYSTEM_CACHE: dict[str, Any] = {}
+_TEMPLATES: dict[str, Any] = {}
+_SYSTEM_TEXT: dict[tuple[str, str, str], str] = {}
 
 
 def system_message(model: ChatModel, scenario: Scenario) -> str:
+    """The system prompt for a scenario (rendered once per prompt, scenario and moment)."""
     source = model.settings.system_prompt
-    template = _SYSTEM_CACHE.get(source)
-    if template is None:
-        template = _SYSTEM_CACHE[source] = compile_template(source)
-    return render_system(template, scenario.system, scenario.at)
+    key = (source, scenario.system, scenario.at.isoformat())
+    text = _SYSTEM_TEXT.get(key)
+    if text is None:
+        template = _TEMPLATES.get(source)
+        if template is None:
+            template = _TEMPLATES[source] = compile_template(source)
+        text = _SYSTEM_TEXT[key] = render_system(template, scenario.system, scenario.at)
+    return text
 
 
 def tool_output(tool: ToolSpec, args: Any, scenario: Scenario) -> str:

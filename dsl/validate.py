@@ -300,13 +300,28 @@ def _bare_check(doc: Document, path: DataPath, value: Any) -> Diagnostic:
     )
 
 
+_AUTHOR_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _author_validator(schema: Mapping[str, Any]) -> Any:
+    """One validator per tool schema for the whole run (building one costs more than
+    using it)."""
+    hit = _AUTHOR_VALIDATORS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    from jsonschema import Draft202012Validator
+
+    v = Draft202012Validator(schema)
+    _AUTHOR_VALIDATORS[id(schema)] = (schema, v)
+    return v
+
+
 def schema_problems(schema: Mapping[str, Any], instance: Any) -> list[str]:
     """Problems of ``instance`` against an author's JSON Schema (a tool's input_schema),
     in short sentences; used by the valid_args check."""
-    from jsonschema import Draft202012Validator
     from jsonschema.exceptions import relevance
 
-    errors = sorted(Draft202012Validator(schema).iter_errors(instance), key=relevance)
+    errors = sorted(_author_validator(schema).iter_errors(instance), key=relevance)
     out: list[str] = []
     for e in errors:
         where = describe_path(e.absolute_path)

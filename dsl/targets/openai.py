@@ -67,31 +67,108 @@ def backoff_seconds(retry_index: int, base_ms: int) -> float:
     return b / 2 + random.random() * b / 2  # noqa: S311 - jitter, not cryptography
 
 
+# httpcore's connection pool scans every connection (and asks each socket whether it is
+# still alive) for every request: the cost grows with the pool. Small pools sharded by load
+# keep it flat (measured in bench/http_pool.py).
+CONNECTIONS_PER_SHARD = 4
+
+
+class _Shards:
+    """A target's HTTP connections: httpx transports of a few connections each; a request
+    goes to the least busy one."""
+
+    def __init__(self, url: httpx.URL, max_connections: int) -> None:
+        n = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
+        per = -(-max_connections // n)
+        verify: Any = _tls_context() if url.scheme == "https" else False
+        proxy = _proxy_for(url)
+        self.transports = [
+            httpx.AsyncHTTPTransport(
+                verify=verify, proxy=proxy,
+                limits=httpx.Limits(max_connections=per, max_keepalive_connections=per))
+            for _ in range(n)
+        ]
+        self.busy = [0] * n
+
+    async def send(self, request: httpx.Request) -> tuple[int, httpx.Headers, bytes]:
+        i = min(range(len(self.busy)), key=self.busy.__getitem__)
+        self.busy[i] += 1
+        try:
+            response = await self.transports[i].handle_async_request(request)
+            try:
+                body = await response.aread()
+            finally:
+                await response.aclose()
+            return response.status_code, response.headers, body
+        finally:
+            self.busy[i] -= 1
+
+    async def aclose(self) -> None:
+        for t in self.transports:
+            await t.aclose()
+
+
+def _tls_context() -> Any:
+    import ssl
+
+    global _TLS
+    if _TLS is None:
+        _TLS = ssl.create_default_context()
+        try:
+            import certifi
+
+            _TLS.load_verify_locations(certifi.where())
+        except ImportError:  # pragma: no cover - httpx depends on certifi
+            pass
+    return _TLS
+
+
+_TLS: Any = None
+
+
+def _proxy_for(url: httpx.URL) -> str | None:
+    """Honour HTTP(S)_PROXY / NO_PROXY as httpx's client would (stdlib rules)."""
+    import urllib.request
+
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(url.scheme) or proxies.get("all")
+    if not proxy or url.host in ("127.0.0.1", "localhost", "::1"):
+        return None
+    if urllib.request.proxy_bypass(url.host):
+        return None
+    return str(proxy)
+
+
 class OpenAIModel:
     """One target's endpoint. ``on_throttle`` is told about 429s (adaptive concurrency)."""
 
     def __init__(self, target: Target, *, max_connections: int = 16,
                  on_throttle: Any = None) -> None:
+        from .. import __version__
+
         self.target = target
         self.settings = RequestSettings(
             target.model, target.temperature, dict(target.params), target.system_prompt
         )
-        headers = {"Content-Type": "application/json", **target.headers}
+        self.url = httpx.URL(target.base_url + "/chat/completions")
+        headers = {
+            "Host": self.url.netloc.decode("ascii"),
+            "Content-Type": "application/json",
+            "Accept": "application/json",
+            "User-Agent": f"scenarist/{__version__}",
+            **target.headers,
+        }
         key = api_key(target)
         if key:
             headers["Authorization"] = f"Bearer {key}"
+        self.headers = list(headers.items())
         timeout_s = target.timeout_ms / 1000
-        self.client = httpx.AsyncClient(
-            base_url=target.base_url + "/",
-            headers=headers,
-            timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
-            limits=httpx.Limits(max_connections=max_connections,
-                                max_keepalive_connections=max_connections),
-        )
+        self.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)).as_dict()
+        self.shards = _Shards(self.url, max_connections)
         self.on_throttle = on_throttle
 
     async def aclose(self) -> None:
-        await self.client.aclose()
+        await self.shards.aclose()
 
     async def complete(self, body: dict[str, Any]) -> Reply:
         retry = self.target.retry
@@ -100,8 +177,10 @@ class OpenAIModel:
         last: EndpointError | None = None
         for i in range(retry.max_attempts):
             wait: float | None = None
+            request = httpx.Request("POST", self.url, headers=self.headers, content=content,
+                                    extensions={"timeout": self.timeout})
             try:
-                response = await self.client.post("chat/completions", content=content)
+                status, headers, raw = await self.shards.send(request)
             except httpx.TimeoutException:
                 last = EndpointError(
                     "timeout", f"no reply from {self.target.base_url} within "
@@ -110,21 +189,21 @@ class OpenAIModel:
                 last = EndpointError(
                     "connection", f"cannot reach {self.target.base_url}: {_transport(exc)}")
             else:
-                status = response.status_code
                 if status < 400:
-                    return self._parse(response, started, i)
-                if _unparsable_output(status, response.text):
+                    return self._parse(raw, started, i)
+                text = raw.decode("utf-8", errors="replace")
+                if _unparsable_output(status, text):
                     raise EndpointError(
                         "model_output", "the server could not parse the model's reply as a "
-                        f"tool call or answer (HTTP {status}: {_snippet(response.text)})",
+                        f"tool call or answer (HTTP {status}: {_snippet(text)})",
                         status=status)
                 last = EndpointError("status", f"HTTP {status} from {self.target.base_url}: "
-                                               f"{_snippet(response.text)}", status=status)
+                                               f"{_snippet(text)}", status=status)
                 if status not in retry.retry_on_status:
                     raise last
                 if status == 429 and self.on_throttle is not None:
                     self.on_throttle()
-                wait = retry_after_seconds(response.headers.get("retry-after"))
+                wait = retry_after_seconds(headers.get("retry-after"))
                 if wait is not None and wait > MAX_RETRY_AFTER_S:
                     raise EndpointError(
                         "status", f"HTTP {status} from {self.target.base_url}; it asks to "
@@ -133,20 +212,22 @@ class OpenAIModel:
             if i + 1 < retry.max_attempts:
                 await asyncio.sleep(wait if wait is not None
                                     else backoff_seconds(i, retry.backoff_ms))
-        assert last is not None  # the loop ran at least once and did not return
+        if last is None:  # pragma: no cover - max_attempts >= 1 is enforced by the schema
+            raise EndpointError("connection", "no request was sent")
         if retry.max_attempts > 1:
             last.args = (f"{last.args[0]} (after {retry.max_attempts} tries)",)
         last.retries = retry.max_attempts - 1
         raise last
 
-    def _parse(self, response: httpx.Response, started: float, retries: int) -> Reply:
+    def _parse(self, raw: bytes, started: float, retries: int) -> Reply:
         latency = (time.perf_counter() - started) * 1000
         try:
-            data = response.json()
+            data = json.loads(raw)
         except ValueError:
+            text = raw.decode("utf-8", errors="replace")
             raise EndpointError(
                 "malformed", f"the reply from {self.target.base_url} is not JSON: "
-                             f"{_snippet(response.text)}") from None
+                             f"{_snippet(text)}") from None
         return parse_completion(data, latency, retries)
 
 
