@@ -12,7 +12,6 @@ Exit codes (docs/cli.md):
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 import json
 import os
@@ -107,6 +106,8 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
 
 
 def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool) -> int:
+    import asyncio
+
     from .report import write_report
     from .run import RunOptions, execute, run_info
     from .store import PLAN, RUN, SUMMARY, create_run_dir, plan_json, write_json
@@ -183,19 +184,39 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
 
 
 @main.command()
-@PATHS
-def lint(paths: tuple[Path, ...]) -> None:
-    """Check scenario files without running them (no network). Exit 1 on errors."""
-    from .compile import compile_paths
+@click.argument("paths", nargs=-1,
+                type=click.Path(exists=True, path_type=Path, allow_dash=False))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
+              default="text", show_default=True,
+              help="text: for people; json: for tools (docs/lint.md); github: GitHub "
+              "Actions annotations on the pull request's lines.")
+@click.option("--strict", is_flag=True, help="Treat warnings as errors (exit 1).")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Text format: one line per problem, without the source line, the hint "
+              "and the summary.")
+@click.option("--color/--no-color", default=None,
+              help="Colour the text format (default: when printing to a terminal and "
+              "NO_COLOR is not set).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
+              help="Processes to use (default: one per core for large batches).")
+def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bool | None,
+         jobs: int | None) -> None:
+    """Check scenario files and scenarist.yaml without running anything (no network).
 
-    paths = paths or (Path("."),)
-    compiled = compile_paths(paths, require_suite=False)
-    diags = best_per_place(compiled.diagnostics)
-    print_diagnostics(diags, _sources(compiled), err=False)
-    errors = sum(d.severity == "error" for d in diags)
-    warnings = len(diags) - errors
-    click.echo(f"{len(compiled.files)} file(s): {errors} error(s), {warnings} warning(s)")
-    sys.exit(EXIT_FAILED if errors else EXIT_OK)
+    PATHS are files or folders (searched for *.yaml and *.yml); the default is the
+    current folder. Every file is checked, even when some fail: YAML, the schema, and
+    everything a run checks before it calls a model. Warnings point at what is legal
+    but likely wrong; --strict makes them errors.
+
+    Exit status: 0 no errors, 1 errors found, 2 usage error.
+    """
+    from .lint import format_result, lint_paths
+
+    result = lint_paths(paths or (Path("."),), strict=strict, jobs=jobs)
+    use = use_color(sys.stdout) if color is None else color
+    click.echo(format_result(result, fmt, color=use, quiet=quiet),  # type: ignore[arg-type]
+               nl=False, color=use)
+    sys.exit(EXIT_FAILED if result.errors else EXIT_OK)
 
 
 @main.command()

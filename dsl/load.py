@@ -16,8 +16,9 @@ Nothing here raises on bad input: a file that cannot be loaded becomes a ``Docum
 from __future__ import annotations
 
 import math
+import os
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -38,25 +39,67 @@ _DEPTH_SCAN_THRESHOLD = 4_000
 Key = str | int
 DataPath = tuple[Key, ...]
 
+_STD = "tag:yaml.org,2002:"
+
 try:  # the libyaml-backed parser, when ruamel.yaml.clib is installed
-    from ruamel.yaml.cyaml import CBaseLoader as _CLoader
+    from _ruamel_yaml import CParser as _CParser
+    from ruamel.yaml.nodes import ScalarNode as _ScalarNode
+    from ruamel.yaml.nodes import SequenceNode as _SequenceNode
+    from ruamel.yaml.tag import Tag as _Tag
 
     HAVE_C_PARSER = True
 except ImportError:  # pragma: no cover - exercised only without the C extension
     HAVE_C_PARSER = False
 
 
+def _shared_tag(name: str) -> Any:
+    """One Tag object for every untagged node of a kind. ruamel makes a new Tag per node
+    and decodes its text on every ``node.tag`` (a character loop); sharing one, with its
+    text decoded once, makes the builder twice as fast and lets it test ``is``."""
+    tag = _Tag(suffix=_STD + name)
+    str(tag)  # decode once
+    return tag
+
+
+if HAVE_C_PARSER:
+    _TAG_STR, _TAG_SEQ, _TAG_MAP = (_shared_tag(n) for n in ("str", "seq", "map"))
+
+    class _Composer(_CParser):  # type: ignore[misc]
+        """libyaml's parser and composer with the YAML *base* schema: every untagged
+        scalar is text (``tag:yaml.org,2002:str``) — we resolve plain scalars ourselves
+        with the YAML 1.2 core schema — and every collection a plain seq or map. The same
+        tags ruamel's CBaseLoader gives, without its resolver and constructor objects."""
+
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is _ScalarNode:
+                return _TAG_STR
+            return _TAG_SEQ if kind is _SequenceNode else _TAG_MAP
+
+        def descend_resolver(self, parent: Any, index: Any) -> None:
+            pass
+
+        def ascend_resolver(self) -> None:
+            pass
+else:  # pragma: no cover
+    _TAG_STR = _TAG_SEQ = _TAG_MAP = object()
+
+
 @dataclass(frozen=True, slots=True)
 class Document:
-    """A loaded file: plain data and where every piece of it came from."""
+    """A loaded file: plain data, and the composed YAML tree it came from.
+
+    Positions are read from the tree when asked for (``span``, ``key_span``,
+    ``span_in_string``): a file without problems never pays for them.
+    """
 
     path: str
     text: str
     data: Any
-    spans: Mapping[DataPath, Span] = field(default_factory=dict)
-    key_spans: Mapping[DataPath, Span] = field(default_factory=dict)
-    styles: Mapping[DataPath, str] = field(default_factory=dict)
+    root: Any = None  # the composed node tree (None when the file could not be parsed)
     diagnostics: tuple[Diagnostic, ...] = ()
+    # mapping node id -> {key: (key node, value node)}, built on the first lookup in it
+    _keys: dict[int, dict[str, tuple[Any, Any]]] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -66,16 +109,53 @@ class Document:
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
+    def _walk(self, path: DataPath) -> tuple[Any, Any, bool]:
+        """The deepest node on ``path``, the key node that holds it (for a mapping value),
+        and whether the whole path was found."""
+        node = self.root
+        key_node = None
+        for k in path:
+            if node is None:
+                return None, None, False
+            kind = node.id
+            if kind == "mapping" and isinstance(k, str):
+                index = self._keys.get(id(node))
+                if index is None:
+                    index = self._keys[id(node)] = {}
+                    for kn, vn in node.value:  # the first of duplicate keys, as loaded
+                        if kn.id == "scalar":
+                            index.setdefault(_key_text(kn), (kn, vn))
+                hit = index.get(k)
+                if hit is None:
+                    return node, None, False
+                key_node, node = hit
+            elif kind == "sequence" and isinstance(k, int) and 0 <= k < len(node.value):
+                node, key_node = node.value[k], None
+            else:
+                return node, None, False
+        return node, key_node, True
+
+    def _at(self, node: Any) -> Span:
+        if node is None:
+            return Span(self.path, 1, 1)
+        mark = node.start_mark
+        return Span(self.path, mark.line + 1, mark.column + 1)
+
     def span(self, path: DataPath) -> Span:
         """The place of the value at ``path``, or of its nearest parent that has one."""
-        p = path
-        while p not in self.spans and p:
-            p = p[:-1]
-        return self.spans.get(p, Span(self.path, 1, 1))
+        return self._at(self._walk(path)[0])
 
     def key_span(self, path: DataPath) -> Span:
         """The place of the key that holds the value at ``path`` (falls back to the value)."""
-        return self.key_spans.get(path) or self.span(path)
+        node, key_node, _ = self._walk(path)
+        return self._at(key_node if key_node is not None else node)
+
+    def style(self, path: DataPath) -> str:
+        """How the scalar at ``path`` is written: ``""`` (plain), ``'``, ``"``, ``|``, ``>``."""
+        node, _, found = self._walk(path)
+        if not found or node is None or node.id != "scalar":
+            return ""
+        return str(node.style or "")
 
     def span_in_string(self, path: DataPath, offset: int) -> Span:
         """The place of character ``offset`` of the string at ``path``.
@@ -85,7 +165,7 @@ class Document:
         string is the best honest answer.
         """
         start = self.span(path)
-        style = self.styles.get(path, "")
+        style = self.style(path)
         value = _get(self.data, path)
         if not isinstance(value, str):
             return start
@@ -123,20 +203,21 @@ def read_file(path: FsPath, display: str | None = None) -> Document:
     name = display if display is not None else str(path)
     origin = Span(name, 1, 1)
     try:
-        size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            return _failed(
-                name,
-                Diagnostic(
-                    origin,
-                    "Y104",
-                    f"the file is {size:,} bytes; Scenarist reads files of at most "
-                    f"{MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES // 2**20} MiB)",
-                    "a scenario is a page of YAML; move large fixed data out of the "
-                    "scenario or shorten it",
-                ),
-            )
-        raw = path.read_bytes()
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size > MAX_FILE_BYTES:
+                return _failed(
+                    name,
+                    Diagnostic(
+                        origin,
+                        "Y104",
+                        f"the file is {size:,} bytes; Scenarist reads files of at most "
+                        f"{MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES // 2**20} MiB)",
+                        "a scenario is a page of YAML; move large fixed data out of the "
+                        "scenario or shorten it",
+                    ),
+                )
+            raw = f.read(MAX_FILE_BYTES + 1)  # a file that grows, or a device, stops here
     except OSError as exc:
         return _failed(name, Diagnostic(origin, "Y112", f"cannot read the file: {exc.strerror}"))
     return load_bytes(raw, name)
@@ -214,13 +295,10 @@ def load_text(text: str, name: str) -> Document:
         if node is None:
             return _failed(name, _yaml_error(exc, text, name), text)
     builder = _Builder(name)
-    data = builder.convert(node, ())
+    data = builder.convert(node, 0)
     if builder.diagnostics:
-        return Document(
-            name, text, None, builder.spans, builder.key_spans, builder.styles,
-            tuple(builder.diagnostics),
-        )
-    return Document(name, text, data, builder.spans, builder.key_spans, builder.styles)
+        return Document(name, text, None, node, tuple(builder.diagnostics))
+    return Document(name, text, data, node)
 
 
 def _failed(name: str, diagnostic: Diagnostic, text: str = "") -> Document:
@@ -245,11 +323,11 @@ def _structure_count(text: str) -> int:
 
 def _compose(text: str) -> Any:
     if HAVE_C_PARSER:
-        loader = _CLoader(text)
+        parser = _Composer(text)
         try:
-            return loader.get_single_node()
+            return parser.get_single_node()
         finally:
-            loader.dispose()
+            parser.dispose()
     return _compose_pure(text)  # pragma: no cover
 
 
@@ -397,20 +475,28 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?\Z")
 _INF = re.compile(r"[-+]?\.(inf|Inf|INF)\Z")
 _NAN = re.compile(r"\.(nan|NaN|NAN)\Z")
 
-_STD = "tag:yaml.org,2002:"
 _PLAIN_RESOLVED = {_STD + t for t in ("str", "int", "float", "bool", "null")}
 _KNOWN_TAGS = {_STD + t for t in ("str", "int", "float", "bool", "null", "timestamp", "map",
                                   "seq", "binary", "omap", "set", "merge")}
 
 
+# A plain scalar that starts with none of these is text: no null, bool or number does.
+_NOT_TEXT_START = frozenset("~nNtTfF0123456789+-.")
+_NUMBER_START = frozenset("0123456789+-.")
+
+
 def resolve_plain(value: str) -> Any:
     """A plain (unquoted) scalar, read with the YAML 1.2 core schema."""
+    if value and value[0] not in _NOT_TEXT_START:
+        return value
     if value in _NULL:
         return None
     if value in _TRUE:
         return True
     if value in _FALSE:
         return False
+    if value[0] not in _NUMBER_START:
+        return value
     if _INT.match(value):
         return int(value)
     if _OCT.match(value):
@@ -426,14 +512,25 @@ def resolve_plain(value: str) -> Any:
     return value
 
 
+def _key_text(node: Any) -> str:
+    """A mapping key as the builder stores it (a scalar key node)."""
+    value: str = node.value
+    if node.ctag is _TAG_STR:
+        if node.style or (value and value[0] not in _NOT_TEXT_START):
+            return value
+        return str(resolve_plain(value))
+    if node.style:
+        return value
+    return str(resolve_plain(value)) if node.tag in _PLAIN_RESOLVED else value
+
+
 class _Builder:
-    """Turns composed nodes into plain data, recording positions as it goes."""
+    """Turns composed nodes into plain data, refusing what Scenarist does not read
+    (unknown tags, merge keys, duplicate keys, alias bombs, deep nesting, huge strings).
+    Positions are not recorded here: the Document reads them from the nodes on demand."""
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.spans: dict[DataPath, Span] = {}
-        self.key_spans: dict[DataPath, Span] = {}
-        self.styles: dict[DataPath, str] = {}
         self.diagnostics: list[Diagnostic] = []
         self.count = 0
         self._bombed = False
@@ -442,7 +539,7 @@ class _Builder:
         mark = node.start_mark
         return Span(self.name, mark.line + 1, mark.column + 1)
 
-    def convert(self, node: Any, path: DataPath) -> Any:
+    def convert(self, node: Any, depth: int) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
             if not self._bombed:
@@ -458,7 +555,7 @@ class _Builder:
                     )
                 )
             return None
-        if len(path) > MAX_DEPTH:
+        if depth > MAX_DEPTH:
             if not self._bombed:
                 self._bombed = True
                 self.diagnostics.append(
@@ -466,7 +563,13 @@ class _Builder:
                                f"the data is nested more than {MAX_DEPTH} levels deep")
                 )
             return None
-        self.spans[path] = self._span(node)
+        ctag = node.ctag
+        if ctag is _TAG_STR:  # untagged scalar (the shared tag of the C composer)
+            return self._scalar(node, True)
+        if ctag is _TAG_MAP:
+            return self._mapping(node, depth)
+        if ctag is _TAG_SEQ:
+            return [self.convert(item, depth + 1) for item in node.value]
         tag = node.tag
         if tag and tag not in _KNOWN_TAGS:
             short = "!!" + tag[len(_STD):] if tag.startswith(_STD) else tag
@@ -481,14 +584,13 @@ class _Builder:
             return None
         kind = node.id
         if kind == "scalar":
-            return self._scalar(node, path)
+            return self._scalar(node, tag in _PLAIN_RESOLVED)
         if kind == "sequence":
-            return [self.convert(item, (*path, i)) for i, item in enumerate(node.value)]
-        return self._mapping(node, path)
+            return [self.convert(item, depth + 1) for item in node.value]
+        return self._mapping(node, depth)
 
-    def _scalar(self, node: Any, path: DataPath) -> Any:
+    def _scalar(self, node: Any, resolvable: bool) -> Any:
         value: str = node.value
-        style = node.style or ""
         if len(value) > MAX_STRING_CHARS:
             self.diagnostics.append(
                 Diagnostic(
@@ -500,27 +602,28 @@ class _Builder:
                 )
             )
             return None
-        if style:  # quoted or block scalars are always text
-            self.styles[path] = style
+        if node.style:  # quoted or block scalars are always text
             return value
-        if node.tag in _PLAIN_RESOLVED:
+        if resolvable:
             return resolve_plain(value)
         return value  # timestamps and the rest stay as written
 
-    def _mapping(self, node: Any, path: DataPath) -> dict[str, Any]:
+    def _mapping(self, node: Any, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
-        seen: dict[str, Span] = {}
         for key_node, value_node in node.value:
-            key_span = self._span(key_node)
             if key_node.id != "scalar":
                 self.diagnostics.append(
-                    Diagnostic(key_span, "Y110", "a key must be plain text, not a list or mapping")
+                    Diagnostic(self._span(key_node), "Y110",
+                               "a key must be plain text, not a list or mapping")
                 )
                 continue
-            if key_node.tag == _STD + "merge" or (key_node.value == "<<" and not key_node.style):
+            raw = key_node.value
+            if (raw == "<<" and not key_node.style) or (
+                key_node.ctag is not _TAG_STR and key_node.tag == _STD + "merge"
+            ):
                 self.diagnostics.append(
                     Diagnostic(
-                        key_span,
+                        self._span(key_node),
                         "Y110",
                         "merge keys ('<<') are not supported",
                         "write the keys out, or define the tool once in the suite's tool "
@@ -528,13 +631,15 @@ class _Builder:
                     )
                 )
                 continue
-            key = str(self._scalar(key_node, (*path, "\x00key")))
-            self.styles.pop((*path, "\x00key"), None)
-            if key in seen:
-                first = seen[key]
+            resolvable = key_node.ctag is _TAG_STR or key_node.tag in _PLAIN_RESOLVED
+            key = str(self._scalar(key_node, resolvable))
+            if key in out:
+                first = next((self._span(k) for k, _ in node.value
+                              if k.id == "scalar" and _key_text(k) == key),
+                             self._span(key_node))
                 self.diagnostics.append(
                     Diagnostic(
-                        key_span,
+                        self._span(key_node),
                         "Y102",
                         f"the key '{key}' appears twice in this mapping (first at line "
                         f"{first.line}, column {first.col})",
@@ -542,18 +647,35 @@ class _Builder:
                     )
                 )
                 continue
-            seen[key] = key_span
-            self.key_spans[(*path, key)] = key_span
-            out[key] = self.convert(value_node, (*path, key))
+            out[key] = self.convert(value_node, depth + 1)
         return out
 
 
 def iter_yaml_files(root: FsPath) -> Iterator[FsPath]:
-    """``*.yaml`` and ``*.yml`` files under ``root`` in a stable order, skipping hidden
-    folders and ``runs/``."""
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).parts
-        if any(part.startswith(".") for part in rel[:-1]) or "runs" in rel[:-1]:
-            continue
-        if p.suffix in (".yaml", ".yml") and p.is_file() and not p.name.startswith("."):
-            yield p
+    """``*.yaml`` and ``*.yml`` files under ``root`` in a stable order (sorted by their
+    path's parts), skipping hidden files and folders and ``runs/``."""
+    found: list[tuple[tuple[str, ...], FsPath]] = []
+    base = str(root)
+
+    def scan(folder: str, parts: tuple[str, ...]) -> None:
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            return
+        for e in entries:
+            name = e.name
+            if name.startswith("."):
+                continue
+            try:
+                if e.is_dir():
+                    if name != "runs" and not e.is_symlink():
+                        scan(e.path, (*parts, name))
+                elif name.endswith((".yaml", ".yml")) and e.is_file():
+                    found.append(((*parts, name), FsPath(e.path)))
+            except OSError:
+                continue
+
+    scan(base, ())
+    found.sort(key=lambda item: item[0])
+    for _, path in found:
+        yield path

@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
+from .fastschema import plainly_valid_schema
 from .load import DataPath, Document, read_file
 from .model import Action, Retry, Target, ToolSpec
-from .templates import DEFAULT_SYSTEM_PROMPT, compile_template, is_template
+from .templates import DEFAULT_SYSTEM_PROMPT, LazyTemplate, check_template, is_template
 from .validate import validate
 
 SUITE_FILE = "scenarist.yaml"
@@ -119,7 +120,7 @@ def compile_tool(
 ) -> ToolSpec:
     """A tool definition (from the library or inline) as a ToolSpec."""
     schema = data.get("input_schema") or {"type": "object", "properties": {}}
-    if "input_schema" in data:
+    if "input_schema" in data and not plainly_valid_schema(schema):
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
 
@@ -140,17 +141,18 @@ def compile_tool(
     returns = data.get("returns", "OK")
     template = None
     if isinstance(returns, str) and is_template(returns):
-        template = compile_template(returns)
-        if not hasattr(template, "render"):
-            offset = _line_offset(returns, template.line)
+        trouble = check_template(returns)
+        if trouble is None:
+            template = LazyTemplate(returns)
+        else:
+            offset = _line_offset(returns, trouble.line)
             diags.error(
                 doc.span_in_string((*path, "returns"), offset),
                 "E208",
                 f"the template in returns of the tool '{name}' does not compile: "
-                f"{template.message}",
+                f"{trouble.message}",
                 "templates use {{ args.name }} for an argument; check the braces",
             )
-            template = None
     action: Action = data.get("action", "read")
     return ToolSpec(
         name=name,
@@ -181,14 +183,14 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
     kind = data["kind"]
     if kind == "openai":
         prompt = data.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
-        compiled = compile_template(prompt)
-        if not hasattr(compiled, "render"):
+        problem = check_template(prompt)
+        if problem is not None:
             diags.error(
                 doc.span_in_string((*path, "system_prompt"), _line_offset(prompt,
-                                                                          compiled.line)),
+                                                                          problem.line)),
                 "E208",
                 f"the system_prompt of the target '{name}' does not compile: "
-                f"{compiled.message}",
+                f"{problem.message}",
                 "use {{ now }} for the moment and {{ system }} for the scenario's "
                 "instructions",
             )

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from .errors import Diagnostic, did_you_mean, quoted_list
@@ -33,6 +33,15 @@ def validator(name: str) -> Any:
     from jsonschema import Draft202012Validator
 
     return Draft202012Validator(load_schema(name))
+
+
+@functools.cache
+def fast_validator(name: str) -> Callable[[Any], bool] | None:
+    """A compiled yes/no check for one of our schemas (``None`` when it cannot be
+    compiled: then jsonschema does all the work)."""
+    from .fastschema import compile_schema
+
+    return compile_schema(load_schema(name))
 
 
 def describe_path(path: Iterable[str | int]) -> str:
@@ -81,6 +90,9 @@ def validate(doc: Document, schema_name: str, what: str) -> list[Diagnostic]:
     in messages ("the scenario", "scenarist.yaml")."""
     if doc.data is None:
         return []
+    fast = fast_validator(schema_name)
+    if fast is not None and fast(doc.data):
+        return []  # valid: jsonschema (and its import) is needed only to explain errors
     errors = list(validator(schema_name).iter_errors(doc.data))
     if not errors:
         return []

@@ -1,0 +1,615 @@
+"""Lint: every check a run makes before it calls a model, on every file, and the warnings
+for what is legal but likely wrong — reported for people, editors and CI.
+
+The stage, in the order it runs:
+
+1. **Collect** the files named on the command line (files, or folders searched
+   recursively) and group them by their suite: the nearest ``scenarist.yaml`` in the
+   file's folder or above. A ``scenarist.yaml`` named directly, or met in a folder, is
+   linted as the suite it is. Files under no suite are linted without one.
+2. **Compile** each suite (:func:`dsl.suite.load_suite`) and each scenario file
+   (:func:`dsl.compile.compile_document`): load, validate and compile, exactly as a run
+   does, so lint finds what a run would refuse. Large batches are split across the
+   machine's cores (``os.fork`` after the imports; one process does its share, the others
+   send theirs back through a pipe).
+3. **Warn** (``W4xx``) about scenarios and suites that are legal but likely wrong: see
+   :func:`scenario_warnings` and :func:`suite_warnings`.
+4. **Report**: ``--strict`` turns warnings into errors; one diagnostic is kept per place
+   (:func:`dsl.errors.best_per_place`), sorted by file, line and column; then printed as
+   ``text`` (the source line and a caret), ``json`` or ``github`` (workflow commands).
+
+Unused library tools (``W403``) are reported only when every scenario of the suite was
+linted — the suite's folder (or one above it) was named, or all its files were — since a
+tool that no scenario *in this batch* uses may be used by one that was not linted.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import gc
+import json
+import math
+import os
+import pickle
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from .compile import compile_document
+from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
+from .load import DataPath, Document, iter_yaml_files, read_file
+from .model import Scenario
+from .suite import SUITE_FILE, Suite, load_suite
+
+Format = Literal["text", "json", "github"]
+FORMATS: tuple[Format, ...] = ("text", "json", "github")
+JSON_SCHEMA_VERSION = 1
+
+# Below this many files, forking costs more than it saves.
+PARALLEL_MIN_FILES = 64
+COMMAND_LINE = "<command line>"
+
+
+# ---------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class FileReport:
+    """What linting one scenario file found (small, so a worker process can send it)."""
+
+    file: str
+    diagnostics: tuple[Diagnostic, ...]
+    scenario_id: str | None  # None when the file did not compile
+    id_span: Span
+    uses: tuple[str, ...]  # names in given.tools: the library tools the file uses
+    excerpt: dict[int, str]  # the source lines the diagnostics point at
+
+
+@dataclass(slots=True)
+class LintResult:
+    """Every diagnostic of a lint, sorted, one per place, ``--strict`` applied."""
+
+    files: int
+    diagnostics: list[Diagnostic]
+    excerpts: dict[str, dict[int, str]] = field(default_factory=dict)
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity == "warning" for d in self.diagnostics)
+
+    def source_lines(self, file: str) -> list[str] | None:
+        """The file's lines as the renderer wants them (only the ones it will show)."""
+        lines = self.excerpts.get(file)
+        if not lines:
+            return None
+        out = [""] * max(lines)
+        for n, text in lines.items():
+            out[n - 1] = text
+        return out
+
+
+# ---------------------------------------------------------------- collecting files
+
+
+@dataclass(slots=True)
+class _Group:
+    """The files of one suite (or of none)."""
+
+    suite_file: Path | None
+    files: dict[Path, Path] = field(default_factory=dict)  # real path -> path as given
+    suite: Suite | None = None
+    whole: bool = False  # every scenario file of the suite is linted
+
+
+class _Paths:
+    """Real paths, display names and suite files, with one system call per folder
+    rather than per file."""
+
+    def __init__(self) -> None:
+        self.cwd = Path.cwd().resolve()
+        self._dirs: dict[Path, Path] = {}
+        self._suites: dict[Path, Path | None] = {}
+
+    def real(self, path: Path) -> Path:
+        if path.is_symlink():
+            return path.resolve()
+        parent = self._dirs.get(path.parent)
+        if parent is None:
+            parent = self._dirs[path.parent] = path.parent.resolve()
+        return parent / path.name
+
+    def display(self, real: Path, given: Path) -> str:
+        """Relative to the current folder when below it (as ``dsl.suite.display_path``)."""
+        try:
+            return str(real.relative_to(self.cwd))
+        except ValueError:
+            return str(given)
+
+    def suite_of(self, real_dir: Path) -> Path | None:
+        if real_dir in self._suites:
+            return self._suites[real_dir]
+        candidate = real_dir / SUITE_FILE
+        if candidate.is_file():
+            found: Path | None = candidate
+        elif real_dir.parent == real_dir:
+            found = None
+        else:
+            found = self.suite_of(real_dir.parent)
+        self._suites[real_dir] = found
+        return found
+
+
+def _collect(paths: Sequence[Path], names: _Paths) -> list[_Group]:
+    groups: dict[Path | None, _Group] = {}
+    seen: set[Path] = set()
+    covering: list[Path] = []
+
+    def group(suite_file: Path | None) -> _Group:
+        g = groups.get(suite_file)
+        if g is None:
+            g = groups[suite_file] = _Group(suite_file)
+        return g
+
+    def add(given: Path) -> None:
+        real = names.real(given)
+        if real in seen:
+            return
+        seen.add(real)
+        if real.name == SUITE_FILE:
+            group(real)
+            return
+        group(names.suite_of(real.parent)).files[real] = given
+
+    for p in paths:
+        if p.is_dir():
+            real_dir = p.resolve()
+            covering.append(real_dir)
+            suite_file = names.suite_of(real_dir)
+            if suite_file is not None:
+                group(suite_file)
+            for f in iter_yaml_files(p):
+                add(f)
+        else:
+            add(p)
+    for g in groups.values():
+        if g.suite_file is not None:
+            root = g.suite_file.parent
+            g.whole = any(c == root or c in root.parents for c in covering)
+    return list(groups.values())
+
+
+def _excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
+    try:
+        rel = real.relative_to(root).as_posix()
+    except ValueError:
+        return False
+    return any(fnmatch.fnmatch(rel, pat) for pat in patterns)
+
+
+def _suite_files(suite: Suite, names: _Paths) -> set[Path]:
+    """Every scenario file of a suite, as a run of its folder would find them."""
+    out = set()
+    for f in iter_yaml_files(suite.root):
+        if f.name == SUITE_FILE:
+            continue
+        real = names.real(f)
+        if not _excluded(real, suite.root, suite.exclude) and names.suite_of(
+                real.parent) == suite.root / SUITE_FILE:
+            out.add(real)
+    return out
+
+
+# ---------------------------------------------------------------- linting
+
+
+def lint_paths(paths: Sequence[Path], *, strict: bool = False,
+               jobs: int | None = None) -> LintResult:
+    """Lint every file under ``paths``; never raises on bad input. ``jobs``: processes to
+    use (default: one per core for large batches)."""
+    names = _Paths()
+    found: list[Diagnostic] = []
+    excerpts: dict[str, dict[int, str]] = {}
+    groups = _collect(paths, names)
+    paused = gc.isenabled()
+    gc.disable()  # the batch makes many objects and no cycles: collecting costs ~40%
+    try:
+        work: list[tuple[int, Path, str]] = []
+        for gi, g in enumerate(groups):
+            if g.suite_file is not None:
+                diags = Collector()
+                g.suite = load_suite(g.suite_file, diags)
+                found.extend(diags.diagnostics)
+                if g.suite.doc is not None:
+                    _add_excerpt(excerpts, g.suite.doc, diags.diagnostics)
+                g.files = {real: given for real, given in g.files.items()
+                           if not _excluded(real, g.suite.root, g.suite.exclude)}
+            for real, given in g.files.items():
+                work.append((gi, real, names.display(real, given)))
+        linter = _Linter(groups, names.cwd)
+        reports = _map(linter.file, work, _jobs(jobs, len(work)))
+    finally:
+        if paused:
+            gc.enable()
+    by_group: dict[int, list[FileReport]] = {}
+    for (gi, _, _), report in zip(work, reports, strict=True):
+        by_group.setdefault(gi, []).append(report)
+        found.extend(report.diagnostics)
+        if report.excerpt:
+            excerpts[report.file] = report.excerpt
+    for gi, g in enumerate(groups):
+        group_reports = by_group.get(gi, [])
+        found.extend(_duplicate_ids(group_reports))
+        if g.suite is not None:
+            if not g.whole and g.suite.tools:
+                g.whole = _suite_files(g.suite, names) <= set(g.files)
+            suite_diags = suite_warnings(g.suite, group_reports if g.whole else None)
+            found.extend(suite_diags)
+            if g.suite.doc is not None:
+                _add_excerpt(excerpts, g.suite.doc, suite_diags)
+    if not work and not any(g.suite_file for g in groups):
+        found.append(Diagnostic(
+            Span(COMMAND_LINE, 1, 1), "E212",
+            f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}",
+            "name scenario files or the folder that holds them",
+        ))
+    if strict:
+        found = [_as_error(d) for d in found]
+    return LintResult(len(work), best_per_place(found), excerpts)
+
+
+class _Linter:
+    """Lints one file of a group; lives in every worker process (forked, not pickled)."""
+
+    def __init__(self, groups: list[_Group], cwd: Path) -> None:
+        self.groups = groups
+        self.cwd = cwd
+
+    def file(self, item: tuple[int, Path, str]) -> FileReport:
+        gi, real, name = item
+        suite = self.groups[gi].suite
+        root = suite.root if suite is not None else self.cwd
+        diags = Collector()
+        doc = read_file(real, name)
+        scenario = compile_document(doc, suite, root, diags)
+        if scenario is not None:
+            diags.extend(scenario_warnings(scenario, doc, suite))
+        data = doc.data if isinstance(doc.data, dict) else {}
+        excerpts: dict[str, dict[int, str]] = {}
+        _add_excerpt(excerpts, doc, diags.diagnostics)
+        return FileReport(
+            file=name,
+            diagnostics=tuple(diags.diagnostics),
+            scenario_id=scenario.id if scenario is not None else None,
+            id_span=doc.span(("id",)) if "id" in data else Span(name, 1, 1),
+            uses=_library_names(data),
+            excerpt=excerpts.get(name, {}),
+        )
+
+
+def _library_names(data: dict[str, Any]) -> tuple[str, ...]:
+    given = data.get("given")
+    tools = given.get("tools") if isinstance(given, dict) else None
+    if not isinstance(tools, list):
+        return ()
+    return tuple(t for t in tools if isinstance(t, str))
+
+
+def _add_excerpt(excerpts: dict[str, dict[int, str]], doc: Document,
+                 diagnostics: Iterable[Diagnostic]) -> None:
+    wanted = {d.span.line for d in diagnostics if d.span.file == doc.path}
+    if not wanted or not doc.text:
+        return
+    lines = doc.text.splitlines()
+    mine = excerpts.setdefault(doc.path, {})
+    for n in wanted:
+        if 1 <= n <= len(lines):
+            mine[n] = lines[n - 1]
+
+
+def _duplicate_ids(reports: list[FileReport]) -> list[Diagnostic]:
+    out = []
+    first: dict[str, str] = {}
+    for r in reports:
+        if r.scenario_id is None:
+            continue
+        if r.scenario_id in first:
+            out.append(Diagnostic(r.id_span, "E205",
+                                  f"the scenario id '{r.scenario_id}' is already used by "
+                                  f"{first[r.scenario_id]}",
+                                  "give one of them a different 'id'"))
+        else:
+            first[r.scenario_id] = r.file
+    return out
+
+
+def _as_error(d: Diagnostic) -> Diagnostic:
+    if d.severity == "error":
+        return d
+    return Diagnostic(d.span, d.code, d.message, d.hint, "error")
+
+
+# ---------------------------------------------------------------- processes
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def _jobs(jobs: int | None, count: int) -> int:
+    if not hasattr(os, "fork"):
+        return 1
+    if jobs is None:
+        if count < PARALLEL_MIN_FILES:
+            return 1
+        jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+            os.cpu_count() or 1)
+    return max(1, min(jobs, count))
+
+
+def _map(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
+    """``[func(x) for x in items]`` across ``jobs`` processes. Each forked child takes
+    every ``jobs``-th item, computes, and sends its results back pickled through a pipe
+    while this process does its own share. A child that fails has its share redone here,
+    so an error in Scenarist surfaces here, with its traceback."""
+    if jobs <= 1:
+        return [func(x) for x in items]
+    shares = [items[k::jobs] for k in range(jobs)]
+    children: list[tuple[int, int]] = []
+    gc.freeze()  # keep the parent's objects out of the children's collections (and pages)
+    try:
+        for share in shares[1:]:
+            read_end, write_end = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child; measured by the benchmark
+                status = 1
+                try:
+                    os.close(read_end)
+                    payload = pickle.dumps([func(x) for x in share], pickle.HIGHEST_PROTOCOL)
+                    with os.fdopen(write_end, "wb") as out:
+                        out.write(payload)
+                    status = 0
+                finally:
+                    os._exit(status)
+            os.close(write_end)
+            children.append((pid, read_end))
+        results = [[func(x) for x in shares[0]]]
+        for (pid, read_end), share in zip(children, shares[1:], strict=True):
+            with os.fdopen(read_end, "rb") as pipe:
+                payload = pipe.read()
+            _, status = os.waitpid(pid, 0)
+            if status == 0 and payload:
+                results.append(pickle.loads(payload))  # noqa: S301 - our own child's output
+            else:
+                results.append([func(x) for x in share])
+    finally:
+        gc.unfreeze()
+    return [results[i % jobs][i // jobs] for i in range(len(items))]
+
+
+# ---------------------------------------------------------------- warnings
+
+
+def _check_place(doc: Document, i: int, item: Any) -> Span:
+    """Where check ``i`` of ``then`` starts: its name."""
+    if isinstance(item, dict) and len(item) == 1:
+        return doc.key_span(("then", i, next(iter(item))))
+    return doc.span(("then", i))
+
+
+def _check_item(item: Any) -> tuple[str, Any] | None:
+    """``(name, parameter)`` of a check in ``then`` (a bare name's parameter is true)."""
+    if isinstance(item, str):
+        return item, True
+    if isinstance(item, dict) and len(item) == 1:
+        ((name, param),) = item.items()
+        return str(name), param
+    return None
+
+
+def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
+    """W401, W402, W404, W405 and W406 for one compiled scenario (W404 for ``not_calls``
+    comes from the check itself, while it compiles)."""
+    from .checks import label
+    from .fastschema import equal
+
+    data: dict[str, Any] = doc.data
+    then: list[Any] = data.get("then") or []
+    out = Collector()
+
+    if not then:
+        out.warning(doc.key_span(("then",)), "W402",
+                    "this scenario has no checks, so every attempt passes",
+                    "add at least one check under 'then', e.g. - contains: \"18:00\"")
+
+    earlier: dict[str, list[tuple[int, Any]]] = {}
+    for i, item in enumerate(then):
+        check = _check_item(item)
+        if check is None:
+            continue
+        name, param = check
+        same = earlier.setdefault(name, [])
+        first = next((j for j, p in same if equal(p, param)), None)
+        if first is not None:
+            line = _check_place(doc, first, then[first]).line
+            out.warning(_check_place(doc, i, item), "W406",
+                        f"the check '{label(name, param)}' is already on line {line}; "
+                        "the same check twice adds nothing",
+                        "remove one of them")
+        else:
+            same.append((i, param))
+        _cannot_fail(s, doc, i, name, param, out)
+
+    _flaky_minimum(s, doc, data, suite, out)
+
+    if s.runs == 1:
+        judged = [(i, c) for i, c in enumerate(s.checks) if c.judge]
+        if judged:
+            i, c = judged[0]
+            at = doc.span(("runs",)) if "runs" in data else _check_place(doc, i, then[i])
+            out.warning(at, "W405",
+                        f"the judge check '{c.name}' runs only once (runs: 1); a judge is "
+                        "a model too, and one verdict says little",
+                        "use runs: 3 or more, so that the pass rate means something")
+    return out.diagnostics
+
+
+def _cannot_fail(s: Scenario, doc: Document, i: int, name: str, param: Any,
+                 out: Collector) -> None:
+    """W404 for checks that no attempt of this scenario can fail."""
+    item = doc.data["then"][i]
+    if name == "does_not_modify" and all(t.action == "read" for t in s.tools):
+        at = _check_place(doc, i, item)
+        why = ("the scenario has no tools" if not s.tools else
+               "every tool of the scenario is action: read, so no call changes anything")
+        out.warning(at, "W404", f"does_not_modify can never fail here: {why}",
+                    "remove the check, or give the tool that must not run its real action "
+                    "(create, update or delete)")
+    elif name == "asks_nothing_to_confirm" and not any(t.confirm for t in s.tools):
+        out.warning(_check_place(doc, i, item), "W404",
+                    "asks_nothing_to_confirm can never fail here: no tool of the scenario "
+                    "has confirm: true, so the agent is never stopped to ask",
+                    "remove the check, or add confirm: true to the tool that needs a yes "
+                    "first")
+    elif (name in ("calls_in_order", "tool_correctness") and isinstance(param, dict)
+          and param.get("threshold") == 0):
+        out.warning(doc.span(("then", i, name, "threshold")), "W404",
+                    f"{name} with threshold 0 can never fail: every score is at least 0",
+                    "raise the threshold (1.0 means every expected tool), or remove the check")
+
+
+def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suite | None,
+                   out: Collector) -> None:
+    """W401: with more than 5 runs, a minimum of all of them fails on one flake."""
+    runs, need = s.runs, s.min_pass
+    if runs <= 5 or need < runs:
+        return
+    hint = ("models vary from run to run; leave room for a failure or two, e.g. "
+            f"min_pass: {runs - max(1, runs // 10)}")
+    if "min_pass" in data:
+        out.warning(doc.span(("min_pass",)), "W401",
+                    f"min_pass is {need}, the same as runs: one flaky attempt fails the "
+                    "scenario", hint)
+    elif "min_pass_rate" in data:
+        out.warning(doc.span(("min_pass_rate",)), "W401",
+                    f"min_pass_rate {data['min_pass_rate']} of {runs} runs means all {runs} "
+                    "must pass: one flaky attempt fails the scenario", hint)
+    elif "runs" in data:
+        rate = suite.defaults.min_pass_rate if suite else 0.8
+        out.warning(doc.span(("runs",)), "W401",
+                    f"with runs {runs} and the suite's min_pass_rate {rate}, all {runs} runs "
+                    "must pass: one flaky attempt fails the scenario", hint)
+    # else: both come from the suite's defaults; suite_warnings reports it there, once
+
+
+def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[Diagnostic]:
+    """W401 for the suite's defaults; W403 for library tools that no scenario uses
+    (``reports`` is None when not every scenario of the suite was linted)."""
+    out = Collector()
+    doc = suite.doc
+    if doc is None or not isinstance(doc.data, dict):
+        return []
+    d = suite.defaults
+    need = math.ceil(d.min_pass_rate * d.runs - 1e-9)
+    if d.runs > 5 and need >= d.runs:
+        defaults = doc.data.get("defaults") or {}
+        path: DataPath = ("defaults", "min_pass_rate" if "min_pass_rate" in defaults
+                          else "runs")
+        out.warning(doc.span(path), "W401",
+                    f"the defaults ask all {d.runs} runs to pass (min_pass_rate "
+                    f"{d.min_pass_rate}): one flaky attempt fails a scenario",
+                    "models vary from run to run; leave room for a failure or two, e.g. "
+                    f"min_pass_rate: {round(1 - max(1, d.runs // 10) / d.runs, 2)}")
+    if reports is not None:
+        used = {name for r in reports for name in r.uses}
+        for name in suite.tools:
+            if name not in used:
+                out.warning(doc.key_span(("tools", name)), "W403",
+                            f"no scenario uses the tool '{name}'",
+                            f"remove it from {suite.file}, or add it to given.tools of "
+                            "the scenarios that should offer it")
+    return out.diagnostics
+
+
+# ---------------------------------------------------------------- output
+
+
+def summary_line(result: LintResult) -> str:
+    return (f"{result.files} file(s): {result.errors} error(s), "
+            f"{result.warnings} warning(s)")
+
+
+def format_text(result: LintResult, *, color: bool = False, quiet: bool = False) -> str:
+    """``file:line:col: error CODE message``, the source line, a caret and a hint; then
+    a summary line. ``quiet``: the first lines only, no summary."""
+    out = []
+    for d in result.diagnostics:
+        if quiet:
+            out.append(render(d, None, color=color).split("\n", 1)[0])
+        else:
+            out.append(render(d, result.source_lines(d.span.file), color=color))
+    if not quiet:
+        out.append(summary_line(result))
+    return "".join(line + "\n" for line in out)
+
+
+def format_json(result: LintResult) -> str:
+    """A stable shape (docs/lint.md): ``schema_version`` changes when it does."""
+    doc = {
+        "schema_version": JSON_SCHEMA_VERSION,
+        "files": result.files,
+        "errors": result.errors,
+        "warnings": result.warnings,
+        "diagnostics": [
+            {
+                "file": None if d.span.file == COMMAND_LINE else d.span.file,
+                "line": d.span.line,
+                "col": d.span.col,
+                "severity": d.severity,
+                "code": d.code,
+                "name": CODES[d.code].name,
+                "message": d.message,
+                "hint": d.hint,
+            }
+            for d in result.diagnostics
+        ],
+    }
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def format_github(result: LintResult) -> str:
+    """GitHub Actions workflow commands: one ``::error`` or ``::warning`` annotation per
+    diagnostic, shown on the pull request's lines; then the summary line."""
+    out = []
+    for d in result.diagnostics:
+        props = []
+        if d.span.file != COMMAND_LINE:
+            props += [f"file={_escape_property(d.span.file)}", f"line={d.span.line}",
+                      f"col={d.span.col}"]
+        props.append(f"title={_escape_property(f'{d.code} {CODES[d.code].name}')}")
+        message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
+        out.append(f"::{d.severity} {','.join(props)}::{_escape_data(message)}")
+    out.append(summary_line(result))
+    return "".join(line + "\n" for line in out)
+
+
+def format_result(result: LintResult, fmt: Format, *, color: bool = False,
+                  quiet: bool = False) -> str:
+    match fmt:
+        case "json":
+            return format_json(result)
+        case "github":
+            return format_github(result)
+        case _:
+            return format_text(result, color=color, quiet=quiet)
