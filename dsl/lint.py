@@ -38,7 +38,7 @@ from typing import Any, Literal, TypeVar
 
 from .compile import compile_document
 from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
-from .load import DataPath, Document, iter_yaml_files, read_file
+from .load import MAX_FILE_BYTES, DataPath, Document, iter_yaml_files, read_file
 from .model import Scenario
 from .suite import SUITE_FILE, Suite, load_suite
 
@@ -259,7 +259,29 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
         ))
     if strict:
         found = [_as_error(d) for d in found]
-    return LintResult(len(work), best_per_place(found), excerpts)
+    chosen = best_per_place(found)
+    _fill_excerpts(excerpts, chosen, {name: real for _, real, name in work})
+    return LintResult(len(work), chosen, excerpts)
+
+
+def _fill_excerpts(excerpts: dict[str, dict[int, str]], diagnostics: list[Diagnostic],
+                   files: dict[str, Path]) -> None:
+    """Source lines for diagnostics made after the file's own report (duplicate ids)."""
+    for d in diagnostics:
+        if d.span.line in excerpts.get(d.span.file, {}) or d.span.file not in files:
+            continue
+        try:
+            path = files[d.span.file]
+            if path.stat().st_size > MAX_FILE_BYTES:
+                continue
+            raw = path.read_bytes()
+        except OSError:
+            continue
+        if b"\x00" in raw:  # binary: no line worth showing
+            continue
+        lines = raw.decode("utf-8", errors="replace").splitlines()
+        if 1 <= d.span.line <= len(lines):
+            excerpts.setdefault(d.span.file, {})[d.span.line] = lines[d.span.line - 1]
 
 
 class _Linter:

@@ -295,7 +295,10 @@ def load_text(text: str, name: str) -> Document:
         if node is None:
             return _failed(name, _yaml_error(exc, text, name), text)
     builder = _Builder(name)
-    data = builder.convert(node, 0)
+    try:
+        data = builder.convert(node, 0)
+    except _TooMany as exc:
+        return Document(name, text, None, node, (builder.too_many(exc),))
     if builder.diagnostics:
         return Document(name, text, None, node, tuple(builder.diagnostics))
     return Document(name, text, data, node)
@@ -542,19 +545,7 @@ class _Builder:
     def convert(self, node: Any, depth: int) -> Any:
         self.count += 1
         if self.count > MAX_VALUES:
-            if not self._bombed:
-                self._bombed = True
-                self.diagnostics.append(
-                    Diagnostic(
-                        self._span(node),
-                        "Y109",
-                        f"the file expands to more than {MAX_VALUES:,} values through "
-                        "aliases (*name); this looks like a 'billion laughs' attack",
-                        "write the data out, or use the suite's tool library instead of "
-                        "anchors and aliases",
-                    )
-                )
-            return None
+            raise _TooMany(node)  # unwinds, collecting the path to this node
         if depth > MAX_DEPTH:
             if not self._bombed:
                 self._bombed = True
@@ -569,7 +560,7 @@ class _Builder:
         if ctag is _TAG_MAP:
             return self._mapping(node, depth)
         if ctag is _TAG_SEQ:
-            return [self.convert(item, depth + 1) for item in node.value]
+            return self._sequence(node, depth)
         tag = node.tag
         if tag and tag not in _KNOWN_TAGS:
             short = "!!" + tag[len(_STD):] if tag.startswith(_STD) else tag
@@ -586,8 +577,34 @@ class _Builder:
         if kind == "scalar":
             return self._scalar(node, tag in _PLAIN_RESOLVED)
         if kind == "sequence":
-            return [self.convert(item, depth + 1) for item in node.value]
+            return self._sequence(node, depth)
         return self._mapping(node, depth)
+
+    def _sequence(self, node: Any, depth: int) -> list[Any]:
+        try:
+            return [self.convert(item, depth + 1) for item in node.value]
+        except _TooMany as exc:
+            exc.path.append(node)
+            raise
+
+    def too_many(self, exc: _TooMany) -> Diagnostic:
+        """Y109 at the list or mapping whose alias makes the values explode: the first,
+        from the top, that holds a node written before it (only an alias can do that)."""
+        nodes = exc.path[::-1]
+        for parent, child in zip(nodes, nodes[1:], strict=False):
+            if child.start_mark.index < parent.start_mark.index:
+                return Diagnostic(
+                    self._span(parent),
+                    "Y109",
+                    f"the aliases (*name) here expand to more than {MAX_VALUES:,} values; "
+                    "this looks like a 'billion laughs' attack",
+                    "write the data out, or use the suite's tool library instead of "
+                    "anchors and aliases",
+                )
+        where = nodes[-2] if len(nodes) > 1 else nodes[-1]
+        return Diagnostic(self._span(where), "Y109",
+                          f"the file holds more than {MAX_VALUES:,} values; a scenario needs "
+                          "far fewer", "move large data out of the scenario")
 
     def _scalar(self, node: Any, resolvable: bool) -> Any:
         value: str = node.value
@@ -647,8 +664,20 @@ class _Builder:
                     )
                 )
                 continue
-            out[key] = self.convert(value_node, depth + 1)
+            try:
+                out[key] = self.convert(value_node, depth + 1)
+            except _TooMany as exc:
+                exc.path.append(node)
+                raise
         return out
+
+
+class _TooMany(Exception):
+    """More than MAX_VALUES values: raised at the node that crossed the limit."""
+
+    def __init__(self, node: Any) -> None:
+        super().__init__()
+        self.path = [node]  # innermost first
 
 
 def iter_yaml_files(root: FsPath) -> Iterator[FsPath]:

@@ -77,7 +77,9 @@ def load_suite(file: Path, diags: Collector) -> Suite:
     problems = validate(doc, "suite.schema.json", name)
     diags.extend(problems)
     if problems:
-        return Suite(file.parent.resolve(), name, doc)
+        # One mistake, reported once: the library's tools still exist for the scenarios
+        # that name them, even though the suite cannot run.
+        return Suite(file.parent.resolve(), name, doc, tools=_tools_as_named(doc))
     data: dict[str, Any] = doc.data
     root = file.parent.resolve()
     tools = {
@@ -105,6 +107,24 @@ def load_suite(file: Path, diags: Collector) -> Suite:
             f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}",
         )
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()))
+
+
+def _tools_as_named(doc: Document) -> dict[str, ToolSpec]:
+    """The library of a suite that failed validation: each tool's name, action and
+    confirm as written (when they make sense), nothing compiled."""
+    data = doc.data.get("tools") if isinstance(doc.data, dict) else None
+    if not isinstance(data, dict):
+        return {}
+    out = {}
+    for tname, tdata in data.items():
+        t = tdata if isinstance(tdata, dict) else {}
+        action = t.get("action", "read")
+        out[tname] = ToolSpec(
+            name=tname, description="", input_schema={"type": "object", "properties": {}},
+            action=action if action in ("read", "create", "update", "delete") else "read",
+            confirm=t.get("confirm") is True, returns="OK", span=doc.key_span(("tools", tname)),
+        )
+    return out
 
 
 def _kind(data: Any) -> str:

@@ -256,6 +256,8 @@ def _pattern_hint(path: DataPath) -> str:
                "book_appointment)"
     if last == "base_url":
         return "start with http:// or https://, e.g. http://127.0.0.1:8080/v1"
+    if last == "entry":
+        return "write the module, a colon and the function, e.g. myapp.agent:build"
     return ""
 
 

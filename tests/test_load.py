@@ -52,8 +52,17 @@ def test_billion_laughs_is_refused_fast_without_expanding() -> None:
     assert doc.data is None
     (d,) = doc.diagnostics
     assert d.code == "Y109"
-    assert d.message == ("the file expands to more than 100,000 values through aliases "
-                         "(*name); this looks like a 'billion laughs' attack")
+    assert d.message == ("the aliases (*name) here expand to more than 100,000 values; this "
+                         "looks like a 'billion laughs' attack")
+    assert d.span == Span("bomb.yaml", 6, 4)  # f: &f [*e, ...], where it crosses the limit
+    assert doc.span(("i", 0)) == Span("bomb.yaml", 8, 4)  # positions still read
+
+
+def test_too_many_values_without_aliases() -> None:
+    doc = load_text("given:\n  tools: [" + "1," * 100_001 + "1]\n", "many.yaml")
+    (d,) = doc.diagnostics
+    assert (d.code, d.span) == ("Y109", Span("many.yaml", 2, 10))
+    assert d.message == "the file holds more than 100,000 values; a scenario needs far fewer"
 
 
 def test_deep_nesting_is_refused_not_a_crash() -> None:
