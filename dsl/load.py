@@ -15,6 +15,7 @@ Nothing here raises on bad input: a file that cannot be loaded becomes a ``Docum
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 import re
@@ -591,7 +592,7 @@ class _Builder:
         """Y109 at the list or mapping whose alias makes the values explode: the first,
         from the top, that holds a node written before it (only an alias can do that)."""
         nodes = exc.path[::-1]
-        for parent, child in zip(nodes, nodes[1:], strict=False):
+        for parent, child in itertools.pairwise(nodes):
             if child.start_mark.index < parent.start_mark.index:
                 return Diagnostic(
                     self._span(parent),
