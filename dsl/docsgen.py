@@ -1,4 +1,5 @@
-"""Generates docs/checks.md from the check registry, so the reference cannot drift.
+"""Generates docs/checks.md from the check registry (and the code reference in docs/lint.md
+from ``dsl.codedocs``), so the references cannot drift.
 
 ``python -m dsl.docsgen`` rewrites the file; a test fails when it is out of date.
 """
@@ -70,10 +71,16 @@ def checks_markdown() -> str:
 
 
 def main(argv: list[str]) -> int:
+    from .codedocs import update_lint_doc
+
     root = Path(__file__).resolve().parent.parent
     out = Path(argv[0]) if argv else root / "docs" / "checks.md"
     out.write_text(checks_markdown(), "utf-8")
     print(f"wrote {out}")
+    if not argv:  # the diagnostic codes' reference inside docs/lint.md
+        lint_md = root / "docs" / "lint.md"
+        lint_md.write_text(update_lint_doc(lint_md.read_text("utf-8")), "utf-8")
+        print(f"wrote {lint_md}")
     return 0
 
 
