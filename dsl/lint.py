@@ -144,7 +144,8 @@ class _Paths:
         return found
 
 
-def _collect(paths: Sequence[Path], names: _Paths) -> list[_Group]:
+def _collect(paths: Sequence[Path], names: _Paths) -> tuple[list[_Group], list[Path]]:
+    """The files to lint, grouped by suite, and the folders walked (real paths)."""
     groups: dict[Path | None, _Group] = {}
     seen: set[Path] = set()
     covering: list[Path] = []
@@ -180,7 +181,7 @@ def _collect(paths: Sequence[Path], names: _Paths) -> list[_Group]:
         if g.suite_file is not None:
             root = g.suite_file.parent
             g.whole = any(c == root or c in root.parents for c in covering)
-    return list(groups.values())
+    return list(groups.values()), covering
 
 
 def _excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
@@ -191,17 +192,34 @@ def _excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
     return any(fnmatch.fnmatch(rel, pat) for pat in patterns)
 
 
-def _suite_files(suite: Suite, names: _Paths) -> set[Path]:
-    """Every scenario file of a suite, as a run of its folder would find them."""
-    out = set()
-    for f in iter_yaml_files(suite.root):
-        if f.name == SUITE_FILE:
+def _all_linted(suite: Suite, linted: set[Path], covered: Sequence[Path]) -> bool:
+    """Is every scenario file of the suite among ``linted``? Walks the suite's folder as a
+    run would, but not the ``covered`` folders, whose files were all collected already."""
+    skip = set(covered)
+    stack = [suite.root]
+    while stack:
+        folder = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
             continue
-        real = names.real(f)
-        if not _excluded(real, suite.root, suite.exclude) and names.suite_of(
-                real.parent) == suite.root / SUITE_FILE:
-            out.add(real)
-    return out
+        for e in entries:
+            name = e.name
+            if name.startswith("."):
+                continue
+            try:
+                if e.is_dir():
+                    sub = folder / name
+                    if (name != "runs" and not e.is_symlink() and sub not in skip
+                            and not (sub / SUITE_FILE).is_file()):  # another suite's
+                        stack.append(sub)
+                elif (name.endswith((".yaml", ".yml")) and name != SUITE_FILE and e.is_file()
+                      and not _excluded(folder / name, suite.root, suite.exclude)
+                      and (folder / name) not in linted):
+                    return False
+            except OSError:
+                continue
+    return True
 
 
 # ---------------------------------------------------------------- linting
@@ -214,7 +232,7 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
     names = _Paths()
     found: list[Diagnostic] = []
     excerpts: dict[str, dict[int, str]] = {}
-    groups = _collect(paths, names)
+    groups, covering = _collect(paths, names)
     paused = gc.isenabled()
     gc.disable()  # the batch makes many objects and no cycles: collecting costs ~40%
     try:
@@ -246,7 +264,7 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
         found.extend(_duplicate_ids(group_reports))
         if g.suite is not None:
             if not g.whole and g.suite.tools:
-                g.whole = _suite_files(g.suite, names) <= set(g.files)
+                g.whole = _all_linted(g.suite, set(g.files), covering)
             suite_diags = suite_warnings(g.suite, group_reports if g.whole else None)
             found.extend(suite_diags)
             if g.suite.doc is not None:
@@ -385,7 +403,13 @@ def _map(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
     try:
         for share in shares[1:]:
             read_end, write_end = os.pipe()
-            pid = os.fork()
+            try:
+                pid = os.fork()
+            except OSError:  # no more processes: this one does the share
+                os.close(read_end)
+                os.close(write_end)
+                children.append((-1, -1))
+                continue
             if pid == 0:  # pragma: no cover - the child; measured by the benchmark
                 status = 1
                 try:
@@ -400,9 +424,11 @@ def _map(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
             children.append((pid, read_end))
         results = [[func(x) for x in shares[0]]]
         for (pid, read_end), share in zip(children, shares[1:], strict=True):
-            with os.fdopen(read_end, "rb") as pipe:
-                payload = pipe.read()
-            _, status = os.waitpid(pid, 0)
+            payload, status = b"", 1
+            if pid > 0:
+                with os.fdopen(read_end, "rb") as pipe:
+                    payload = pipe.read()
+                _, status = os.waitpid(pid, 0)
             if status == 0 and payload:
                 results.append(pickle.loads(payload))  # noqa: S301 - our own child's output
             else:

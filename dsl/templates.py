@@ -31,21 +31,73 @@ def is_template(text: str) -> bool:
     return "{{" in text or "{%" in text
 
 
-# A template that only inserts values, ``Booked {{ args.date }} at {{ args.time }}.``: text
-# without ``{%`` or ``{#``, and ``{{ name.name }}`` with plain names that are not Jinja's
-# operators. Jinja compiles every such template; checking one needs no Jinja at all.
-_NAME = r"(?!(?:and|or|not|in|is|if|else)\b)[A-Za-z_][A-Za-z0-9_]*"
-_TEXT = r"(?:[^{]|\{(?![{%#]))*"
-_PLAIN_TEMPLATE = re.compile(
-    rf"{_TEXT}(?:\{{\{{ ?{_NAME}(?:\.{_NAME})* ?\}}\}}{_TEXT})*\Z"
-)
+# Templates people write are mostly of one small kind: text, values like
+# ``{{ args.date }}`` or ``{{ args.items | length }}``, and ``{% if system %}...{% endif %}``
+# (the default system prompt). Jinja compiles every template of that kind, so checking one
+# needs no Jinja (whose import alone costs a tenth of lint's budget); anything else — other
+# statements, arguments, operators, comments — is given to Jinja itself.
+_KEYWORDS = frozenset("and or not in is if else elif endif for endfor block endblock extends "
+                      "include import from as with without macro endmacro call endcall "
+                      "filter endfilter set endset raw endraw recursive true false none "
+                      "True False None".split())
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = rf"{_NAME}(?:\.{_NAME})*"
+_WS = r"[ \t\n]*"
+# built-in filters that need no argument (all of them in Jinja's sandbox; a test checks)
+PLAIN_FILTERS = frozenset("abs capitalize count e escape first float int last length list "
+                          "lower reverse round sort string striptags title tojson trim unique "
+                          "upper urlencode wordcount".split())
+_OPEN = re.compile(r"\{[{%#]")
+_VALUE = re.compile(rf"\{{\{{-?{_WS}({_DOTTED})((?:{_WS}\|{_WS}{_NAME})*){_WS}-?\}}\}}")
+_STATEMENT = re.compile(
+    rf"\{{%-?{_WS}(if|elif|else|endif)(?:[ \t\n]+(not[ \t\n]+)?({_DOTTED}))?{_WS}-?%\}}")
+
+
+def _plain_name(text: str) -> bool:
+    return not any(part in _KEYWORDS for part in text.split("."))
+
+
+def plainly_compiles(source: str) -> bool:
+    """True only when Jinja certainly compiles ``source``: text with ``{{ name.name }}``
+    values (optionally through argument-less filters) and properly nested
+    ``{% if [not] name %}``, ``{% elif ... %}``, ``{% else %}``, ``{% endif %}``."""
+    stack: list[bool] = []  # per open if: has its else been seen?
+    pos = 0
+    while (opener := _OPEN.search(source, pos)) is not None:
+        at = opener.start()
+        if (m := _VALUE.match(source, at)) is not None:
+            filters = [f.strip(" \t\n|") for f in m.group(2).split("|")[1:]]
+            if not _plain_name(m.group(1)) or not all(f in PLAIN_FILTERS for f in filters):
+                return False
+        elif (m := _STATEMENT.match(source, at)) is not None:
+            head, name = m.group(1), m.group(3)
+            if head in ("if", "elif"):
+                if name is None or not _plain_name(name):
+                    return False
+                if head == "if":
+                    stack.append(False)
+                elif not stack or stack[-1]:
+                    return False
+            elif name is not None or m.group(2) is not None or not stack:
+                return False
+            elif head == "else":
+                if stack[-1]:
+                    return False
+                stack[-1] = True
+            else:
+                stack.pop()
+        else:
+            return False
+        pos = m.end()
+    return not stack
 
 
 def check_template(source: str) -> TemplateProblem | None:
-    """What is wrong with a template, or None when it compiles. Jinja generates the
-    template's code (every check Jinja makes at compile time) but the Python compiler is
-    not run, and templates that only insert values are recognised without Jinja."""
-    if _PLAIN_TEMPLATE.match(source):
+    """What is wrong with a template, or None when it compiles. Common templates are
+    recognised without Jinja (:func:`plainly_compiles`); for the others Jinja generates
+    the template's code (every check it makes at compile time) but Python's compiler is
+    not run."""
+    if plainly_compiles(source):
         return None
     from jinja2 import TemplateSyntaxError
 

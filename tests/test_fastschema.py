@@ -24,7 +24,7 @@ from jsonschema.exceptions import SchemaError
 from dsl.fastschema import VALIDATION_KEYWORDS, compile_schema, plainly_valid_schema
 from dsl.load import read_file
 from dsl.resources import load_schema
-from dsl.templates import _PLAIN_TEMPLATE, check_template, compile_template
+from dsl.templates import PLAIN_FILTERS, check_template, compile_template, plainly_compiles
 
 from .conftest import REPO
 
@@ -231,16 +231,34 @@ def test_recursive_references() -> None:
 
 # ---------------------------------------------------------------- templates
 
-TEMPLATE_TEXT = st.lists(st.sampled_from([*"{}%#-|.ab _\n'\"(", "{{", "}}", "{%", "%}",
-                                          "args", "not", "in", " if ", "endif"]),
-                        max_size=30).map("".join)
+TEMPLATE_TEXT = st.lists(st.sampled_from([
+    *"{}%#-|.ab _\n'\"(", "{{", "}}", "{%", "%}", "{{-", "-}}", "{%-", "-%}", "{#", "#}",
+    "args", "not ", "in", " if ", "if ", "elif ", "else", "endif", "for", "x.y", " | ",
+    "length", "upper", "nofilter", "true", "loop", "{{ args.a }}", "{% if a %}",
+    "{% endif %}", "{% else %}", "{% elif b %}"]), max_size=24).map("".join)
 
 
 @SETTINGS
 @given(TEMPLATE_TEXT)
 def test_the_jinja_free_path_accepts_only_what_jinja_compiles(source: str) -> None:
-    if _PLAIN_TEMPLATE.match(source):
+    if plainly_compiles(source):
         assert not hasattr(compile_template(source), "message"), source
+
+
+def test_plain_filters_exist_in_the_sandbox() -> None:
+    from dsl.templates import environment
+
+    assert set(PLAIN_FILTERS) <= set(environment().filters)
+
+
+@pytest.mark.parametrize("source", [
+    "Booked {{ args.date }} at {{ args.time }}.",
+    "{% if system %}{{ system }}\n\n{% endif %}Current date and time: {{ now }}.",
+    "In transit; expected {{ args.code | length }} days.",
+    "{%- if not args.x -%}none{% elif args.y %}y{% else %}z{% endif %}",
+])
+def test_common_templates_need_no_jinja(source: str) -> None:
+    assert plainly_compiles(source)
 
 
 @pytest.mark.parametrize(("source", "ok"), [
