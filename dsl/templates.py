@@ -36,17 +36,22 @@ def is_template(text: str) -> bool:
 # (the default system prompt). Jinja compiles every template of that kind, so checking one
 # needs no Jinja (whose import alone costs a tenth of lint's budget); anything else — other
 # statements, arguments, operators, comments — is given to Jinja itself.
-_KEYWORDS = frozenset("and or not in is if else elif endif for endfor block endblock extends "
-                      "include import from as with without macro endmacro call endcall "
-                      "filter endfilter set endset raw endraw recursive true false none "
-                      "True False None".split())
+_KEYWORDS = frozenset([
+    "and", "or", "not", "in", "is", "if", "else", "elif", "endif", "for", "endfor",
+    "block", "endblock", "extends", "include", "import", "from", "as", "with",
+    "without", "macro", "endmacro", "call", "endcall", "filter", "endfilter", "set",
+    "endset", "raw", "endraw", "recursive", "true", "false", "none", "True", "False",
+    "None",
+])
 _NAME = r"[A-Za-z_][A-Za-z0-9_]*"
 _DOTTED = rf"{_NAME}(?:\.{_NAME})*"
 _WS = r"[ \t\n]*"
 # built-in filters that need no argument (all of them in Jinja's sandbox; a test checks)
-PLAIN_FILTERS = frozenset("abs capitalize count e escape first float int last length list "
-                          "lower reverse round sort string striptags title tojson trim unique "
-                          "upper urlencode wordcount".split())
+PLAIN_FILTERS = frozenset([
+    "abs", "capitalize", "count", "e", "escape", "first", "float", "int", "last",
+    "length", "list", "lower", "reverse", "round", "sort", "string", "striptags",
+    "title", "tojson", "trim", "unique", "upper", "urlencode", "wordcount",
+])
 _OPEN = re.compile(r"\{[{%#]")
 _VALUE = re.compile(rf"\{{\{{-?{_WS}({_DOTTED})((?:{_WS}\|{_WS}{_NAME})*){_WS}-?\}}\}}")
 _STATEMENT = re.compile(
