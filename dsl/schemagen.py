@@ -87,7 +87,18 @@ def _tool(named: bool) -> dict[str, Any]:
         "type": "object",
         "additionalProperties": False,
         "properties": props,
-        **_d("A fake tool: what the model sees, and what it gets back when it calls it."),
+        **_d(
+            "A fake tool: what the model sees, and what it gets back when it calls it.",
+            {
+                "name": "set_business_hours",
+                "description": "Change the opening hours of one day.",
+                "input_schema": {"type": "object", "properties": {"day": {"type": "string"}},
+                                 "required": ["day"]},
+                "action": "update",
+                "confirm": True,
+                "returns": "Hours for {{ args.day }} updated.",
+            },
+        ),
     }
     if named:
         schema["required"] = ["name"]
@@ -176,7 +187,10 @@ def scenario_schema() -> dict[str, Any]:
                 "type": "object",
                 "required": ["at"],
                 "additionalProperties": False,
-                **_d("The situation: the moment, optional extra instructions, the tools."),
+                **_d(
+                    "The situation: the moment, optional extra instructions, the tools.",
+                    {"at": "2026-09-29T10:00:00-03:00", "tools": ["list_business_hours"]},
+                ),
                 "properties": {
                     "at": {
                         "type": "string",
@@ -208,7 +222,11 @@ def scenario_schema() -> dict[str, Any]:
                             "then": {"$ref": "#/$defs/tool"},
                             "else": {"minLength": 1},
                         },
-                        **_d("The fake tools the agent can call."),
+                        **_d(
+                            "The fake tools the agent can call: names from the suite's "
+                            "library, or tools defined here.",
+                            ["list_business_hours", "search_slots"],
+                        ),
                     },
                 },
             },
@@ -316,7 +334,8 @@ def _target() -> dict[str, Any]:
         "retry": {
             "type": "object",
             "additionalProperties": False,
-            **_d("How failed requests are retried."),
+            **_d("How failed requests are retried.",
+                 {"max_attempts": 3, "backoff_ms": 500, "retry_on_status": [429, 503]}),
             "properties": {
                 "max_attempts": {"type": "integer", "minimum": 1, "maximum": 20,
                                  **_d("Tries per request, the first included.", 3)},
@@ -330,7 +349,10 @@ def _target() -> dict[str, Any]:
     return {
         "type": "object",
         "required": ["kind"],
-        **_d("A system under test."),
+        **_d("A system under test.",
+             {"kind": "openai", "base_url": "http://127.0.0.1:8080/v1",
+              "model": "qwen2.5-0.5b-instruct"},
+             {"kind": "replay", "cassette": "cassettes/local.jsonl"}),
         "properties": {"kind": common["kind"]},
         "allOf": [
             {
@@ -388,12 +410,15 @@ def suite_schema() -> dict[str, Any]:
                 "type": "object",
                 "propertyNames": {"pattern": NAME_PATTERN},
                 "additionalProperties": {"$ref": "#/$defs/target"},
-                **_d("The systems under test, by name."),
+                **_d("The systems under test, by name.",
+                     {"local": {"kind": "openai", "base_url": "http://127.0.0.1:8080/v1",
+                                "model": "qwen2.5-0.5b-instruct"}}),
             },
             "defaults": {
                 "type": "object",
                 "additionalProperties": False,
-                **_d("Values every scenario gets unless it says otherwise."),
+                **_d("Values every scenario gets unless it says otherwise.",
+                     {"target": "local", "runs": 5, "min_pass_rate": 0.8}),
                 "properties": {
                     "target": {"type": "string",
                                **_d("The target used when --target is not given.", "local")},
@@ -413,7 +438,10 @@ def suite_schema() -> dict[str, Any]:
                 "type": "object",
                 "propertyNames": {"pattern": NAME_PATTERN},
                 "additionalProperties": {"$ref": "#/$defs/library_tool"},
-                **_d("Tools defined once and used by name in scenarios' given.tools."),
+                **_d("Tools defined once and used by name in scenarios' given.tools.",
+                     {"list_business_hours": {
+                         "description": "List the clinic's opening hours, by day.",
+                         "returns": {"monday": "09:00-18:00"}}}),
             },
             "exclude": {
                 "type": "array",

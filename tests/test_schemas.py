@@ -27,7 +27,7 @@ def test_schema_is_valid_2020_12(name: str) -> None:
 def _walk(node: Any, path: str, out: list[str]) -> None:
     if isinstance(node, dict):
         for key, sub in (node.get("properties") or {}).items():
-            for field in ("description", "markdownDescription"):
+            for field in ("description", "markdownDescription", "examples"):
                 if field not in sub and "$ref" not in sub:
                     out.append(f"{path}.{key}: no {field}")
             _walk(sub, f"{path}.{key}", out)
@@ -38,7 +38,12 @@ def _walk(node: Any, path: str, out: list[str]) -> None:
             for sub in node.get(key) or []:
                 _walk(sub, path, out)
         for key, sub in (node.get("$defs") or {}).items():
-            _walk(sub, f"#{key}", out)
+            defs = sub.items() if key == "params" else [(key, sub)]  # params: one per check
+            for name, schema in defs:
+                for field in ("description", "markdownDescription", "examples"):
+                    if field not in schema:
+                        out.append(f"#{name}: no {field}")
+                _walk(schema, f"#{name}", out)
 
 
 @pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json"])
