@@ -70,10 +70,23 @@ def main() -> None:
 PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 
 
+def parse_shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        i, n = (int(x) for x in value.split("/"))
+    except ValueError:
+        raise click.BadParameter(f"'{value}' is not I/N (for example 2/8)") from None
+    if not 1 <= i <= n:
+        raise click.BadParameter(f"'{value}': I must be between 1 and N (for example 2/8)")
+    return i, n
+
+
 @main.command()
 @PATHS
 @click.option("--target", "-t", "targets", multiple=True, metavar="NAME",
-              help="Target to run against (default: the suite's defaults.target).")
+              help="Target to run against; repeat for several (default: the suite's "
+              "defaults.target).")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per scenario (overrides the "
               "files; min_pass is scaled to match).")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1),
@@ -82,15 +95,43 @@ PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
               help="Folder that receives the run folder.")
 @click.option("--record", type=click.Path(path_type=Path), metavar="FILE",
               help="Record every request and reply into a cassette for a replay target.")
+@click.option("--no-early-stop", is_flag=True, help="Run every planned attempt, even when a "
+              "scenario's verdict is already decided.")
+@click.option("--max-calls", type=click.IntRange(min=1), metavar="N",
+              help="Stop starting attempts once N model calls were made.")
+@click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
+              help="Stop starting attempts once N tokens were used.")
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False), metavar="RUNDIR",
+              help="Finish an interrupted run: run only its missing attempts.")
+@click.option("--retry-errors", is_flag=True, help="With --resume: also re-run attempts "
+              "that ended in an endpoint error.")
+@click.option("--shard", metavar="I/N", help="Run only shard I of N of the scenarios "
+              "(deterministic; combine the shards with scenarist merge).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
 def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
-        concurrency: int | None, out: Path, record: Path | None, quiet: bool) -> None:
+        concurrency: int | None, out: Path, record: Path | None, no_early_stop: bool,
+        max_calls: int | None, max_tokens: int | None, resume: Path | None,
+        retry_errors: bool, shard: str | None, quiet: bool) -> None:
     """Run the scenarios in PATHS (files or folders; default: the current folder)."""
     from .compile import build_plan
 
+    if retry_errors and resume is None:
+        raise click.UsageError("--retry-errors needs --resume RUNDIR")
+    shard_spec = parse_shard(shard)
+    saved: dict[str, Any] = {}
+    if resume is not None:
+        saved = _resume_settings(resume)
+        if paths or targets or runs or shard_spec:
+            raise click.UsageError("--resume takes the paths, targets, runs and shard of the "
+                                   "run it resumes; give only --resume RUNDIR")
+        paths = tuple(Path(p) for p in saved["paths"])
+        targets = tuple(saved["targets"])
+        runs = saved.get("runs")
+        shard_spec = (saved["shard"][0], saved["shard"][1]) if saved.get("shard") else None
     paths = paths or (Path("."),)
     try:
-        plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency)
+        plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency,
+                             shard=shard_spec)
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
@@ -103,49 +144,110 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                    f"variable {t.api_key_env}, which is not set", err=True)
     if missing:
         sys.exit(EXIT_INPUT)
-    sys.exit(_run_plan(plan, out, record, quiet))
+    settings = {"paths": [str(p) for p in paths], "targets": list(targets), "runs": runs,
+                "shard": list(shard_spec) if shard_spec else None}
+    sys.exit(_run_plan(plan, out, record, quiet, settings=settings, resume=resume,
+                       retry_errors=retry_errors, early_stop=not no_early_stop,
+                       max_calls=max_calls, max_tokens=max_tokens))
 
 
-def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool) -> int:
+def _resume_settings(run_dir: Path) -> dict[str, Any]:
+    from .store import RUN, read_json
+
+    try:
+        info = read_json(run_dir / RUN)
+    except RunDirError as exc:
+        click.echo(f"error: cannot resume: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    settings: dict[str, Any] = info.get("settings") or {}
+    if not settings.get("paths"):
+        click.echo(f"error: cannot resume {run_dir}: its run.json does not say what it ran",
+                   err=True)
+        sys.exit(EXIT_INPUT)
+    return settings
+
+
+def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
+              settings: dict[str, Any], resume: Path | None = None, retry_errors: bool = False,
+              early_stop: bool = True, max_calls: int | None = None,
+              max_tokens: int | None = None) -> int:
     from .report import write_report
     from .run import RunOptions, execute, run_info
-    from .store import PLAN, RUN, SUMMARY, create_run_dir, plan_json, write_json
+    from .store import (PLAN, RUN, SUMMARY, create_run_dir, latest_records, plan_changes,
+                        plan_json, read_json, truncate_torn, write_json)
     from .summarize import exit_code, summarize_dir
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
-    run_dir = create_run_dir(out)
-    info = run_info(plan, run_dir.name, started, sys.argv[1:])
+    new_plan = plan_json(plan)
+    prior: list[dict[str, Any]] = []
+    if resume is not None:
+        run_dir = resume
+        try:
+            old_plan = read_json(run_dir / PLAN)
+            info = read_json(run_dir / RUN)
+        except RunDirError as exc:
+            click.echo(f"error: cannot resume: {exc}", err=True)
+            return EXIT_INPUT
+        changes = plan_changes(old_plan, new_plan)
+        if changes:
+            click.echo(f"error: cannot resume {run_dir}: the plan changed since it started: "
+                       + "; ".join(changes) + ". Start a new run instead.", err=True)
+            return EXIT_INPUT
+        truncate_torn(run_dir)
+        prior = [r for r in latest_records(run_dir)
+                 if not (retry_errors and r["status"] == "error")]
+        info.setdefault("resumed_at", []).append(started.isoformat(timespec="seconds"))
+    else:
+        run_dir = create_run_dir(out)
+        info = run_info(plan, run_dir.name, started, sys.argv[1:])
+        info["settings"] = settings
+        write_json(run_dir / PLAN, new_plan)
     write_json(run_dir / RUN, info)
-    write_json(run_dir / PLAN, plan_json(plan))
-    progress = Progress(plan.attempts, enabled=not quiet and sys.stderr.isatty())
-    interrupted = False
-    state = None
+    done = frozenset((r["scenario"], r["target"], r["run"]) for r in prior)
+    todo = plan.attempts - len(done)
+    progress = Progress(todo, enabled=not quiet and sys.stderr.isatty())
+    options = RunOptions(plan.concurrency, record, early_stop=early_stop, max_calls=max_calls,
+                         max_tokens=max_tokens, done=done, prior=tuple(prior),
+                         handle_signals=True)
+
+    def notify(message: str) -> None:
+        progress.done()
+        click.echo(message, err=True)
+
     try:
-        state = asyncio.run(execute(plan, run_dir, RunOptions(plan.concurrency, record),
-                                    progress.update))
+        state = asyncio.run(execute(plan, run_dir, options, progress.update, notify=notify))
     except InputError as exc:
         progress.done()
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        interrupted = True
     progress.done()
+    sched = state.scheduler
     info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                duration_s=round(time.perf_counter() - t0, 3), interrupted=interrupted)
-    if state is not None and state.down:
-        info["targets_down"] = state.down
+                duration_s=round(time.perf_counter() - t0 + info.get("duration_s", 0), 3),
+                interrupted=state.interrupted)
+    if sched is not None:
+        info["early_stop"] = sched.saved() if early_stop else None
+        info["stopped"] = sched.stop_reason
+        if sched.down:
+            info["targets_down"] = sched.down
+    if state.lowest_concurrency:
+        info["throttled"] = state.lowest_concurrency
     write_json(run_dir / RUN, info)
     summary = summarize_dir(run_dir)
     write_json(run_dir / SUMMARY, summary)
     write_report(run_dir, summary=summary)
     print_summary(summary, quiet=quiet)
-    if state is not None:
-        for name, why in state.down.items():
-            click.echo(f"target '{name}' was given up on: {why}", err=True)
+    for name, why in state.down.items():
+        click.echo(f"target '{name}' was given up on: {why}", err=True)
+    if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
+        click.echo(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
+                   "attempts that ran.", err=True)
     click.echo(f"\nReport: {run_dir / 'report.html'}")
-    if interrupted:
-        click.echo("Interrupted: the summary and report cover the attempts that completed.",
+    if state.interrupted:
+        extra = f" ({state.cancelled} in flight were cancelled)" if state.cancelled else ""
+        click.echo(f"Interrupted{extra}: the summary and report cover the attempts that "
+                   f"completed. Finish the run with: scenarist run --resume {run_dir}",
                    err=True)
         return EXIT_INTERRUPTED
     return exit_code(summary)

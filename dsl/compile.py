@@ -7,6 +7,7 @@ Each problem is a located diagnostic; every file is compiled even when others fa
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import math
 from collections.abc import Iterable, Sequence
@@ -288,8 +289,12 @@ def build_plan(
     targets: Sequence[str] = (),
     runs: int | None = None,
     concurrency: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> tuple[Plan, Compiled]:
-    """Compile ``paths`` into a Plan for the chosen targets; raises InputError."""
+    """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
+
+    With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
+    the same files give the same split on every machine."""
     compiled = compile_paths(paths, runs=runs)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
@@ -305,5 +310,15 @@ def build_plan(
         scenarios=tuple(compiled.scenarios),
         targets=tuple(chosen),
         concurrency=concurrency or suite.defaults.concurrency,
+        suite_targets=tuple(suite.targets.values()),
     )
+    from .store import plan_hash, plan_json
+
+    plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
+    if shard is not None:
+        i, n = shard
+        ordered = sorted(plan.scenarios, key=lambda s: s.id)
+        mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}
+        plan = dataclasses.replace(
+            plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard)
     return plan, compiled

@@ -123,6 +123,7 @@ class Target:
     cassette: str = ""  # replay: path of the cassette (absolute)
     entry: str = ""  # python: module:function
     concurrency: int | None = None
+    attempt_timeout_ms: int | None = None  # the whole attempt (all its model calls)
     retry: Retry = Retry()
 
     def describe(self) -> str:
@@ -142,6 +143,9 @@ class Plan:
     scenarios: tuple[Scenario, ...]
     targets: tuple[Target, ...]
     concurrency: int
+    suite_targets: tuple[Target, ...] = ()  # every target of the suite (python agents use them)
+    shard: tuple[int, int] | None = None  # (i, n): this plan is shard i of n
+    full_hash: str = ""  # fingerprint of the whole plan, before sharding (merge checks it)
 
     @property
     def attempts(self) -> int:

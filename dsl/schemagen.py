@@ -270,11 +270,22 @@ def _target() -> dict[str, Any]:
         "concurrency": {
             "type": "integer",
             "minimum": 1,
-            **_d("The most attempts in flight against this target at once.", 4),
+            **_d("The most attempts in flight against this target at once (halved while "
+                 "the endpoint answers HTTP 429, then grown back).", 4),
+        },
+    }
+    attempt_timeout = {
+        "attempt_timeout_ms": {
+            "type": "integer",
+            "minimum": 1,
+            **_d("The most one whole attempt (all its model calls and tool calls) may take, "
+                 "in milliseconds; past it the attempt ends as a timeout error. Default: "
+                 "no limit.", 300000),
         },
     }
     openai_props = {
         **common,
+        **attempt_timeout,
         "base_url": {
             "type": "string",
             "pattern": "^https?://",
@@ -363,6 +374,7 @@ def _target() -> dict[str, Any]:
                     "additionalProperties": False,
                     "properties": {
                         **common,
+                        **attempt_timeout,
                         "entry": {
                             "type": "string",
                             "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",

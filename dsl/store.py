@@ -120,6 +120,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "attempts": plan.attempts,
         "max_model_calls": plan.max_model_calls,
         "concurrency": plan.concurrency,
+        "shard": list(plan.shard) if plan.shard else None,
+        "full_plan": plan.full_hash,
     }
 
 
@@ -161,3 +163,58 @@ def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
                 raise RunDirError(f"{path}:{n} is not valid JSON") from None
             check_version(record, f"{path}:{n}")
             yield record
+
+
+def plan_hash(plan: dict[str, Any]) -> str:
+    """A fingerprint of what a plan runs (resume and merge refuse a plan that changed)."""
+    import hashlib
+
+    keep = {k: plan[k] for k in ("targets", "scenarios") if k in plan}
+    text = json.dumps(keep, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def plan_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two plans, in words."""
+    out: list[str] = []
+    old_s = {s["id"]: s for s in old.get("scenarios", [])}
+    new_s = {s["id"]: s for s in new.get("scenarios", [])}
+    for sid in sorted(new_s.keys() - old_s.keys()):
+        out.append(f"scenario {sid} was added")
+    for sid in sorted(old_s.keys() - new_s.keys()):
+        out.append(f"scenario {sid} was removed")
+    for sid in sorted(old_s.keys() & new_s.keys()):
+        a, b = old_s[sid], new_s[sid]
+        fields = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k) and k != "line"]
+        if fields:
+            out.append(f"scenario {sid} changed ({', '.join(fields)})")
+    old_t = [(t["name"], t) for t in old.get("targets", [])]
+    new_t = [(t["name"], t) for t in new.get("targets", [])]
+    if old_t != new_t:
+        out.append("the targets changed: " + ", ".join(n for n, _ in old_t) + " → "
+                   + ", ".join(n for n, _ in new_t))
+    return out
+
+
+def truncate_torn(run_dir: Path) -> bool:
+    """Cut a torn last line (the writer was killed mid-line) so appending stays valid."""
+    path = run_dir / RESULTS
+    if not path.exists():
+        return False
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return False
+    keep = data.rfind(b"\n") + 1
+    with path.open("r+b") as f:
+        f.truncate(keep)
+    return True
+
+
+def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """Each attempt's latest record (a resumed run may have re-run errored attempts)."""
+    last: dict[tuple[str, str, int], int] = {}
+    for i, r in enumerate(iter_results(run_dir)):
+        last[(r["scenario"], r["target"], r["run"])] = i
+    for i, r in enumerate(iter_results(run_dir)):
+        if last.get((r["scenario"], r["target"], r["run"])) == i:
+            yield r

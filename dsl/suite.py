@@ -211,6 +211,7 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
             system_prompt=prompt,
             headers=dict(data.get("headers") or {}),
             concurrency=data.get("concurrency"),
+            attempt_timeout_ms=data.get("attempt_timeout_ms"),
             retry=retry,
         )
     if kind == "replay":
@@ -218,7 +219,8 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
         return Target(name=name, kind="replay", span=span, cassette=str(cassette),
                       concurrency=data.get("concurrency"))
     return Target(name=name, kind="python", span=span, entry=data["entry"],
-                  concurrency=data.get("concurrency"))
+                  concurrency=data.get("concurrency"),
+                  attempt_timeout_ms=data.get("attempt_timeout_ms"))
 
 
 def select_targets(suite: Suite, names: Iterable[str]) -> tuple[list[Target], list[Diagnostic]]:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import SCHEMA_VERSION
-from .store import PLAN, RUN, iter_results, read_json
+from .store import PLAN, RUN, latest_records, read_json
 
 Z95 = 1.959963984540054
 
@@ -136,13 +136,15 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
             a.made += len(made)
             a.expected += len(expected)
 
+    info = run or {}
+    saved = {(x["scenario"], x["target"]): x["runs"]
+             for x in (info.get("early_stop") or {}).get("by_scenario", [])}
     rows = []
     for sid, spec in scenarios.items():
         for t in targets:
-            rows.append(_row(spec, t, acc.get((sid, t), _Acc())))
+            rows.append(_row(spec, t, acc.get((sid, t), _Acc()), saved.get((sid, t), 0)))
     rows.sort(key=lambda r: (r["verdict"] == "pass", r["scenario"], r["target"]))
     totals = _totals(rows)
-    info = run or {}
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": info.get("run_id"),
@@ -151,13 +153,16 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
         "finished_at": info.get("finished_at") or last_started,
         "duration_s": info.get("duration_s"),
         "interrupted": info.get("interrupted", False),
+        "stopped": info.get("stopped"),
+        "early_stop": info.get("early_stop"),
+        "shard": plan.get("shard"),
         "targets": plan["targets"],
         "totals": totals,
         "scenarios": rows,
     }
 
 
-def _row(spec: dict[str, Any], target: str, a: _Acc) -> dict[str, Any]:
+def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str, Any]:
     decided = a.runs - a.errors
     low, high = wilson(a.passes, decided)
     planned = spec["runs"]
@@ -192,7 +197,8 @@ def _row(spec: dict[str, Any], target: str, a: _Acc) -> dict[str, Any]:
         "fails": a.fails,
         "unsure": a.unsure,
         "errors": a.errors,
-        "not_run": max(0, planned - a.runs),
+        "saved": saved,  # runs not needed: the verdict was decided (early stop)
+        "not_run": max(0, planned - a.runs - saved),
         "min_pass": spec["min_pass"],
         "pass_rate": round(a.passes / decided, 4) if decided else None,
         "ci_low": round(low, 4),
@@ -234,6 +240,7 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "unsure": sum(r["unsure"] for r in rows),
         "errors": sum(r["errors"] for r in rows),
         "not_run": sum(r["not_run"] for r in rows),
+        "saved": sum(r["saved"] for r in rows),
         "pass_rate": round(passes / decided, 4) if decided else None,
         "tokens": sum(r["tokens"]["total"] for r in rows),
         "model_calls": sum(r["model_calls"] for r in rows),
@@ -244,7 +251,7 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
 def summarize_dir(run_dir: Path) -> dict[str, Any]:
     plan = read_json(run_dir / PLAN)
     run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
-    return summarize_records(plan, iter_results(run_dir), run)
+    return summarize_records(plan, latest_records(run_dir), run)
 
 
 def exit_code(summary: dict[str, Any]) -> int:

@@ -123,7 +123,7 @@ def test_results_are_written_as_each_attempt_ends(tmp_path: Path, server: FakeSe
         seen.append(len(lines))
         assert json.loads(lines[-1])["run"] == rec["run"]
 
-    asyncio.run(execute(plan, run_dir, RunOptions(1), on_attempt))
+    asyncio.run(execute(plan, run_dir, RunOptions(1, early_stop=False), on_attempt))
     assert seen == [1, 2, 3]
 
 
@@ -342,7 +342,7 @@ def test_record_then_replay_offline(tmp_path: Path, server: FakeServer,
                                     cli_env: dict[str, str]) -> None:
     server.script(TOOL_THEN_ANSWER)
     make_suite(tmp_path, server)
-    r = run_cli("run", ".", "--record", "cassettes/fake.jsonl", cwd=tmp_path)
+    r = run_cli("run", ".", "--record", "cassettes/fake.jsonl", "--no-early-stop", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     live = sorted((x["run"], x["answer"], x["status"]) for x in results(tmp_path))
     cassette = (tmp_path / "cassettes/fake.jsonl").read_text().splitlines()
@@ -362,7 +362,7 @@ def test_record_then_replay_offline(tmp_path: Path, server: FakeServer,
 
         shutil.rmtree(d)
     server.script({"rules": []})
-    r = run_cli("run", ".", cwd=tmp_path)
+    r = run_cli("run", ".", "--no-early-stop", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     replayed = sorted((x["run"], x["answer"], x["status"]) for x in results(tmp_path))
     assert replayed == live
