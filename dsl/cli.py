@@ -127,6 +127,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         paths = tuple(Path(p) for p in saved["paths"])
         targets = tuple(saved["targets"])
         runs = saved.get("runs")
+        no_early_stop = not saved.get("early_stop", True)
         shard_spec = (saved["shard"][0], saved["shard"][1]) if saved.get("shard") else None
     paths = paths or (Path("."),)
     try:
@@ -144,8 +145,9 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                    f"variable {t.api_key_env}, which is not set", err=True)
     if missing:
         sys.exit(EXIT_INPUT)
-    settings = {"paths": [str(p) for p in paths], "targets": list(targets), "runs": runs,
-                "shard": list(shard_spec) if shard_spec else None}
+    settings = {"paths": [str(p.resolve()) for p in paths], "targets": list(targets),
+                "runs": runs, "shard": list(shard_spec) if shard_spec else None,
+                "early_stop": not no_early_stop}
     sys.exit(_run_plan(plan, out, record, quiet, settings=settings, resume=resume,
                        retry_errors=retry_errors, early_stop=not no_early_stop,
                        max_calls=max_calls, max_tokens=max_tokens))
@@ -173,8 +175,18 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
               max_tokens: int | None = None) -> int:
     from .report import write_report
     from .run import RunOptions, execute, run_info
-    from .store import (PLAN, RUN, SUMMARY, create_run_dir, latest_records, plan_changes,
-                        plan_json, read_json, truncate_torn, write_json)
+    from .store import (
+        PLAN,
+        RUN,
+        SUMMARY,
+        create_run_dir,
+        latest_records,
+        plan_changes,
+        plan_json,
+        read_json,
+        truncate_torn,
+        write_json,
+    )
     from .summarize import exit_code, summarize_dir
 
     started = dt.datetime.now(dt.UTC)
@@ -318,6 +330,34 @@ def report(run_dir: Path, output: Path | None) -> None:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
     click.echo(f"Report: {path}")
+
+
+@main.command()
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
+              help="Folder that receives the merged run folder.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
+def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
+    """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
+    summary and report. Exit codes as for run."""
+    from .report import write_report
+    from .store import SUMMARY, merge_runs, write_json
+    from .summarize import exit_code, summarize_dir
+
+    try:
+        merged, warnings = merge_runs(list(run_dirs), out)
+    except RunDirError as exc:
+        click.echo(f"error: cannot merge: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    summary = summarize_dir(merged)
+    write_json(merged / SUMMARY, summary)
+    write_report(merged, summary=summary)
+    print_summary(summary, quiet=quiet)
+    click.echo(f"\nMerged {len(run_dirs)} runs into {merged}\nReport: {merged / 'report.html'}")
+    sys.exit(exit_code(summary))
 
 
 @main.command()

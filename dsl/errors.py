@@ -151,7 +151,10 @@ class EndpointError(ScenaristError):
 
     Kinds: ``connection`` (refused, reset, DNS), ``timeout``, ``status`` (an HTTP error
     status after retries), ``malformed`` (a reply that is not a chat completion),
-    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised).
+    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised),
+    ``unsupported_tools`` (the server refuses tool definitions for this model),
+    ``tool_call_as_text`` (the server returned a tool call as plain text: it does not parse
+    the model's tool calls — check its chat template or tool-call parser).
     One kind is the model's fault, not the endpoint's: ``model_output`` (the server could
     not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
     the agent loop turns it into a failed attempt.

@@ -218,3 +218,60 @@ def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
     for i, r in enumerate(iter_results(run_dir)):
         if last.get((r["scenario"], r["target"], r["run"])) == i:
             yield r
+
+
+def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
+    """Combine shard run folders into one new run folder. Returns it and warnings.
+
+    Refuses runs of different plans (their ``full_plan`` fingerprints differ) and shards
+    that overlap (a scenario in two of them)."""
+    plans = [read_json(d / PLAN) for d in run_dirs]
+    infos = [read_json(d / RUN) if (d / RUN).exists() else {} for d in run_dirs]
+    fingerprints = {p.get("full_plan") for p in plans}
+    if len(fingerprints) != 1 or not next(iter(fingerprints)):
+        raise RunDirError("these runs come from different plans (or different versions of "
+                          "the files); merge only the shards of one run")
+    seen: dict[str, Path] = {}
+    for d, p in zip(run_dirs, plans, strict=True):
+        for s in p["scenarios"]:
+            if s["id"] in seen:
+                raise RunDirError(f"the scenario {s['id']} is in both {seen[s['id']]} and {d}; "
+                                  "merge each shard once")
+            seen[s["id"]] = d
+    warnings: list[str] = []
+    shards = [tuple(p["shard"]) for p in plans if p.get("shard")]
+    if shards:
+        n = shards[0][1]
+        missing = sorted(set(range(1, n + 1)) - {i for i, _ in shards})
+        if missing:
+            warnings.append(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)} are missing: "
+                            "their scenarios are not in the merged run")
+    scenarios = sorted((s for p in plans for s in p["scenarios"]), key=lambda s: s["id"])
+    merged_plan = {**plans[0], "scenarios": scenarios, "shard": None,
+                   "attempts": sum(p["attempts"] for p in plans),
+                   "max_model_calls": sum(p["max_model_calls"] for p in plans)}
+    out = create_run_dir(parent)
+    write_json(out / PLAN, merged_plan)
+    with (out / RESULTS).open("w", encoding="utf-8") as f:
+        for d in run_dirs:
+            for r in latest_records(d):
+                f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+    started = [i["started_at"] for i in infos if i.get("started_at")]
+    finished = [i["finished_at"] for i in infos if i.get("finished_at")]
+    saved = [x for i in infos for x in ((i.get("early_stop") or {}).get("by_scenario") or [])]
+    write_json(out / RUN, {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": out.name,
+        "suite": merged_plan.get("suite"),
+        "merged_from": [i.get("run_id", d.name) for i, d in zip(infos, run_dirs, strict=True)],
+        "started_at": min(started) if started else None,
+        "finished_at": max(finished) if finished else None,
+        "duration_s": max((i.get("duration_s") or 0 for i in infos), default=0),
+        "targets": infos[0].get("targets", merged_plan["targets"]) if infos else [],
+        "early_stop": {"runs": sum(x["runs"] for x in saved),
+                       "model_calls": sum((i.get("early_stop") or {}).get("model_calls", 0)
+                                          for i in infos),
+                       "by_scenario": saved},
+        "interrupted": any(i.get("interrupted") for i in infos),
+    })
+    return out, warnings
