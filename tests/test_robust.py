@@ -341,7 +341,7 @@ def test_ctrl_c_finishes_in_flight_attempts_and_reports(tmp_path: Path,
     run_dir = the_run(tmp_path / "runs")
     wait_for_lines(run_dir / "results.jsonl", 3)
     p.send_signal(signal.SIGINT)
-    out, err = p.communicate(timeout=30)
+    _out, err = p.communicate(timeout=30)
     assert p.returncode == 130, err
     assert "Interrupted: finishing 2 attempt(s) in flight" in err
     assert f"Finish the run with: scenarist run --resume {Path('runs') / run_dir.name}" in err

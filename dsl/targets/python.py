@@ -34,7 +34,7 @@ from .base import ChatModel
 @dataclass(slots=True)
 class _Record:
     calls: list[Call] = field(default_factory=list)
-    tokens: Tokens = Tokens()
+    tokens: Tokens = field(default_factory=Tokens)
     steps: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
