@@ -262,8 +262,8 @@ def test_unknown_tool_is_recorded_and_the_model_told(tmp_path: Path, server: Fak
      "HTTP 500 from {url}: '<html><body>Internal error</body></html>'"),
     ({"raw": "this is not json"}, "malformed",
      "the reply from {url} is not JSON: 'this is not json'"),
-    ({"status": 400, "body": {"error": {"message": "tools not supported"}}}, "status",
-     "HTTP 400 from {url}: '{{\"error\": {{\"message\": \"tools not supported\"}}}}'"),
+    ({"status": 400, "body": {"error": {"message": "max_tokens is too large"}}}, "status",
+     "HTTP 400 from {url}: '{{\"error\": {{\"message\": \"max_tokens is too large\"}}}}'"),
 ])
 def test_endpoint_failures_are_errors_not_model_failures(
         tmp_path: Path, server: FakeServer, cli_env: dict[str, str],
