@@ -18,6 +18,7 @@ only when even all the remaining runs could not reach min_pass.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -50,8 +51,12 @@ class Meter:
 
 
 class AdaptiveLimit:
-    """A target's concurrency: halves on HTTP 429, grows back by one after as many
-    successful replies as the current limit (additive increase, multiplicative decrease)."""
+    """A target's concurrency: halves on HTTP 429 — at most once per ``COOLDOWN_S``, so a
+    burst of 429s from requests already in flight counts once — and grows back by one
+    after every ``limit / 4`` successful replies (additive increase, multiplicative
+    decrease, as TCP does)."""
+
+    COOLDOWN_S = 1.0
 
     def __init__(self, maximum: int) -> None:
         self.maximum = maximum
@@ -60,6 +65,7 @@ class AdaptiveLimit:
         self._streak = 0
         self._cond = asyncio.Condition()
         self.lowest = maximum
+        self._last_cut = -1e9
 
     async def __aenter__(self) -> None:
         async with self._cond:
@@ -72,6 +78,10 @@ class AdaptiveLimit:
             self._cond.notify_all()
 
     def throttled(self) -> None:
+        now = time.monotonic()
+        if now - self._last_cut < self.COOLDOWN_S:
+            return
+        self._last_cut = now
         self.limit = max(1, self.limit // 2)
         self.lowest = min(self.lowest, self.limit)
         self._streak = 0
@@ -80,7 +90,7 @@ class AdaptiveLimit:
         if self.limit >= self.maximum:
             return
         self._streak += 1
-        if self._streak >= self.limit:
+        if self._streak >= max(1, self.limit // 4):
             self._streak = 0
             self.limit += 1
             # wake waiters: there is room now (notify needs the lock: do it soon)

@@ -150,7 +150,8 @@ def test_throttling_halves_the_targets_concurrency(tmp_path: Path, server: FakeS
     r = run_cli("run", ".", "-j", "8", "--no-early-stop", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     info = json.loads((the_run(tmp_path / "runs") / "run.json").read_text())
-    assert info["throttled"] == {"fake": 1}  # 8 → 4 → 2 → 1, then grown back
+    # a burst of 429s from requests already in flight halves once (8 → 4), then grows back
+    assert info["throttled"] == {"fake": 4}
     assert all(x["status"] == "pass" for x in records(the_run(tmp_path / "runs")))
 
 
@@ -410,3 +411,33 @@ def test_several_targets_side_by_side(tmp_path: Path, server: FakeServer,
                                                                          ("good", "pass")]
     finally:
         other.process.terminate()
+
+
+def test_adaptive_limit_halves_once_per_cooldown_and_grows_back(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import asyncio
+
+    from dsl import schedule
+
+    now = [100.0]
+    monkeypatch.setattr(schedule.time, "monotonic", lambda: now[0])
+
+    async def scenario() -> list[int]:
+        lim = schedule.AdaptiveLimit(16)
+        seen = []
+        lim.throttled()
+        lim.throttled()  # same burst: ignored
+        seen.append(lim.limit)
+        now[0] += 1.5
+        lim.throttled()
+        seen.append(lim.limit)
+        for _ in range(2):  # one step up after limit // 4 = 1 success... then 2 at 5
+            lim.succeeded()
+        seen.append(lim.limit)
+        for _ in range(100):
+            lim.succeeded()
+        seen.append(lim.limit)
+        seen.append(lim.lowest)
+        return seen
+
+    assert asyncio.run(scenario()) == [8, 4, 6, 16, 4]
