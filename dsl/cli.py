@@ -107,11 +107,18 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
               "that ended in an endpoint error.")
 @click.option("--shard", metavar="I/N", help="Run only shard I of N of the scenarios "
               "(deterministic; combine the shards with scenarist merge).")
+@click.option("--judge", "judge_target", metavar="TARGET",
+              help="The target that judges (overrides judge.target in scenarist.yaml).")
+@click.option("--no-judge-cache", is_flag=True, help="Ask the judge every question again "
+              "(and do not store the answers).")
+@click.option("--record-judge", type=click.Path(path_type=Path), metavar="FILE",
+              help="Record the judge's questions and replies into a cassette.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
 def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         concurrency: int | None, out: Path, record: Path | None, no_early_stop: bool,
         max_calls: int | None, max_tokens: int | None, resume: Path | None,
-        retry_errors: bool, shard: str | None, quiet: bool) -> None:
+        retry_errors: bool, shard: str | None, judge_target: str | None,
+        no_judge_cache: bool, record_judge: Path | None, quiet: bool) -> None:
     """Run the scenarios in PATHS (files or folders; default: the current folder)."""
     from .compile import build_plan
 
@@ -128,11 +135,12 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         targets = tuple(saved["targets"])
         runs = saved.get("runs")
         no_early_stop = not saved.get("early_stop", True)
+        judge_target = saved.get("judge")
         shard_spec = (saved["shard"][0], saved["shard"][1]) if saved.get("shard") else None
     paths = paths or (Path("."),)
     try:
         plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency,
-                             shard=shard_spec)
+                             shard=shard_spec, judge_target=judge_target)
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
@@ -147,10 +155,11 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         sys.exit(EXIT_INPUT)
     settings = {"paths": [str(p.resolve()) for p in paths], "targets": list(targets),
                 "runs": runs, "shard": list(shard_spec) if shard_spec else None,
-                "early_stop": not no_early_stop}
+                "early_stop": not no_early_stop, "judge": judge_target}
     sys.exit(_run_plan(plan, out, record, quiet, settings=settings, resume=resume,
                        retry_errors=retry_errors, early_stop=not no_early_stop,
-                       max_calls=max_calls, max_tokens=max_tokens))
+                       max_calls=max_calls, max_tokens=max_tokens,
+                       judge_cache=not no_judge_cache, record_judge=record_judge))
 
 
 def _resume_settings(run_dir: Path) -> dict[str, Any]:
@@ -172,7 +181,8 @@ def _resume_settings(run_dir: Path) -> dict[str, Any]:
 def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
               settings: dict[str, Any], resume: Path | None = None, retry_errors: bool = False,
               early_stop: bool = True, max_calls: int | None = None,
-              max_tokens: int | None = None) -> int:
+              max_tokens: int | None = None, judge_cache: bool = True,
+              record_judge: Path | None = None) -> int:
     from .report import write_report
     from .run import RunOptions, execute, run_info
     from .store import (
@@ -221,7 +231,8 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
     progress = Progress(todo, enabled=not quiet and sys.stderr.isatty())
     options = RunOptions(plan.concurrency, record, early_stop=early_stop, max_calls=max_calls,
                          max_tokens=max_tokens, done=done, prior=tuple(prior),
-                         handle_signals=True)
+                         handle_signals=True, judge_cache=judge_cache,
+                         record_judge=record_judge)
 
     def notify(message: str) -> None:
         progress.done()
@@ -245,6 +256,9 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
             info["targets_down"] = sched.down
     if state.lowest_concurrency:
         info["throttled"] = state.lowest_concurrency
+    if state.judge is not None:
+        info["judge"] = {**state.judge, "cache": judge_cache,
+                         "target": plan.judge.target.name if plan.judge else None}
     write_json(run_dir / RUN, info)
     summary = summarize_dir(run_dir)
     write_json(run_dir / SUMMARY, summary)
@@ -270,16 +284,17 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
 @click.option("--target", "-t", "targets", multiple=True, metavar="NAME",
               help="Target(s) to plan for (default: the suite's default).")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per scenario.")
+@click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
-         as_json: bool) -> None:
+         judge_target: str | None, as_json: bool) -> None:
     """Show what a run would do: scenarios × targets × runs, and the most model calls."""
     from .compile import build_plan
     from .store import plan_json
 
     paths = paths or (Path("."),)
     try:
-        p, _ = build_plan(paths, targets=targets, runs=runs)
+        p, _ = build_plan(paths, targets=targets, runs=runs, judge_target=judge_target)
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
@@ -292,8 +307,13 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         click.echo(f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
                    f"{len(s.checks):>6}  {s.runs * s.max_steps * len(p.targets):>10}")
     names = ", ".join(f"{t.name} ({t.describe()})" for t in p.targets)
+    judged = ""
+    if p.judge_calls:
+        judge_name = p.judge.target.name if p.judge else "?"
+        judged = (f" and {p.judge_calls} judge questions ({judge_name}; up to "
+                  f"{p.judge.max_attempts if p.judge else 1} tries each)")
     click.echo(f"\n{len(p.scenarios)} scenarios × {len(p.targets)} target(s) [{names}] = "
-               f"{p.attempts} attempts; at most {p.max_model_calls} model calls")
+               f"{p.attempts} attempts; at most {p.max_model_calls} model calls{judged}")
 
 
 @main.command()

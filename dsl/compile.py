@@ -99,14 +99,18 @@ def compile_paths(
     *,
     runs: int | None = None,
     require_suite: bool = True,
+    judge_target: str | None = None,
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths``. Never raises on bad
-    input: the diagnostics are in the result."""
+    input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
+    target (``scenarist run --judge NAME``)."""
     diags = Collector()
     suite_file = find_suite(paths, diags)
     suite: Suite | None = None
     if suite_file is not None:
         suite = load_suite(suite_file, diags)
+        if judge_target is not None:
+            suite = _override_judge(suite, judge_target, diags)
     elif require_suite and not diags.has_errors:
         where = display_path(paths[0]) if paths else "."
         diags.error(
@@ -142,6 +146,21 @@ def compile_paths(
         result.scenarios.append(scenario)
     result.diagnostics = diags.diagnostics
     return result
+
+
+def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
+    from .judge import JudgeConfig
+
+    target = suite.targets.get(name)
+    if target is None or target.kind == "python":
+        why = "is a python agent" if target else "is not defined"
+        diags.error(Span("<command line>", 1, 1), "E219",
+                    f"--judge {name}: the target {why}{did_you_mean(name, suite.targets)}",
+                    "the judge must be a kind: openai or replay target of the suite")
+        return suite
+    base = suite.judge or JudgeConfig(target=target,
+                                      cache_dir=suite.root / ".scenarist" / "judge-cache")
+    return dataclasses.replace(suite, judge=dataclasses.replace(base, target=target))
 
 
 def scenario_id(path: Path, root: Path) -> str:
@@ -204,8 +223,17 @@ def compile_document(
         prepared = ctype.prepare(param, ctx)
         if prepared is None:
             continue
-        checks.append(CompiledCheck(name, label(name, param), prepared, ctype.evaluate,
-                                    doc.span(("then", i)), ctype.judge))
+        if ctype.judge and (suite is None or suite.judge is None):
+            local.error(doc.key_span(("then", i, name)) if isinstance(item, dict)
+                        else doc.span(("then", i)), "E218",
+                        f"the check '{name}' needs the LLM judge, and "
+                        f"{suite.file if suite else 'the suite'} has no judge",
+                        "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
+            continue
+        checks.append(CompiledCheck(
+            name, label(name, param), prepared, ctype.evaluate, doc.span(("then", i)),
+            ctype.judge, ctype.evaluate_async,
+            ctype.judge_calls(prepared) if ctype.judge_calls else 0))
 
     defaults = suite.defaults if suite else None
     scenario_runs = data.get("runs", defaults.runs if defaults else 5)
@@ -290,12 +318,13 @@ def build_plan(
     runs: int | None = None,
     concurrency: int | None = None,
     shard: tuple[int, int] | None = None,
+    judge_target: str | None = None,
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
 
     With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
     the same files give the same split on every machine."""
-    compiled = compile_paths(paths, runs=runs)
+    compiled = compile_paths(paths, runs=runs, judge_target=judge_target)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)
@@ -311,6 +340,8 @@ def build_plan(
         targets=tuple(chosen),
         concurrency=concurrency or suite.defaults.concurrency,
         suite_targets=tuple(suite.targets.values()),
+        judge=suite.judge,
+        redact=suite.redact,
     )
     from .store import plan_hash, plan_json
 

@@ -94,6 +94,8 @@ CODES: dict[str, Code] = {
         Code("E215", "duplicate-tool", "Two tools in one scenario have the same name."),
         Code("E216", "missing-path", "A path given on the command line does not exist."),
         Code("E217", "unknown-check-name", "expect names a check the suite does not define."),
+        Code("E218", "no-judge", "A judge check in a suite without a judge."),
+        Code("E219", "bad-judge", "The judge's configuration cannot be used."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),

@@ -43,6 +43,8 @@ class RunOptions:
     done: frozenset[Key] = frozenset()  # resume: attempts already recorded
     prior: tuple[dict[str, Any], ...] = ()  # resume: their records (for early stop)
     handle_signals: bool = False  # install the Ctrl-C handler (the CLI does)
+    judge_cache: bool = True  # --no-judge-cache turns the judge's cache off
+    record_judge: Path | None = None  # a cassette of the judge's questions and replies
 
 
 @dataclass(slots=True)
@@ -79,6 +81,7 @@ class RunState:
     interrupted: bool = False
     cancelled: int = 0  # attempts in flight when a second Ctrl-C cancelled them
     lowest_concurrency: dict[str, int] = field(default_factory=dict)
+    judge: dict[str, int] | None = None  # questions asked, cache hits, tokens
 
     @property
     def down(self) -> dict[str, str]:
@@ -127,18 +130,35 @@ def open_model(target: Target, concurrency: int, on_throttle: Any = None) -> Cha
     raise ValueError(f"{target.kind} targets are not model endpoints")
 
 
-async def evaluate(scenario: Scenario, data: AttemptData) -> list[dict[str, Any]]:
-    """Every check of the scenario on one attempt. Async: judge checks ask a model."""
-    out = []
-    for c in scenario.checks:
+async def evaluate(scenario: Scenario, data: AttemptData,
+                   judge: Any = None) -> tuple[list[dict[str, Any]], str | None]:
+    """Every check of the scenario on one attempt, and the judge's endpoint failure if
+    there was one. Judge checks are asked concurrently."""
+
+    async def one(c: Any) -> Outcome:
         try:
-            o = c.run(data)
+            if c.judge and c.evaluate_async is not None and judge is not None:
+                outcome: Outcome = await c.evaluate_async(c.params, data, judge)
+                return outcome
+            return c.run(data)  # type: ignore[no-any-return]
         except Exception as exc:  # a bug in a check must not end the run
-            o = Outcome("error", f"the check could not be evaluated: {type(exc).__name__}: "
-                                 f"{exc}")
-        out.append({"check": c.name, "label": c.label, "status": o.status,
-                    "score": o.score, "reason": o.reason})
-    return out
+            return Outcome("error", f"the check could not be evaluated: "
+                                    f"{type(exc).__name__}: {exc}")
+
+    outcomes = await asyncio.gather(*(one(c) for c in scenario.checks))
+    out = []
+    judge_failure = None
+    for c, o in zip(scenario.checks, outcomes, strict=True):
+        item: dict[str, Any] = {"check": c.name, "label": c.label, "status": o.status,
+                                "score": o.score, "reason": o.reason}
+        if o.items:
+            item["items"] = [{k: v for k, v in i.items() if k != "evidence"} for i in o.items]
+        if o.evidence is not None:
+            item["evidence"] = dict(o.evidence)
+        if o.judge_error and judge_failure is None:
+            judge_failure = o.reason
+        out.append(item)
+    return out, judge_failure
 
 
 def attempt_status(data: AttemptData, checks: list[dict[str, Any]]) -> tuple[str, str]:
@@ -194,7 +214,8 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
     return rec
 
 
-async def run_one(model: Any, scenario: Scenario, target: Target, run: int) -> dict[str, Any]:
+async def run_one(model: Any, scenario: Scenario, target: Target, run: int,
+                  judge: Any = None) -> dict[str, Any]:
     """One attempt, start to finish, as a record. Never raises for endpoint trouble."""
     started = dt.datetime.now(dt.UTC)
     timeout = target.attempt_timeout_ms / 1000 if target.attempt_timeout_ms else None
@@ -215,7 +236,11 @@ async def run_one(model: Any, scenario: Scenario, target: Target, run: int) -> d
                                        "(attempt_timeout_ms)")
         return make_record(scenario, target, run, started, "error",
                            f"timeout: {err.message}", error=err)
-    checks = await evaluate(scenario, data)
+    checks, judge_failure = await evaluate(scenario, data, judge)
+    if judge_failure is not None:  # the judge could not be asked: no verdict, not a failure
+        err = EndpointError("judge", judge_failure)
+        return make_record(scenario, target, run, started, "error", f"judge: {judge_failure}",
+                           data=data, error=err, checks=checks)
     status, reason = attempt_status(data, checks)
     return make_record(scenario, target, run, started, status, reason, data=data,
                        checks=checks)
@@ -238,7 +263,20 @@ async def execute(
     limits: dict[str, AdaptiveLimit] = {}
     models: dict[str, Any] = {}
     failures_in_row: dict[str, int] = {}
+    redactor = plan.redact.redactor(plan.suite_targets) if plan.redact is not None else \
+        _default_redactor(plan)
+    judge = None
     try:
+        if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.checks):
+            from .judge import Judge
+
+            jt = plan.judge.target
+            jmodel: Any = open_model(jt, max(4, options.concurrency))
+            if options.record_judge is not None:
+                from .targets.cassette import Recorder
+
+                jmodel = Recorder(jmodel, options.record_judge, jt.name, redactor)
+            judge = Judge(plan.judge, jmodel, redactor, use_cache=options.judge_cache)
         for t in plan.targets:
             cap = min(t.concurrency or options.concurrency, options.concurrency)
             limit = limits[t.name] = AdaptiveLimit(cap)
@@ -251,9 +289,9 @@ async def execute(
             if options.record is not None:
                 from .targets.cassette import Recorder
 
-                model = Recorder(model, options.record, t.name)
+                model = Recorder(model, options.record, t.name, redactor)
             models[t.name] = Metered(model, scheduler.meter, limit)
-        writer = ResultsWriter(run_dir)
+        writer = ResultsWriter(run_dir, redactor)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0
 
@@ -267,7 +305,8 @@ async def execute(
                 async with limits[target.name]:
                     in_flight += 1
                     try:
-                        rec = await run_one(models[target.name], scenario, target, run)
+                        rec = await run_one(models[target.name], scenario, target, run,
+                                            judge)
                     finally:
                         in_flight -= 1
                 _breaker(rec, target.name, failures_in_row, scheduler)
@@ -304,9 +343,18 @@ async def execute(
     finally:
         for m in models.values():
             await m.aclose()
+        if judge is not None:
+            state.judge = judge.stats()
+            await judge.model.aclose()
     state.lowest_concurrency = {n: lim.lowest for n, lim in limits.items()
                                 if lim.lowest < lim.maximum}
     return state
+
+
+def _default_redactor(plan: Plan) -> Any:
+    from .redact import build
+
+    return build({t.api_key_env for t in plan.suite_targets if t.api_key_env})
 
 
 def _breaker(rec: dict[str, Any], target: str, in_row: dict[str, int],

@@ -427,6 +427,59 @@ def suite_schema() -> dict[str, Any]:
                 "additionalProperties": {"$ref": "#/$defs/library_tool"},
                 **_d("Tools defined once and used by name in scenarios' given.tools."),
             },
+            "judge": {
+                "type": "object",
+                "required": ["target"],
+                "additionalProperties": False,
+                **_d("The LLM judge for checks like faithful, answers_the_question, judge and "
+                     "criteria.", {"target": "local", "min_confidence": 0.8}),
+                "properties": {
+                    "target": {"type": "string", **_d(
+                        "The target that judges: any kind: openai (or replay) target.",
+                        "local")},
+                    "model": {"type": "string", **_d(
+                        "A model name to send instead of the target's.", "qwen2.5-7b-instruct")},
+                    "temperature": {"type": "number", "minimum": 0, "maximum": 2, **_d(
+                        "The judge's temperature (default 0: the same question gets the "
+                        "same answer).", 0)},
+                    "seed": {"type": "integer", **_d("The judge's seed (default 0).", 0)},
+                    "min_confidence": {"type": "number", "minimum": 0, "maximum": 1, **_d(
+                        "Below this confidence a verdict is 'unsure', never a pass "
+                        "(default 0.8).", 0.8)},
+                    "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10, **_d(
+                        "How many times to ask when the reply cannot be read (default 3).",
+                        3)},
+                    "cache": {"type": ["string", "boolean"], **_d(
+                        "Where judged questions are kept, relative to scenarist.yaml "
+                        "(default .scenarist/judge-cache); false for no cache.",
+                        ".scenarist/judge-cache", False)},
+                    "prompts": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                        **_d("Your own prompt templates (files relative to scenarist.yaml) "
+                             "for system, faithful, answers_the_question, rubric, criterion.",
+                             {"faithful": "prompts/faithful.j2"}),
+                    },
+                },
+            },
+            "redact": {
+                "type": "object",
+                "additionalProperties": False,
+                **_d("Secrets replaced by [REDACTED:NAME] before anything reaches the judge "
+                     "or a file. The values of every target's api_key_env are always "
+                     "redacted.", {"env": ["CRM_TOKEN"], "patterns": {"ticket": "TCK-\\d+"}}),
+                "properties": {
+                    "env": {"type": "array", "items": {"type": "string"}, **_d(
+                        "More environment variables whose values are secrets.",
+                        ["CRM_TOKEN"])},
+                    "patterns": {"type": "object", "additionalProperties": {"type": "string"},
+                                 **_d("Named regular expressions of secrets.",
+                                      {"patient-id": "PAT-\\d{6}"})},
+                    "default_patterns": {"type": "boolean", **_d(
+                        "Also redact common key formats: sk-..., Bearer ..., AWS and GitHub "
+                        "keys (default true).", True)},
+                },
+            },
             "exclude": {
                 "type": "array",
                 "items": {"type": "string"},

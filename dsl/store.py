@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -122,19 +122,27 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "concurrency": plan.concurrency,
         "shard": list(plan.shard) if plan.shard else None,
         "full_plan": plan.full_hash,
+        "judge": ({"target": plan.judge.target.name, "model": plan.judge.model,
+                   "min_confidence": plan.judge.min_confidence}
+                  if plan.judge is not None else None),
+        "judge_calls": plan.judge_calls,
     }
 
 
 class ResultsWriter:
     """Appends attempt records to results.jsonl, one flushed line each."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, redact: Callable[[str], str] | None = None) -> None:
         self.path = run_dir / RESULTS
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
         self._synced = time.monotonic()
+        self._redact = redact
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        if self._redact is not None:
+            line = self._redact(line)
+        self._file.write(line + "\n")
         self._file.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:

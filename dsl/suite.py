@@ -29,6 +29,22 @@ class Defaults:
 
 
 @dataclass(frozen=True, slots=True)
+class RedactConfig:
+    """What is replaced by [REDACTED:NAME] before anything reaches the judge or a file."""
+
+    env: tuple[str, ...] = ()  # variables whose values are secrets (api_key_env added)
+    patterns: Mapping[str, str] = field(default_factory=dict)  # name → regular expression
+    default_patterns: bool = True
+
+    def redactor(self, targets: Iterable[Target]) -> Any:
+        from .redact import DEFAULT_PATTERNS, build
+
+        names = {*self.env, *(t.api_key_env for t in targets if t.api_key_env)}
+        patterns = {**(DEFAULT_PATTERNS if self.default_patterns else {}), **self.patterns}
+        return build(names, patterns)
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     root: Path
     file: str  # as shown in messages
@@ -37,6 +53,8 @@ class Suite:
     defaults: Defaults = Defaults()
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
+    judge: Any = None  # JudgeConfig
+    redact: RedactConfig = field(default_factory=lambda: RedactConfig())
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -103,7 +121,71 @@ def load_suite(file: Path, diags: Collector) -> Suite:
             f"{did_you_mean(defaults.target, targets)}",
             f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}",
         )
-    return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()))
+    judge = _judge(doc, root, data.get("judge"), targets, diags)
+    redact = _redact(doc, data.get("redact") or {}, diags)
+    return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
+                 judge, redact)
+
+
+def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
+           targets: Mapping[str, Target], diags: Collector) -> Any:
+    if data is None:
+        return None
+    from .judge import PROMPT_NAMES, JudgeConfig, Prompt
+
+    name = data["target"]
+    target = targets.get(name)
+    if target is None:
+        diags.error(doc.span(("judge", "target")), "E206",
+                    f"the judge's target '{name}' is not defined{did_you_mean(name, targets)}",
+                    f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}")
+        return None
+    if target.kind == "python":
+        diags.error(doc.span(("judge", "target")), "E219",
+                    f"the judge's target '{name}' is a python agent; the judge must be a "
+                    "model (kind: openai or replay)")
+        return None
+    prompts = {}
+    for pname, file in (data.get("prompts") or {}).items():
+        path = (root / file).resolve()
+        where = doc.span(("judge", "prompts", pname))
+        if pname not in PROMPT_NAMES:
+            diags.error(doc.key_span(("judge", "prompts", pname)), "E219",
+                        f"there is no judge prompt '{pname}'{did_you_mean(pname, PROMPT_NAMES)}",
+                        f"the prompts are {quoted_list(PROMPT_NAMES, 'and')}")
+            continue
+        try:
+            prompts[pname] = Prompt.from_source(pname, path.read_text("utf-8"), str(path))
+        except OSError as exc:
+            diags.error(where, "E219", f"cannot read the judge prompt {file}: {exc.strerror}")
+        except ValueError as exc:
+            diags.error(where, "E208", str(exc))
+    cache = data.get("cache", ".scenarist/judge-cache")
+    return JudgeConfig(
+        target=target,
+        model=data.get("model"),
+        temperature=float(data.get("temperature", 0.0)),
+        seed=int(data.get("seed", 0)),
+        min_confidence=float(data.get("min_confidence", 0.8)),
+        max_attempts=int(data.get("max_attempts", 3)),
+        cache_dir=(root / cache).resolve() if cache else None,
+        prompts=prompts,
+    )
+
+
+def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactConfig:
+    from .saferegex import PatternError, compile_pattern
+
+    patterns = {}
+    for name, source in (data.get("patterns") or {}).items():
+        compiled = compile_pattern(source)
+        if isinstance(compiled, PatternError):
+            diags.error(doc.span_in_string(("redact", "patterns", name), compiled.offset),
+                        "E204", f"{compiled.message} in the redact pattern '{name}'")
+            continue
+        patterns[name] = source
+    return RedactConfig(tuple(data.get("env") or ()), patterns,
+                        bool(data.get("default_patterns", True)))
 
 
 def _kind(data: Any) -> str:

@@ -79,6 +79,10 @@ class _Acc:
     made: int = 0
     expected: int = 0
     failing_checks: Counter[str] = field(default_factory=Counter)
+    judge_questions: int = 0
+    judge_cached: int = 0
+    judge_tokens: int = 0
+    items: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # criteria
 
 
 def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
@@ -121,6 +125,11 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
             a.check_pass += [0] * grow
             a.check_unsure += [0] * grow
         for i, c in enumerate(checks):
+            _judge_stats(a, c)
+            for item in c.get("items") or ():
+                counts = a.items.setdefault(i, {}).setdefault(item["label"], [0, 0])
+                counts[1] += 1
+                counts[0] += item["status"] == "pass"
             a.check_seen[i] += 1
             if c["status"] == "pass":
                 a.check_pass[i] += 1
@@ -162,6 +171,16 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
     }
 
 
+def _judge_stats(a: _Acc, check: dict[str, Any]) -> None:
+    ev = check.get("evidence")
+    if not ev:
+        return
+    for e in ev.get("items") or [ev]:
+        a.judge_questions += 1
+        a.judge_cached += bool(e.get("cached"))
+        a.judge_tokens += e.get("tokens") or 0
+
+
 def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str, Any]:
     decided = a.runs - a.errors
     low, high = wilson(a.passes, decided)
@@ -172,9 +191,14 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         seen = a.check_seen[i] if i < len(a.check_seen) else 0
         ok = a.check_pass[i] if i < len(a.check_pass) else 0
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
-        checks.append({"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
-                       "passes": ok, "unsure": unsure, "evaluated": seen,
-                       "pass_rate": round(ok / seen, 4) if seen else None})
+        entry = {"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
+                 "passes": ok, "unsure": unsure, "evaluated": seen,
+                 "pass_rate": round(ok / seen, 4) if seen else None}
+        if i in a.items:
+            entry["items"] = [{"label": label, "passes": n[0], "evaluated": n[1],
+                               "pass_rate": round(n[0] / n[1], 4) if n[1] else None}
+                              for label, n in a.items[i].items()]
+        checks.append(entry)
     tool_calls = None
     if a.expected:
         precision = a.tp / a.made if a.made else 0.0
@@ -218,6 +242,10 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         "retries": a.retries,
         "error_kinds": dict(a.error_kinds),
         "tool_calls": tool_calls,
+        "unsure_rate": round(a.unsure / decided, 4) if decided else None,
+        "judge": ({"questions": a.judge_questions, "cached": a.judge_cached,
+                   "asked": a.judge_questions - a.judge_cached, "tokens": a.judge_tokens}
+                  if a.judge_questions else None),
     }
 
 
@@ -245,6 +273,9 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "tokens": sum(r["tokens"]["total"] for r in rows),
         "model_calls": sum(r["model_calls"] for r in rows),
         "retries": sum(r["retries"] for r in rows),
+        "judge_questions": sum((r["judge"] or {}).get("questions", 0) for r in rows),
+        "judge_asked": sum((r["judge"] or {}).get("asked", 0) for r in rows),
+        "judge_tokens": sum((r["judge"] or {}).get("tokens", 0) for r in rows),
     }
 
 

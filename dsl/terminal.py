@@ -102,6 +102,10 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
     if t["errors"]:
         parts.append(style(f"{t['errors']} endpoint errors", color, fg="yellow"))
     parts.append(f"{t['tokens']:,} tokens")
+    if t.get("judge_questions"):
+        cached = t["judge_questions"] - t["judge_asked"]
+        parts.append(f"judge: {t['judge_questions']} questions ({cached} cached), "
+                     f"{t['judge_tokens']:,} tokens")
     early = summary.get("early_stop") or {}
     if early.get("runs"):
         parts.append(f"early stop saved {early['runs']} runs (~{early['model_calls']} model "

@@ -15,7 +15,7 @@ the check could not be evaluated on this attempt.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,9 @@ class CheckType:
     judge: bool = False
     group: str = "answer"  # answer | tools | judge | expression, for the docs
     details: str = ""  # longer explanation for the docs (markdown)
+    # judge checks: ask the judge (prepared value, attempt, judge) -> Outcome
+    evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None
+    judge_calls: Callable[[Any], int] | None = None  # questions per attempt
 
 
 REGISTRY: dict[str, CheckType] = {}
