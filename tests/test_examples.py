@@ -41,7 +41,7 @@ def test_example_suite_replays_offline_with_and_without_early_stop(
     assert full["totals"]["errors"] == 0
     assert full["targets"][0]["model"] == "qwen2.5-coder-0.5b"
 
-    early = run_examples(tmp_path / "early")
+    early = run_examples(tmp_path / "early", "-j", "1")  # one at a time: deterministic
     assert {r["scenario"]: r["verdict"] for r in early["scenarios"]} == \
         {k: v[0] for k, v in verdicts.items()}
     assert {r["scenario"]: (r["runs"], r["saved"]) for r in early["scenarios"]} == {
