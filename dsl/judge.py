@@ -187,9 +187,7 @@ def read_reply(text: str, scale: float) -> tuple[str, float, float, str]:
         raise Unreadable(f"'confidence' must be between 0 and 1, not {confidence}")
     if "score" in data:
         score = _number(data["score"], "score")
-        if scale == 1 and 1 < score <= 10:
-            score /= 10
-        elif 1 < scale < score <= scale * 10:
+        if (scale == 1 and 1 < score <= 10) or 1 < scale < score <= scale * 10:
             score /= 10
         if not 0 <= score <= scale:
             raise Unreadable(f"'score' must be between 0 and {scale:g}, not {score}")

@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from ..errors import CassetteMiss, EndpointError, RunDirError
