@@ -26,7 +26,7 @@ import click
 
 from . import __version__
 from .errors import Diagnostic, InputError, RunDirError, best_per_place, render
-from .terminal import Progress, print_summary, use_color
+from .terminal import Progress, print_summary, style, use_color
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_ENDPOINT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -378,6 +378,75 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
     print_summary(summary, quiet=quiet)
     click.echo(f"\nMerged {len(run_dirs)} runs into {merged}\nReport: {merged / 'report.html'}")
     sys.exit(exit_code(summary))
+
+
+@main.command("judge-check")
+@click.argument("labels", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges "
+              "(default: the labels file's judge, else the suite's judge.target).")
+@click.option("--no-judge-cache", is_flag=True, help="Ask every question again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
+                as_json: bool) -> None:
+    """Ask the judge about hand-labelled examples and report how often it agrees with
+    people (agreement and Cohen's kappa), before you trust it."""
+    import dataclasses
+
+    from .judge import Judge, JudgeConfig
+    from .judgecheck import ask_all, load_examples, report
+    from .run import open_model
+
+    try:
+        examples, suite, file_judge = load_examples(labels)
+    except InputError as exc:
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    name = judge_target or file_judge or (suite.judge.target.name if suite.judge else None)
+    target = suite.targets.get(name) if name else None
+    if target is None or target.kind == "python":
+        raise click.UsageError(f"no judge: name a kind: openai target with --judge (the "
+                               f"suite's targets: {', '.join(sorted(suite.targets)) or 'none'})")
+    config = suite.judge or JudgeConfig(target=target,
+                                        cache_dir=suite.root / ".scenarist" / "judge-cache")
+    config = dataclasses.replace(config, target=target)
+
+    async def go() -> list[Any]:
+        model = open_model(target, 4)
+        judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
+                      use_cache=not no_judge_cache)
+        try:
+            return await ask_all(examples, judge)
+        finally:
+            await model.aclose()
+
+    try:
+        results = asyncio.run(go())
+    except InputError as exc:
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    data = report(results)
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    color = use_color()
+    for r in data["results"]:
+        ok = r["judge"] == r["expected"]
+        mark = style("✓", color, fg="green") if ok else (
+            style("?", color, fg="yellow") if r["judge"] in ("unsure", "error")
+            else style("✗", color, fg="red"))
+        click.echo(f"{mark} {r['id']:<28} {r['check']:<22} person: {r['expected']:<4}  "
+                   f"judge: {r['judge']}")
+        if not ok:
+            click.echo(f"    {r['reason']}")
+    agreement = "–" if data["agreement"] is None else f"{data['agreement']:.0%}"
+    kappa = "–" if data["kappa"] is None else f"{data['kappa']:.2f}"
+    model = config.model or target.model or "replay"
+    click.echo(f"\n{data['examples']} examples, judge {target.name} ({model}): agreement "
+               f"{agreement} on {data['decided']} decided, Cohen's kappa {kappa}; "
+               f"{data['unsure']} unsure, {data['errors']} errors")
+    for check, s in data["by_check"].items():
+        k = "–" if s["kappa"] is None else f"{s['kappa']:.2f}"
+        click.echo(f"  {check}: agreement {s['agreement']:.0%} on {s['decided']}, kappa {k}")
 
 
 @main.command()

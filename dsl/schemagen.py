@@ -491,8 +491,86 @@ def suite_schema() -> dict[str, Any]:
     }
 
 
+def labels_schema() -> dict[str, Any]:
+    judged = sorted(n for n, c in REGISTRY.items() if c.judge)
+    return {
+        "$schema": DIALECT,
+        "$id": "https://scenarist.dev/schemas/labels.schema.json",
+        "title": "Scenarist judge labels (scenarist judge-check)",
+        **_d("Hand-labelled examples to measure how often the judge agrees with people."),
+        "type": "object",
+        "required": ["examples"],
+        "additionalProperties": False,
+        "properties": {
+            "judge": {"type": "string", **_d(
+                "The target that judges (default: the suite's judge.target).", "grader")},
+            "examples": {
+                "type": "array",
+                "minItems": 1,
+                **_d("The labelled examples."),
+                "items": {
+                    "type": "object",
+                    "required": ["check", "message", "answer", "expected"],
+                    "additionalProperties": False,
+                    **_d("One answer, the judge check to ask, and the verdict a person gave."),
+                    "properties": {
+                        "id": {"type": "string", **_d("A name for the example.",
+                                                      "hours-invented")},
+                        "check": {
+                            "type": ["string", "object"],
+                            **_d(f"The judge check: {', '.join(judged)} (with its parameter "
+                                 "when it takes one).", "faithful",
+                                 {"judge": {"rubric": "Offers a slot", "pass_score": 0.7}}),
+                            "if": {"type": "string"},
+                            "then": {"enum": [n for n in judged
+                                              if REGISTRY[n].schema.get("const") is True]},
+                            "else": {"minProperties": 1, "maxProperties": 1,
+                                     "propertyNames": {"enum": judged},
+                                     "allOf": [
+                                         {"if": {"required": [n]},
+                                          "then": {"properties": {
+                                              n: {"$ref": f"#/$defs/params/{n}"}}}}
+                                         for n in judged]},
+                        },
+                        "at": {"type": "string", **_d(
+                            "The moment of the conversation (default 2026-01-01T12:00:00Z).",
+                            "2026-09-29T10:00:00-03:00")},
+                        "message": {"type": "string", **_d("What the person wrote.",
+                                                           "¿Hasta qué hora atienden hoy?")},
+                        "answer": {"type": "string", **_d("The answer being judged.",
+                                                          "Hoy atendemos hasta las 18:00.")},
+                        "tool_results": {
+                            "type": "array",
+                            **_d("What the tools returned to the assistant."),
+                            "items": {
+                                "type": "object",
+                                "required": ["name", "output"],
+                                "additionalProperties": False,
+                                **_d("One tool call and its result."),
+                                "properties": {
+                                    "name": {"type": "string", **_d("The tool.",
+                                                                    "list_business_hours")},
+                                    "args": {"type": "object", **_d("Its arguments.", {})},
+                                    "output": {**_d("What it returned (text or data).",
+                                                    '{"tuesday": "09:00-18:00"}')},
+                                },
+                            },
+                        },
+                        "expected": {"enum": ["pass", "fail"], **_d(
+                            "The verdict a careful person gives.", "pass")},
+                        "note": {"type": "string", **_d("Why, for the next reader.",
+                                                        "18:00 is Tuesday's closing time.")},
+                    },
+                },
+            },
+        },
+        "$defs": {"params": {n: REGISTRY[n].schema for n in judged}},
+    }
+
+
 def build() -> dict[str, dict[str, Any]]:
-    return {"scenario.schema.json": scenario_schema(), "suite.schema.json": suite_schema()}
+    return {"scenario.schema.json": scenario_schema(), "suite.schema.json": suite_schema(),
+            "labels.schema.json": labels_schema()}
 
 
 def dump(schema: dict[str, Any]) -> str:
