@@ -21,6 +21,7 @@ from typing import Literal
 from .compile import Program, compile_expression, problems_of
 from .errors import EvalError, Problem, ProblemsFound
 from .explain import why_false
+from .nodes import snippet
 from .runtime import Env, env_for, what
 from .types import GLOBALS, ITEM, KEYWORDS
 
@@ -71,7 +72,11 @@ def verdict(program: Program, env: Env) -> tuple[Status, str]:
     try:
         value = program.evaluate(env)
     except EvalError as exc:
-        return "error", f"could not evaluate {text}: {exc.message}"
+        message = exc.message
+        whole = snippet(program.source, program.root.loc) + ": "
+        if message.startswith(whole):  # the failing part is the whole expression
+            message = message[len(whole):]
+        return "error", f"could not evaluate {text}: {message}"
     if value is True:
         return "pass", f"{text} is true"
     if value is False:

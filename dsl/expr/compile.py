@@ -35,6 +35,7 @@ from .nodes import (
     Node,
     Not,
     Subscript,
+    is_literal,
     snippet,
 )
 from .parse import parse
@@ -79,10 +80,14 @@ class Program:
         return self.fn(env)
 
 
-def compile_expression(source: str, named_checks: Collection[str] = ()) -> Program:
-    """Parse, check and compile; raise ProblemsFound with every problem found."""
+def compile_expression(source: str, named_checks: Collection[str] = (),
+                       *, condition: bool = True) -> Program:
+    """Parse, check and compile; raise ProblemsFound with every problem found.
+
+    ``named_checks`` are the suite's check names (used in "did you mean" messages);
+    ``condition=False`` accepts an expression of any type (tests, docs)."""
     root = parse(source)
-    typed = typecheck(root, source, named_checks)
+    typed = typecheck(root, source, named_checks, condition)
     if typed.problems:
         raise ProblemsFound(sorted(typed.problems, key=lambda p: p.offset))
     compiler = _Compiler(typed)
@@ -91,10 +96,11 @@ def compile_expression(source: str, named_checks: Collection[str] = ()) -> Progr
                    tuple(typed.tool_refs))
 
 
-def problems_of(source: str, named_checks: Collection[str] = ()) -> tuple[Problem, ...]:
+def problems_of(source: str, named_checks: Collection[str] = (), *,
+                condition: bool = True) -> tuple[Problem, ...]:
     """Every problem of an expression (empty when it compiles)."""
     try:
-        compile_expression(source, named_checks)
+        compile_expression(source, named_checks, condition=condition)
     except ProblemsFound as exc:
         return exc.problems
     return ()
@@ -286,7 +292,8 @@ class _Compiler:
                     return seq[i]
                 n = len(seq)
                 count = "no items" if n == 0 else "1 item" if n == 1 else f"{n} items"
-                extra = f" (items are counted from 0: the first is {of}[0])" if i == n else ""
+                extra = (f" (items are counted from 0: the first is {of}[0])"
+                         if i == n and n > 0 else "")
                 raise EvalError(f"{where}: {of} has {count}, so there is no item {i}{extra}")
             if ts is dict:
                 if type(i) is str:
@@ -356,7 +363,7 @@ class _Compiler:
         arg = node.args[exc.index]
         v = values[exc.index]
         subject = self.snip(arg)
-        if not isinstance(arg, Const) and v is not None:
+        if not is_literal(arg) and v is not None:
             subject = f"{subject} ({display(v, 60)})"
         message = exc.message.replace("{arg}", subject, 1).replace("{kind}", kind(v), 1)
         return EvalError(f"{self.snip(node)}: {message}")
@@ -430,6 +437,11 @@ class _Compiler:
 
     # -------------------------------------------------------------- comparisons
 
+    def told(self, v: Any, node: Node) -> str:
+        """A value and, unless it is written out, where it came from:
+        ``the text "15:00" (call('book').args.time)``."""
+        return what(v) if is_literal(node) else f"{what(v)} ({self.snip(node)})"
+
     def compare(self, node: Compare) -> Fn:
         op = node.op
         left = self.fn(node.left)
@@ -438,6 +450,7 @@ class _Compiler:
         right = self.fn(node.right)
         where = self.snip(node)
         ls, rs = self.snip(node.left), self.snip(node.right)
+        told = self.told
         if op in ("==", "!="):
             negate = op == "!="
 
@@ -449,8 +462,8 @@ class _Compiler:
                     return (a != b) if negate else (a == b)
                 r = equal(a, b)
                 if r is None:
-                    raise EvalError(f"{where}: {ls} is {what(a)} and {rs} is {what(b)}, which "
-                                    "cannot be compared; convert one with number(...), "
+                    raise EvalError(f"{where}: cannot compare {told(a, node.left)} with "
+                                    f"{told(b, node.right)}; convert one with number(...), "
                                     "text(...) or date(...)")
                 return (not r) if negate else r
 
@@ -467,7 +480,8 @@ class _Compiler:
                 if a is None or b is None:
                     side = ls if a is None else rs
                     raise EvalError(f"{where}: {side} is null, so it cannot be compared")
-                raise EvalError(f"{where}: {what(a)} and {what(b)} cannot be put in order")
+                raise EvalError(f"{where}: cannot put {told(a, node.left)} and "
+                                f"{told(b, node.right)} in order")
 
             return order
         return self.contains(node, left, right)
@@ -535,12 +549,14 @@ class _Compiler:
     def arith(self, node: Arith) -> Fn:
         left, right = self.fn(node.left), self.fn(node.right)
         op = node.op
-        where, rs = self.snip(node), self.snip(node.right)
+        where = self.snip(node)
+        zero = "" if is_literal(node.right) else f": {self.snip(node.right)} is 0"
 
         def bad(a: Any, b: Any) -> EvalError:
             verb = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide",
                     "%": "take the remainder of"}[op]
-            return EvalError(f"{where}: cannot {verb} {what(a)} and {what(b)}")
+            return EvalError(f"{where}: cannot {verb} {self.told(a, node.left)} and "
+                             f"{self.told(b, node.right)}")
 
         def run(e: Env) -> Any:
             a = left(e)
@@ -555,7 +571,7 @@ class _Compiler:
                     if op == "*":
                         return a * b
                     if b == 0:
-                        raise EvalError(f"{where}: division by zero ({rs} is 0)")
+                        raise EvalError(f"{where}: division by zero" + zero)
                     return a / b if op == "/" else a % b
                 if op == "+" and ta is str and tb is str:
                     if len(a) + len(b) > MAX_TEXT_CHARS:

@@ -160,6 +160,13 @@ def depth(node: Node) -> tuple[int, Node]:
     return best, deepest
 
 
+def is_literal(node: Node) -> bool:
+    """A value written out in the expression: ``'x'``, ``2``, ``[1, 'a']``."""
+    if isinstance(node, Const):
+        return True
+    return isinstance(node, ListOf) and all(is_literal(i) for i in node.items)
+
+
 _CALL_HEAD = re.compile(r"[^\W\d]\w*\(")
 
 

@@ -10,6 +10,7 @@ recognised from the unexpected token and its neighbours, and said in words.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import re
@@ -169,6 +170,11 @@ class _ToNodes(Transformer[Token, Node]):
     def null(self, meta: Any, children: list[Token]) -> Node:
         return Const(None, _loc(meta))
 
+    def paren(self, meta: Any, children: list[Any]) -> Node:
+        # The brackets belong to the node's place: `(a or b)` is quoted with them.
+        _lpar, inner, _rpar = children
+        return dataclasses.replace(inner, loc=_loc(meta))
+
     def name(self, meta: Any, children: list[Token]) -> Node:
         return Name(str(children[0]), _loc(meta))
 
@@ -239,8 +245,6 @@ _VALUE_HINT = ("a value is a name such as answer, a number, a text in quotes, a 
                "or a function such as len(answer)")
 _OPERATOR_HINT = ("values are joined by an operator: == != < <= > >= in matches + - * / or "
                   "the words and, or")
-_QUOTE_HINT = ("a text begins and ends with the same quote, on one line; to put that quote "
-               "inside the text, write it with a backslash (\\') or use the other quote")
 _SMART_QUOTES = "‘’‚“”„«»"
 # Words people write for an operator the language spells differently.
 _WORD_FIXES = {
@@ -298,8 +302,10 @@ def _bad_character(text: str, pos: int) -> Problem:
         return Problem("X301", "'!' is not an operator; to negate a condition use 'not'",
                        pos, "'!=' (with the equal sign) means 'is not equal'")
     if ch in "'\"":
+        other = '"' if ch == "'" else "'"
         return Problem("X301", f"this text has no closing quote: add {ch} at its end", pos,
-                       _QUOTE_HINT)
+                       f"a text begins and ends with the same quote, on one line; to put a "
+                       f"{ch} inside it, write \\{ch} or put the text between {other} quotes")
     if ch in _SMART_QUOTES:
         return Problem("X301", f"'{ch}' is a typographic quote; write texts between straight "
                                "quotes ' or \"", pos,

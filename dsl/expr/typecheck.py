@@ -17,6 +17,7 @@ Problems are collected, not raised one by one; after a problem the node's type b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
@@ -115,11 +116,13 @@ class Typed:
         return self.types[id(node)]
 
 
-def typecheck(node: Node, source: str, named_checks: Collection[str] = ()) -> Typed:
-    """Type every node of ``node`` (parsed from ``source``)."""
+def typecheck(node: Node, source: str, named_checks: Collection[str] = (),
+              condition: bool = True) -> Typed:
+    """Type every node of ``node`` (parsed from ``source``). With ``condition``, the whole
+    expression must be true or false (as an ``expect`` check's is)."""
     checker = _Checker(source, named_checks)
     top = checker.visit(node)
-    if not maybe(top, "bool") and top.kind != "null":
+    if condition and not maybe(top, "bool") and top.kind != "null":
         checker.problem(
             "X303", f"an expect expression must be true or false; this one is {describe(top)}",
             node.loc, _bool_hint(checker.src(node), top))
@@ -223,6 +226,12 @@ class _Checker:
             return member.type
         return self.unknown_name(node)
 
+    def resolvable(self, n: str) -> bool:
+        """Whether the name means something here (a value, the item or an item's field)."""
+        if n in GLOBALS or (n == ITEM and self.frames):
+            return True
+        return any(f.kind == "json" or n in (fields_of(f) or ()) for f in self.frames)
+
     def unknown_name(self, node: Name) -> Type:
         n = node.name
         if n in FUNCTIONS:
@@ -288,8 +297,16 @@ class _Checker:
             return self.select(node, t)
         if isinstance(inner, Name) and t.kind == "list" and t.item is not None:
             known = fields_of(t.item)
-            if known is not None and inner.name in known and known[inner.name].type == BOOL:
-                return self.select(node, t)  # calls[pending]
+            if known is not None and inner.name in known:
+                if known[inner.name].type == BOOL:
+                    return self.select(node, t)  # calls[pending]
+                if not self.resolvable(inner.name):  # calls[args]
+                    target = self.src(node.target)
+                    return self.problem(
+                        "X303", f"an index is a number, and '{inner.name}' is a field of each "
+                                f"item of {target}", inner.loc,
+                        f"to select items by a field, write a condition: "
+                        f"{target}[{inner.name} != null]")
         return self.index(node, t)
 
     def select(self, node: Subscript, t: Type) -> Type:
@@ -371,6 +388,10 @@ class _Checker:
             arg = node.args[0]
             if isinstance(arg, Const) and isinstance(arg.value, str):
                 self.typed.tool_refs.append((f.name, arg.value, arg.loc.start))
+            if isinstance(arg, Name) and not self.resolvable(arg.name):
+                return self.problem("X302", f"unknown name '{arg.name}'; a tool's name is "
+                                            f"written in quotes: {f.name}('{arg.name}')",
+                                    arg.loc)
         first = self.visit(node.args[0]) if n else NULL
         if n == 2 and f.takes_condition(first):
             self.typed.conditions.add(id(node))
@@ -454,9 +475,12 @@ class _Checker:
         compiled = compile_pattern(right.value)
         if isinstance(compiled, PatternError):
             raw = self.typed.source[right.loc.start:right.loc.end]
+            at = _pattern_error_at(right.value, compiled)
+            # The caret shows the place: the engine's "at position N" would only confuse.
+            message = re.sub(r" at position \d+", "", compiled.message)
             self.typed.problems.append(Problem(
-                "E204", f"{compiled.message} in the pattern '{right.value}'",
-                right.loc.start + raw_offset(raw, compiled.offset),
+                "E204", f"{message} in the pattern '{right.value}'",
+                right.loc.start + raw_offset(raw, at),
                 "escape special characters with a backslash, e.g. \\( or \\."))
             return
         self.typed.patterns[id(node)] = compiled
@@ -496,6 +520,35 @@ class _Checker:
         return NUMBER
 
 
+def _pattern_error_at(pattern: str, error: PatternError) -> int:
+    """Where to point in a pattern that does not compile. The regex engine reports an
+    unclosed group or set at the pattern's end; the bracket that opened it is the place."""
+    opener = "(" if "missing )" in error.message else \
+        "[" if "unterminated character set" in error.message else ""
+    if not opener:
+        return error.offset
+    stack: list[int] = []
+    i = 0
+    in_set = False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_set:
+            in_set = c != "]"
+        elif c == "[":
+            in_set = True
+            if opener == "[":
+                stack.append(i)
+        elif c == "(" and opener == "(":
+            stack.append(i)
+        elif c == ")" and opener == "(" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack else error.offset
+
+
 def _const_type(v: object) -> Type:
     if v is None:
         return NULL
@@ -507,6 +560,8 @@ def _const_type(v: object) -> Type:
 
 
 def _arity(lo: int, hi: int) -> str:
+    if hi >= 10:
+        return f"at least {_count(lo)}"
     if lo == hi:
         return _count(lo)
     if hi - lo == 1:
