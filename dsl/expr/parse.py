@@ -97,7 +97,7 @@ def _tree_depth(tree: Tree[Token]) -> int | None:
     while stack:
         t, d = stack.pop()
         if d > limit:
-            return int(getattr(t.meta, "start_pos", 0) or 0)
+            return 0 if t.meta.empty else int(t.meta.start_pos)
         stack.extend((c, d + 1) for c in t.children if isinstance(c, Tree))
     return None
 
@@ -172,7 +172,7 @@ class _ToNodes(Transformer[Token, Node]):
 
     def paren(self, meta: Any, children: list[Any]) -> Node:
         # The brackets belong to the node's place: `(a or b)` is quoted with them.
-        _lpar, inner, _rpar = children
+        inner: Node = children[1]
         return dataclasses.replace(inner, loc=_loc(meta))
 
     def name(self, meta: Any, children: list[Token]) -> Node:
@@ -273,8 +273,8 @@ def syntax_problem(exc: UnexpectedInput, text: str) -> Problem:
         return _bad_character(text, exc.pos_in_stream or 0)
     if isinstance(exc, UnexpectedToken):
         return _bad_token(text, exc.token, set(exc.expected))
-    pos = int(getattr(exc, "pos_in_stream", 0) or 0)  # pragma: no cover - LALR raises the above
-    return Problem("X301", "this expression cannot be read", pos)  # pragma: no cover
+    return Problem("X301", "this expression cannot be read",  # pragma: no cover
+                   exc.pos_in_stream or 0)
 
 
 def _bad_character(text: str, pos: int) -> Problem:
@@ -408,6 +408,9 @@ def _bad_token(text: str, tok: Token, expected: set[str]) -> Problem:
         if prev is None:
             return Problem("X301", f"the expression cannot begin with {_describe(tok)}", pos,
                            _VALUE_HINT)
+        if tok.type == "NOT":
+            return Problem("X301", f"'not' cannot come right after {_describe(prev)}; put the "
+                                   "negated condition in brackets: (not ...)", pos)
         return Problem("X301", f"a value is expected after {_describe(prev)}, not "
                                f"{_describe(tok)}", pos, _VALUE_HINT)
 
