@@ -453,12 +453,19 @@ class _Compiler:
         told = self.told
         if op in ("==", "!="):
             negate = op == "!="
+            # null == null is true only when the author wrote null: two lookups that both
+            # found nothing (two calls never made) must not pass by accident.
+            null_written = _is_null(node.left) or _is_null(node.right)
 
             def eq(e: Env) -> Any:
                 a = left(e)
                 b = right(e)
                 ta = type(a)
                 if ta is type(b) and ta in _SIMPLE:
+                    if a is None and not null_written:
+                        raise EvalError(f"{where}: both {ls} and {rs} are null, so nothing was "
+                                        "compared; to ask whether something is missing, "
+                                        "compare it with null")
                     return (a != b) if negate else (a == b)
                 r = equal(a, b)
                 if r is None:
@@ -553,6 +560,9 @@ class _Compiler:
         zero = "" if is_literal(node.right) else f": {self.snip(node.right)} is 0"
 
         def bad(a: Any, b: Any) -> EvalError:
+            if a is None or b is None:
+                return EvalError(f"{where}: {self.snip(node.left if a is None else node.right)} "
+                                 "is null")
             verb = {"+": "add", "-": "subtract", "*": "multiply", "/": "divide",
                     "%": "take the remainder of"}[op]
             return EvalError(f"{where}: cannot {verb} {self.told(a, node.left)} and "
@@ -588,6 +598,10 @@ class _Compiler:
             raise bad(a, b)
 
         return run
+
+
+def _is_null(node: Node) -> bool:
+    return isinstance(node, Const) and node.value is None
 
 
 def _add_days(d: dt.date, days: Any, where: str) -> dt.date:
