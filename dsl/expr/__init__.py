@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .compile import Program, compile_expression, problems_of
+from .compile import Program, compile_expression, problems_of, shown
 from .errors import EvalError, Problem, ProblemsFound
 from .explain import why_false
 from .nodes import snippet
@@ -56,19 +56,10 @@ class NamedCheck:
     name: str
     source: str
     program: Program | None
-MAX_SHOWN_CHARS = 200  # of the expression, in a reason
-
-
-def shown(source: str) -> str:
-    """The expression as a reason quotes it: on one line, shortened."""
-    text = " ".join(source.split())
-    return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
-
-
 def verdict(program: Program, env: Env) -> tuple[Status, str]:
     """Run ``program`` on one attempt: pass, fail (with the values that made it false) or
     error (it could not be evaluated: the reason says why)."""
-    text = shown(program.source)
+    text = program.text
     try:
         value = program.evaluate(env)
     except EvalError as exc:

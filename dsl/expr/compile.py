@@ -18,7 +18,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..saferegex import RegexTimeout
+from ..saferegex import REGEX_TIMEOUT_S
 from .errors import EvalError, Problem, ProblemsFound
 from .functions import FUNCTIONS, ArgValueError, Function
 from .limits import MAX_TEXT_CHARS
@@ -69,6 +69,7 @@ class Program:
     source: str
     root: Node
     type: Type
+    text: str  # the source as a reason quotes it: on one line, shortened
     fn: Fn
     closures: Mapping[int, Fn]  # id(node) → its closure (for explanations)
     typed: Typed
@@ -92,8 +93,17 @@ def compile_expression(source: str, named_checks: Collection[str] = (),
         raise ProblemsFound(sorted(typed.problems, key=lambda p: p.offset))
     compiler = _Compiler(typed)
     fn = compiler.fn(root)
-    return Program(source, root, typed.type_of(root), fn, compiler.closures, typed,
-                   tuple(typed.tool_refs))
+    return Program(source, root, typed.type_of(root), shown(source), fn, compiler.closures,
+                   typed, tuple(typed.tool_refs))
+
+
+MAX_SHOWN_CHARS = 200  # of an expression, in a reason
+
+
+def shown(source: str) -> str:
+    """The expression as a reason quotes it: on one line, shortened."""
+    text = " ".join(source.split())
+    return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
 
 
 def problems_of(source: str, named_checks: Collection[str] = (), *,
@@ -477,6 +487,20 @@ class _Compiler:
             return eq
         if op in _ORDER:
             cmp = _ORDER[op]
+            if isinstance(node.right, Const) and type(node.right.value) in NUMS:
+                # count(calls) <= 2: the most common comparison, without the general checks
+                limit = node.right.value
+
+                def to_number(e: Env) -> Any:
+                    a = left(e)
+                    if type(a) in NUMS:
+                        return cmp(a, limit)
+                    if a is None:
+                        raise EvalError(f"{where}: {ls} is null, so it cannot be compared")
+                    raise EvalError(f"{where}: cannot put {told(a, node.left)} and "
+                                    f"{what(limit)} in order")
+
+                return to_number
 
             def order(e: Env) -> Any:
                 a = left(e)
@@ -524,6 +548,7 @@ class _Compiler:
 
     def matches(self, node: Compare, left: Fn) -> Fn:
         pattern = self.typed.patterns[id(node)]
+        search = pattern.compiled.search  # the regex package's search, bounded in time
         where, ls = self.snip(node), self.snip(node.left)
 
         def run(e: Env) -> Any:
@@ -533,9 +558,12 @@ class _Compiler:
                     raise EvalError(f"{where}: {ls} is null, so it cannot match")
                 raise EvalError(f"{where}: {ls} is {what(s)}, not text")
             try:
-                return pattern.search(s) is not None
-            except RegexTimeout as exc:
-                raise EvalError(f"{where}: {exc}") from None
+                return search(s, timeout=REGEX_TIMEOUT_S) is not None
+            except TimeoutError:
+                raise EvalError(
+                    f"{where}: the pattern '{pattern.source}' took longer than "
+                    f"{REGEX_TIMEOUT_S} s on a text of {len(s):,} characters; simplify it "
+                    "(nested repeats like (a+)+ can take forever)") from None
 
         return run
 
