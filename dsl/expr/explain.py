@@ -41,6 +41,10 @@ class _Explainer:
     def src(self, node: Node) -> str:
         return snippet(self.program.source, node.loc)
 
+    def whole(self, node: Node) -> str:
+        """The node's text, unshortened: what tells two parts apart."""
+        return " ".join(self.program.source[node.loc.start:node.loc.end].split())
+
     def value(self, node: Node) -> Any:
         self.env.reset()
         return self.program.closures[id(node)](self.env)
@@ -61,7 +65,7 @@ class _Explainer:
                     focus = o
                     lead = f": {self.src(o)} is false"
                     break
-        parts = self.shown(self.culprits(focus, True), {self.src(root)})
+        parts = self.shown(self.culprits(focus, True), {self.whole(root)})
         parts.extend(self.notes)
         if self.about_calls and len(parts) < MAX_SHOWN:
             names = [c["name"] for c in self.env.values["calls"]]
@@ -139,10 +143,11 @@ class _Explainer:
         for n, under in parts:
             if is_literal(n):
                 continue
-            text = self.src(n)
-            if text in seen:
+            key = self.whole(n)
+            if key in seen:
                 continue
-            seen.add(text)
+            seen.add(key)
+            text = self.src(n)
             try:
                 v = display(self.value(n), 60)
             except EvalError:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -359,6 +360,11 @@ def _text(v: Any) -> str:
     t = type(v)
     if t is str:
         return str(v)
+    if t is int and abs(v) >= 10**30:
+        try:
+            return str(v)
+        except ValueError:  # more digits than Python writes out
+            raise ArgValueError(0, "{arg} is too large to write as text") from None
     if t is bool or t in NUMS:
         return display(v)
     if t is dt.date:
@@ -512,6 +518,8 @@ def _round(v: Any, digits: Any = 0) -> int | float:
     _check(digits, 1, "a whole number", int)
     if not 0 <= digits <= 10:
         raise ArgValueError(1, "{arg} is not between 0 and 10")
+    if type(v) is float and not math.isfinite(v):
+        return v
     # Half away from zero, as people round (Python's round(2.5) is 2).
     q = decimal.Decimal(1).scaleb(-digits)
     r = decimal.Decimal(repr(v)).quantize(q, rounding=decimal.ROUND_HALF_UP)
@@ -597,3 +605,4 @@ def reference_markdown() -> str:
             out.append(f"- `{expr}` — {means}")
         out.append("")
     return "\n".join(out).rstrip() + "\n"
+

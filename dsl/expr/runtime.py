@@ -204,7 +204,10 @@ def display(v: Any, limit: int = 80) -> str:
     if t is bool:
         return "true" if v else "false"
     if t is int:
-        return str(v) if abs(v) < 10**30 else f"{float(v):g}"
+        if abs(v) < 10**30:
+            return str(v)
+        # Too long to read (and str() refuses ints of more than 4,300 digits).
+        return f"(a number of about {int(v.bit_length() * 0.30103) + 1:,} digits)"
     if t is float:
         if math.isfinite(v) and v.is_integer() and abs(v) < 1e15:
             return str(int(v))

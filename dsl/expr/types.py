@@ -110,14 +110,14 @@ SHAPES: dict[str, dict[str, Member]] = {
 GLOBALS: dict[str, Member] = {
     "answer": Member(TEXT, "the agent's final answer, as text (empty when it stopped to ask "
                            "for a confirmation)", "'18:00' in answer"),
-    "message": Member(TEXT, "what the person said (the scenario's when)", "answer != message"),
+    "message": Member(TEXT, "what the person said (the scenario's `when`)", "answer != message"),
     "calls": Member(list_of(CALL), "every tool call the agent made, in order; pending calls "
                                    "included", "count(calls) <= 2"),
     "pending": Member(list_of(CALL), "the calls held for the person's confirmation",
                       "count(pending) == 1"),
     "tools": Member(list_of(TOOL), "the scenario's tools", "count(tools) == 3"),
-    "at": Member(MOMENT, "the moment the person speaks (given.at), in the scenario's own UTC "
-                         "offset: 10:00-03:00 has hour 10", "at.hour < 12"),
+    "at": Member(MOMENT, "the moment the person speaks (`given.at`), in the scenario's own UTC "
+                         "offset: `10:00-03:00` has hour 10", "at.hour < 12"),
     "latency_ms": Member(NUMBER, "how long the attempt took, in milliseconds",
                          "latency_ms < 5000"),
     "tokens": Member(NUMBER, "tokens used by all the model calls (prompt + completion)",

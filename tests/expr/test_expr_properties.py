@@ -104,6 +104,7 @@ TOKENS = [
     "(", ")", "[", "]", ",", ".", "'", '"',
     "0", "1", "2", "-1", "1.5", "1e3", "'15:00'", "'x'", '"search_slots"', "'book_appointment'",
     "'^a+$'", "'(a|aa)+$'", "'2026-10-06'", "[]", "__class__", "__import__",
+    "1e300", "9" * 40, "0.0", "-0",
 ]
 
 
@@ -113,7 +114,8 @@ def quote(s: str) -> str:
 
 literals = st.one_of(
     st.integers(-1000, 1000).map(str),
-    st.sampled_from(["true", "false", "null", "1.5", "0", "[]", "[1, 2]", "['a', 'b']"]),
+    st.sampled_from(["true", "false", "null", "1.5", "0", "[]", "[1, 2]", "['a', 'b']",
+                     "1e300", "9" * 40, "0.0"]),
     st.text(max_size=10).map(quote),
 )
 names = st.sampled_from([*GLOBALS, "item", "name", "args", "output", "pending"])
