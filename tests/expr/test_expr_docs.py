@@ -71,7 +71,7 @@ def test_every_function_and_value_example_runs_on_the_sample(text: str) -> None:
 def test_every_value_field_limit_and_code_is_documented() -> None:
     for name, member in GLOBALS.items():
         assert f"| `{name}` | {member.doc} | `{member.example}` |" in DOC, name
-    for name, member in SHAPES["call"].items():
+    for name in SHAPES["call"]:
         assert f"| `{name}` |" in DOC, name
     for fields in (SHAPES["tool"], SHAPES["moment"], DATE_FIELDS):
         for name in fields:
