@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
-from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression
+from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
 from .load import DataPath, Document, read_file
 from .model import Action, Retry, Target, ToolSpec
 from .templates import DEFAULT_SYSTEM_PROMPT, compile_template, is_template
@@ -127,6 +127,10 @@ def named_checks(doc: Document, data: Mapping[str, str], diags: Collector
         program = None
         try:
             program = compile_expression(source, data.keys())
+            same = constant(program)
+            if same is not None:
+                diags.warning(doc.span_in_string(path, same.offset), same.code, same.message,
+                              same.hint)
         except ProblemsFound as exc:
             for p in exc.problems:
                 at = doc.span_in_string(path, p.offset)

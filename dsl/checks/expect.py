@@ -21,6 +21,7 @@ from ..expr import (
     ProblemsFound,
     Program,
     compile_expression,
+    constant,
     env_for,
     verdict,
 )
@@ -110,6 +111,10 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
                 ctx.error(p.code, p.message, p.hint, at=at)
         return None
     _warn_tools(program, ctx, path, "")
+    same = constant(program)
+    if same is not None:
+        ctx.warning(same.code, same.message, same.hint,
+                    at=ctx.doc.span_in_string(path, same.offset))
     return Expect(title, program)
 
 

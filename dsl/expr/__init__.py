@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .compile import Program, compile_expression, problems_of, shown
+from .compile import Program, compile_expression, constant, problems_of
 from .errors import EvalError, Problem, ProblemsFound
 from .explain import why_false
 from .nodes import snippet
@@ -34,9 +34,9 @@ __all__ = [
     "ProblemsFound",
     "Program",
     "compile_expression",
+    "constant",
     "env_for",
     "problems_of",
-    "shown",
     "verdict",
 ]
 

@@ -106,6 +106,18 @@ def shown(source: str) -> str:
     return text if len(text) <= MAX_SHOWN_CHARS else text[: MAX_SHOWN_CHARS - 1] + "…"
 
 
+def constant(program: Program) -> Problem | None:
+    """A warning for an expression that never looks at the attempt (``1 < 2``): it gives
+    the same result on every attempt, so the check cannot tell good ones from bad."""
+    if program.typed.reads_attempt:
+        return None
+    start = len(program.source) - len(program.source.lstrip())
+    return Problem("W404", "this expression does not look at the attempt, so it gives the same "
+                           "result every time", start,
+                   "use what the agent did in it: answer, calls, at, latency_ms, ...",
+                   "warning")
+
+
 def problems_of(source: str, named_checks: Collection[str] = (), *,
                 condition: bool = True) -> tuple[Problem, ...]:
     """Every problem of an expression (empty when it compiles)."""

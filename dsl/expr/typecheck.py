@@ -111,6 +111,7 @@ class Typed:
     # Tools named in called('x') / call('x'): (function, tool, offset of the quoted name)
     tool_refs: list[tuple[str, str, int]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    reads_attempt: bool = False  # whether any part looks at the attempt's data
 
     def type_of(self, node: Node) -> Type:
         return self.types[id(node)]
@@ -223,6 +224,7 @@ class _Checker:
         member = GLOBALS.get(n)
         if member is not None:
             self.typed.refs[id(node)] = GlobalRef(n)
+            self.typed.reads_attempt = True
             return member.type
         return self.unknown_name(node)
 
@@ -385,6 +387,7 @@ class _Checker:
                                         f"{_count(n)}", node.func_loc,
                                 f"write it as {f.signature.split(' → ')[0]}")
         if f.name in ("called", "call") and n == 1:
+            self.typed.reads_attempt = True
             arg = node.args[0]
             if isinstance(arg, Const) and isinstance(arg.value, str):
                 self.typed.tool_refs.append((f.name, arg.value, arg.loc.start))

@@ -224,3 +224,17 @@ def test_lint_prints_expression_problems_with_a_caret(tmp_path: Path,
     result = CliRunner().invoke(main, ["lint", "."])
     assert result.exit_code == 1
     assert result.output == LINT_OUTPUT.read_text("utf-8")
+
+
+def test_expressions_that_ignore_the_attempt_are_reported(tmp_path: Path) -> None:
+    assert diagnostics(tmp_path, """\
+      - expect: "1 < 2"
+      - expect: constant
+    """, """\
+      constant: "'a' in 'abc'"
+    """) == [
+        "s.yaml:6:14 warning W404 this expression does not look at the attempt, so it gives "
+        "the same result every time",
+        "scenarist.yaml:31:14 warning W404 this expression does not look at the attempt, so it "
+        "gives the same result every time",
+    ]
