@@ -53,7 +53,7 @@ def collect_files(paths: Sequence[Path], diags: Collector,
         found = [p] if p.is_file() else list(iter_yaml_files(p))
         for f in found:
             r = f.resolve()
-            if (f.name == SUITE_FILE and p.is_dir()) or r in seen:
+            if f.name == SUITE_FILE and p.is_dir() or r in seen:
                 continue
             if root is not None and patterns and _excluded(r, root, patterns):
                 continue

@@ -56,6 +56,8 @@ class NamedCheck:
     name: str
     source: str
     program: Program | None
+
+
 def verdict(program: Program, env: Env) -> tuple[Status, str]:
     """Run ``program`` on one attempt: pass, fail (with the values that made it false) or
     error (it could not be evaluated: the reason says why)."""
