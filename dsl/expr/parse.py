@@ -392,10 +392,6 @@ def _bad_token(text: str, tok: Token, expected: set[str]) -> Problem:
                                    f"that one with '{_CLOSE[o]}' first", pos)
         return Problem("X301", f"this '{c}' has no matching '{_OPEN[c]}'", pos,
                        f"remove it, or add the '{_OPEN[c]}' where the group begins")
-    if tok.type == "COMMA" and not opens:
-        return Problem("X301", "a ',' can only separate the arguments of a function or the "
-                               "items of a list", pos,
-                       "to require two conditions, join them with 'and'")
     if expected == {"NAME"}:
         return Problem("X301", f"a field name is expected after '.', not {_describe(tok)}",
                        pos, "for example: call('book').args.date")
@@ -415,6 +411,10 @@ def _bad_token(text: str, tok: Token, expected: set[str]) -> Problem:
                                f"{_describe(tok)}", pos, _VALUE_HINT)
 
     # A value was complete and something other than an operator follows it.
+    if tok.type == "COMMA":
+        return Problem("X301", "a ',' can only separate the arguments of a function or the "
+                               "items of a list", pos,
+                       "to require two conditions, join them with 'and'")
     if prev is not None and prev.type == "STRING" and tok.type == "NAME" \
             and prev.end_pos == tok.start_pos:
         q = str(prev)[0]
