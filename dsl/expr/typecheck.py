@@ -252,13 +252,11 @@ class _Checker:
                 "X302", "'item' is the current item, and exists only inside [ ] after a list "
                         "or in the condition of count, any or all", node.loc,
                 "for example: calls[item.name == 'search'] or any(calls, item.pending)")
-        candidates = list(GLOBALS)
         fields: list[str] = []
         for frame in self.frames:
             fields.extend(fields_of(frame) or ())
-        candidates = [*fields, *candidates, *([ITEM] if self.frames else [])]
-        values = ", ".join(GLOBALS)
-        hint = f"the values are {values}"
+        candidates = [*fields, *GLOBALS, *([ITEM] if self.frames else [])]
+        hint = f"the values are {', '.join(GLOBALS)}"
         if fields:
             hint += f"; inside [ ] also the item's fields {', '.join(dict.fromkeys(fields))}"
         hint += f"; if you meant the text '{n}', put it in quotes"
