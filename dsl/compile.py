@@ -211,7 +211,7 @@ def compile_document(
     by_name = {t.name: t for t in tools}
 
     checks: list[CompiledCheck] = []
-    named: dict[str, Any] = {}
+    named: dict[str, Any] = dict(suite.checks) if suite else {}
     for i, item in enumerate(data["then"]):
         if isinstance(item, str):
             name, param = item, True

@@ -23,6 +23,7 @@ from .model import ACTIONS
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-/]*$"
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]*$"
+CHECK_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a bare name in `- expect: NAME`
 
 
 def _tool(named: bool) -> dict[str, Any]:
@@ -392,7 +393,8 @@ def suite_schema() -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": "https://scenarist.dev/schemas/suite.schema.json",
         "title": "Scenarist suite (scenarist.yaml)",
-        **_d("The suite: the targets under test, defaults, and the shared tool library."),
+        **_d("The suite: the targets under test, defaults, the shared tool library and "
+             "named checks."),
         "type": "object",
         "additionalProperties": False,
         "properties": {
@@ -485,6 +487,24 @@ def suite_schema() -> dict[str, Any]:
                 "items": {"type": "string"},
                 **_d("Glob patterns of YAML files under the suite that are not scenarios.",
                      ["fixtures/**"]),
+            },
+            "checks": {
+                "type": "object",
+                "propertyNames": {"pattern": CHECK_NAME_PATTERN},
+                "additionalProperties": {
+                    "type": "string",
+                    "minLength": 1,
+                    **_d(
+                        "An expression (docs/expressions.md) that scenarios use by its "
+                        "name: `- expect: books_a_weekday`.",
+                        "weekday(date(call('book_table').args.date)) < 5",
+                    ),
+                },
+                **_d(
+                    "Named checks: expressions written once and used in any scenario as "
+                    "`- expect: NAME`. Names use letters, digits and `_`.",
+                    {"books_a_weekday": "weekday(date(call('book_table').args.date)) < 5"},
+                ),
             },
         },
         "$defs": {"target": _target(), "library_tool": _tool(False)},

@@ -1,4 +1,5 @@
-"""The suite: ``scenarist.yaml`` — targets, defaults and the shared tool library.
+"""The suite: ``scenarist.yaml`` — targets, defaults, the shared tool library and named
+checks (expressions written once, used by name in scenarios: ``- expect: books_a_weekday``).
 
 Found in a scenario's folder or the nearest parent folder that has one.
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
+from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
 from .load import DataPath, Document, read_file
 from .model import Action, Retry, Target, ToolSpec
 from .templates import DEFAULT_SYSTEM_PROMPT, compile_template, is_template
@@ -55,6 +57,7 @@ class Suite:
     exclude: tuple[str, ...] = ()
     judge: Any = None  # JudgeConfig
     redact: RedactConfig = field(default_factory=lambda: RedactConfig())
+    checks: Mapping[str, NamedCheck] = field(default_factory=dict)
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -123,8 +126,9 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         )
     judge = _judge(doc, root, data.get("judge"), targets, diags)
     redact = _redact(doc, data.get("redact") or {}, diags)
+    checks = named_checks(doc, data.get("checks") or {}, diags)
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
-                 judge, redact)
+                 judge, redact, checks)
 
 
 def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
@@ -186,6 +190,37 @@ def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactC
         patterns[name] = source
     return RedactConfig(tuple(data.get("env") or ()), patterns,
                         bool(data.get("default_patterns", True)))
+
+
+def named_checks(doc: Document, data: Mapping[str, str], diags: Collector
+                 ) -> dict[str, NamedCheck]:
+    """Compile the suite's ``checks:``; problems are reported at scenarist.yaml's line and
+    column (once, even when many scenarios use the check)."""
+    out: dict[str, NamedCheck] = {}
+    for cname, source in data.items():
+        path: DataPath = ("checks", cname)
+        if cname in RESERVED:
+            diags.error(doc.key_span(path), "S105",
+                        f"'{cname}' cannot name a check: in an expression it already means "
+                        "something else",
+                        f"choose another name, e.g. {cname}_ok")
+            continue
+        program = None
+        try:
+            program = compile_expression(source, data.keys())
+            same = constant(program)
+            if same is not None:
+                diags.warning(doc.span_in_string(path, same.offset), same.code, same.message,
+                              same.hint)
+        except ProblemsFound as exc:
+            for p in exc.problems:
+                at = doc.span_in_string(path, p.offset)
+                if p.severity == "warning":
+                    diags.warning(at, p.code, p.message, p.hint)
+                else:
+                    diags.error(at, p.code, p.message, p.hint)
+        out[cname] = NamedCheck(cname, source, program)
+    return out
 
 
 def _kind(data: Any) -> str:
