@@ -301,7 +301,7 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     if as_json:
         click.echo(json.dumps(plan_json(p), ensure_ascii=False, indent=2))
         return
-    width = max((len(s.id) for s in p.scenarios), default=8)
+    width = max([len("scenario"), *(len(s.id) for s in p.scenarios)])
     click.echo(f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls")
     for s in p.scenarios:
         click.echo(f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "

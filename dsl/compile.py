@@ -105,7 +105,15 @@ def compile_paths(
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
     target (``scenarist run --judge NAME``)."""
     diags = Collector()
+    for p in paths:
+        if not p.exists():
+            diags.error(Span("<command line>", 1, 1), "E216", f"'{p}' does not exist",
+                        "check the path: it is relative to the current folder")
+    if diags.has_errors:
+        return Compiled(None, diagnostics=diags.diagnostics)
     suite_file = find_suite(paths, diags)
+    if diags.has_errors:  # paths of several suites: nothing sensible to compile against
+        return Compiled(None, diagnostics=diags.diagnostics)
     suite: Suite | None = None
     if suite_file is not None:
         suite = load_suite(suite_file, diags)
@@ -120,6 +128,7 @@ def compile_paths(
             f"create {SUITE_FILE} next to your scenarios with at least one target "
             "(see docs/suite.md)",
         )
+        return Compiled(None, diagnostics=diags.diagnostics)
     root = suite.root if suite else Path.cwd().resolve()
     files = collect_files(paths, diags, suite.exclude if suite else (), root)
     result = Compiled(suite, files=files)

@@ -358,7 +358,7 @@ def select_targets(suite: Suite, names: Iterable[str]) -> tuple[list[Target], li
             return [], problems
         else:
             problems.append(Diagnostic(
-                suite.span(("targets",)) if suite.doc else Span(suite.file, 1, 1),
+                suite.doc.key_span(("targets",)) if suite.doc else Span(suite.file, 1, 1),
                 "E207",
                 f"{suite.file} defines several targets ({quoted_list(available, 'and')}) and "
                 "no default one",
