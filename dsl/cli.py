@@ -25,7 +25,7 @@ import click
 
 from . import __version__
 from .errors import Diagnostic, InputError, RunDirError, best_per_place, render
-from .terminal import Progress, print_summary, use_color
+from .terminal import Progress, print_summary, style, use_color
 
 EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_ENDPOINT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
@@ -69,10 +69,23 @@ def main() -> None:
 PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 
 
+def parse_shard(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        i, n = (int(x) for x in value.split("/"))
+    except ValueError:
+        raise click.BadParameter(f"'{value}' is not I/N (for example 2/8)") from None
+    if not 1 <= i <= n:
+        raise click.BadParameter(f"'{value}': I must be between 1 and N (for example 2/8)")
+    return i, n
+
+
 @main.command()
 @PATHS
 @click.option("--target", "-t", "targets", multiple=True, metavar="NAME",
-              help="Target to run against (default: the suite's defaults.target).")
+              help="Target to run against; repeat for several (default: the suite's "
+              "defaults.target).")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per scenario (overrides the "
               "files; min_pass is scaled to match).")
 @click.option("--concurrency", "-j", type=click.IntRange(min=1),
@@ -81,15 +94,52 @@ PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
               help="Folder that receives the run folder.")
 @click.option("--record", type=click.Path(path_type=Path), metavar="FILE",
               help="Record every request and reply into a cassette for a replay target.")
+@click.option("--no-early-stop", is_flag=True, help="Run every planned attempt, even when a "
+              "scenario's verdict is already decided.")
+@click.option("--max-calls", type=click.IntRange(min=1), metavar="N",
+              help="Stop starting attempts once N model calls were made.")
+@click.option("--max-tokens", type=click.IntRange(min=1), metavar="N",
+              help="Stop starting attempts once N tokens were used.")
+@click.option("--resume", type=click.Path(path_type=Path, file_okay=False), metavar="RUNDIR",
+              help="Finish an interrupted run: run only its missing attempts.")
+@click.option("--retry-errors", is_flag=True, help="With --resume: also re-run attempts "
+              "that ended in an endpoint error.")
+@click.option("--shard", metavar="I/N", help="Run only shard I of N of the scenarios "
+              "(deterministic; combine the shards with scenarist merge).")
+@click.option("--judge", "judge_target", metavar="TARGET",
+              help="The target that judges (overrides judge.target in scenarist.yaml).")
+@click.option("--no-judge-cache", is_flag=True, help="Ask the judge every question again "
+              "(and do not store the answers).")
+@click.option("--record-judge", type=click.Path(path_type=Path), metavar="FILE",
+              help="Record the judge's questions and replies into a cassette.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
 def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
-        concurrency: int | None, out: Path, record: Path | None, quiet: bool) -> None:
+        concurrency: int | None, out: Path, record: Path | None, no_early_stop: bool,
+        max_calls: int | None, max_tokens: int | None, resume: Path | None,
+        retry_errors: bool, shard: str | None, judge_target: str | None,
+        no_judge_cache: bool, record_judge: Path | None, quiet: bool) -> None:
     """Run the scenarios in PATHS (files or folders; default: the current folder)."""
     from .compile import build_plan
 
+    if retry_errors and resume is None:
+        raise click.UsageError("--retry-errors needs --resume RUNDIR")
+    shard_spec = parse_shard(shard)
+    saved: dict[str, Any] = {}
+    if resume is not None:
+        saved = _resume_settings(resume)
+        if paths or targets or runs or shard_spec:
+            raise click.UsageError("--resume takes the paths, targets, runs and shard of the "
+                                   "run it resumes; give only --resume RUNDIR")
+        paths = tuple(Path(p) for p in saved["paths"])
+        targets = tuple(saved["targets"])
+        runs = saved.get("runs")
+        no_early_stop = not saved.get("early_stop", True)
+        judge_target = saved.get("judge")
+        shard_spec = (saved["shard"][0], saved["shard"][1]) if saved.get("shard") else None
     paths = paths or (Path("."),)
     try:
-        plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency)
+        plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency,
+                             shard=shard_spec, judge_target=judge_target)
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
@@ -102,51 +152,129 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                    f"variable {t.api_key_env}, which is not set", err=True)
     if missing:
         sys.exit(EXIT_INPUT)
-    sys.exit(_run_plan(plan, out, record, quiet))
+    settings = {"paths": [str(p.resolve()) for p in paths], "targets": list(targets),
+                "runs": runs, "shard": list(shard_spec) if shard_spec else None,
+                "early_stop": not no_early_stop, "judge": judge_target}
+    sys.exit(_run_plan(plan, out, record, quiet, settings=settings, resume=resume,
+                       retry_errors=retry_errors, early_stop=not no_early_stop,
+                       max_calls=max_calls, max_tokens=max_tokens,
+                       judge_cache=not no_judge_cache, record_judge=record_judge))
 
 
-def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool) -> int:
-    import asyncio
+def _resume_settings(run_dir: Path) -> dict[str, Any]:
+    from .store import RUN, read_json
+
+    try:
+        info = read_json(run_dir / RUN)
+    except RunDirError as exc:
+        click.echo(f"error: cannot resume: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    settings: dict[str, Any] = info.get("settings") or {}
+    if not settings.get("paths"):
+        click.echo(f"error: cannot resume {run_dir}: its run.json does not say what it ran",
+                   err=True)
+        sys.exit(EXIT_INPUT)
+    return settings
+
+
+def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
+              settings: dict[str, Any], resume: Path | None = None, retry_errors: bool = False,
+              early_stop: bool = True, max_calls: int | None = None,
+              max_tokens: int | None = None, judge_cache: bool = True,
+              record_judge: Path | None = None) -> int:
+    import asyncio  # here, not at the top: lint's start-up does without it
 
     from .report import write_report
     from .run import RunOptions, execute, run_info
-    from .store import PLAN, RUN, SUMMARY, create_run_dir, plan_json, write_json
+    from .store import (
+        PLAN,
+        RUN,
+        SUMMARY,
+        create_run_dir,
+        latest_records,
+        plan_changes,
+        plan_json,
+        read_json,
+        truncate_torn,
+        write_json,
+    )
     from .summarize import exit_code, summarize_dir
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
-    run_dir = create_run_dir(out)
-    info = run_info(plan, run_dir.name, started, sys.argv[1:])
+    new_plan = plan_json(plan)
+    prior: list[dict[str, Any]] = []
+    if resume is not None:
+        run_dir = resume
+        try:
+            old_plan = read_json(run_dir / PLAN)
+            info = read_json(run_dir / RUN)
+        except RunDirError as exc:
+            click.echo(f"error: cannot resume: {exc}", err=True)
+            return EXIT_INPUT
+        changes = plan_changes(old_plan, new_plan)
+        if changes:
+            click.echo(f"error: cannot resume {run_dir}: the plan changed since it started: "
+                       + "; ".join(changes) + ". Start a new run instead.", err=True)
+            return EXIT_INPUT
+        truncate_torn(run_dir)
+        prior = [r for r in latest_records(run_dir)
+                 if not (retry_errors and r["status"] == "error")]
+        info.setdefault("resumed_at", []).append(started.isoformat(timespec="seconds"))
+    else:
+        run_dir = create_run_dir(out)
+        info = run_info(plan, run_dir.name, started, sys.argv[1:])
+        info["settings"] = settings
+        write_json(run_dir / PLAN, new_plan)
     write_json(run_dir / RUN, info)
-    write_json(run_dir / PLAN, plan_json(plan))
-    progress = Progress(plan.attempts, enabled=not quiet and sys.stderr.isatty())
-    interrupted = False
-    state = None
+    done = frozenset((r["scenario"], r["target"], r["run"]) for r in prior)
+    todo = plan.attempts - len(done)
+    progress = Progress(todo, enabled=not quiet and sys.stderr.isatty())
+    options = RunOptions(plan.concurrency, record, early_stop=early_stop, max_calls=max_calls,
+                         max_tokens=max_tokens, done=done, prior=tuple(prior),
+                         handle_signals=True, judge_cache=judge_cache,
+                         record_judge=record_judge)
+
+    def notify(message: str) -> None:
+        progress.done()
+        click.echo(message, err=True)
+
     try:
-        state = asyncio.run(execute(plan, run_dir, RunOptions(plan.concurrency, record),
-                                    progress.update))
+        state = asyncio.run(execute(plan, run_dir, options, progress.update, notify=notify))
     except InputError as exc:
         progress.done()
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         return EXIT_INPUT
-    except KeyboardInterrupt:
-        interrupted = True
     progress.done()
+    sched = state.scheduler
     info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                duration_s=round(time.perf_counter() - t0, 3), interrupted=interrupted)
-    if state is not None and state.down:
-        info["targets_down"] = state.down
+                duration_s=round(time.perf_counter() - t0 + info.get("duration_s", 0), 3),
+                interrupted=state.interrupted)
+    if sched is not None:
+        info["early_stop"] = sched.saved() if early_stop else None
+        info["stopped"] = sched.stop_reason
+        if sched.down:
+            info["targets_down"] = sched.down
+    if state.lowest_concurrency:
+        info["throttled"] = state.lowest_concurrency
+    if state.judge is not None:
+        info["judge"] = {**state.judge, "cache": judge_cache,
+                         "target": plan.judge.target.name if plan.judge else None}
     write_json(run_dir / RUN, info)
     summary = summarize_dir(run_dir)
     write_json(run_dir / SUMMARY, summary)
     write_report(run_dir, summary=summary)
     print_summary(summary, quiet=quiet)
-    if state is not None:
-        for name, why in state.down.items():
-            click.echo(f"target '{name}' was given up on: {why}", err=True)
+    for name, why in state.down.items():
+        click.echo(f"target '{name}' was given up on: {why}", err=True)
+    if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
+        click.echo(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
+                   "attempts that ran.", err=True)
     click.echo(f"\nReport: {run_dir / 'report.html'}")
-    if interrupted:
-        click.echo("Interrupted: the summary and report cover the attempts that completed.",
+    if state.interrupted:
+        extra = f" ({state.cancelled} in flight were cancelled)" if state.cancelled else ""
+        click.echo(f"Interrupted{extra}: the summary and report cover the attempts that "
+                   f"completed. Finish the run with: scenarist run --resume {run_dir}",
                    err=True)
         return EXIT_INTERRUPTED
     return exit_code(summary)
@@ -157,30 +285,36 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool) -> int:
 @click.option("--target", "-t", "targets", multiple=True, metavar="NAME",
               help="Target(s) to plan for (default: the suite's default).")
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per scenario.")
+@click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
 def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
-         as_json: bool) -> None:
+         judge_target: str | None, as_json: bool) -> None:
     """Show what a run would do: scenarios × targets × runs, and the most model calls."""
     from .compile import build_plan
     from .store import plan_json
 
     paths = paths or (Path("."),)
     try:
-        p, _ = build_plan(paths, targets=targets, runs=runs)
+        p, _ = build_plan(paths, targets=targets, runs=runs, judge_target=judge_target)
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
     if as_json:
         click.echo(json.dumps(plan_json(p), ensure_ascii=False, indent=2))
         return
-    width = max((len(s.id) for s in p.scenarios), default=8)
+    width = max([len("scenario"), *(len(s.id) for s in p.scenarios)])
     click.echo(f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls")
     for s in p.scenarios:
         click.echo(f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
                    f"{len(s.checks):>6}  {s.runs * s.max_steps * len(p.targets):>10}")
     names = ", ".join(f"{t.name} ({t.describe()})" for t in p.targets)
+    judged = ""
+    if p.judge_calls:
+        judge_name = p.judge.target.name if p.judge else "?"
+        judged = (f" and {p.judge_calls} judge questions ({judge_name}; up to "
+                  f"{p.judge.max_attempts if p.judge else 1} tries each)")
     click.echo(f"\n{len(p.scenarios)} scenarios × {len(p.targets)} target(s) [{names}] = "
-               f"{p.attempts} attempts; at most {p.max_model_calls} model calls")
+               f"{p.attempts} attempts; at most {p.max_model_calls} model calls{judged}")
 
 
 @main.command()
@@ -237,6 +371,104 @@ def report(run_dir: Path, output: Path | None) -> None:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
     click.echo(f"Report: {path}")
+
+
+@main.command()
+@click.argument("run_dirs", nargs=-1, required=True,
+                type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
+              help="Folder that receives the merged run folder.")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
+def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
+    """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
+    summary and report. Exit codes as for run."""
+    from .report import write_report
+    from .store import SUMMARY, merge_runs, write_json
+    from .summarize import exit_code, summarize_dir
+
+    try:
+        merged, warnings = merge_runs(list(run_dirs), out)
+    except RunDirError as exc:
+        click.echo(f"error: cannot merge: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    for w in warnings:
+        click.echo(f"warning: {w}", err=True)
+    summary = summarize_dir(merged)
+    write_json(merged / SUMMARY, summary)
+    write_report(merged, summary=summary)
+    print_summary(summary, quiet=quiet)
+    click.echo(f"\nMerged {len(run_dirs)} runs into {merged}\nReport: {merged / 'report.html'}")
+    sys.exit(exit_code(summary))
+
+
+@main.command("judge-check")
+@click.argument("labels", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges "
+              "(default: the labels file's judge, else the suite's judge.target).")
+@click.option("--no-judge-cache", is_flag=True, help="Ask every question again.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
+def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
+                as_json: bool) -> None:
+    """Ask the judge about hand-labelled examples and report how often it agrees with
+    people (agreement and Cohen's kappa), before you trust it."""
+    import asyncio
+    import dataclasses
+
+    from .judge import Judge, JudgeConfig
+    from .judgecheck import ask_all, load_examples, report
+    from .run import open_model
+
+    try:
+        examples, suite, file_judge = load_examples(labels)
+    except InputError as exc:
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    name = judge_target or file_judge or (suite.judge.target.name if suite.judge else None)
+    target = suite.targets.get(name) if name else None
+    if target is None or target.kind == "python":
+        raise click.UsageError(f"no judge: name a kind: openai target with --judge (the "
+                               f"suite's targets: {', '.join(sorted(suite.targets)) or 'none'})")
+    config = suite.judge or JudgeConfig(target=target,
+                                        cache_dir=suite.root / ".scenarist" / "judge-cache")
+    config = dataclasses.replace(config, target=target)
+
+    async def go() -> list[Any]:
+        model = open_model(target, 4)
+        judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
+                      use_cache=not no_judge_cache)
+        try:
+            return await ask_all(examples, judge)
+        finally:
+            await model.aclose()
+
+    try:
+        results = asyncio.run(go())
+    except InputError as exc:
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    data = report(results)
+    if as_json:
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+        return
+    color = use_color()
+    for r in data["results"]:
+        ok = r["judge"] == r["expected"]
+        mark = style("✓", color, fg="green") if ok else (
+            style("?", color, fg="yellow") if r["judge"] in ("unsure", "error")
+            else style("✗", color, fg="red"))
+        click.echo(f"{mark} {r['id']:<28} {r['check']:<22} person: {r['expected']:<4}  "
+                   f"judge: {r['judge']}")
+        if not ok:
+            click.echo(f"    {r['reason']}")
+    agreement = "–" if data["agreement"] is None else f"{data['agreement']:.0%}"
+    kappa = "–" if data["kappa"] is None else f"{data['kappa']:.2f}"
+    model = config.model or target.model or "replay"
+    click.echo(f"\n{data['examples']} examples, judge {target.name} ({model}): agreement "
+               f"{agreement} on {data['decided']} decided, Cohen's kappa {kappa}; "
+               f"{data['unsure']} unsure, {data['errors']} errors")
+    for check, s in data["by_check"].items():
+        k = "–" if s["kappa"] is None else f"{s['kappa']:.2f}"
+        click.echo(f"  {check}: agreement {s['agreement']:.0%} on {s['decided']}, kappa {k}")
 
 
 @main.command()

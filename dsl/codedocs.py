@@ -27,6 +27,7 @@ targets:
     kind: openai
     base_url: http://127.0.0.1:8080/v1
     model: qwen2.5-0.5b-instruct
+judge: {target: local}
 tools:
   list_business_hours:
     description: List the clinic's opening hours, by day.
@@ -287,6 +288,23 @@ EXAMPLES: dict[str, Example] = {
         where="command",
         note="`scenarist lint` reports a missing path as a usage error (exit 2).",
     ),
+    "E218": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}\n", ""),
+        EXAMPLE_SUITE,
+        where="suite",
+        scenario=USES_ALL_TOOLS + "  - faithful\n",
+        note="The wrong example is a scenarist.yaml without `judge:` beside a scenario that "
+             "uses `faithful`; the check is reported in the scenario.",
+    ),
+    "E219": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
+                              "    entry: clinic_bot.agent:build\njudge: {target: bot}"),
+        EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
+                              "    entry: clinic_bot.agent:build\njudge: {target: local}"),
+        where="suite",
+        note="The judge must be a model (`kind: openai` or `replay`); its prompts must be "
+             "files that exist, with known names.",
+    ),
     "E217": Example(
         _s("  - expect: books_a_weekday\n"),
         _s("  - expect: \"count(calls) <= 2\"\n"),
@@ -351,9 +369,9 @@ EXAMPLES: dict[str, Example] = {
              "`asks_nothing_to_confirm` when no tool has `confirm: true`, a threshold of 0.",
     ),
     "W405": Example(
-        "A judge check (`faithful`, `judge: {...}`) in a scenario with `runs: 1`.",
-        "`runs: 3` or more: a judge is a model too, and one verdict says little.",
-        where="prose",
+        _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 1\n"),
+        _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 3\n"),
+        note="A judge is a model too: one verdict says little about the answer.",
     ),
     "W406": Example(
         _s('  - contains: "18:00"\n  - calls: list_business_hours\n  - contains: "18:00"\n'),

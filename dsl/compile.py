@@ -7,6 +7,7 @@ Each problem is a located diagnostic; every file is compiled even when others fa
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import gc
 import math
@@ -99,25 +100,40 @@ def compile_paths(
     *,
     runs: int | None = None,
     require_suite: bool = True,
+    judge_target: str | None = None,
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths``. Never raises on bad
-    input: the diagnostics are in the result."""
+    input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
+    target (``scenarist run --judge NAME``)."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
-        return _compile_paths(paths, runs=runs, require_suite=require_suite)
+        return _compile_paths(paths, runs=runs, require_suite=require_suite,
+                              judge_target=judge_target)
     finally:
         if paused:
             gc.enable()
 
 
-def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bool
-                   ) -> Compiled:
+def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bool,
+                   judge_target: str | None) -> Compiled:
     diags = Collector()
+    for p in paths:
+        if not p.exists():
+            diags.error(Span("<command line>", 1, 1), "E216", f"'{p}' does not exist",
+                        "check the path: it is relative to the current folder")
+    if diags.has_errors:
+        return Compiled(None, diagnostics=diags.diagnostics)
     suite_file = find_suite(paths, diags)
+    # paths of several suites: nothing sensible to compile against (not `diags.has_errors`
+    # again: mypy narrows it to False after the check above and calls this unreachable)
+    if diags.diagnostics:
+        return Compiled(None, diagnostics=diags.diagnostics)
     suite: Suite | None = None
     if suite_file is not None:
         suite = load_suite(suite_file, diags)
+        if judge_target is not None:
+            suite = _override_judge(suite, judge_target, diags)
     elif require_suite and not diags.has_errors:
         where = display_path(paths[0]) if paths else "."
         diags.error(
@@ -127,6 +143,7 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bo
             f"create {SUITE_FILE} next to your scenarios with at least one target "
             "(see docs/suite.md)",
         )
+        return Compiled(None, diagnostics=diags.diagnostics)
     root = suite.root if suite else Path.cwd().resolve()
     files = collect_files(paths, diags, suite.exclude if suite else (), root)
     result = Compiled(suite, files=files)
@@ -153,6 +170,21 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bo
         result.scenarios.append(scenario)
     result.diagnostics = diags.diagnostics
     return result
+
+
+def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
+    from .judge import JudgeConfig
+
+    target = suite.targets.get(name)
+    if target is None or target.kind == "python":
+        why = "is a python agent" if target else "is not defined"
+        diags.error(Span("<command line>", 1, 1), "E219",
+                    f"--judge {name}: the target {why}{did_you_mean(name, suite.targets)}",
+                    "the judge must be a kind: openai or replay target of the suite")
+        return suite
+    base = suite.judge or JudgeConfig(target=target,
+                                      cache_dir=suite.root / ".scenarist" / "judge-cache")
+    return dataclasses.replace(suite, judge=dataclasses.replace(base, target=target))
 
 
 def scenario_id(path: Path, root: Path) -> str:
@@ -203,7 +235,7 @@ def compile_document(
     by_name = {t.name: t for t in tools}
 
     checks: list[CompiledCheck] = []
-    named: dict[str, Any] = {}
+    named: dict[str, Any] = dict(suite.checks) if suite else {}
     for i, item in enumerate(data["then"]):
         if isinstance(item, str):
             name, param = item, True
@@ -215,8 +247,17 @@ def compile_document(
         prepared = ctype.prepare(param, ctx)
         if prepared is None:
             continue
-        checks.append(CompiledCheck(name, label(name, param), prepared, ctype.evaluate,
-                                    doc.span(("then", i)), ctype.judge))
+        if ctype.judge and (suite is None or suite.judge is None):
+            local.error(doc.key_span(("then", i, name)) if isinstance(item, dict)
+                        else doc.span(("then", i)), "E218",
+                        f"the check '{name}' needs the LLM judge, and "
+                        f"{suite.file if suite else 'the suite'} has no judge",
+                        "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
+            continue
+        checks.append(CompiledCheck(
+            name, label(name, param), prepared, ctype.evaluate, doc.span(("then", i)),
+            ctype.judge, ctype.evaluate_async,
+            ctype.judge_calls(prepared) if ctype.judge_calls else 0))
 
     defaults = suite.defaults if suite else None
     scenario_runs = data.get("runs", defaults.runs if defaults else 5)
@@ -300,9 +341,14 @@ def build_plan(
     targets: Sequence[str] = (),
     runs: int | None = None,
     concurrency: int | None = None,
+    shard: tuple[int, int] | None = None,
+    judge_target: str | None = None,
 ) -> tuple[Plan, Compiled]:
-    """Compile ``paths`` into a Plan for the chosen targets; raises InputError."""
-    compiled = compile_paths(paths, runs=runs)
+    """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
+
+    With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
+    the same files give the same split on every machine."""
+    compiled = compile_paths(paths, runs=runs, judge_target=judge_target)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)
@@ -317,5 +363,17 @@ def build_plan(
         scenarios=tuple(compiled.scenarios),
         targets=tuple(chosen),
         concurrency=concurrency or suite.defaults.concurrency,
+        suite_targets=tuple(suite.targets.values()),
+        judge=suite.judge,
+        redact=suite.redact,
     )
+    from .store import plan_hash, plan_json
+
+    plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
+    if shard is not None:
+        i, n = shard
+        ordered = sorted(plan.scenarios, key=lambda s: s.id)
+        mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}
+        plan = dataclasses.replace(
+            plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard)
     return plan, compiled

@@ -94,6 +94,8 @@ CODES: dict[str, Code] = {
         Code("E215", "duplicate-tool", "Two tools in one scenario have the same name."),
         Code("E216", "missing-path", "A path given on the command line does not exist."),
         Code("E217", "unknown-check-name", "expect names a check the suite does not define."),
+        Code("E218", "no-judge", "A judge check in a suite without a judge."),
+        Code("E219", "bad-judge", "The judge's configuration cannot be used."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),
@@ -151,7 +153,10 @@ class EndpointError(ScenaristError):
 
     Kinds: ``connection`` (refused, reset, DNS), ``timeout``, ``status`` (an HTTP error
     status after retries), ``malformed`` (a reply that is not a chat completion),
-    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised).
+    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised),
+    ``unsupported_tools`` (the server refuses tool definitions for this model),
+    ``tool_call_as_text`` (the server returned a tool call as plain text: it does not parse
+    the model's tool calls — check its chat template or tool-call parser).
     One kind is the model's fault, not the endpoint's: ``model_output`` (the server could
     not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
     the agent loop turns it into a failed attempt.

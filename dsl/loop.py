@@ -110,6 +110,13 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
         if not tool_calls:
             answer = text
             p.messages = [*p.messages, {"role": "assistant", "content": text}]
+            as_text = tool_call_in_text(text, tools_by_name)
+            if as_text is not None:
+                raise LoopEndpointError(EndpointError(
+                    "tool_call_as_text",
+                    f"the endpoint returned a call to {as_text} as plain text instead of a "
+                    "tool call: the server is not parsing this model's tool calls (check its "
+                    "chat template or tool-call parser)"), p)
             break
         assistant: dict[str, Any] = {"role": "assistant", "content": text or None,
                                      "tool_calls": []}
@@ -145,6 +152,36 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
         retries=p.retries,
         model_calls=tuple(p.model_calls),
     )
+
+
+def tool_call_in_text(text: str, tools: dict[str, ToolSpec]) -> str | None:
+    """The tool's name when ``text`` is a tool call written out as text (a JSON object with
+    the name of one of the scenario's tools and its arguments, possibly in a ```json fence
+    or <tool_call> tags) — what servers without a tool-call parser return."""
+    t = text.strip()
+    if not t or not tools:
+        return None
+    for start, end in (("<tool_call>", "</tool_call>"), ("```json", "```"), ("```", "```")):
+        if t.startswith(start):
+            t = t[len(start):]
+            cut = t.rfind(end)
+            t = (t[:cut] if cut >= 0 else t).strip()
+            break
+    if not (t.startswith("{") and t.endswith("}")):
+        return None
+    try:
+        data = json.loads(t)
+    except ValueError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    inner = data.get("function")
+    fn: dict[str, Any] = inner if isinstance(inner, dict) else data
+    name = fn.get("name")
+    has_args = any(k in fn for k in ("arguments", "parameters", "args"))
+    if isinstance(name, str) and name in tools and has_args:
+        return name
+    return None
 
 
 def _text_parts(content: Any) -> str:

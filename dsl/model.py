@@ -9,7 +9,7 @@ one JSON line; ``summarize`` and ``report`` read those lines back.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -56,6 +56,9 @@ class Outcome:
     status: CheckStatus
     reason: str
     score: float | None = None
+    evidence: Mapping[str, Any] | None = None  # the judge's prompt, replies, verdict...
+    items: tuple[Mapping[str, Any], ...] = ()  # per-criterion results (criteria)
+    judge_error: bool = False  # the judge's endpoint failed: the attempt is an error
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ class CompiledCheck:
     evaluate: Callable[[Any, AttemptData], Outcome]
     span: Span
     judge: bool = False
+    evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None
+    judge_calls: int = 0  # questions asked to the judge per attempt
 
     def run(self, attempt: AttemptData) -> Outcome:
         return self.evaluate(self.params, attempt)
@@ -123,6 +128,7 @@ class Target:
     cassette: str = ""  # replay: path of the cassette (absolute)
     entry: str = ""  # python: module:function
     concurrency: int | None = None
+    attempt_timeout_ms: int | None = None  # the whole attempt (all its model calls)
     retry: Retry = Retry()
 
     def describe(self) -> str:
@@ -142,6 +148,11 @@ class Plan:
     scenarios: tuple[Scenario, ...]
     targets: tuple[Target, ...]
     concurrency: int
+    suite_targets: tuple[Target, ...] = ()  # every target of the suite (python agents use them)
+    shard: tuple[int, int] | None = None  # (i, n): this plan is shard i of n
+    full_hash: str = ""  # fingerprint of the whole plan, before sharding (merge checks it)
+    judge: Any = None  # a JudgeConfig when the suite has one
+    redact: Any = None  # the suite's redaction settings (RedactConfig)
 
     @property
     def attempts(self) -> int:
@@ -150,6 +161,12 @@ class Plan:
     @property
     def max_model_calls(self) -> int:
         return sum(s.runs * s.max_steps for s in self.scenarios) * len(self.targets)
+
+    @property
+    def judge_calls(self) -> int:
+        """Questions the judge is asked if every attempt runs (before retries and cache)."""
+        return sum(s.runs * sum(c.judge_calls for c in s.checks)
+                   for s in self.scenarios) * len(self.targets)
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from .store import PLAN, RUN, iter_results, read_json
+from .store import PLAN, RUN, latest_records, read_json
 from .summarize import summarize_records
 
 REPORT = "report.html"
@@ -49,7 +49,7 @@ def write_report(run_dir: Path, out: Path | None = None,
                  summary: dict[str, Any] | None = None) -> Path:
     plan = read_json(run_dir / PLAN)
     run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
-    records = list(iter_results(run_dir))
+    records = list(latest_records(run_dir))
     summary = summary or summarize_records(plan, records, run)
     path = out or run_dir / REPORT
     tmp = path.with_name(path.name + ".tmp")

@@ -1,25 +1,32 @@
 """Run: execute a Plan — every (scenario, target, run index) attempt — and stream each
 finished attempt to ``results.jsonl``.
 
-A fixed pool of workers (``concurrency``) pulls attempts from a generator, so memory stays
-flat however large the plan. Only this stage and the targets touch the network.
+A fixed pool of workers (``concurrency``) asks the :class:`~dsl.schedule.Scheduler` for the
+next attempt, so memory stays flat however large the plan. Each target has its own
+adaptive concurrency limit (halved on HTTP 429). Only this stage and the targets touch the
+network. Ctrl-C stops handing out attempts and lets those in flight finish; a second
+Ctrl-C cancels them.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
-from collections.abc import Callable, Iterator
+import signal
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import EndpointError, InputError, RunDirError
+from .errors import Diagnostic, EndpointError, InputError, RunDirError
 from .loop import LoopEndpointError, run_loop
 from .model import SCHEMA_VERSION, AttemptData, Outcome, Plan, Scenario, Target
+from .schedule import AdaptiveLimit, Key, Meter, Scheduler
 from .store import ResultsWriter, target_json
-from .targets.base import ChatModel
+from .targets.base import ChatModel, Reply
 
 # After this many endpoint failures in a row (connection or timeout) with no success in
 # between, a target is considered down and its remaining attempts are not run.
@@ -30,6 +37,14 @@ BREAKER_THRESHOLD = 5
 class RunOptions:
     concurrency: int
     record: Path | None = None
+    early_stop: bool = True
+    max_calls: int | None = None
+    max_tokens: int | None = None
+    done: frozenset[Key] = frozenset()  # resume: attempts already recorded
+    prior: tuple[dict[str, Any], ...] = ()  # resume: their records (for early stop)
+    handle_signals: bool = False  # install the Ctrl-C handler (the CLI does)
+    judge_cache: bool = True  # --no-judge-cache turns the judge's cache off
+    record_judge: Path | None = None  # a cassette of the judge's questions and replies
 
 
 @dataclass(slots=True)
@@ -39,7 +54,6 @@ class Totals:
     failed: int = 0
     unsure: int = 0
     errors: int = 0
-    skipped: int = 0
     tokens: int = 0
     model_calls: int = 0
 
@@ -54,37 +68,58 @@ class Totals:
             self.unsure += 1
         else:
             self.errors += 1
-        self.tokens += record["tokens"]["total"]
-        self.model_calls += record["steps"]
-
-
-@dataclass(slots=True)
-class TargetState:
-    model: ChatModel
-    failures_in_row: int = 0
-    down: str | None = None  # why the target was given up on
+        self.tokens += (record.get("tokens") or {}).get("total", 0)
+        self.model_calls += record.get("steps") or 0
 
 
 @dataclass(slots=True)
 class RunState:
+    """What the run did, besides the records it wrote."""
+
     totals: Totals = field(default_factory=Totals)
-    down: dict[str, str] = field(default_factory=dict)
+    scheduler: Scheduler | None = None
+    interrupted: bool = False
+    cancelled: int = 0  # attempts in flight when a second Ctrl-C cancelled them
+    lowest_concurrency: dict[str, int] = field(default_factory=dict)
+    judge: dict[str, int] | None = None  # questions asked, cache hits, tokens
+
+    @property
+    def down(self) -> dict[str, str]:
+        return self.scheduler.down if self.scheduler else {}
 
 
-def open_model(target: Target, concurrency: int) -> ChatModel:
-    """The endpoint client for a target (may raise InputError for a bad cassette)."""
+class Metered:
+    """Wraps a model: counts calls and tokens (budgets) and feeds the adaptive limit."""
+
+    def __init__(self, inner: ChatModel, meter: Meter, limit: AdaptiveLimit) -> None:
+        self.inner = inner
+        self.settings = inner.settings
+        self.meter = meter
+        self.limit = limit
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        reply = await self.inner.complete(body)
+        self.meter.calls += 1
+        self.meter.tokens += reply.tokens.total
+        self.limit.succeeded()
+        return reply
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+def open_model(target: Target, concurrency: int, on_throttle: Any = None) -> ChatModel:
+    """The endpoint client for a model target (InputError for a missing cassette)."""
     if target.kind == "openai":
         from .targets.openai import OpenAIModel
 
-        return OpenAIModel(target, max_connections=concurrency)
+        return OpenAIModel(target, max_connections=concurrency, on_throttle=on_throttle)
     if target.kind == "replay":
         from .targets.cassette import ReplayModel
 
         try:
             return ReplayModel(Path(target.cassette))
         except (RunDirError, FileNotFoundError) as exc:
-            from .errors import Diagnostic
-
             msg = str(exc) if isinstance(exc, RunDirError) else \
                 f"the cassette {target.cassette} does not exist"
             raise InputError([Diagnostic(target.span, "E206",
@@ -92,20 +127,38 @@ def open_model(target: Target, concurrency: int) -> ChatModel:
                                          f"{msg}",
                                          "record one with scenarist run --target <live> "
                                          "--record FILE")]) from None
-    raise InputError([])  # python targets are not model endpoints
+    raise ValueError(f"{target.kind} targets are not model endpoints")
 
 
-def evaluate(scenario: Scenario, data: AttemptData) -> list[dict[str, Any]]:
-    out = []
-    for c in scenario.checks:
+async def evaluate(scenario: Scenario, data: AttemptData,
+                   judge: Any = None) -> tuple[list[dict[str, Any]], str | None]:
+    """Every check of the scenario on one attempt, and the judge's endpoint failure if
+    there was one. Judge checks are asked concurrently."""
+
+    async def one(c: Any) -> Outcome:
         try:
-            o = c.run(data)
+            if c.judge and c.evaluate_async is not None and judge is not None:
+                outcome: Outcome = await c.evaluate_async(c.params, data, judge)
+                return outcome
+            return c.run(data)  # type: ignore[no-any-return]
         except Exception as exc:  # a bug in a check must not end the run
-            o = Outcome("error", f"the check could not be evaluated: {type(exc).__name__}: "
-                                 f"{exc}")
-        out.append({"check": c.name, "label": c.label, "status": o.status,
-                    "score": o.score, "reason": o.reason})
-    return out
+            return Outcome("error", f"the check could not be evaluated: "
+                                    f"{type(exc).__name__}: {exc}")
+
+    outcomes = await asyncio.gather(*(one(c) for c in scenario.checks))
+    out = []
+    judge_failure = None
+    for c, o in zip(scenario.checks, outcomes, strict=True):
+        item: dict[str, Any] = {"check": c.name, "label": c.label, "status": o.status,
+                                "score": o.score, "reason": o.reason}
+        if o.items:
+            item["items"] = [{k: v for k, v in i.items() if k != "evidence"} for i in o.items]
+        if o.evidence is not None:
+            item["evidence"] = dict(o.evidence)
+        if o.judge_error and judge_failure is None:
+            judge_failure = o.reason
+        out.append(item)
+    return out, judge_failure
 
 
 def attempt_status(data: AttemptData, checks: list[dict[str, Any]]) -> tuple[str, str]:
@@ -116,14 +169,15 @@ def attempt_status(data: AttemptData, checks: list[dict[str, Any]]) -> tuple[str
         return "fail", f"{len(failing)} of {len(checks)} checks failed: " + "; ".join(
             c["label"] for c in failing)
     if any(c["status"] == "unsure" for c in checks):
-        return "unsure", "the judge was unsure"
+        return "unsure", "no check failed, but the judge was unsure"
     return "pass", f"all {len(checks)} checks passed"
 
 
 def make_record(scenario: Scenario, target: Target, run: int, started: dt.datetime,
-                data: AttemptData | None, error: EndpointError | None,
-                checks: list[dict[str, Any]], status: str, reason: str,
-                extra: dict[str, Any]) -> dict[str, Any]:
+                status: str, reason: str, *, data: AttemptData | None = None,
+                error: EndpointError | None = None,
+                checks: list[dict[str, Any]] | None = None,
+                partial: Any = None) -> dict[str, Any]:
     rec: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "scenario": scenario.id,
@@ -142,41 +196,54 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             steps=data.steps,
             latency_ms=round(data.latency_ms, 1),
             tokens=data.tokens.as_dict(),
+            retries=data.retries,
+            model_calls=list(data.model_calls),
         )
-    rec["checks"] = checks
+    elif partial is not None:  # an endpoint failed half-way: keep what happened
+        rec.update(answer="", calls=[c.as_dict() for c in partial.calls],
+                   messages=list(partial.messages), steps=partial.steps, latency_ms=None,
+                   tokens=partial.tokens.as_dict(), retries=partial.retries,
+                   model_calls=list(partial.model_calls))
+    else:
+        rec.update(answer="", calls=[], messages=[], steps=0, latency_ms=None,
+                   tokens={"prompt": 0, "completion": 0, "total": 0}, retries=0,
+                   model_calls=[])
+    rec["checks"] = checks or []
     rec["error"] = ({"kind": error.kind, "message": error.message, "status": error.status}
                     if error else None)
-    rec.update(extra)
     return rec
 
 
-async def run_one(model: ChatModel, scenario: Scenario, target: Target,
-                  run: int) -> dict[str, Any]:
+async def run_one(model: Any, scenario: Scenario, target: Target, run: int,
+                  judge: Any = None) -> dict[str, Any]:
+    """One attempt, start to finish, as a record. Never raises for endpoint trouble."""
     started = dt.datetime.now(dt.UTC)
+    timeout = target.attempt_timeout_ms / 1000 if target.attempt_timeout_ms else None
     try:
-        data = await run_loop(model, scenario, run)
+        if target.kind == "python":
+            coro = model.run(scenario, run)
+        else:
+            coro = run_loop(model, scenario, run)
+        data = await asyncio.wait_for(coro, timeout) if timeout else await coro
     except LoopEndpointError as exc:
-        p = exc.progress
-        rec = make_record(scenario, target, run, started, None, exc, [], "error",
-                          f"{exc.kind}: {exc.message}", {})
-        rec.update(answer="", calls=[c.as_dict() for c in p.calls], messages=p.messages,
-                   steps=p.steps, latency_ms=None, tokens=p.tokens.as_dict(),
-                   retries=p.retries, model_calls=p.model_calls)
-        return rec
-    checks = evaluate(scenario, data)
+        return make_record(scenario, target, run, started, "error",
+                           f"{exc.kind}: {exc.message}", error=exc, partial=exc.progress)
+    except EndpointError as exc:
+        return make_record(scenario, target, run, started, "error",
+                           f"{exc.kind}: {exc.message}", error=exc)
+    except TimeoutError:
+        err = EndpointError("timeout", f"the attempt took longer than {timeout:g} s "
+                                       "(attempt_timeout_ms)")
+        return make_record(scenario, target, run, started, "error",
+                           f"timeout: {err.message}", error=err)
+    checks, judge_failure = await evaluate(scenario, data, judge)
+    if judge_failure is not None:  # the judge could not be asked: no verdict, not a failure
+        err = EndpointError("judge", judge_failure)
+        return make_record(scenario, target, run, started, "error", f"judge: {judge_failure}",
+                           data=data, error=err, checks=checks)
     status, reason = attempt_status(data, checks)
-    return make_record(scenario, target, run, started, data, None, checks, status, reason,
-                       {"retries": data.retries, "model_calls": list(data.model_calls)})
-
-
-def jobs(plan: Plan) -> Iterator[tuple[Scenario, Target, int]]:
-    """Attempts in a fair order: run 1 of every scenario, then run 2, ..."""
-    most = max((s.runs for s in plan.scenarios), default=0)
-    for run in range(1, most + 1):
-        for s in plan.scenarios:
-            if run <= s.runs:
-                for t in plan.targets:
-                    yield s, t, run
+    return make_record(scenario, target, run, started, status, reason, data=data,
+                       checks=checks)
 
 
 async def execute(
@@ -184,62 +251,122 @@ async def execute(
     run_dir: Path,
     options: RunOptions,
     on_attempt: Callable[[dict[str, Any], Totals], None] | None = None,
+    *,
+    notify: Callable[[str], None] | None = None,
 ) -> RunState:
-    """Run every attempt of the plan, writing each record as it ends."""
-    state = RunState()
-    models: dict[str, TargetState] = {}
+    """Run the plan's attempts (those the scheduler hands out), writing each record as
+    it ends. Returns when everything ran, a budget was reached, or Ctrl-C was pressed."""
+    scheduler = Scheduler(plan, options.early_stop, options.done, options.max_calls,
+                          options.max_tokens)
+    scheduler.prime(options.prior)
+    state = RunState(scheduler=scheduler)
+    limits: dict[str, AdaptiveLimit] = {}
+    models: dict[str, Any] = {}
+    failures_in_row: dict[str, int] = {}
+    redactor = plan.redact.redactor(plan.suite_targets) if plan.redact is not None else \
+        _default_redactor(plan)
+    judge = None
     try:
+        if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.checks):
+            from .judge import Judge
+
+            jt = plan.judge.target
+            jmodel: Any = open_model(jt, max(4, options.concurrency))
+            if options.record_judge is not None:
+                from .targets.cassette import Recorder
+
+                jmodel = Recorder(jmodel, options.record_judge, jt.name, redactor)
+            judge = Judge(plan.judge, jmodel, redactor, use_cache=options.judge_cache)
         for t in plan.targets:
-            model = open_model(t, t.concurrency or options.concurrency)
+            cap = min(t.concurrency or options.concurrency, options.concurrency)
+            limit = limits[t.name] = AdaptiveLimit(cap)
+            if t.kind == "python":
+                from .targets.python import PythonAgent
+
+                models[t.name] = PythonAgent(t, plan, scheduler.meter)
+                continue
+            model = open_model(t, cap, on_throttle=limit.throttled)
             if options.record is not None:
                 from .targets.cassette import Recorder
 
-                model = Recorder(model, options.record, t.name)
-            models[t.name] = TargetState(model)
-        writer = ResultsWriter(run_dir)
+                model = Recorder(model, options.record, t.name, redactor)
+            models[t.name] = Metered(model, scheduler.meter, limit)
+        writer = ResultsWriter(run_dir, redactor)
+        tasks: list[asyncio.Task[None]] = []
+        in_flight = 0
+
+        async def worker() -> None:
+            nonlocal in_flight
+            while True:
+                job = scheduler.next()
+                if job is None:
+                    return
+                scenario, target, run = job
+                async with limits[target.name]:
+                    in_flight += 1
+                    try:
+                        rec = await run_one(models[target.name], scenario, target, run,
+                                            judge)
+                    finally:
+                        in_flight -= 1
+                _breaker(rec, target.name, failures_in_row, scheduler)
+                writer.write(rec)
+                scheduler.record(rec)
+                state.totals.add(rec)
+                if on_attempt is not None:
+                    on_attempt(rec, state.totals)
+
+        def interrupt() -> None:
+            if not state.interrupted:
+                state.interrupted = True
+                scheduler.stop("interrupted")
+                if notify:
+                    notify(f"Interrupted: finishing {in_flight} attempt(s) in flight; press "
+                           "Ctrl-C again to cancel them.")
+            else:
+                state.cancelled = in_flight
+                for task in tasks:
+                    task.cancel()
+
+        loop = asyncio.get_running_loop()
+        if options.handle_signals:
+            loop.add_signal_handler(signal.SIGINT, interrupt)
         try:
-            queue = jobs(plan)
-            limits = {t.name: asyncio.Semaphore(t.concurrency) for t in plan.targets
-                      if t.concurrency}
-
-            async def worker() -> None:
-                for scenario, target, run in queue:
-                    ts = models[target.name]
-                    if ts.down is not None:
-                        state.totals.skipped += 1
-                        continue
-                    sem = limits.get(target.name)
-                    if sem is not None:
-                        async with sem:
-                            rec = await run_one(ts.model, scenario, target, run)
-                    else:
-                        rec = await run_one(ts.model, scenario, target, run)
-                    _breaker(ts, rec, state, target.name)
-                    writer.write(rec)
-                    state.totals.add(rec)
-                    if on_attempt is not None:
-                        on_attempt(rec, state.totals)
-
             n = max(1, min(options.concurrency, plan.attempts))
-            await asyncio.gather(*(worker() for _ in range(n)))
+            tasks.extend(asyncio.ensure_future(worker()) for _ in range(n))
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(*tasks)
         finally:
+            if options.handle_signals:
+                loop.remove_signal_handler(signal.SIGINT)
             writer.close()
     finally:
-        for ts in models.values():
-            await ts.model.aclose()
+        for m in models.values():
+            await m.aclose()
+        if judge is not None:
+            state.judge = judge.stats()
+            await judge.model.aclose()
+    state.lowest_concurrency = {n: lim.lowest for n, lim in limits.items()
+                                if lim.lowest < lim.maximum}
     return state
 
 
-def _breaker(ts: TargetState, rec: dict[str, Any], state: RunState, name: str) -> None:
+def _default_redactor(plan: Plan) -> Any:
+    from .redact import build
+
+    return build({t.api_key_env for t in plan.suite_targets if t.api_key_env})
+
+
+def _breaker(rec: dict[str, Any], target: str, in_row: dict[str, int],
+             scheduler: Scheduler) -> None:
     err = rec.get("error")
     if err and err["kind"] in ("connection", "timeout"):
-        ts.failures_in_row += 1
-        if ts.failures_in_row >= BREAKER_THRESHOLD and ts.down is None:
-            ts.down = (f"{ts.failures_in_row} attempts in a row could not reach the endpoint "
-                       f"({err['message']})")
-            state.down[name] = ts.down
+        in_row[target] = in_row.get(target, 0) + 1
+        if in_row[target] >= BREAKER_THRESHOLD and target not in scheduler.down:
+            scheduler.down[target] = (f"{in_row[target]} attempts in a row could not reach "
+                                      f"the endpoint ({err['message']})")
     else:
-        ts.failures_in_row = 0
+        in_row[target] = 0
 
 
 def run_info(plan: Plan, run_id: str, started: dt.datetime, argv: list[str]) -> dict[str, Any]:
@@ -247,6 +374,7 @@ def run_info(plan: Plan, run_id: str, started: dt.datetime, argv: list[str]) -> 
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         "scenarist": __version__,
+        "python": sys.version.split()[0],
         "suite": plan.suite_file,
         "started_at": started.isoformat(timespec="seconds"),
         "targets": [target_json(t) for t in plan.targets],

@@ -23,6 +23,7 @@ from .model import ACTIONS
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-/]*$"
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_\-]*$"
+CHECK_NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a bare name in `- expect: NAME`
 
 
 def _tool(named: bool) -> dict[str, Any]:
@@ -288,11 +289,22 @@ def _target() -> dict[str, Any]:
         "concurrency": {
             "type": "integer",
             "minimum": 1,
-            **_d("The most attempts in flight against this target at once.", 4),
+            **_d("The most attempts in flight against this target at once (halved while "
+                 "the endpoint answers HTTP 429, then grown back).", 4),
+        },
+    }
+    attempt_timeout = {
+        "attempt_timeout_ms": {
+            "type": "integer",
+            "minimum": 1,
+            **_d("The most one whole attempt (all its model calls and tool calls) may take, "
+                 "in milliseconds; past it the attempt ends as a timeout error. Default: "
+                 "no limit.", 300000),
         },
     }
     openai_props = {
         **common,
+        **attempt_timeout,
         "base_url": {
             "type": "string",
             "pattern": "^https?://",
@@ -385,6 +397,7 @@ def _target() -> dict[str, Any]:
                     "additionalProperties": False,
                     "properties": {
                         **common,
+                        **attempt_timeout,
                         "entry": {
                             "type": "string",
                             "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
@@ -402,7 +415,8 @@ def suite_schema() -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": "https://scenarist.dev/schemas/suite.schema.json",
         "title": "Scenarist suite (scenarist.yaml)",
-        **_d("The suite: the targets under test, defaults, and the shared tool library."),
+        **_d("The suite: the targets under test, defaults, the shared tool library and "
+             "named checks."),
         "type": "object",
         "additionalProperties": False,
         "properties": {
@@ -443,19 +457,172 @@ def suite_schema() -> dict[str, Any]:
                          "description": "List the clinic's opening hours, by day.",
                          "returns": {"monday": "09:00-18:00"}}}),
             },
+            "judge": {
+                "type": "object",
+                "required": ["target"],
+                "additionalProperties": False,
+                **_d("The LLM judge for checks like faithful, answers_the_question, judge and "
+                     "criteria.", {"target": "local", "min_confidence": 0.8}),
+                "properties": {
+                    "target": {"type": "string", **_d(
+                        "The target that judges: any kind: openai (or replay) target.",
+                        "local")},
+                    "model": {"type": "string", **_d(
+                        "A model name to send instead of the target's.", "qwen2.5-7b-instruct")},
+                    "temperature": {"type": "number", "minimum": 0, "maximum": 2, **_d(
+                        "The judge's temperature (default 0: the same question gets the "
+                        "same answer).", 0)},
+                    "seed": {"type": "integer", **_d("The judge's seed (default 0).", 0)},
+                    "min_confidence": {"type": "number", "minimum": 0, "maximum": 1, **_d(
+                        "Below this confidence a verdict is 'unsure', never a pass "
+                        "(default 0.8).", 0.8)},
+                    "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10, **_d(
+                        "How many times to ask when the reply cannot be read (default 3).",
+                        3)},
+                    "cache": {"type": ["string", "boolean"], **_d(
+                        "Where judged questions are kept, relative to scenarist.yaml "
+                        "(default .scenarist/judge-cache); false for no cache.",
+                        ".scenarist/judge-cache", False)},
+                    "prompts": {
+                        "type": "object",
+                        "additionalProperties": {"type": "string"},
+                        **_d("Your own prompt templates (files relative to scenarist.yaml) "
+                             "for system, faithful, answers_the_question, rubric, criterion.",
+                             {"faithful": "prompts/faithful.j2"}),
+                    },
+                },
+            },
+            "redact": {
+                "type": "object",
+                "additionalProperties": False,
+                **_d("Secrets replaced by [REDACTED:NAME] before anything reaches the judge "
+                     "or a file. The values of every target's api_key_env are always "
+                     "redacted.", {"env": ["CRM_TOKEN"], "patterns": {"ticket": "TCK-\\d+"}}),
+                "properties": {
+                    "env": {"type": "array", "items": {"type": "string"}, **_d(
+                        "More environment variables whose values are secrets.",
+                        ["CRM_TOKEN"])},
+                    "patterns": {"type": "object", "additionalProperties": {"type": "string"},
+                                 **_d("Named regular expressions of secrets.",
+                                      {"patient-id": "PAT-\\d{6}"})},
+                    "default_patterns": {"type": "boolean", **_d(
+                        "Also redact common key formats: sk-..., Bearer ..., AWS and GitHub "
+                        "keys (default true).", True)},
+                },
+            },
             "exclude": {
                 "type": "array",
                 "items": {"type": "string"},
                 **_d("Glob patterns of YAML files under the suite that are not scenarios.",
                      ["fixtures/**"]),
             },
+            "checks": {
+                "type": "object",
+                "propertyNames": {"pattern": CHECK_NAME_PATTERN},
+                "additionalProperties": {
+                    "type": "string",
+                    "minLength": 1,
+                    **_d(
+                        "An expression (docs/expressions.md) that scenarios use by its "
+                        "name: `- expect: books_a_weekday`.",
+                        "weekday(date(call('book_table').args.date)) < 5",
+                    ),
+                },
+                **_d(
+                    "Named checks: expressions written once and used in any scenario as "
+                    "`- expect: NAME`. Names use letters, digits and `_`.",
+                    {"books_a_weekday": "weekday(date(call('book_table').args.date)) < 5"},
+                ),
+            },
         },
         "$defs": {"target": _target(), "library_tool": _tool(False)},
     }
 
 
+def labels_schema() -> dict[str, Any]:
+    judged = sorted(n for n, c in REGISTRY.items() if c.judge)
+    return {
+        "$schema": DIALECT,
+        "$id": "https://scenarist.dev/schemas/labels.schema.json",
+        "title": "Scenarist judge labels (scenarist judge-check)",
+        **_d("Hand-labelled examples to measure how often the judge agrees with people."),
+        "type": "object",
+        "required": ["examples"],
+        "additionalProperties": False,
+        "properties": {
+            "judge": {"type": "string", **_d(
+                "The target that judges (default: the suite's judge.target).", "grader")},
+            "examples": {
+                "type": "array",
+                "minItems": 1,
+                **_d("The labelled examples.",
+                     [{"check": "faithful", "message": "¿Hasta qué hora atienden hoy?",
+                       "answer": "Hoy atendemos hasta las 18:00.", "expected": "pass"}]),
+                "items": {
+                    "type": "object",
+                    "required": ["check", "message", "answer", "expected"],
+                    "additionalProperties": False,
+                    **_d("One answer, the judge check to ask, and the verdict a person gave."),
+                    "properties": {
+                        "id": {"type": "string", **_d("A name for the example.",
+                                                      "hours-invented")},
+                        "check": {
+                            "type": ["string", "object"],
+                            **_d(f"The judge check: {', '.join(judged)} (with its parameter "
+                                 "when it takes one).", "faithful",
+                                 {"judge": {"rubric": "Offers a slot", "pass_score": 0.7}}),
+                            "if": {"type": "string"},
+                            "then": {"enum": [n for n in judged
+                                              if REGISTRY[n].schema.get("const") is True]},
+                            "else": {"minProperties": 1, "maxProperties": 1,
+                                     "propertyNames": {"enum": judged},
+                                     "allOf": [
+                                         {"if": {"required": [n]},
+                                          "then": {"properties": {
+                                              n: {"$ref": f"#/$defs/params/{n}"}}}}
+                                         for n in judged]},
+                        },
+                        "at": {"type": "string", **_d(
+                            "The moment of the conversation (default 2026-01-01T12:00:00Z).",
+                            "2026-09-29T10:00:00-03:00")},
+                        "message": {"type": "string", **_d("What the person wrote.",
+                                                           "¿Hasta qué hora atienden hoy?")},
+                        "answer": {"type": "string", **_d("The answer being judged.",
+                                                          "Hoy atendemos hasta las 18:00.")},
+                        "tool_results": {
+                            "type": "array",
+                            **_d("What the tools returned to the assistant.",
+                                 [{"name": "list_business_hours",
+                                   "output": {"tuesday": "09:00-18:00"}}]),
+                            "items": {
+                                "type": "object",
+                                "required": ["name", "output"],
+                                "additionalProperties": False,
+                                **_d("One tool call and its result."),
+                                "properties": {
+                                    "name": {"type": "string", **_d("The tool.",
+                                                                    "list_business_hours")},
+                                    "args": {"type": "object", **_d("Its arguments.", {})},
+                                    "output": {**_d("What it returned (text or data).",
+                                                    '{"tuesday": "09:00-18:00"}')},
+                                },
+                            },
+                        },
+                        "expected": {"enum": ["pass", "fail"], **_d(
+                            "The verdict a careful person gives.", "pass")},
+                        "note": {"type": "string", **_d("Why, for the next reader.",
+                                                        "18:00 is Tuesday's closing time.")},
+                    },
+                },
+            },
+        },
+        "$defs": {"params": {n: REGISTRY[n].schema for n in judged}},
+    }
+
+
 def build() -> dict[str, dict[str, Any]]:
-    return {"scenario.schema.json": scenario_schema(), "suite.schema.json": suite_schema()}
+    return {"scenario.schema.json": scenario_schema(), "suite.schema.json": suite_schema(),
+            "labels.schema.json": labels_schema()}
 
 
 def dump(schema: dict[str, Any]) -> str:

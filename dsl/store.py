@@ -13,7 +13,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -120,19 +120,29 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "attempts": plan.attempts,
         "max_model_calls": plan.max_model_calls,
         "concurrency": plan.concurrency,
+        "shard": list(plan.shard) if plan.shard else None,
+        "full_plan": plan.full_hash,
+        "judge": ({"target": plan.judge.target.name, "model": plan.judge.model,
+                   "min_confidence": plan.judge.min_confidence}
+                  if plan.judge is not None else None),
+        "judge_calls": plan.judge_calls,
     }
 
 
 class ResultsWriter:
     """Appends attempt records to results.jsonl, one flushed line each."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, redact: Callable[[str], str] | None = None) -> None:
         self.path = run_dir / RESULTS
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
         self._synced = time.monotonic()
+        self._redact = redact
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        if self._redact is not None:
+            line = self._redact(line)
+        self._file.write(line + "\n")
         self._file.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
@@ -161,3 +171,115 @@ def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
                 raise RunDirError(f"{path}:{n} is not valid JSON") from None
             check_version(record, f"{path}:{n}")
             yield record
+
+
+def plan_hash(plan: dict[str, Any]) -> str:
+    """A fingerprint of what a plan runs (resume and merge refuse a plan that changed)."""
+    import hashlib
+
+    keep = {k: plan[k] for k in ("targets", "scenarios") if k in plan}
+    text = json.dumps(keep, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def plan_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
+    """What differs between two plans, in words."""
+    out: list[str] = []
+    old_s = {s["id"]: s for s in old.get("scenarios", [])}
+    new_s = {s["id"]: s for s in new.get("scenarios", [])}
+    for sid in sorted(new_s.keys() - old_s.keys()):
+        out.append(f"scenario {sid} was added")
+    for sid in sorted(old_s.keys() - new_s.keys()):
+        out.append(f"scenario {sid} was removed")
+    for sid in sorted(old_s.keys() & new_s.keys()):
+        a, b = old_s[sid], new_s[sid]
+        fields = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k) and k != "line"]
+        if fields:
+            out.append(f"scenario {sid} changed ({', '.join(fields)})")
+    old_t = [(t["name"], t) for t in old.get("targets", [])]
+    new_t = [(t["name"], t) for t in new.get("targets", [])]
+    if old_t != new_t:
+        out.append("the targets changed: " + ", ".join(n for n, _ in old_t) + " → "
+                   + ", ".join(n for n, _ in new_t))
+    return out
+
+
+def truncate_torn(run_dir: Path) -> bool:
+    """Cut a torn last line (the writer was killed mid-line) so appending stays valid."""
+    path = run_dir / RESULTS
+    if not path.exists():
+        return False
+    data = path.read_bytes()
+    if not data or data.endswith(b"\n"):
+        return False
+    keep = data.rfind(b"\n") + 1
+    with path.open("r+b") as f:
+        f.truncate(keep)
+    return True
+
+
+def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """Each attempt's latest record (a resumed run may have re-run errored attempts)."""
+    last: dict[tuple[str, str, int], int] = {}
+    for i, r in enumerate(iter_results(run_dir)):
+        last[(r["scenario"], r["target"], r["run"])] = i
+    for i, r in enumerate(iter_results(run_dir)):
+        if last.get((r["scenario"], r["target"], r["run"])) == i:
+            yield r
+
+
+def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
+    """Combine shard run folders into one new run folder. Returns it and warnings.
+
+    Refuses runs of different plans (their ``full_plan`` fingerprints differ) and shards
+    that overlap (a scenario in two of them)."""
+    plans = [read_json(d / PLAN) for d in run_dirs]
+    infos = [read_json(d / RUN) if (d / RUN).exists() else {} for d in run_dirs]
+    fingerprints = {p.get("full_plan") for p in plans}
+    if len(fingerprints) != 1 or not next(iter(fingerprints)):
+        raise RunDirError("these runs come from different plans (or different versions of "
+                          "the files); merge only the shards of one run")
+    seen: dict[str, Path] = {}
+    for d, p in zip(run_dirs, plans, strict=True):
+        for s in p["scenarios"]:
+            if s["id"] in seen:
+                raise RunDirError(f"the scenario {s['id']} is in both {seen[s['id']]} and {d}; "
+                                  "merge each shard once")
+            seen[s["id"]] = d
+    warnings: list[str] = []
+    shards = [tuple(p["shard"]) for p in plans if p.get("shard")]
+    if shards:
+        n = shards[0][1]
+        missing = sorted(set(range(1, n + 1)) - {i for i, _ in shards})
+        if missing:
+            warnings.append(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)} are missing: "
+                            "their scenarios are not in the merged run")
+    scenarios = sorted((s for p in plans for s in p["scenarios"]), key=lambda s: s["id"])
+    merged_plan = {**plans[0], "scenarios": scenarios, "shard": None,
+                   "attempts": sum(p["attempts"] for p in plans),
+                   "max_model_calls": sum(p["max_model_calls"] for p in plans)}
+    out = create_run_dir(parent)
+    write_json(out / PLAN, merged_plan)
+    with (out / RESULTS).open("w", encoding="utf-8") as f:
+        for d in run_dirs:
+            for r in latest_records(d):
+                f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+    started = [i["started_at"] for i in infos if i.get("started_at")]
+    finished = [i["finished_at"] for i in infos if i.get("finished_at")]
+    saved = [x for i in infos for x in ((i.get("early_stop") or {}).get("by_scenario") or [])]
+    write_json(out / RUN, {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": out.name,
+        "suite": merged_plan.get("suite"),
+        "merged_from": [i.get("run_id", d.name) for i, d in zip(infos, run_dirs, strict=True)],
+        "started_at": min(started) if started else None,
+        "finished_at": max(finished) if finished else None,
+        "duration_s": max((i.get("duration_s") or 0 for i in infos), default=0),
+        "targets": infos[0].get("targets", merged_plan["targets"]) if infos else [],
+        "early_stop": {"runs": sum(x["runs"] for x in saved),
+                       "model_calls": sum((i.get("early_stop") or {}).get("model_calls", 0)
+                                          for i in infos),
+                       "by_scenario": saved},
+        "interrupted": any(i.get("interrupted") for i in infos),
+    })
+    return out, warnings

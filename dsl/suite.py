@@ -1,4 +1,5 @@
-"""The suite: ``scenarist.yaml`` — targets, defaults and the shared tool library.
+"""The suite: ``scenarist.yaml`` — targets, defaults, the shared tool library and named
+checks (expressions written once, used by name in scenarios: ``- expect: books_a_weekday``).
 
 Found in a scenario's folder or the nearest parent folder that has one.
 """
@@ -11,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
+from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
 from .fastschema import plainly_valid_schema
 from .load import DataPath, Document, read_file
 from .model import Action, Retry, Target, ToolSpec
@@ -30,6 +32,22 @@ class Defaults:
 
 
 @dataclass(frozen=True, slots=True)
+class RedactConfig:
+    """What is replaced by [REDACTED:NAME] before anything reaches the judge or a file."""
+
+    env: tuple[str, ...] = ()  # variables whose values are secrets (api_key_env added)
+    patterns: Mapping[str, str] = field(default_factory=dict)  # name → regular expression
+    default_patterns: bool = True
+
+    def redactor(self, targets: Iterable[Target]) -> Any:
+        from .redact import DEFAULT_PATTERNS, build
+
+        names = {*self.env, *(t.api_key_env for t in targets if t.api_key_env)}
+        patterns = {**(DEFAULT_PATTERNS if self.default_patterns else {}), **self.patterns}
+        return build(names, patterns)
+
+
+@dataclass(frozen=True, slots=True)
 class Suite:
     root: Path
     file: str  # as shown in messages
@@ -38,6 +56,9 @@ class Suite:
     defaults: Defaults = Defaults()
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
+    judge: Any = None  # JudgeConfig
+    redact: RedactConfig = field(default_factory=lambda: RedactConfig())
+    checks: Mapping[str, NamedCheck] = field(default_factory=dict)
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -106,7 +127,103 @@ def load_suite(file: Path, diags: Collector) -> Suite:
             f"{did_you_mean(defaults.target, targets)}",
             f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}",
         )
-    return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()))
+    judge = _judge(doc, root, data.get("judge"), targets, diags)
+    redact = _redact(doc, data.get("redact") or {}, diags)
+    checks = named_checks(doc, data.get("checks") or {}, diags)
+    return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
+                 judge, redact, checks)
+
+
+def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
+           targets: Mapping[str, Target], diags: Collector) -> Any:
+    if data is None:
+        return None
+    from .judge import PROMPT_NAMES, JudgeConfig, Prompt
+
+    name = data["target"]
+    target = targets.get(name)
+    if target is None:
+        diags.error(doc.span(("judge", "target")), "E206",
+                    f"the judge's target '{name}' is not defined{did_you_mean(name, targets)}",
+                    f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}")
+        return None
+    if target.kind == "python":
+        diags.error(doc.span(("judge", "target")), "E219",
+                    f"the judge's target '{name}' is a python agent; the judge must be a "
+                    "model (kind: openai or replay)")
+        return None
+    prompts = {}
+    for pname, file in (data.get("prompts") or {}).items():
+        path = (root / file).resolve()
+        where = doc.span(("judge", "prompts", pname))
+        if pname not in PROMPT_NAMES:
+            diags.error(doc.key_span(("judge", "prompts", pname)), "E219",
+                        f"there is no judge prompt '{pname}'{did_you_mean(pname, PROMPT_NAMES)}",
+                        f"the prompts are {quoted_list(PROMPT_NAMES, 'and')}")
+            continue
+        try:
+            prompts[pname] = Prompt.from_source(pname, path.read_text("utf-8"), str(path))
+        except OSError as exc:
+            diags.error(where, "E219", f"cannot read the judge prompt {file}: {exc.strerror}")
+        except ValueError as exc:
+            diags.error(where, "E208", str(exc))
+    cache = data.get("cache", ".scenarist/judge-cache")
+    return JudgeConfig(
+        target=target,
+        model=data.get("model"),
+        temperature=float(data.get("temperature", 0.0)),
+        seed=int(data.get("seed", 0)),
+        min_confidence=float(data.get("min_confidence", 0.8)),
+        max_attempts=int(data.get("max_attempts", 3)),
+        cache_dir=(root / cache).resolve() if cache else None,
+        prompts=prompts,
+    )
+
+
+def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactConfig:
+    from .saferegex import PatternError, compile_pattern
+
+    patterns = {}
+    for name, source in (data.get("patterns") or {}).items():
+        compiled = compile_pattern(source)
+        if isinstance(compiled, PatternError):
+            diags.error(doc.span_in_string(("redact", "patterns", name), compiled.offset),
+                        "E204", f"{compiled.message} in the redact pattern '{name}'")
+            continue
+        patterns[name] = source
+    return RedactConfig(tuple(data.get("env") or ()), patterns,
+                        bool(data.get("default_patterns", True)))
+
+
+def named_checks(doc: Document, data: Mapping[str, str], diags: Collector
+                 ) -> dict[str, NamedCheck]:
+    """Compile the suite's ``checks:``; problems are reported at scenarist.yaml's line and
+    column (once, even when many scenarios use the check)."""
+    out: dict[str, NamedCheck] = {}
+    for cname, source in data.items():
+        path: DataPath = ("checks", cname)
+        if cname in RESERVED:
+            diags.error(doc.key_span(path), "S105",
+                        f"'{cname}' cannot name a check: in an expression it already means "
+                        "something else",
+                        f"choose another name, e.g. {cname}_ok")
+            continue
+        program = None
+        try:
+            program = compile_expression(source, data.keys())
+            same = constant(program)
+            if same is not None:
+                diags.warning(doc.span_in_string(path, same.offset), same.code, same.message,
+                              same.hint)
+        except ProblemsFound as exc:
+            for p in exc.problems:
+                at = doc.span_in_string(path, p.offset)
+                if p.severity == "warning":
+                    diags.warning(at, p.code, p.message, p.hint)
+                else:
+                    diags.error(at, p.code, p.message, p.hint)
+        out[cname] = NamedCheck(cname, source, program)
+    return out
 
 
 def _tools_as_named(doc: Document) -> dict[str, ToolSpec]:
@@ -234,6 +351,7 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
             system_prompt=prompt,
             headers=dict(data.get("headers") or {}),
             concurrency=data.get("concurrency"),
+            attempt_timeout_ms=data.get("attempt_timeout_ms"),
             retry=retry,
         )
     if kind == "replay":
@@ -241,7 +359,8 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
         return Target(name=name, kind="replay", span=span, cassette=str(cassette),
                       concurrency=data.get("concurrency"))
     return Target(name=name, kind="python", span=span, entry=data["entry"],
-                  concurrency=data.get("concurrency"))
+                  concurrency=data.get("concurrency"),
+                  attempt_timeout_ms=data.get("attempt_timeout_ms"))
 
 
 def select_targets(suite: Suite, names: Iterable[str]) -> tuple[list[Target], list[Diagnostic]]:
@@ -262,7 +381,7 @@ def select_targets(suite: Suite, names: Iterable[str]) -> tuple[list[Target], li
             return [], problems
         else:
             problems.append(Diagnostic(
-                suite.span(("targets",)) if suite.doc else Span(suite.file, 1, 1),
+                suite.doc.key_span(("targets",)) if suite.doc else Span(suite.file, 1, 1),
                 "E207",
                 f"{suite.file} defines several targets ({quoted_list(available, 'and')}) and "
                 "no default one",

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from .model import SCHEMA_VERSION
-from .store import PLAN, RUN, iter_results, read_json
+from .store import PLAN, RUN, latest_records, read_json
 
 Z95 = 1.959963984540054
 
@@ -79,6 +79,10 @@ class _Acc:
     made: int = 0
     expected: int = 0
     failing_checks: Counter[str] = field(default_factory=Counter)
+    judge_questions: int = 0
+    judge_cached: int = 0
+    judge_tokens: int = 0
+    items: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # criteria
 
 
 def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
@@ -121,6 +125,11 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
             a.check_pass += [0] * grow
             a.check_unsure += [0] * grow
         for i, c in enumerate(checks):
+            _judge_stats(a, c)
+            for item in c.get("items") or ():
+                counts = a.items.setdefault(i, {}).setdefault(item["label"], [0, 0])
+                counts[1] += 1
+                counts[0] += item["status"] == "pass"
             a.check_seen[i] += 1
             if c["status"] == "pass":
                 a.check_pass[i] += 1
@@ -136,13 +145,15 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
             a.made += len(made)
             a.expected += len(expected)
 
+    info = run or {}
+    saved = {(x["scenario"], x["target"]): x["runs"]
+             for x in (info.get("early_stop") or {}).get("by_scenario", [])}
     rows = []
     for sid, spec in scenarios.items():
         for t in targets:
-            rows.append(_row(spec, t, acc.get((sid, t), _Acc())))
+            rows.append(_row(spec, t, acc.get((sid, t), _Acc()), saved.get((sid, t), 0)))
     rows.sort(key=lambda r: (r["verdict"] == "pass", r["scenario"], r["target"]))
     totals = _totals(rows)
-    info = run or {}
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": info.get("run_id"),
@@ -151,13 +162,26 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
         "finished_at": info.get("finished_at") or last_started,
         "duration_s": info.get("duration_s"),
         "interrupted": info.get("interrupted", False),
+        "stopped": info.get("stopped"),
+        "early_stop": info.get("early_stop"),
+        "shard": plan.get("shard"),
         "targets": plan["targets"],
         "totals": totals,
         "scenarios": rows,
     }
 
 
-def _row(spec: dict[str, Any], target: str, a: _Acc) -> dict[str, Any]:
+def _judge_stats(a: _Acc, check: dict[str, Any]) -> None:
+    ev = check.get("evidence")
+    if not ev:
+        return
+    for e in ev.get("items") or [ev]:
+        a.judge_questions += 1
+        a.judge_cached += bool(e.get("cached"))
+        a.judge_tokens += e.get("tokens") or 0
+
+
+def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str, Any]:
     decided = a.runs - a.errors
     low, high = wilson(a.passes, decided)
     planned = spec["runs"]
@@ -167,9 +191,14 @@ def _row(spec: dict[str, Any], target: str, a: _Acc) -> dict[str, Any]:
         seen = a.check_seen[i] if i < len(a.check_seen) else 0
         ok = a.check_pass[i] if i < len(a.check_pass) else 0
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
-        checks.append({"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
-                       "passes": ok, "unsure": unsure, "evaluated": seen,
-                       "pass_rate": round(ok / seen, 4) if seen else None})
+        entry = {"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
+                 "passes": ok, "unsure": unsure, "evaluated": seen,
+                 "pass_rate": round(ok / seen, 4) if seen else None}
+        if i in a.items:
+            entry["items"] = [{"label": label, "passes": n[0], "evaluated": n[1],
+                               "pass_rate": round(n[0] / n[1], 4) if n[1] else None}
+                              for label, n in a.items[i].items()]
+        checks.append(entry)
     tool_calls = None
     if a.expected:
         precision = a.tp / a.made if a.made else 0.0
@@ -192,7 +221,8 @@ def _row(spec: dict[str, Any], target: str, a: _Acc) -> dict[str, Any]:
         "fails": a.fails,
         "unsure": a.unsure,
         "errors": a.errors,
-        "not_run": max(0, planned - a.runs),
+        "saved": saved,  # runs not needed: the verdict was decided (early stop)
+        "not_run": max(0, planned - a.runs - saved),
         "min_pass": spec["min_pass"],
         "pass_rate": round(a.passes / decided, 4) if decided else None,
         "ci_low": round(low, 4),
@@ -212,6 +242,10 @@ def _row(spec: dict[str, Any], target: str, a: _Acc) -> dict[str, Any]:
         "retries": a.retries,
         "error_kinds": dict(a.error_kinds),
         "tool_calls": tool_calls,
+        "unsure_rate": round(a.unsure / decided, 4) if decided else None,
+        "judge": ({"questions": a.judge_questions, "cached": a.judge_cached,
+                   "asked": a.judge_questions - a.judge_cached, "tokens": a.judge_tokens}
+                  if a.judge_questions else None),
     }
 
 
@@ -234,17 +268,21 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "unsure": sum(r["unsure"] for r in rows),
         "errors": sum(r["errors"] for r in rows),
         "not_run": sum(r["not_run"] for r in rows),
+        "saved": sum(r["saved"] for r in rows),
         "pass_rate": round(passes / decided, 4) if decided else None,
         "tokens": sum(r["tokens"]["total"] for r in rows),
         "model_calls": sum(r["model_calls"] for r in rows),
         "retries": sum(r["retries"] for r in rows),
+        "judge_questions": sum((r["judge"] or {}).get("questions", 0) for r in rows),
+        "judge_asked": sum((r["judge"] or {}).get("asked", 0) for r in rows),
+        "judge_tokens": sum((r["judge"] or {}).get("tokens", 0) for r in rows),
     }
 
 
 def summarize_dir(run_dir: Path) -> dict[str, Any]:
     plan = read_json(run_dir / PLAN)
     run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
-    return summarize_records(plan, iter_results(run_dir), run)
+    return summarize_records(plan, latest_records(run_dir), run)
 
 
 def exit_code(summary: dict[str, Any]) -> int:

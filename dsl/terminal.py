@@ -79,6 +79,8 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
             extra.append(f"{r['errors']} errors ({kinds})")
         if r["not_run"]:
             extra.append(f"{r['not_run']} not run")
+        if r.get("saved"):
+            extra.append(f"{r['saved']} not needed")
         click.echo(
             f"{style(mark, color, fg=fg, bold=True)}  {r['scenario']:<{width}}  "
             f"{r['target']:<{twidth}}  {r['passes']:>3}/{r['decided']:<3} min {r['min_pass']:<3}"
@@ -100,6 +102,14 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
     if t["errors"]:
         parts.append(style(f"{t['errors']} endpoint errors", color, fg="yellow"))
     parts.append(f"{t['tokens']:,} tokens")
+    if t.get("judge_questions"):
+        cached = t["judge_questions"] - t["judge_asked"]
+        parts.append(f"judge: {t['judge_questions']} questions ({cached} cached), "
+                     f"{t['judge_tokens']:,} tokens")
+    early = summary.get("early_stop") or {}
+    if early.get("runs"):
+        parts.append(f"early stop saved {early['runs']} runs (~{early['model_calls']} model "
+                     "calls)")
     if summary.get("duration_s"):
         parts.append(f"{summary['duration_s']:.1f}s")
     click.echo("\n" + " · ".join(parts))

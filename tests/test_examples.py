@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,23 +16,39 @@ from dsl.cli import main
 from .conftest import REPO
 
 
-def test_example_suite_replays_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("NO_COLOR", "1")
-    r = CliRunner().invoke(main, ["run", str(REPO / "scenarios"), "--out", str(tmp_path)])
+def run_examples(tmp_path: Path, *extra: str) -> dict[str, Any]:
+    r = CliRunner().invoke(main, ["run", str(REPO / "scenarios"), "--out", str(tmp_path),
+                                  *extra])
     assert r.exit_code == 1, r.output  # the recorded small model fails some scenarios
     (run_dir,) = tmp_path.iterdir()
-    summary = json.loads((run_dir / "summary.json").read_text())
+    assert (run_dir / "report.html").stat().st_size > 10_000
+    summary: dict[str, Any] = json.loads((run_dir / "summary.json").read_text())
+    return summary
+
+
+def test_example_suite_replays_offline_with_and_without_early_stop(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("NO_COLOR", "1")
+    full = run_examples(tmp_path / "full", "--no-early-stop")
     verdicts = {row["scenario"]: (row["verdict"], row["passes"], row["runs"])
-                for row in summary["scenarios"]}
+                for row in full["scenarios"]}
     assert verdicts == {
         "clinic.hours_today": ("fail", 1, 5),
         "clinic.book_cleaning": ("fail", 0, 5),
         "clinic.change_hours": ("pass", 4, 5),
         "clinic.greeting": ("fail", 0, 5),
     }
-    assert summary["totals"]["errors"] == 0
-    assert summary["targets"][0]["model"] == "qwen2.5-coder-0.5b"
-    assert (run_dir / "report.html").stat().st_size > 10_000
+    assert full["totals"]["errors"] == 0
+    assert full["targets"][0]["model"] == "qwen2.5-coder-0.5b"
+
+    early = run_examples(tmp_path / "early", "-j", "1")  # one at a time: deterministic
+    assert {r["scenario"]: r["verdict"] for r in early["scenarios"]} == \
+        {k: v[0] for k, v in verdicts.items()}
+    assert {r["scenario"]: (r["runs"], r["saved"]) for r in early["scenarios"]} == {
+        "clinic.hours_today": (2, 3), "clinic.book_cleaning": (3, 2),
+        "clinic.change_hours": (5, 0), "clinic.greeting": (2, 3)}
+    assert early["early_stop"]["runs"] == 8
+    assert early["totals"]["attempts"] == 12
 
 
 def test_example_suite_lints_clean() -> None:

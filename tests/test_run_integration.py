@@ -123,7 +123,7 @@ def test_results_are_written_as_each_attempt_ends(tmp_path: Path, server: FakeSe
         seen.append(len(lines))
         assert json.loads(lines[-1])["run"] == rec["run"]
 
-    asyncio.run(execute(plan, run_dir, RunOptions(1), on_attempt))
+    asyncio.run(execute(plan, run_dir, RunOptions(1, early_stop=False), on_attempt))
     assert seen == [1, 2, 3]
 
 
@@ -262,8 +262,8 @@ def test_unknown_tool_is_recorded_and_the_model_told(tmp_path: Path, server: Fak
      "HTTP 500 from {url}: '<html><body>Internal error</body></html>'"),
     ({"raw": "this is not json"}, "malformed",
      "the reply from {url} is not JSON: 'this is not json'"),
-    ({"status": 400, "body": {"error": {"message": "tools not supported"}}}, "status",
-     "HTTP 400 from {url}: '{{\"error\": {{\"message\": \"tools not supported\"}}}}'"),
+    ({"status": 400, "body": {"error": {"message": "max_tokens is too large"}}}, "status",
+     "HTTP 400 from {url}: '{{\"error\": {{\"message\": \"max_tokens is too large\"}}}}'"),
 ])
 def test_endpoint_failures_are_errors_not_model_failures(
         tmp_path: Path, server: FakeServer, cli_env: dict[str, str],
@@ -342,7 +342,7 @@ def test_record_then_replay_offline(tmp_path: Path, server: FakeServer,
                                     cli_env: dict[str, str]) -> None:
     server.script(TOOL_THEN_ANSWER)
     make_suite(tmp_path, server)
-    r = run_cli("run", ".", "--record", "cassettes/fake.jsonl", cwd=tmp_path)
+    r = run_cli("run", ".", "--record", "cassettes/fake.jsonl", "--no-early-stop", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     live = sorted((x["run"], x["answer"], x["status"]) for x in results(tmp_path))
     cassette = (tmp_path / "cassettes/fake.jsonl").read_text().splitlines()
@@ -362,7 +362,7 @@ def test_record_then_replay_offline(tmp_path: Path, server: FakeServer,
 
         shutil.rmtree(d)
     server.script({"rules": []})
-    r = run_cli("run", ".", cwd=tmp_path)
+    r = run_cli("run", ".", "--no-early-stop", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     replayed = sorted((x["run"], x["answer"], x["status"]) for x in results(tmp_path))
     assert replayed == live

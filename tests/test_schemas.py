@@ -13,13 +13,13 @@ from dsl.schemagen import build, dump
 SCHEMAS = Path(__file__).parent.parent / "schemas"
 
 
-@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json"])
+@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json", "labels.schema.json"])
 def test_schema_file_is_up_to_date(name: str) -> None:
     assert (SCHEMAS / name).read_text("utf-8") == dump(build()[name]), (
         f"schemas/{name} is out of date: run python -m dsl.schemagen")
 
 
-@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json"])
+@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json", "labels.schema.json"])
 def test_schema_is_valid_2020_12(name: str) -> None:
     Draft202012Validator.check_schema(build()[name])
 
@@ -46,7 +46,7 @@ def _walk(node: Any, path: str, out: list[str]) -> None:
                 _walk(schema, f"#{name}", out)
 
 
-@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json"])
+@pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json", "labels.schema.json"])
 def test_every_field_has_help_for_editors(name: str) -> None:
     missing: list[str] = []
     _walk(build()[name], "", missing)

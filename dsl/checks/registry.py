@@ -15,7 +15,7 @@ the check could not be evaluated on this attempt.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,6 +38,10 @@ class CheckType:
     judge: bool = False
     group: str = "answer"  # answer | tools | judge | expression, for the docs
     details: str = ""  # longer explanation for the docs (markdown)
+    # judge checks: ask the judge (prepared value, attempt, judge) -> Outcome
+    evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None
+    judge_calls: Callable[[Any], int] | None = None  # questions per attempt
+    describe: Callable[[Any], str] | None = None  # how people see it; default: label()
 
 
 REGISTRY: dict[str, CheckType] = {}
@@ -60,12 +64,14 @@ def check(
     group: str,
     judge: bool = False,
     details: str = "",
+    describe: Callable[[Any], str] | None = None,
 ) -> Callable[[Evaluate], Evaluate]:
     """Decorator form of :func:`register` for an ``evaluate`` function."""
 
     def deco(evaluate: Evaluate) -> Evaluate:
         register(
-            CheckType(name, doc, schema, examples, prepare, evaluate, judge, group, details)
+            CheckType(name, doc, schema, examples, prepare, evaluate, judge, group, details,
+                      describe=describe)
         )
         return evaluate
 
@@ -96,6 +102,9 @@ class CheckContext:
 
 def label(name: str, params: Any) -> str:
     """How a check is shown to people: ``contains: "18:00"``."""
+    ctype = REGISTRY.get(name)
+    if ctype is not None and ctype.describe is not None:
+        return ctype.describe(params)
     if params is True:
         return name
     text = json.dumps(params, ensure_ascii=False, separators=(", ", ": "))

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,8 +36,10 @@ def request_key(body: dict[str, Any]) -> str:
 class Recorder:
     """Wraps a model and appends every successful exchange to a cassette."""
 
-    def __init__(self, inner: ChatModel, path: Path, target_name: str) -> None:
+    def __init__(self, inner: ChatModel, path: Path, target_name: str,
+                 redact: Callable[[str], str] | None = None) -> None:
         self.inner = inner
+        self._redact = redact
         self.settings = inner.settings
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -56,7 +59,10 @@ class Recorder:
         self._write(header)
 
     def _write(self, obj: dict[str, Any]) -> None:
-        self._file.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        line = json.dumps(obj, ensure_ascii=False)
+        if self._redact is not None:
+            line = self._redact(line)
+        self._file.write(line + "\n")
         self._file.flush()
 
     async def complete(self, body: dict[str, Any]) -> Reply:

@@ -30,6 +30,11 @@ from .base import Reply, RequestSettings, parse_completion
 # format"). That is the model failing, not the endpoint: the attempt fails, no retry.
 UNPARSABLE_OUTPUT = ("does not match the expected", "failed to parse tool call",
                      "could not parse tool call")
+# What servers say when the model or the server cannot use tools at all (Ollama: "... does
+# not support tools"; vLLM: "auto" tool choice requires --enable-auto-tool-choice ...).
+UNSUPPORTED_TOOLS = ("does not support tools", "tools are not supported",
+                     "tools not supported", "tool choice requires", "tool_choice is not "
+                     "supported", "enable-auto-tool-choice")
 MAX_RETRY_AFTER_S = 60.0  # a server asking for longer than this is treated as failing
 MAX_ERROR_BODY = 300
 
@@ -197,6 +202,10 @@ class OpenAIModel:
                         "model_output", "the server could not parse the model's reply as a "
                         f"tool call or answer (HTTP {status}: {_snippet(text)})",
                         status=status)
+                if status < 500 and any(p in text.lower() for p in UNSUPPORTED_TOOLS):
+                    raise EndpointError(
+                        "unsupported_tools", f"the endpoint does not support tool calls for "
+                        f"this model (HTTP {status}: {_snippet(text)})", status=status)
                 last = EndpointError("status", f"HTTP {status} from {self.target.base_url}: "
                                                f"{_snippet(text)}", status=status)
                 if status not in retry.retry_on_status:

@@ -1,0 +1,192 @@
+"""The ``expect`` check: an expression of the expression language must be true.
+
+``- expect: "count(calls) <= 2 and '18:00' in answer"`` — inline;
+``- expect: books_a_weekday`` — a check defined under ``checks:`` in scenarist.yaml;
+``- expect: {name: books a weekday, expr: "..."}`` — inline, with a name for the report.
+
+Problems in the expression are reported at the YAML file's line and column of the
+offending character (``Document.span_in_string``); for a named check, at scenarist.yaml's.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import did_you_mean, quoted_list
+from ..expr import (
+    RESERVED,
+    NamedCheck,
+    ProblemsFound,
+    Program,
+    compile_expression,
+    constant,
+    env_for,
+    verdict,
+)
+from ..expr.types import GLOBALS
+from ..load import DataPath
+from ..model import AttemptData, Outcome
+from .answer import _d
+from .registry import CheckContext, check
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SCORES = {"pass": 1.0, "fail": 0.0}
+
+EXPR_SCHEMA: dict[str, Any] = {
+    "type": "string",
+    "minLength": 1,
+    **_d(
+        "An expression that must be true: the values answer, calls, pending, tools, at, "
+        "latency_ms, tokens, steps; operators and, or, not, == != < <= > >=, in, matches, "
+        "+ - * / %; functions such as count, called, call, len, lower, json, date, weekday. "
+        "See docs/expressions.md.",
+        "count(calls) <= 2 and '18:00' in answer",
+        "weekday(date(call('book_table').args.date)) < 5",
+    ),
+}
+
+EXPECT_SCHEMA: dict[str, Any] = {
+    "type": ["string", "object"],
+    **_d(
+        "An expression that must be true (see docs/expressions.md), the name of a check "
+        "defined under `checks:` in scenarist.yaml, or `{name, expr}` to give the "
+        "expression a name for the report.",
+        "count(calls) <= 2 and '18:00' in answer",
+        "books_a_weekday",
+        {"name": "books a weekday", "expr": "weekday(date(call('book_table').args.date)) < 5"},
+    ),
+    "minLength": 1,
+    "if": {"type": "object"},
+    "then": {
+        "required": ["expr"],
+        "additionalProperties": False,
+        "properties": {
+            "name": {
+                "type": "string",
+                "minLength": 1,
+                **_d("What the expression checks, in words, as the report shows it.",
+                     "books a weekday"),
+            },
+            "expr": EXPR_SCHEMA,
+        },
+    },
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    title: str  # the check's name (named checks and {name, expr}); "" when inline
+    program: Program
+
+
+def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
+    sub: tuple[str, ...] = ()
+    if isinstance(param, dict):
+        source, title, sub = str(param["expr"]), str(param.get("name", "")), ("expr",)
+    else:
+        source, title = str(param), ""
+    path: DataPath = (*ctx.path, *sub)
+    named: dict[str, NamedCheck] = dict(ctx.named_checks)
+    word = source.strip()
+    if _NAME.fullmatch(word):
+        found = named.get(word)
+        if found is not None:
+            if found.program is None:
+                return None  # its problems are reported where it is defined
+            _warn_tools(found.program, ctx, path, found.name)
+            return Expect(title or found.name, found.program)
+        if word not in RESERVED:
+            _unknown_check(word, source.index(word), named, ctx, path)
+            return None
+    try:
+        program = compile_expression(source, named)
+    except ProblemsFound as exc:
+        for p in exc.problems:
+            at = ctx.doc.span_in_string(path, p.offset)
+            if p.severity == "warning":
+                ctx.warning(p.code, p.message, p.hint, at=at)
+            else:
+                ctx.error(p.code, p.message, p.hint, at=at)
+        return None
+    _warn_tools(program, ctx, path, "")
+    same = constant(program)
+    if same is not None:
+        ctx.warning(same.code, same.message, same.hint,
+                    at=ctx.doc.span_in_string(path, same.offset))
+    return Expect(title, program)
+
+
+def _unknown_check(word: str, offset: int, named: dict[str, NamedCheck], ctx: CheckContext,
+                   path: DataPath) -> None:
+    at = ctx.doc.span_in_string(path, offset)
+    if named:
+        ctx.error(
+            "E217",
+            f"there is no check named '{word}' in scenarist.yaml"
+            f"{did_you_mean(word, [*named, *GLOBALS])}",
+            f"the checks defined under checks: are {quoted_list(sorted(named), 'and')}",
+            at=at,
+        )
+        return
+    ctx.error(
+        "E217",
+        f"'{word}' is neither a check defined in scenarist.yaml nor a value an expression "
+        f"can use{did_you_mean(word, GLOBALS)}",
+        "define it under checks: in scenarist.yaml, or write an expression such as "
+        "count(calls) <= 2 (see docs/expressions.md)",
+        at=at,
+    )
+
+
+def _warn_tools(program: Program, ctx: CheckContext, path: DataPath, named: str) -> None:
+    """W404 for called('x') / call('x') naming a tool the scenario does not have."""
+    for func, tool, offset in program.tool_refs:
+        if tool in ctx.tools:
+            continue
+        always = "false" if func == "called" else "null"
+        have = quoted_list(sorted(ctx.tools), "and") or "none"
+        where = f"the check '{named}' uses {func}('{tool}'), but " if named else ""
+        ctx.warning(
+            "W404",
+            f"{where}the scenario has no tool '{tool}', so {func}('{tool}') is always "
+            f"{always}{did_you_mean(tool, ctx.tools)}",
+            f"the scenario's tools are {have}",
+            at=ctx.span(*path[len(ctx.path):]) if named else
+            ctx.doc.span_in_string(path, offset),
+        )
+
+
+def describe_expect(param: Any) -> str:
+    if isinstance(param, dict):
+        return f"expect: {param.get('name') or param.get('expr')}"
+    text = " ".join(str(param).split())
+    return f"expect: {text if len(text) <= 80 else text[:79] + '…'}"
+
+
+@check(
+    "expect",
+    doc="An expression about the attempt is true (docs/expressions.md).",
+    schema=EXPECT_SCHEMA,
+    examples=(
+        "expect: \"count(calls) <= 2 and '18:00' in answer\"",
+        "expect: \"weekday(date(call('book_table').args.date)) < 5\"",
+        "expect: books_a_weekday          # defined under checks: in scenarist.yaml",
+        "expect: {name: books a weekday, expr: \"weekday(date(call('book_table')"
+        ".args.date)) < 5\"}",
+    ),
+    prepare=prepare_expect,
+    group="expression",
+    details="The expression is checked when the scenario is linted: unknown names, wrong "
+    "types and syntax errors are reported at their line and column. When it is false, "
+    "the reason shows the values of its main parts; when it cannot be evaluated on an "
+    "attempt (an index out of range, a text that is not a number), the check ends as "
+    "*error* with the reason.",
+    describe=describe_expect,
+)
+def expect(p: Expect, a: AttemptData) -> Outcome:
+    status, reason = verdict(p.program, env_for(a))
+    if p.title:
+        reason = f"{p.title}: {reason}"
+    return Outcome(status, reason, _SCORES.get(status))

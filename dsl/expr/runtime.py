@@ -1,0 +1,263 @@
+"""What compiled expressions run on: the attempt's values and the rules for combining them.
+
+An attempt becomes an :class:`Env` once (``env_for``): plain ``dict``/``list``/``str``/
+numbers/``bool``/``None`` plus ``datetime.date`` — never a Python object with attributes an
+expression could walk. Compiled closures take the Env and return one of those values.
+
+The rules here are shared by the evaluator and the library of functions: when two values
+are equal, when they can be ordered, how a value is shown in a reason.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..model import AttemptData
+from .errors import EvalError
+from .limits import MAX_EVAL_SECONDS, MAX_ITEMS_VISITED, MAX_JSON_CHARS
+
+NUMS: frozenset[type] = frozenset({int, float})
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None), dt.date})
+DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+class Env:
+    """One attempt's values, as an expression sees them.
+
+    ``values`` holds the named values (``answer``, ``calls``, ...); ``items`` is the stack
+    of current items while a condition runs over a list (``calls[name == 'x']``);
+    ``first_call`` maps a tool name to its first call. ``json_cache`` remembers texts already
+    read as JSON (a tool's output read by several fields is parsed once).
+    """
+
+    __slots__ = ("budget", "deadline", "first_call", "items", "json_cache", "values")
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        self.values = values
+        self.items: list[Any] = []
+        self.first_call: dict[str, dict[str, Any]] = {}
+        for c in values.get("calls", ()):
+            self.first_call.setdefault(c["name"], c)
+        self.json_cache: dict[str, Any] = {}
+        self.budget = MAX_ITEMS_VISITED
+        self.deadline = 0.0
+
+    def reset(self) -> None:
+        """Called before each evaluation: a fresh budget of items and time."""
+        self.budget = MAX_ITEMS_VISITED
+        self.deadline = 0.0
+
+    def tick(self) -> None:
+        """Count one list item visited by a condition; stop runaway evaluations."""
+        self.budget -= 1
+        if self.budget < 0:
+            raise EvalError(f"the expression visited more than {MAX_ITEMS_VISITED:,} "
+                            "list items; simplify the conditions inside [ ]")
+        now = time.perf_counter()
+        if self.deadline == 0.0:
+            self.deadline = now + MAX_EVAL_SECONDS
+        elif now > self.deadline:
+            raise EvalError(f"the expression took longer than {MAX_EVAL_SECONDS:g} s; "
+                            "simplify the conditions inside [ ]")
+
+
+def call_value(c: Any) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "args": c.args,
+        "output": c.output,
+        "action": c.action,
+        "pending": c.pending,
+        "step": c.step,
+        "error": c.error,
+    }
+
+
+def moment_value(at: dt.datetime) -> dict[str, Any]:
+    return {
+        "year": at.year,
+        "month": at.month,
+        "day": at.day,
+        "hour": at.hour,
+        "minute": at.minute,
+        "weekday": at.weekday(),
+        "date": at.date().isoformat(),
+        "time": f"{at.hour:02d}:{at.minute:02d}",
+    }
+
+
+def attempt_values(a: AttemptData) -> dict[str, Any]:
+    """The named values of an attempt (``GLOBALS`` in ``types``), as plain data."""
+    calls = [call_value(c) for c in a.calls]
+    return {
+        "answer": a.answer,
+        "message": a.message,
+        "calls": calls,
+        "pending": [c for c in calls if c["pending"]],
+        "tools": [
+            {"name": t.name, "action": t.action, "confirm": t.confirm,
+             "description": t.description}
+            for t in a.tools
+        ],
+        "at": moment_value(a.at),
+        "latency_ms": a.latency_ms,
+        "tokens": a.tokens.total,
+        "prompt_tokens": a.tokens.prompt,
+        "completion_tokens": a.tokens.completion,
+        "steps": a.steps,
+    }
+
+
+_last: tuple[AttemptData, Env] | None = None
+
+
+def env_for(a: AttemptData) -> Env:
+    """The Env of an attempt, built once: every ``expect`` check of one attempt runs on the
+    same Env (they are evaluated one after the other)."""
+    global _last
+    last = _last
+    if last is not None and last[0] is a:
+        return last[1]
+    env = Env(attempt_values(a))
+    _last = (a, env)
+    return env
+
+
+# ---------------------------------------------------------------- JSON
+
+NOT_JSON: Any = object()  # what read_json gives for text that is not JSON
+
+
+def read_json(env: Env, text: str) -> Any:
+    """``text`` as JSON data, or NOT_JSON. A ```json fence around it is accepted."""
+    cached = env.json_cache.get(text, env)
+    if cached is not env:
+        return cached
+    if len(text) > MAX_JSON_CHARS:
+        raise EvalError(f"the text has {len(text):,} characters; at most {MAX_JSON_CHARS:,} "
+                        "are read as JSON")
+    t = text.strip()
+    if t.startswith("```"):
+        first_nl = t.find("\n")
+        end = t.rfind("```")
+        if 0 < first_nl < end:
+            t = t[first_nl + 1 : end].strip()
+    try:
+        value = json.loads(t, parse_constant=_no_constant)
+    except (ValueError, RecursionError):
+        value = NOT_JSON
+    env.json_cache[text] = value
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# ---------------------------------------------------------------- rules
+
+
+def kind(v: Any) -> str:
+    """The kind of a run-time value, as a message says it."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is bool:
+        return "true/false"
+    if t in NUMS:
+        return "a number"
+    if t is str:
+        return "text"
+    if t is list:
+        return "a list"
+    if t is dict:
+        return "an object"
+    if t is dt.date:
+        return "a date"
+    return "a value"
+
+
+def what(v: Any) -> str:
+    """A value with its kind: ``the text "4"``, ``the number 4``, ``null``."""
+    if v is None or type(v) is bool:
+        return display(v)
+    t = type(v)
+    if t is str:
+        return f"the text {display(v)}"
+    if t in NUMS:
+        return f"the number {display(v)}"
+    if t is dt.date:
+        return f"the date {display(v)}"
+    return f"{kind(v)} {display(v)}"
+
+
+def display(v: Any, limit: int = 80) -> str:
+    """A value as a reason shows it: JSON-like, shortened, with dates spelled out."""
+    if v is None:
+        return "null"
+    t = type(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        if abs(v) < 10**30:
+            return str(v)
+        # Too long to read (and str() refuses ints of more than 4,300 digits).
+        return f"(a number of about {int(v.bit_length() * 0.30103) + 1:,} digits)"
+    if t is float:
+        if math.isfinite(v) and v.is_integer() and abs(v) < 1e15:
+            return str(int(v))
+        return repr(v)
+    if t is dt.date:
+        return f"{v.isoformat()} ({DAYS[v.weekday()]})"
+    if t is str:
+        s = " ".join(v.split()) if len(v) > limit or "\n" in v else v
+        if len(s) > limit:
+            s = s[: limit - 1] + "…"
+        return json.dumps(s, ensure_ascii=False)
+    try:
+        text = json.dumps(v, ensure_ascii=False, default=str, separators=(", ", ": "))
+    except (ValueError, RecursionError):
+        text = f"<{kind(v)}>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def equal(a: Any, b: Any) -> bool | None:
+    """``a == b`` by the language's rules, or None when the two cannot be compared
+    (text with a number, a date with text...). null equals only null; true is not 1."""
+    ta, tb = type(a), type(b)
+    if ta is tb and ta in _SCALARS:
+        return bool(a == b)
+    if a is None or b is None:
+        return False
+    if ta in NUMS and tb in NUMS:
+        return bool(a == b)
+    if ta is tb and ta is list:
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    if ta is tb and ta is dict:
+        return a.keys() == b.keys() and all(same(v, b[k]) for k, v in a.items())
+    return None
+
+
+def same(a: Any, b: Any) -> bool:
+    """Equality inside lists and objects, and for ``in``: different kinds are not equal."""
+    return equal(a, b) is True
+
+
+def ordered(a: Any, b: Any) -> bool:
+    """Whether ``a < b`` can be asked: two numbers, two texts or two dates."""
+    ta, tb = type(a), type(b)
+    return (ta in NUMS and tb in NUMS) or (ta is tb and (ta is str or ta is dt.date))
+
+
+Getter = Callable[[Any], Any]
+DATE_GETTERS: dict[str, Getter] = {
+    "year": lambda d: d.year,
+    "month": lambda d: d.month,
+    "day": lambda d: d.day,
+    "weekday": lambda d: d.weekday(),
+}

@@ -1,0 +1,354 @@
+"""The LLM judge: asks a model about an attempt and turns its reply into a verdict that
+can be trusted — reproducibly, honest about doubt, and without leaking secrets.
+
+* **Asking.** A judge question is a jinja2 prompt (``dsl/assets/judge/*.j2``, versioned;
+  the suite may override each) rendered with the person's message, the answer, the tool
+  results and the moment, then **redacted**. The judge is asked for one JSON object —
+  ``verdict``, ``score``, ``confidence``, ``reason`` — with ``response_format`` and a JSON
+  Schema where the server supports it (llama.cpp, vLLM, OpenAI do; a server that refuses
+  it is asked again without, once). Temperature 0 and a fixed seed by default.
+* **Reading.** The reply is parsed robustly: a bare object, one in a ```json fence, or the
+  first object inside prose. An unreadable reply is asked again (``max_attempts``, with
+  seed + i); still unreadable → **unsure**. A readable verdict with ``confidence`` below
+  ``min_confidence`` → **unsure**. Unsure never counts as a pass. The prompt and every raw
+  reply are kept as evidence on the attempt.
+* **Caching.** The cache key is the judge model + the prompt's version + the rendered
+  prompt (+ temperature and seed). Every outcome but an endpoint failure is stored under
+  ``.scenarist/judge-cache/`` beside scenarist.yaml; a rerun never asks the same question
+  twice and never flips a stored verdict. Identical questions asked at the same moment by
+  concurrent attempts share one request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import functools
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .errors import EndpointError
+from .model import SCHEMA_VERSION, AttemptData, Target
+from .moment import say
+from .redact import NO_REDACTION, Redactor
+from .targets.base import ChatModel
+
+PROMPT_NAMES = ("system", "faithful", "answers_the_question", "rubric", "criterion")
+JUDGE_MAX_TOKENS = 400
+_VERSION = re.compile(r"\{#-?\s*version:\s*([\w.\-]+)\s*-?#\}")
+_DELIMITERS = re.compile(r"</?(answer|message|tool|rubric|criterion)\b", re.I)
+
+VERDICT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "verdict": {"type": "string", "enum": ["pass", "fail"]},
+        "score": {"type": "number"},
+        "confidence": {"type": "number"},
+        "reason": {"type": "string"},
+    },
+    "required": ["verdict", "score", "confidence", "reason"],
+    "additionalProperties": False,
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    name: str
+    source: str
+    version: str
+    template: Any
+
+    @classmethod
+    def from_source(cls, name: str, source: str, origin: str = "builtin") -> Prompt:
+        from .templates import compile_template
+
+        m = _VERSION.search(source)
+        version = m.group(1) if m and origin == "builtin" else \
+            "custom-" + hashlib.sha256(source.encode()).hexdigest()[:12]
+        template = compile_template(source)
+        if not hasattr(template, "render"):
+            raise ValueError(f"the judge prompt '{name}' does not compile: {template.message} "
+                             f"(line {template.line})")
+        return cls(name, source, f"{name}/{version}", template)
+
+
+@functools.cache
+def builtin_prompt(name: str) -> Prompt:
+    path = Path(__file__).parent / "assets" / "judge" / f"{name}.j2"
+    return Prompt.from_source(name, path.read_text("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeConfig:
+    """``judge:`` in scenarist.yaml, compiled."""
+
+    target: Target
+    model: str | None = None  # overrides the target's model
+    temperature: float = 0.0
+    seed: int = 0
+    min_confidence: float = 0.8
+    max_attempts: int = 3
+    cache_dir: Path | None = None  # None: no cache
+    prompts: Mapping[str, Prompt] = field(default_factory=dict)  # overrides
+
+    def prompt(self, name: str) -> Prompt:
+        return self.prompts.get(name) or builtin_prompt(name)
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """What the judge concluded about one question."""
+
+    status: str  # pass | fail | unsure | error
+    score: float | None
+    confidence: float | None
+    reason: str
+    prompt: str
+    replies: tuple[str, ...]
+    key: str
+    model: str
+    cached: bool = False
+    tokens: int = 0
+
+    def evidence(self) -> dict[str, Any]:
+        return {"judge_model": self.model, "verdict": self.status, "score": self.score,
+                "confidence": self.confidence, "reason": self.reason, "prompt": self.prompt,
+                "replies": list(self.replies), "cached": self.cached, "cache_key": self.key,
+                "tokens": self.tokens}
+
+
+# ----------------------------------------------------------------------- reading replies
+
+
+class Unreadable(ValueError):
+    pass
+
+
+_PASS = {"pass", "passed", "yes", "true", "faithful", "correct", "ok", "meets"}
+_FAIL = {"fail", "failed", "no", "false", "unfaithful", "incorrect", "not faithful"}
+
+
+def find_json_object(text: str) -> dict[str, Any]:
+    """The first JSON object in a reply: bare, in a ```json fence, or inside prose."""
+    t = text.strip()
+    fence = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", t, re.S)
+    if fence:
+        t = fence.group(1)
+    try:
+        data = json.loads(t)
+        if isinstance(data, dict):
+            return data
+    except ValueError:
+        pass
+    decoder = json.JSONDecoder()
+    for m in re.finditer(r"\{", t):
+        try:
+            data, _ = decoder.raw_decode(t, m.start())
+        except ValueError:
+            continue
+        if isinstance(data, dict):
+            return data
+    raise Unreadable("no JSON object in the reply")
+
+
+def _number(value: Any, field_name: str) -> float:
+    if isinstance(value, bool) or value is None:
+        raise Unreadable(f"'{field_name}' is not a number")
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise Unreadable(f"'{field_name}' is not a number: {value!r}") from None
+
+
+def read_reply(text: str, scale: float) -> tuple[str, float, float, str]:
+    """(verdict, score on 0..scale, confidence 0..1, reason) from a judge's reply, or
+    Unreadable. Scores and confidences given on a larger scale (0..10, 0..100) are scaled
+    down; a missing confidence makes the reply unreadable (doubt must be stated)."""
+    data = {str(k).lower(): v for k, v in find_json_object(text).items()}
+    raw_verdict = str(data.get("verdict", "")).strip().lower()
+    if raw_verdict in _PASS:
+        verdict = "pass"
+    elif raw_verdict in _FAIL:
+        verdict = "fail"
+    else:
+        raise Unreadable(f"'verdict' must be pass or fail, not {data.get('verdict')!r}")
+    if "confidence" not in data:
+        raise Unreadable("the reply has no 'confidence'")
+    confidence = _number(data["confidence"], "confidence")
+    if 1 < confidence <= 100:
+        confidence /= 100
+    if not 0 <= confidence <= 1:
+        raise Unreadable(f"'confidence' must be between 0 and 1, not {confidence}")
+    if "score" in data:
+        score = _number(data["score"], "score")
+        if (scale == 1 and 1 < score <= 10) or 1 < scale < score <= scale * 10:
+            score /= 10
+        if not 0 <= score <= scale:
+            raise Unreadable(f"'score' must be between 0 and {scale:g}, not {score}")
+    elif scale == 1:
+        score = 1.0 if verdict == "pass" else 0.0
+    else:
+        raise Unreadable("the reply has no 'score'")
+    reason = str(data.get("reason") or data.get("explanation") or "").strip()
+    return verdict, score, confidence, reason
+
+
+# ----------------------------------------------------------------------- the judge
+
+
+def _neutralize(text: str) -> str:
+    """Keep the prompt's own delimiters unambiguous: an answer cannot close <answer>."""
+    return _DELIMITERS.sub(lambda m: m.group(0).replace("<", "["), text)
+
+
+def tool_results(attempt: AttemptData) -> list[dict[str, str]]:
+    out = []
+    for c in attempt.calls:
+        if c.output is None:
+            continue
+        args = json.dumps(c.args, ensure_ascii=False) if c.args is not None else c.raw_args
+        out.append({"name": c.name, "args": _neutralize(args), "output": _neutralize(c.output)})
+    return out
+
+
+def context(attempt: AttemptData, **extra: str) -> dict[str, Any]:
+    return {"message": _neutralize(attempt.message), "answer": _neutralize(attempt.answer),
+            "tool_results": tool_results(attempt), "now": say(attempt.at), **extra}
+
+
+class Judge:
+    """Asks the judge model; one per run."""
+
+    def __init__(self, config: JudgeConfig, model: ChatModel,
+                 redactor: Redactor = NO_REDACTION, *, use_cache: bool = True) -> None:
+        self.config = config
+        self.model = model
+        self.redact = redactor
+        self.use_cache = use_cache and config.cache_dir is not None
+        self.model_name = config.model or model.settings.model
+        self._inflight: dict[str, asyncio.Future[Verdict]] = {}
+        self._response_format = True
+        self.asked = 0  # questions sent to the model (cache misses)
+        self.cache_hits = 0
+        self.tokens = 0
+
+    def key(self, prompt: Prompt, rendered: str) -> str:
+        parts = [self.model_name, prompt.version, self.config.temperature, self.config.seed,
+                 rendered]
+        return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+
+    async def ask(self, name: str, ctx: Mapping[str, Any], scale: float = 1) -> Verdict:
+        prompt = self.config.prompt(name)
+        rendered = self.redact(str(prompt.template.render(**ctx)).strip())
+        key = self.key(prompt, rendered)
+        if self.use_cache:
+            hit = self._load(key)
+            if hit is not None:
+                self.cache_hits += 1
+                return hit
+        pending = self._inflight.get(key)
+        if pending is not None:  # the same question, asked right now by another attempt
+            return await asyncio.shield(pending)
+        future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            verdict = await self._ask(rendered, key, scale)
+            future.set_result(verdict)
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # retrieved: no "never retrieved" warning when nobody waits
+            raise
+        finally:
+            self._inflight.pop(key, None)
+        if verdict.status != "error" and self.use_cache:
+            self._store(verdict)
+        return verdict
+
+    async def _ask(self, rendered: str, key: str, scale: float) -> Verdict:
+        system = str(self.config.prompt("system").template.render()).strip()
+        replies: list[str] = []
+        tokens = 0
+        problem = ""
+        for i in range(self.config.max_attempts):
+            body: dict[str, Any] = {
+                "model": self.model_name,
+                "messages": [{"role": "system", "content": system},
+                             {"role": "user", "content": rendered}],
+                "temperature": self.config.temperature,
+                "seed": self.config.seed + i,
+                "max_tokens": JUDGE_MAX_TOKENS,
+            }
+            body.update(self.model.settings.params)
+            if self._response_format:
+                body["response_format"] = {"type": "json_schema", "json_schema": {
+                    "name": "verdict", "strict": True, "schema": VERDICT_SCHEMA}}
+            try:
+                reply = await self.model.complete(body)
+            except EndpointError as exc:
+                if self._response_format and exc.status in (400, 422):
+                    # a server that does not take response_format: ask plainly, from now on
+                    self._response_format = False
+                    continue
+                return Verdict("error", None, None, f"the judge's endpoint failed: "
+                               f"{exc.kind}: {exc.message}", rendered, tuple(replies), key,
+                               self.model_name, tokens=tokens)
+            self.asked += 1
+            tokens += reply.tokens.total
+            self.tokens += reply.tokens.total
+            text = reply.message.get("content") or ""
+            text = text if isinstance(text, str) else json.dumps(text)
+            replies.append(self.redact(text))
+            try:
+                verdict, score, confidence, reason = read_reply(text, scale)
+            except Unreadable as exc:
+                problem = str(exc)
+                continue
+            if confidence < self.config.min_confidence:
+                return Verdict("unsure", score, confidence,
+                               f"the judge was not confident enough ({confidence:.2f} < "
+                               f"{self.config.min_confidence:.2f}): {reason}", rendered,
+                               tuple(replies), key, self.model_name, tokens=tokens)
+            return Verdict(verdict, score, confidence, reason, rendered, tuple(replies), key,
+                           self.model_name, tokens=tokens)
+        return Verdict("unsure", None, None,
+                       f"the judge's reply could not be read after {len(replies)} "
+                       f"tries ({problem})", rendered, tuple(replies), key, self.model_name,
+                       tokens=tokens)
+
+    # -- the cache: one JSON file per question, written atomically, redacted
+
+    def _path(self, key: str) -> Path:
+        assert self.config.cache_dir is not None  # only called when use_cache is set
+        return self.config.cache_dir / key[:2] / f"{key}.json"
+
+    def _load(self, key: str) -> Verdict | None:
+        try:
+            data = json.loads(self._path(key).read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if data.get("schema_version") != SCHEMA_VERSION or data.get("key") != key:
+            return None
+        return Verdict(data["status"], data["score"], data["confidence"], data["reason"],
+                       data["prompt"], tuple(data["replies"]), key, data["model"], cached=True,
+                       tokens=0)
+
+    def _store(self, v: Verdict) -> None:
+        path = self._path(v.key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"schema_version": SCHEMA_VERSION, "key": v.key, "model": v.model,
+                "status": v.status, "score": v.score, "confidence": v.confidence,
+                "reason": v.reason, "prompt": v.prompt, "replies": list(v.replies),
+                "tokens": v.tokens,
+                "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(self.redact(json.dumps(data, ensure_ascii=False, indent=1)), "utf-8")
+        os.replace(tmp, path)
+
+    def stats(self) -> dict[str, int]:
+        return {"asked": self.asked, "cache_hits": self.cache_hits, "tokens": self.tokens}

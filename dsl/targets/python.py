@@ -1,0 +1,259 @@
+"""``kind: python`` — your own agent, as a Python function.
+
+``entry: module:function`` names a callable (sync or async) that receives an :class:`Env`
+and returns the answer: a string, or ``{"answer": str, "pending": [{"name", "args"}]}``
+when the agent held calls for confirmation itself. The module is imported with the suite's
+folder on ``sys.path``. A sync agent runs in a worker thread so it never blocks the others.
+
+The agent calls the scenario's fake tools through ``env.tools[name](**args)``: each call is
+recorded (checks see it exactly as with a model target) and returns the tool's text; a call
+to a ``confirm: true`` tool is recorded as pending, not executed, and returns ``None``.
+``env.targets[name]`` are ready clients for the suite's model targets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import importlib
+import inspect
+import json
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import EndpointError
+from ..model import AttemptData, Call, Plan, Scenario, Target, Tokens
+from .base import ChatModel
+
+
+@dataclass(slots=True)
+class _Record:
+    calls: list[Call] = field(default_factory=list)
+    tokens: Tokens = field(default_factory=Tokens)
+    steps: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+class Tool:
+    """A scenario's fake tool, callable by the agent: ``env.tools["book"](date="...")``."""
+
+    def __init__(self, spec: Any, scenario: Scenario, record: _Record) -> None:
+        self.spec = spec
+        self._scenario = scenario
+        self._record = record
+        self.name: str = spec.name
+        self.description: str = spec.description
+        self.input_schema: Mapping[str, Any] = spec.input_schema
+
+    def __call__(self, **args: Any) -> str | None:
+        from ..loop import tool_output
+
+        with self._record.lock:
+            n = len(self._record.calls)
+            step = self._record.steps or 1
+            raw = json.dumps(args, ensure_ascii=False)
+            if self.spec.confirm:
+                self._record.calls.append(Call(f"call_{n}", self.name, args, raw, None,
+                                               self.spec.action, True, None, step))
+                return None
+            out = tool_output(self.spec, args, self._scenario)
+            self._record.calls.append(Call(f"call_{n}", self.name, args, raw, out,
+                                           self.spec.action, False, None, step))
+            return out
+
+
+class ModelClient:
+    """A suite model target, ready for an agent: ``await env.targets["local"].chat(...)``."""
+
+    def __init__(self, opener: Callable[[], ChatModel], record: _Record, seed: int) -> None:
+        self._opener = opener
+        self._record = record
+        self._seed = seed
+
+    @property
+    def _model(self) -> ChatModel:
+        return self._opener()
+
+    @property
+    def model(self) -> str:
+        """The model name this target sends."""
+        return self._model.settings.model
+
+    async def chat(self, messages: list[dict[str, Any]], *, tools: list[dict[str, Any]] | None
+                   = None, **params: Any) -> dict[str, Any]:
+        """One chat completion; returns the assistant message (OpenAI format)."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages, "seed": self._seed}
+        if tools:
+            body["tools"] = tools
+        if self._model.settings.temperature is not None:
+            body["temperature"] = self._model.settings.temperature
+        body.update(self._model.settings.params)
+        body.update(params)
+        reply = await self._model.complete(body)
+        with self._record.lock:
+            self._record.steps += 1
+            self._record.tokens = self._record.tokens + reply.tokens
+        return reply.message
+
+
+@dataclass(slots=True)
+class Env:
+    """What your agent gets for one attempt."""
+
+    message: str  # what the person said
+    at: dt.datetime  # the moment, in the scenario's own UTC offset
+    system: str  # the scenario's given.system (may be empty)
+    tools: dict[str, Tool]
+    seed: int  # the run index: 1, 2, ...
+    targets: dict[str, ModelClient]
+    scenario: str  # the scenario's id
+    _started: float = field(default_factory=time.monotonic)
+
+    def clock(self) -> dt.datetime:
+        """The scenario's moment plus the time elapsed since the attempt started."""
+        return self.at + dt.timedelta(seconds=time.monotonic() - self._started)
+
+    def openai_tools(self) -> list[dict[str, Any]]:
+        """The tools in OpenAI's format, to pass to a model."""
+        return [t.spec.openai() for t in self.tools.values()]
+
+
+def load_entry(entry: str, root: Path) -> Callable[..., Any]:
+    module_name, _, func_name = entry.partition(":")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    try:
+        module = importlib.import_module(module_name)
+    except Exception as exc:
+        raise EndpointError("agent", f"cannot import {module_name} (from {root}): "
+                                     f"{type(exc).__name__}: {exc}") from None
+    func = getattr(module, func_name, None)
+    if not callable(func):
+        raise EndpointError("agent", f"{module_name} has no function {func_name}")
+    return func  # type: ignore[no-any-return]
+
+
+class PythonAgent:
+    """Runs one attempt of a scenario through the user's agent."""
+
+    def __init__(self, target: Target, plan: Plan, meter: Any) -> None:
+        self.target = target
+        self.root = Path(plan.suite_root)
+        self._func: Callable[..., Any] | None = None
+        self._load_error: EndpointError | None = None
+        self._models: dict[str, ChatModel] = {}
+        self._targets = {t.name: t for t in plan.suite_targets if t.kind != "python"}
+        self._meter = meter
+
+    def _entry(self) -> Callable[..., Any]:
+        if self._load_error is not None:
+            raise self._load_error
+        if self._func is None:
+            try:
+                self._func = load_entry(self.target.entry, self.root)
+            except EndpointError as exc:
+                self._load_error = exc
+                raise
+        return self._func
+
+    def _open(self, name: str) -> ChatModel:
+        model = self._models.get(name)
+        if model is None:
+            from ..errors import InputError
+            from ..run import open_model
+
+            try:
+                model = self._models[name] = open_model(self._targets[name], 4)
+            except InputError as exc:
+                raise EndpointError("agent", exc.diagnostics[0].message) from None
+        return model
+
+    def _clients(self, record: _Record, seed: int) -> dict[str, ModelClient]:
+        return {name: ModelClient(lambda name=name: self._open(name), record, seed)  # type: ignore[misc]
+                for name in self._targets}
+
+    async def run(self, scenario: Scenario, run: int) -> AttemptData:
+        func = self._entry()
+        record = _Record()
+        env = Env(
+            message=scenario.message,
+            at=scenario.at,
+            system=scenario.system,
+            tools={t.name: Tool(t, scenario, record) for t in scenario.tools},
+            seed=run,
+            targets=self._clients(record, run),
+            scenario=scenario.id,
+        )
+        started = time.perf_counter()
+        try:
+            if inspect.iscoroutinefunction(func):
+                result = await func(env)
+            else:
+                result = await asyncio.to_thread(func, env)
+        except EndpointError:
+            raise
+        except Exception as exc:
+            where = _where(exc)
+            raise EndpointError("agent", f"the agent raised {type(exc).__name__}: {exc}"
+                                         f"{where}") from None
+        answer, pending = _result(result)
+        calls = list(record.calls)
+        for p in pending:
+            spec = scenario.tool(str(p.get("name")))
+            args = p.get("args") or {}
+            calls.append(Call(f"call_{len(calls)}", str(p.get("name")), args,
+                              json.dumps(args, ensure_ascii=False), None,
+                              spec.action if spec else None, True,
+                              None if spec else "unknown-tool", record.steps or 1))
+        self._meter.calls += record.steps
+        self._meter.tokens += record.tokens.total
+        return AttemptData(
+            message=scenario.message,
+            answer=answer,
+            calls=tuple(calls),
+            at=scenario.at,
+            tools=scenario.tools,
+            steps=record.steps,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            tokens=record.tokens,
+            messages=(
+                {"role": "user", "content": scenario.message},
+                *({"role": "tool", "tool_call_id": c.id, "name": c.name,
+                   "content": c.output if c.output is not None else "(pending confirmation)"}
+                  for c in calls),
+                {"role": "assistant", "content": answer},
+            ),
+        )
+
+    async def aclose(self) -> None:
+        for m in self._models.values():
+            await m.aclose()
+
+
+def _result(result: Any) -> tuple[str, list[dict[str, Any]]]:
+    if isinstance(result, str):
+        return result, []
+    if isinstance(result, dict) and isinstance(result.get("answer", ""), str):
+        pending = result.get("pending") or []
+        if isinstance(pending, list) and all(isinstance(p, dict) for p in pending):
+            return result.get("answer", ""), pending
+    raise EndpointError("agent", "the agent must return the answer as text, or "
+                                 "{'answer': text, 'pending': [{'name': ..., 'args': {...}}]}; "
+                                 f"it returned {type(result).__name__}")
+
+
+def _where(exc: BaseException) -> str:
+    tb = exc.__traceback__
+    last = None
+    while tb is not None:
+        last = tb
+        tb = tb.tb_next
+    if last is None:
+        return ""
+    code = last.tb_frame.f_code
+    return f" (at {Path(code.co_filename).name}:{last.tb_lineno} in {code.co_name})"

@@ -1,0 +1,65 @@
+"""An example of your own agent as a Scenarist target (``kind: python``).
+
+A deliberately simple, rule-based assistant for the example clinic, so the example suite
+can show a ``kind: python`` target that needs no model. A real agent would call a model
+through ``env.targets["local"].chat(...)`` and the tools through ``env.tools[...]`` — see
+docs/targets.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+DAYS_ES = ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"]
+DAYS_EN = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+MONTHS_ES = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+             "septiembre", "octubre", "noviembre", "diciembre"]
+
+
+def answer(env: Any) -> str:
+    """Called once per attempt with the scenario's Env; returns the answer."""
+    text = env.message.lower()
+    if "cambi" in text or "cerramos" in text:
+        return change_hours(env, text)
+    if "limpieza" in text or "turno" in text or "reserv" in text:
+        return book(env, text)
+    if "hora" in text or "horario" in text or "abren" in text:
+        return hours_today(env)
+    return "¡Hola! Soy el asistente de Clínica Sonrisa. ¿En qué te puedo ayudar?"
+
+
+def hours_today(env: Any) -> str:
+    hours = json.loads(env.tools["list_business_hours"]())
+    today = DAYS_EN[env.at.weekday()]
+    opening = hours.get(today, "closed")
+    if opening == "closed":
+        return "Hoy la clínica está cerrada."
+    closes = opening.split("-")[1]
+    return f"Hoy ({DAYS_ES[env.at.weekday()]}) atendemos hasta las {closes}."
+
+
+def change_hours(env: Any, text: str) -> str:
+    for es, en in zip(DAYS_ES, DAYS_EN, strict=True):
+        if es.rstrip("s") in text or es in text:
+            hours = "closed" if "cerramos" in text else "09:00-13:00"
+            result = env.tools["set_business_hours"](day=en, hours=hours)
+            if result is None:  # a confirm: true tool: held until the person says yes
+                return f"¿Confirmás que cambio el horario del {es} a «{hours}»?"
+            return result
+    return "¿De qué día querés cambiar el horario?"
+
+
+def book(env: Any, text: str) -> str:
+    m = re.search(r"(\d{1,2}) de (" + "|".join(MONTHS_ES) + r")", text)
+    t = re.search(r"\b(\d{1,2}):(\d{2})\b", text)
+    if not m or not t:
+        return "¿Para qué día y a qué hora querés el turno?"
+    date = f"{env.at.year}-{MONTHS_ES.index(m.group(2)) + 1:02d}-{int(m.group(1)):02d}"
+    time = f"{int(t.group(1)):02d}:{t.group(2)}"
+    free = json.loads(env.tools["search_slots"](date=date))["free"]
+    if time not in free:
+        return f"A las {time} no hay lugar; quedan {', '.join(free)}."
+    env.tools["book_appointment"](date=date, time=time, treatment="cleaning")
+    return f"Listo: limpieza reservada el {date} a las {time}."
