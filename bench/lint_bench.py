@@ -5,8 +5,9 @@ and N scenario files that look like the ones people write: a header comment and 
 editor's ``$schema`` line, a description and tags, a moment, two or three library tools and
 one inline tool (with an ``input_schema`` and a template return), the person's message,
 5–8 checks mixing answer and tool checks (texts, a regular expression, ``calls`` with
-arguments, ordering, confirmations), and ``runs``/``min_pass``. Every file lints clean
-unless ``--bad`` asks for some files with mistakes.
+arguments, ordering, confirmations) and one expression (``expect:``), and
+``runs``/``min_pass``. Every file lints clean unless ``--bad`` asks for some files with
+mistakes.
 
 Then it runs ``scenarist lint`` on the folder as a subprocess several times — a fresh
 process each time, no cache from an earlier run (``--no-cache`` is not needed: lint keeps
@@ -18,8 +19,8 @@ file after start-up (start-up measured as ``scenarist lint`` on one file).
 Target (issue 4): ≤ 1.0 s for 1,000 files on the project's 2-core machine.
 Reference: check-jsonschema 0.39 validates 1,000 small YAML files in 1.98 s there.
 
-The expression language (``expect:``) is not part of these files yet: their checks are
-built-ins. Once it lands, ``--expect`` adds one expression check to each file.
+``--no-expect`` leaves the expression out (built-in checks only), to see what expressions
+cost.
 """
 
 from __future__ import annotations
@@ -140,7 +141,7 @@ ASKS = [
 ]
 
 
-def scenario(i: int, rng: random.Random) -> str:
+def scenario(i: int, rng: random.Random, expect: bool = True) -> str:
     ask, main = ASKS[i % len(ASKS)]
     n = f"A-{1000 + i}"
     danger = "update_address" if main == "cancel_order" else "cancel_order"
@@ -190,7 +191,14 @@ def scenario(i: int, rng: random.Random) -> str:
         "  - asks_nothing_to_confirm" if main not in CONFIRM else
         "  - contains: {text: confirm, ignore_case: true}",
     ]
-    checks.extend(rng.sample(pool, rng.randint(4, 7)))
+    checks.extend(rng.sample(pool, rng.randint(3, 6)))
+    if expect:  # one expression per file, in the forms people write
+        checks.append(rng.choice([
+            f"  - expect: \"count(calls) <= {rng.randint(2, 4)} and '{n}' in answer\"",
+            f"  - expect: \"not called('{danger}') or count(pending) > 0\"",
+            f"  - expect: {{name: answers briefly, expr: \"len(answer) < {rng.randint(3, 8)}00\"}}",
+            f"  - expect: \"called('{main}') and lower(answer) matches 'pedido|orden|tienda'\"",
+        ]))
     runs = rng.choice([3, 5, 10])
     lines += checks
     lines += [f"runs: {runs}", f"min_pass: {max(1, runs - 1 - runs // 5)}", ""]
@@ -204,12 +212,12 @@ BAD = [
 ]
 
 
-def generate(root: Path, files: int, bad: int, seed: int = 4) -> None:
+def generate(root: Path, files: int, bad: int, seed: int = 4, expect: bool = True) -> None:
     rng = random.Random(seed)
     (root / "scenarios").mkdir(parents=True, exist_ok=True)
     (root / "scenarist.yaml").write_text(SUITE, "utf-8")
     for i in range(files):
-        text = scenario(i, rng)
+        text = scenario(i, rng, expect)
         if i < bad:
             extra, _ = BAD[i % len(BAD)]
             text = text.replace("then:\n", "then:\n" + extra, 1)
@@ -235,6 +243,8 @@ def main() -> int:
     ap.add_argument("--files", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--bad", type=int, default=0, help="files with a mistake each")
+    ap.add_argument("--no-expect", action="store_true",
+                    help="built-in checks only (no expression check in each file)")
     ap.add_argument("--keep", type=Path, help="write the files here and keep them")
     ap.add_argument("lint_args", nargs="*", help="extra options for scenarist lint, after --")
     args = ap.parse_args()
@@ -242,7 +252,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="lint-bench-")) if args.keep is None else args.keep
     try:
         load0 = f"{os.getloadavg()[0]:.2f}"
-        generate(tmp, args.files, args.bad)
+        generate(tmp, args.files, args.bad, expect=not args.no_expect)
         # the package from this checkout, whatever the current folder
         os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
         size = sum(p.stat().st_size for p in (tmp / "scenarios").iterdir())

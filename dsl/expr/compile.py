@@ -13,6 +13,7 @@ items, so there is no item 2``).
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import operator
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -38,7 +39,6 @@ from .nodes import (
     is_literal,
     snippet,
 )
-from .parse import parse
 from .runtime import (
     DATE_GETTERS,
     NOT_JSON,
@@ -86,7 +86,17 @@ def compile_expression(source: str, named_checks: Collection[str] = (),
     """Parse, check and compile; raise ProblemsFound with every problem found.
 
     ``named_checks`` are the suite's check names (used in "did you mean" messages);
-    ``condition=False`` accepts an expression of any type (tests, docs)."""
+    ``condition=False`` accepts an expression of any type (tests, docs).
+
+    A Program is immutable, so the same text compiles once per process: suites repeat
+    their expressions from file to file, and parsing is most of linting one."""
+    return _compile_once(source, tuple(named_checks), condition)
+
+
+@functools.lru_cache(maxsize=4096)
+def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool) -> Program:
+    from .parse import parse  # Lark, imported only when there is an expression
+
     root = parse(source)
     typed = typecheck(root, source, named_checks, condition)
     if typed.problems:

@@ -41,7 +41,6 @@ from .nodes import (
     Subscript,
     snippet,
 )
-from .parse import raw_offset
 from .types import (
     BOOL,
     DATE,
@@ -475,6 +474,8 @@ class _Checker:
         self.typed.types[id(right)] = TEXT
         compiled = compile_pattern(right.value)
         if isinstance(compiled, PatternError):
+            from .parse import raw_offset  # (parse imports Lark: only when needed)
+
             raw = self.typed.source[right.loc.start:right.loc.end]
             at = _pattern_error_at(right.value, compiled)
             # The caret shows the place: the engine's "at position N" would only confuse.
