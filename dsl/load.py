@@ -583,10 +583,23 @@ class _Builder:
 
     def _sequence(self, node: Any, depth: int) -> list[Any]:
         try:
-            return [self.convert(item, depth + 1) for item in node.value]
+            return [self._plain(item) if item.ctag is _TAG_STR and depth < MAX_DEPTH
+                    else self.convert(item, depth + 1) for item in node.value]
         except _TooMany as exc:
             exc.path.append(node)
             raise
+
+    def _plain(self, node: Any) -> Any:
+        """``convert`` for an untagged scalar within the depth limit (most of a file)."""
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise _TooMany(node)
+        value: str = node.value
+        if node.style or (value and value[0] not in _NOT_TEXT_START):
+            if len(value) > MAX_STRING_CHARS:
+                return self._scalar(node, True)
+            return value
+        return self._scalar(node, True)
 
     def too_many(self, exc: _TooMany) -> Diagnostic:
         """Y109 at the list or mapping whose alias makes the values explode: the first,
@@ -636,7 +649,11 @@ class _Builder:
                 )
                 continue
             raw = key_node.value
-            if (raw == "<<" and not key_node.style) or (
+            if (key_node.ctag is _TAG_STR and not key_node.style and raw
+                    and raw[0] not in _NOT_TEXT_START and raw != "<<"
+                    and len(raw) <= MAX_STRING_CHARS):
+                key = raw  # the usual key: plain text
+            elif (raw == "<<" and not key_node.style) or (
                 key_node.ctag is not _TAG_STR and key_node.tag == _STD + "merge"
             ):
                 self.diagnostics.append(
@@ -649,8 +666,9 @@ class _Builder:
                     )
                 )
                 continue
-            resolvable = key_node.ctag is _TAG_STR or key_node.tag in _PLAIN_RESOLVED
-            key = str(self._scalar(key_node, resolvable))
+            else:
+                resolvable = key_node.ctag is _TAG_STR or key_node.tag in _PLAIN_RESOLVED
+                key = str(self._scalar(key_node, resolvable))
             if key in out:
                 first = next((self._span(k) for k, _ in node.value
                               if k.id == "scalar" and _key_text(k) == key),
@@ -666,7 +684,9 @@ class _Builder:
                 )
                 continue
             try:
-                out[key] = self.convert(value_node, depth + 1)
+                out[key] = (self._plain(value_node)
+                            if value_node.ctag is _TAG_STR and depth < MAX_DEPTH
+                            else self.convert(value_node, depth + 1))
             except _TooMany as exc:
                 exc.path.append(node)
                 raise

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from dsl.errors import Span
 from dsl.load import MAX_FILE_BYTES, load_bytes, load_text, read_file
@@ -144,3 +148,43 @@ def test_yaml_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
     assert list(iter_yaml_files(tmp_path)) == _reference_yaml_files(tmp_path)
     assert [p.relative_to(tmp_path).as_posix() for p in iter_yaml_files(tmp_path)][:3] == \
         ["A.yaml", "a.yml", "b.yaml"]
+
+
+# the characters YAML lets a file hold (printable, no control characters)
+TEXT = st.characters(whitelist_categories=("L", "N", "P", "S", "Zs"), max_codepoint=0xD7FF)
+JSONISH = st.recursive(
+    st.none() | st.booleans() | st.integers(-10**6, 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False, width=32)
+    | st.text(TEXT, max_size=12),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(TEXT, max_size=8),
+                                                                 inner, max_size=4),
+    max_leaves=20,
+)
+PLAIN_WORDS = st.sampled_from(["yes", "no", "on", "null", "~", "True", "0x1F", "0o17", "1e3",
+                               ".5", "-3", "+4", ".inf", "-.Inf", ".nan", "010", "2026-09-29",
+                               "10:00:00", "name", "list_business_hours", "A-1001", "1_000"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(JSONISH)
+def test_json_is_read_as_yaml_1_2_by_both_composers(data: object) -> None:
+    """JSON is YAML: every document reads back as the data (libyaml's composer with the
+    builder's fast paths, and the pure-Python composer through the general path)."""
+    from dsl.load import _Builder, _compose_pure
+
+    text = json.dumps({"root": data}, ensure_ascii=False)
+    assert load_text(text, "j.yaml").data == {"root": data}
+    assert _Builder("j.yaml").convert(_compose_pure(text), 0) == {"root": data}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["k", "true", "1", "null", "x y", "é"]),
+                          PLAIN_WORDS), max_size=6, unique_by=lambda kv: kv[0]))
+def test_plain_scalars_resolve_the_same_on_both_paths(pairs: list[tuple[str, str]]) -> None:
+    from dsl.load import _Builder, _compose_pure
+
+    text = "".join(f"{k}: {v}\n" for k, v in pairs) + "list: [" + ", ".join(
+        v for _, v in pairs) + "]\n"
+    fast = load_text(text, "p.yaml")
+    assert fast.diagnostics == ()
+    assert fast.data == _Builder("p.yaml").convert(_compose_pure(text), 0)
