@@ -395,8 +395,15 @@ def _map(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
     every ``jobs``-th item, computes, and sends its results back pickled through a pipe
     while this process does its own share. A child that fails has its share redone here,
     so an error in Scenarist surfaces here, with its traceback."""
-    if jobs <= 1:
+    if jobs <= 1 or len(items) < 2:
         return [func(x) for x in items]
+    # One item here first: what the files need (the schema validator, the expression
+    # parser, compiled patterns) is then loaded once and shared with the children.
+    head = func(items[0])
+    return [head, *_map_forked(func, items[1:], jobs)]
+
+
+def _map_forked(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
     shares = [items[k::jobs] for k in range(jobs)]
     children: list[tuple[int, int]] = []
     gc.freeze()  # keep the parent's objects out of the children's collections (and pages)
