@@ -293,8 +293,8 @@ EXAMPLES: dict[str, Example] = {
         EXAMPLE_SUITE,
         where="suite",
         scenario=USES_ALL_TOOLS + "  - faithful\n",
-        note="The wrong example is a scenarist.yaml without `judge:` beside a scenario that "
-             "uses `faithful`; the check is reported in the scenario.",
+        note="A judge check (`faithful`, `answers_the_question`, `judge`, `criteria`) needs "
+             "`judge:` in scenarist.yaml; the check is reported in the scenario.",
     ),
     "E219": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
@@ -403,6 +403,9 @@ def codes_markdown() -> str:
             lines += ["", ex.note]
         if ex.needs:
             lines += ["", f"(With the `{ex.needs}` check: the expression language.)"]
+        if ex.where == "suite" and ex.scenario != USES_ALL_TOOLS:
+            lines += ["", "With this scenario beside the suite:", "", "```yaml",
+                      ex.scenario.rstrip("\n"), "```"]
         for title, text in (("Wrong", ex.bad), ("Right", ex.fixed)):
             lines += ["", f"**{title}:**"]
             kind = ex.where if title == "Wrong" or ex.where != "prose" else "prose"

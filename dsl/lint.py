@@ -278,13 +278,17 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
     if strict:
         found = [_as_error(d) for d in found]
     chosen = best_per_place(found)
-    _fill_excerpts(excerpts, chosen, {name: real for _, real, name in work})
+    sources = {name: real for _, real, name in work}
+    sources.update((g.suite.file, g.suite_file) for g in groups
+                   if g.suite is not None and g.suite_file is not None)
+    _fill_excerpts(excerpts, chosen, sources)
     return LintResult(len(work), chosen, excerpts)
 
 
 def _fill_excerpts(excerpts: dict[str, dict[int, str]], diagnostics: list[Diagnostic],
                    files: dict[str, Path]) -> None:
-    """Source lines for diagnostics made after the file's own report (duplicate ids)."""
+    """Source lines for diagnostics made apart from their file's own report (duplicate
+    ids; a scenario's check reported in scenarist.yaml)."""
     for d in diagnostics:
         if d.span.line in excerpts.get(d.span.file, {}) or d.span.file not in files:
             continue
