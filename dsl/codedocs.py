@@ -364,9 +364,11 @@ EXAMPLES: dict[str, Example] = {
         _s("  - not_calls: cancel_appointment\n  - does_not_modify\n"),
         _s("  - not_calls: cancel_appointment\n  - calls: list_business_hours\n",
            tools="[list_business_hours, cancel_appointment]"),
-        note="Checks no attempt can fail: `not_calls` of a tool the scenario does not "
-             "have, `does_not_modify` when every tool is `action: read`, "
-             "`asks_nothing_to_confirm` when no tool has `confirm: true`, a threshold of 0.",
+        note="Checks whose verdict is known before the model answers: `not_calls` of a tool "
+             "the scenario does not have, `does_not_modify` when every tool is `action: "
+             "read`, `asks_nothing_to_confirm` when no tool has `confirm: true`, a threshold "
+             "of 0, an expression that never looks at the attempt (`1 < 2`), "
+             "`called('x')` of a tool the scenario lacks.",
     ),
     "W405": Example(
         _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 1\n"),
