@@ -43,7 +43,6 @@ from .model import Scenario
 from .suite import SUITE_FILE, Suite, load_suite
 
 Format = Literal["text", "json", "github"]
-FORMATS: tuple[Format, ...] = ("text", "json", "github")
 JSON_SCHEMA_VERSION = 1
 
 # Below this many files, forking costs more than it saves.
@@ -289,21 +288,28 @@ def _fill_excerpts(excerpts: dict[str, dict[int, str]], diagnostics: list[Diagno
                    files: dict[str, Path]) -> None:
     """Source lines for diagnostics made apart from their file's own report (duplicate
     ids; a scenario's check reported in scenarist.yaml)."""
+    read: dict[str, list[str]] = {}
     for d in diagnostics:
         if d.span.line in excerpts.get(d.span.file, {}) or d.span.file not in files:
             continue
-        try:
-            path = files[d.span.file]
-            if path.stat().st_size > MAX_FILE_BYTES:
-                continue
-            raw = path.read_bytes()
-        except OSError:
-            continue
-        if b"\x00" in raw:  # binary: no line worth showing
-            continue
-        lines = raw.decode("utf-8", errors="replace").splitlines()
+        if d.span.file not in read:
+            read[d.span.file] = _lines(files[d.span.file])
+        lines = read[d.span.file]
         if 1 <= d.span.line <= len(lines):
             excerpts.setdefault(d.span.file, {})[d.span.line] = lines[d.span.line - 1]
+
+
+def _lines(path: Path) -> list[str]:
+    """A file's lines for showing, or none for a file too large or binary to show."""
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:
+            return []
+        raw = path.read_bytes()
+    except OSError:
+        return []
+    if b"\x00" in raw:
+        return []
+    return raw.decode("utf-8", errors="replace").splitlines()
 
 
 class _Linter:
