@@ -1,0 +1,199 @@
+"""Small builders for run folders: plan.json, run.json, results.jsonl and summary.json
+written straight from records, so report tests need no model and no server."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from dsl.model import SCHEMA_VERSION
+from dsl.store import write_json
+from dsl.summarize import summarize_records
+
+AT = "2026-09-29T10:00:00-03:00"
+MOMENT = "Tuesday 29 September 2026, 10:00 (UTC-03:00)"
+SYSTEM = f"You are the assistant of a dental clinic.\n\nCurrent date and time: {MOMENT}."
+
+
+def scenario(sid: str, *, checks: Sequence[str] = ('contains: "18:00"',), runs: int = 5,
+             min_pass: int = 4, tags: Sequence[str] = (), file: str | None = None,
+             line: int = 1, description: str = "", message: str = "¿Hasta qué hora atienden?",
+             tools: Sequence[dict[str, Any]] = (), expected_tools: Sequence[str] = ()
+             ) -> dict[str, Any]:
+    """A scenario as plan.json holds it; a check's name is its label up to the colon."""
+    return {
+        "id": sid, "file": file or f"scenarios/{sid}.yaml", "line": line,
+        "description": description, "tags": list(tags), "at": AT, "system": "",
+        "message": message, "tools": list(tools), "expected_tools": list(expected_tools),
+        "checks": [{"check": label.split(":")[0], "label": label, "judge": False,
+                    "line": line + 5 + i} for i, label in enumerate(checks)],
+        "runs": runs, "min_pass": min_pass, "max_steps": 6,
+    }
+
+
+def call(name: str, args: Any = None, output: str | None = "ok", *, pending: bool = False,
+         error: str | None = None, raw_args: str | None = None, action: str = "read",
+         step: int = 1, cid: str | None = None) -> dict[str, Any]:
+    c: dict[str, Any] = {"id": cid or f"call_{name}_{step}", "name": name,
+                         "args": {} if args is None and raw_args is None else args,
+                         "output": None if pending else output, "action": action,
+                         "pending": pending, "step": step}
+    if raw_args is not None:
+        c["raw_args"] = raw_args
+        c["args"] = None
+    if error:
+        c["error"] = error
+    return c
+
+
+def transcript(message: str, calls: Sequence[dict[str, Any]], answer: str,
+               system: str = SYSTEM) -> list[dict[str, Any]]:
+    """The OpenAI-format messages the agent loop would have kept for these calls."""
+    msgs: list[dict[str, Any]] = [{"role": "system", "content": system},
+                                  {"role": "user", "content": message}]
+    steps = sorted({c["step"] for c in calls})
+    for step in steps:
+        mine = [c for c in calls if c["step"] == step]
+        msgs.append({"role": "assistant", "content": None, "tool_calls": [
+            {"id": c["id"], "type": "function",
+             "function": {"name": c["name"],
+                          "arguments": c.get("raw_args") or json.dumps(c["args"] or {})}}
+            for c in mine]})
+        for c in mine:
+            if not c["pending"]:
+                msgs.append({"role": "tool", "tool_call_id": c["id"], "content": c["output"]})
+    if not any(c["pending"] for c in calls):
+        msgs.append({"role": "assistant", "content": answer})
+    return msgs
+
+
+def record(sid: str, run: int, status: str = "pass", *, target: str = "fake",
+           answer: str = "Hoy atendemos hasta las 18:00.",
+           calls: Sequence[dict[str, Any]] = (),
+           checks: Sequence[tuple[str, str, str]] = (), reason: str | None = None,
+           error: dict[str, Any] | None = None, message: str = "¿Hasta qué hora atienden?",
+           messages: list[dict[str, Any]] | None = None, latency_ms: float | None = 1200.0,
+           tokens: int = 300) -> dict[str, Any]:
+    """An attempt record as dsl.run.make_record writes it. ``checks``: (label, status,
+    reason) triples."""
+    rec: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION, "scenario": sid, "target": target, "run": run,
+        "seed": run, "status": status,
+        "reason": reason or {"pass": "all checks passed", "fail": "1 of 1 checks failed",
+                             "unsure": "the judge was unsure",
+                             "error": "timeout: no answer"}[status],
+        "started_at": f"2026-11-30T10:00:{run:02d}.000+00:00",
+        "answer": answer if status != "error" else "",
+        "calls": list(calls),
+        "messages": messages if messages is not None else transcript(
+            message, calls, answer),
+        "steps": 1 + len({c["step"] for c in calls}),
+        "latency_ms": latency_ms if status != "error" else None,
+        "tokens": {"prompt": tokens - tokens // 4, "completion": tokens // 4, "total": tokens},
+        "checks": [{"check": label.split(":")[0], "label": label, "status": st,
+                    "score": 1.0 if st == "pass" else 0.0, "reason": why}
+                   for label, st, why in checks],
+        "error": error,
+        "retries": 0,
+        "model_calls": [],
+    }
+    if status == "error" and error is None:
+        rec["error"] = {"kind": "timeout", "message": "no answer within 30 s", "status": None}
+    return rec
+
+
+def write_run(path: Path, scenarios: Sequence[dict[str, Any]],
+              records: Iterable[dict[str, Any]], *,
+              targets: Sequence[tuple[str, str]] = (("fake", "fake-model"),),
+              run_id: str = "20261130-100000-abcd", duration_s: float = 12.5,
+              suite: str = "scenarist.yaml") -> Path:
+    """A complete run folder at ``path``; returns it. summary.json is computed."""
+    path.mkdir(parents=True, exist_ok=True)
+    tj = [{"name": n, "kind": "openai", "model": m, "base_url": "http://127.0.0.1:9/v1",
+           "api_key_env": None, "temperature": None, "params": {}} for n, m in targets]
+    plan = {"schema_version": SCHEMA_VERSION, "suite": suite, "targets": tj,
+            "scenarios": list(scenarios),
+            "attempts": sum(s["runs"] for s in scenarios) * len(targets),
+            "max_model_calls": 0, "concurrency": 4}
+    run = {"schema_version": SCHEMA_VERSION, "run_id": run_id, "scenarist": "0.1.0",
+           "suite": suite, "started_at": "2026-11-30T10:00:00+00:00", "targets": tj,
+           "argv": ["run"], "finished_at": "2026-11-30T10:00:12+00:00",
+           "duration_s": duration_s, "interrupted": False}
+    records = list(records)
+    write_json(path / "plan.json", plan)
+    write_json(path / "run.json", run)
+    with (path / "results.jsonl").open("w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    write_json(path / "summary.json", summarize_records(plan, records, run))
+    return path
+
+
+def passing(sid: str, run: int, labels: Sequence[str] = ('contains: "18:00"',),
+            **kw: Any) -> dict[str, Any]:
+    return record(sid, run, "pass", checks=[(lb, "pass", "ok") for lb in labels], **kw)
+
+
+def failing(sid: str, run: int, failed: Sequence[str] = ('contains: "18:00"',),
+            passed: Sequence[str] = (), **kw: Any) -> dict[str, Any]:
+    checks = [(lb, "pass", "ok") for lb in passed] + [
+        (lb, "fail", f"expected {lb}, and it was not so") for lb in failed]
+    return record(sid, run, "fail", checks=checks,
+                  reason=f"{len(failed)} of {len(checks)} checks failed: " + "; ".join(failed),
+                  **kw)
+
+
+def demo_run(path: Path, **kw: Any) -> Path:
+    """A small but varied run: a pass, a flaky failure, a no-verdict, two targets, tags,
+    a pending confirmation, a tool result, an unsure judge verdict with evidence."""
+    hours = scenario("clinic.hours_today", checks=['calls: "list_business_hours"',
+                                                    'contains: "18:00"'],
+                     tags=["clinic", "smoke"], description="Until what time are we open today?",
+                     line=2)
+    book = scenario("clinic.book_cleaning", checks=['asks_to_confirm: "book_appointment"',
+                                                     'contains: "15:00"'],
+                    tags=["clinic", "booking"], description="A patient books a cleaning.",
+                    message="Quiero una limpieza el martes a las 15:00", min_pass=4)
+    refund = scenario("shop.refund", checks=["faithful"], tags=["shop"], runs=3, min_pass=2,
+                      description="A refund question the judge grades.")
+    recs: list[dict[str, Any]] = []
+    for target in ("fake", "other"):
+        for run in range(1, 6):
+            recs.append(passing("clinic.hours_today", run, target=target,
+                                labels=hours_labels(),
+                                calls=[call("list_business_hours", {},
+                                            '{"monday": "09:00-18:00"}')]))
+    for run in range(1, 6):
+        pend = call("book_appointment", {"date": "2026-10-06", "time": "15:00"}, None,
+                    pending=True, action="create", step=2)
+        slots = call("search_slots", {"date": "2026-10-06"}, '{"free": ["15:00"]}')
+        if run in (2, 4):
+            recs.append(failing("clinic.book_cleaning", run,
+                                failed=['asks_to_confirm: "book_appointment"'],
+                                passed=['contains: "15:00"'], calls=[slots],
+                                answer="Listo, reservé a las 15:00.",
+                                message="Quiero una limpieza el martes a las 15:00"))
+        else:
+            recs.append(passing("clinic.book_cleaning", run,
+                                labels=['asks_to_confirm: "book_appointment"',
+                                        'contains: "15:00"'],
+                                calls=[slots, pend], answer="¿Confirmo el turno a las 15:00?",
+                                message="Quiero una limpieza el martes a las 15:00"))
+        recs.append(record("clinic.book_cleaning", run, "error", target="other",
+                           calls=[], messages=[], answer=""))
+    judge = record("shop.refund", 1, "unsure", checks=[("faithful", "unsure",
+                                                        "the judge was not sure")])
+    judge["checks"][0]["evidence"] = {"prompt": "Is the answer faithful to the tool output?",
+                                      "raw_reply": "Maybe. SCORE: 0.5",
+                                      "reason": "the reply hedges", "confidence": 0.4}
+    recs.append(judge)
+    recs.append(record("shop.refund", 2, "pass", checks=[("faithful", "pass", "faithful")]))
+    recs.append(record("shop.refund", 3, "pass", checks=[("faithful", "pass", "faithful")]))
+    return write_run(path, [hours, book, refund], recs,
+                     targets=(("fake", "fake-model"), ("other", "other-model")), **kw)
+
+
+def hours_labels() -> list[str]:
+    return ['calls: "list_business_hours"', 'contains: "18:00"']
