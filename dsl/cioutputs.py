@@ -41,6 +41,11 @@ def ci_text(row: Mapping[str, Any]) -> str:
     return f"{row['ci_low'] * 100:.0f}–{row['ci_high'] * 100:.0f}%"
 
 
+def rate_text(row: Mapping[str, Any]) -> str:
+    """``60% (23–88%)``: the pass rate and its 95% interval; ``–`` when nothing was decided."""
+    return f"{pct(row['pass_rate'])} ({ci_text(row)})" if row["decided"] else "–"
+
+
 def _kinds(kinds: Mapping[str, int]) -> str:
     return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.items())
 
@@ -56,7 +61,9 @@ def outcome_text(row: Mapping[str, Any]) -> str:
                 f"({pct(row['pass_rate'])}, 95% CI {ci_text(row)}); "
                 f"min_pass is {row['min_pass']} of {row['planned']}.")
     else:
-        text = f"no attempt reached a verdict; min_pass is {row['min_pass']} of {row['planned']}."
+        text = f"no attempt passed or failed; min_pass is {row['min_pass']} of {row['planned']}."
+    if row["verdict"] == "inconclusive":
+        text = "No verdict: " + text
     extra = []
     if row["unsure"]:
         extra.append(f"{row['unsure']} unsure (the judge could not tell)")
@@ -153,8 +160,7 @@ def junit_xml(summary: Mapping[str, Any]) -> ET.ElementTree[ET.Element]:
             if r["verdict"] == "fail":
                 _el(case, "failure", _details(r), message=outcome_text(r), type="fail")
             elif r["verdict"] == "inconclusive":
-                _el(case, "error", _details(r), message="no verdict: " + outcome_text(r),
-                    type="inconclusive")
+                _el(case, "error", _details(r), message=outcome_text(r), type="inconclusive")
     ET.indent(root)
     return ET.ElementTree(root)
 
@@ -201,11 +207,17 @@ def _md_failing(row: Mapping[str, Any]) -> str:
 MD_VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ no verdict"}
 
 
-def target_names(summary: Mapping[str, Any]) -> str:
+def target_what(target: Mapping[str, Any]) -> str:
+    """What a target runs: its model, cassette or entry point."""
+    return str(target.get("model") or target.get("cassette") or target.get("entry")
+               or target.get("kind") or "")
+
+
+def _md_targets(summary: Mapping[str, Any]) -> str:
     out = []
     for t in summary["targets"]:
-        what = t.get("model") or t.get("cassette") or t.get("entry") or t.get("kind", "")
-        out.append(f"{t['name']} ({what})" if what else t["name"])
+        what = target_what(t)
+        out.append(f"{md_code(t['name'])} ({md_code(what)})" if what else md_code(t["name"]))
     return ", ".join(out)
 
 
@@ -227,7 +239,7 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     if t["errors"]:
         line += f" · {t['errors']} endpoint errors"
     out.append(line)
-    meta = [f"Targets: {md_code(target_names(summary))}"]
+    meta = [f"Targets: {_md_targets(summary)}"]
     if summary.get("run_id"):
         meta.append(f"run {md_code(summary['run_id'])}")
     meta.append(f"{t['tokens']:,} tokens")
@@ -254,7 +266,7 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     for r in ordered[:MAX_MD_ROWS]:
         cells = [MD_VERDICT[r["verdict"]], md_code(r["scenario"]), md_code(r["target"]),
                  f"{r['passes']}/{r['decided']} (min {r['min_pass']})",
-                 f"{pct(r['pass_rate'])} ({ci_text(r)})"]
+                 rate_text(r)]
         if comparison is not None:
             cells.append(_md_change(changes.get((r["scenario"], r["target"]))))
         cells.append(_md_failing(r))

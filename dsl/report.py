@@ -37,7 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .baseline import Change, Comparison, compare, describe_delta, pts
+from .baseline import Change, Comparison, compare, pts
+from .cioutputs import pct, target_what
 from .store import PLAN, RUN, SUMMARY, iter_results, read_json, write_json
 from .summarize import summarize_records
 
@@ -56,7 +57,6 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 VERDICT_WORDS = {"pass": "passed", "fail": "failed", "inconclusive": "no verdict"}
 VERDICT_RANK = {"fail": 0, "inconclusive": 1, "pass": 2}
-CHANGE_RANK = {"regressed": 0, "inconclusive": 1, "improved": 2, "new": 3, "unchanged": 4}
 
 
 # ---- the view model ------------------------------------------------------------------------
@@ -186,10 +186,6 @@ def _bar(rate: float | None, low: float, high: float, mark: float | None, label:
                None if mark is None else round(min(1.0, mark) * 100, 1), label)
 
 
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{x * 100:.0f}%"
-
-
 def visible(text: str) -> str:
     """Control characters (and bidi overrides) as visible symbols: ␀, ␛, ⟨U+202E⟩ …"""
     def sym(m: re.Match[str]) -> str:
@@ -227,13 +223,10 @@ def _duration(seconds: float | None) -> str:
     return f"{h} h {m} min"
 
 
-def _what(target: Mapping[str, Any]) -> str:
-    return str(target.get("model") or target.get("cassette") or target.get("entry")
-               or target.get("kind") or "")
-
-
 def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change | None,
          models: Mapping[str, str]) -> Row:
+    """One summary row as the page shows it. Text is passed through :func:`visible` here,
+    once, so the table, its data attributes and the filters' options all agree."""
     planned = r["planned"] or 1
     rate = r["pass_rate"]
     label = (f"pass rate {pct(rate)}, 95% interval {pct(r['ci_low'])} to {pct(r['ci_high'])}, "
@@ -241,24 +234,28 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
     checks = []
     for c in r["checks"]:
         cr = c["pass_rate"]
+        name = visible(str(c["label"]))
         checks.append(CheckRate(
-            c["label"], c["check"], bool(c.get("judge")), c["passes"], c["unsure"],
-            c["evaluated"], cr,
-            _bar(cr, cr or 0, cr or 0, None, f"{c['label']}: passed {pct(cr)}")))
-    tags = tuple(str(t) for t in r.get("tags") or ())
-    search = " ".join([r["scenario"], r["target"], models.get(r["target"], ""), r["file"],
-                       r.get("description") or "", *tags]).lower()
+            name, visible(str(c["check"])), bool(c.get("judge")), c["passes"], c["unsure"],
+            c["evaluated"], cr, _bar(cr, cr or 0, cr or 0, None, f"{name}: passed {pct(cr)}")))
+    tags = tuple(visible(str(t)) for t in r.get("tags") or ())
+    scenario, target = visible(str(r["scenario"])), visible(str(r["target"]))
+    file, description = visible(str(r["file"])), visible(str(r.get("description") or ""))
+    search = " ".join([scenario, target, visible(models.get(r["target"], "")), file,
+                       description, *tags]).lower()
     return Row(
-        index=i, scenario=r["scenario"], target=r["target"], file=r["file"], line=r["line"],
-        description=r.get("description") or "", tags=tags, at=str(spec.get("at") or ""),
-        message=str(spec.get("message") or ""), verdict=r["verdict"], planned=r["planned"],
-        runs=r["runs"], decided=r["decided"], passes=r["passes"], fails=r["fails"],
-        unsure=r["unsure"], errors=r["errors"], not_run=r["not_run"], min_pass=r["min_pass"],
-        pass_rate=rate, ci_low=r["ci_low"], ci_high=r["ci_high"],
+        index=i, scenario=scenario, target=target, file=file, line=r["line"],
+        description=description, tags=tags, at=visible(str(spec.get("at") or "")),
+        message=visible(str(spec.get("message") or "")), verdict=r["verdict"],
+        planned=r["planned"], runs=r["runs"], decided=r["decided"], passes=r["passes"],
+        fails=r["fails"], unsure=r["unsure"], errors=r["errors"], not_run=r["not_run"],
+        min_pass=r["min_pass"], pass_rate=rate, ci_low=r["ci_low"], ci_high=r["ci_high"],
         bar=_bar(rate, r["ci_low"], r["ci_high"], r["min_pass"] / planned, label),
         checks=tuple(checks),
-        failing_checks=tuple((fc["label"], fc["count"]) for fc in r["failing_checks"]),
-        error_kinds=tuple(sorted(r["error_kinds"].items(), key=lambda kv: -kv[1])),
+        failing_checks=tuple((visible(str(fc["label"])), fc["count"])
+                             for fc in r["failing_checks"]),
+        error_kinds=tuple((visible(str(k)), n) for k, n in
+                          sorted(r["error_kinds"].items(), key=lambda kv: -kv[1])),
         latency_p50=r["latency_ms"]["p50"], latency_p95=r["latency_ms"]["p95"],
         tokens=r["tokens"]["total"], change=change, search=search)
 
@@ -443,7 +440,7 @@ def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
                summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
                comparison: Comparison | None = None) -> ReportView:
     specs = {s["id"]: s for s in plan.get("scenarios", [])}
-    models = {t["name"]: _what(t) for t in summary["targets"]}
+    models = {t["name"]: target_what(t) for t in summary["targets"]}
     changes = comparison.by_key() if comparison else {}
     rows = tuple(_row(i, r, specs.get(r["scenario"], {}), changes.get((r["scenario"],
                                                                        r["target"])), models)
@@ -465,20 +462,23 @@ def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
         inconclusive=t["inconclusive"], attempts=t["attempts"], passes=t["passes"],
         unsure=t["unsure"], errors=t["errors"], not_run=t["not_run"], pass_rate=t["pass_rate"],
         tokens=t["tokens"], model_calls=t["model_calls"],
-        targets=tuple((tg["name"], _what(tg)) for tg in summary["targets"]),
+        targets=tuple((visible(str(tg["name"])), visible(target_what(tg)))
+                      for tg in summary["targets"]),
         started=_when(summary.get("started_at")), duration=_duration(summary.get("duration_s")),
-        run_id=str(summary.get("run_id") or info.get("run_id") or ""),
-        suite=str(summary.get("suite") or ""), interrupted=bool(summary.get("interrupted")))
+        run_id=visible(str(summary.get("run_id") or info.get("run_id") or "")),
+        suite=visible(str(summary.get("suite") or "")),
+        interrupted=bool(summary.get("interrupted")))
     baseline = None
     if comparison is not None:
-        baseline = BaselineView(comparison.baseline_run_id or "", _when(
-            comparison.baseline_started_at), tuple(comparison.counts().items()),
-            comparison.removed)
+        baseline = BaselineView(
+            visible(comparison.baseline_run_id or ""), _when(comparison.baseline_started_at),
+            tuple(comparison.counts().items()),
+            tuple((visible(s), visible(t)) for s, t in comparison.removed))
     tags = sorted({tag for r in rows for tag in r.tags})
     title = "Scenarist report" + (f" — {headline.run_id}" if headline.run_id else "")
     return ReportView(
         title=title, headline=headline, rows=rows,
-        targets=tuple(tg["name"] for tg in summary["targets"]), tags=tuple(tags),
+        targets=tuple(visible(str(tg["name"])) for tg in summary["targets"]), tags=tuple(tags),
         baseline=baseline, data_json=script_json(data),
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
@@ -508,12 +508,9 @@ def _env() -> Any:
         lstrip_blocks=True,
     )
     env.filters["pct"] = pct
-    env.filters["visible"] = visible
     env.filters["pts"] = pts
     env.filters["num"] = lambda x: f"{x:,}"
-    env.globals["describe_delta"] = describe_delta
     env.globals["VERDICT_WORDS"] = VERDICT_WORDS
-    env.globals["CHANGE_RANK"] = CHANGE_RANK
     return env
 
 

@@ -126,7 +126,13 @@ def write_run(path: Path, scenarios: Sequence[dict[str, Any]],
     write_json(path / "run.json", run)
     with (path / "results.jsonl").open("w", encoding="utf-8") as f:
         for r in records:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+            line = json.dumps(r, ensure_ascii=False)
+            if not line.isascii():
+                try:
+                    line.encode("utf-8")
+                except UnicodeEncodeError:  # a lone surrogate: keep it as a \u escape
+                    line = json.dumps(r)
+            f.write(line + "\n")
     write_json(path / "summary.json", summarize_records(plan, records, run))
     return path
 
@@ -197,3 +203,54 @@ def demo_run(path: Path, **kw: Any) -> Path:
 
 def hours_labels() -> list[str]:
     return ['calls: "list_business_hours"', 'contains: "18:00"']
+
+
+# Model output (and names) written to attack the page. Each would run script, load
+# something, or break the layout if it reached the page as markup.
+XSS = (
+    "<script>alert(1)</script>",
+    "</script><script>window.__canary='pwned';alert(2)</script>",
+    "<img src=x onerror=\"window.__canary='img';alert(3)\">",
+    "<a href=\"javascript:alert(4)\">click me</a>",
+    "<svg onload=alert(5)>",
+    "<!-- <script>alert(6)</script> -->",
+    "<style>body{display:none}</style><iframe src=\"https://example.com\"></iframe>",
+    "{{ 7*7 }} ${7*7} {% raw %}",
+    "&lt;already escaped&gt; &amp; <b>bold</b>",
+)
+CONTROL = "bell\x07 nul\x00 esc\x1b[31mred\x1b[0m del\x7f \u202eoverride\u202c \u2028sep\u2029"
+HOSTILE = " ".join(XSS) + " " + CONTROL
+HUGE = 2_000_000  # characters of one answer
+
+
+def hostile_run(path: Path) -> Path:
+    """A run whose every text field is hostile, with a 2-million-character answer and a
+    50,000-character line of tool output."""
+    sid = "<script>alert('id')</script>"
+    sc = scenario(sid, checks=[f"contains: {XSS[1]}", "faithful"],
+                  tags=["\"'><img src=x onerror=alert('tag')>", "ok"],
+                  description=HOSTILE, message=HOSTILE, file="evil/<b>.yaml")
+    plain = scenario("plain", checks=["contains: \"ok\""], runs=1, min_pass=1)
+    evil_call = call(XSS[3], None, None, raw_args="{\"x\": \"" + XSS[4] + "\"", error=HOSTILE)
+    tool = call("lookup", {"q": XSS[0], "c": CONTROL}, XSS[2] + " " + "x" * 50_000, step=1,
+                cid="c1")
+    pend = call("book", {"when": XSS[1]}, None, pending=True, action="create", step=2,
+                cid="c2")
+    recs = []
+    system = f"{HOSTILE}\n\nCurrent date and time: {XSS[0]}."
+    for run in (1, 2, 3):
+        calls = [tool, pend] if run == 1 else [evil_call]
+        rec = record(sid, run, "fail", target="t<b>1</b>", answer=HOSTILE + "A" * HUGE,
+                     calls=calls, checks=[(f"contains: {XSS[1]}", "fail", HOSTILE),
+                                          ("faithful", "unsure", XSS[2])],
+                     reason=HOSTILE, message=HOSTILE,
+                     messages=transcript(HOSTILE, calls, HOSTILE + "A" * HUGE, system))
+        rec["checks"][1]["evidence"] = {"prompt": HOSTILE, "raw_reply": HOSTILE,
+                                        "reason": XSS[0], "confidence": 0.3}
+        recs.append(rec)
+    err = record(sid, 4, "error", target="t<b>1</b>", messages=[], calls=[])
+    err["error"] = {"kind": XSS[0], "message": HOSTILE, "status": 500}
+    recs.append(err)
+    recs.append(passing("plain", 1, labels=["contains: \"ok\""], target="t<b>1</b>"))
+    return write_run(path, [sc, plain], recs, targets=(("t<b>1</b>", XSS[4]),),
+                     run_id="<script>alert('run')</script>", suite=XSS[2])
