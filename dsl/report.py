@@ -53,7 +53,9 @@ INTERN_MIN = 8  # strings at least this long are stored once and referred to by 
 TRUNCATED_NOTE = ("\n\n[… cut here by the report: {n:,} characters in all. The full text is "
                   "in results.jsonl.]")
 _MOMENT = re.compile(r"Current date and time: ([^\n]+?)\.?[ \t]*$", re.M)
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# As report.js: C0 and C1 controls but tab and newline (and CR before LF), DEL, bidi overrides
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+                      "|\r(?!\n)")
 
 VERDICT_WORDS = {"pass": "passed", "fail": "failed", "inconclusive": "no verdict"}
 VERDICT_RANK = {"fail": 0, "inconclusive": 1, "pass": 2}
@@ -187,15 +189,12 @@ def _bar(rate: float | None, low: float, high: float, mark: float | None, label:
 
 
 def visible(text: str) -> str:
-    """Control characters (and bidi overrides) as visible symbols: ␀, ␛, ⟨U+202E⟩ …"""
-    def sym(m: re.Match[str]) -> str:
+    """Control characters (and bidi overrides) as escapes any font can show: ``\\x1b``,
+    ``\\u202e``. They would otherwise vanish, or reorder the text around them."""
+    def esc(m: re.Match[str]) -> str:
         c = ord(m.group())
-        if c < 0x20:
-            return chr(0x2400 + c)
-        if c == 0x7F:
-            return "␡"
-        return f"⟨U+{c:04X}⟩"
-    return _CONTROL.sub(sym, text)
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return _CONTROL.sub(esc, text)
 
 
 def _when(iso: str | None) -> str:

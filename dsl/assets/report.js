@@ -42,11 +42,11 @@
 
   var CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
 
+  // A control character as an escape that any font can show: \x1b, \u202e.
   function symbol(ch) {
     var c = ch.charCodeAt(0);
-    if (c < 0x20) return String.fromCharCode(0x2400 + c);
-    if (c === 0x7f) return "\u2421";
-    return "\u27e8U+" + c.toString(16).toUpperCase().padStart(4, "0") + "\u27e9";
+    var hex = c.toString(16);
+    return c < 0x100 ? "\\x" + hex.padStart(2, "0") : "\\u" + hex.padStart(4, "0");
   }
 
   function appendText(parent, text) {
@@ -294,6 +294,7 @@
     var s = el("summary");
     s.appendChild(document.createTextNode("Run " + a.run + " "));
     s.appendChild(badge(a.status, a.status));
+    s.appendChild(document.createTextNode(" "));
     var why = el("span", "why");
     appendText(why, oneLine(a.reason, SUMMARY_LIMIT));
     s.appendChild(why);

@@ -216,9 +216,10 @@ def test_the_moment_the_model_saw(text: str, moment_text: str) -> None:
     assert moment(text) == moment_text
 
 
-def test_visible_shows_control_characters_as_symbols() -> None:
-    assert visible("a\x00b\x1b[0m\x7f\u202ec\td\ne") == "a␀b␛[0m␡⟨U+202E⟩c\td\ne"
-    assert visible("\r\n") == "␍\n"
+def test_visible_shows_control_characters_as_escapes() -> None:
+    assert visible("a\x00b\x1b[0m\x7f\x85\u202ec\td\ne") == (
+        "a\\x00b\\x1b[0m\\x7f\\x85\\u202ec\td\ne")
+    assert visible("a\r\nb\rc") == "a\r\nb\\x0dc"
 
 
 def test_records_of_scenarios_not_in_the_summary_are_left_out(tmp_path: Path) -> None:
