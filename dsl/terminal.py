@@ -4,6 +4,7 @@ the terminal, ``NO_COLOR`` turns it off and ``FORCE_COLOR`` on."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -87,6 +88,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
     color = use_color()
+    echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
     rows = sorted(summary["scenarios"], key=lambda r: ORDER[r["verdict"]])
     t = summary["totals"]
     changes = comparison.by_key() if comparison else {}
@@ -104,19 +106,20 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
             extra.append(f"{r['errors']} errors ({kinds})")
         if r["not_run"]:
             extra.append(f"{r['not_run']} not run")
-        click.echo(
+        rate = (f" {_pct(r['pass_rate'])} [{_pct(r['ci_low']).strip()}–"
+                f"{_pct(r['ci_high']).strip()}]" if r["decided"] else "    –")
+        echo(
             f"{style(mark, color, fg=fg, bold=True)}  {r['scenario']:<{width}}  "
             f"{r['target']:<{twidth}}  {r['passes']:>3}/{r['decided']:<3} min {r['min_pass']:<3}"
-            f" {_pct(r['pass_rate'])} [{_pct(r['ci_low']).strip()}–{_pct(r['ci_high']).strip()}]"
-            + (f"  {'; '.join(extra)}" if extra else "")
+            + rate + (f"  {'; '.join(extra)}" if extra else "")
             + _change(changes.get((r["scenario"], r["target"])), color)
         )
         if r["verdict"] != "pass":
             for fc in r["failing_checks"][:5]:
-                click.echo(f"      {style('✗', color, fg='red')} {fc['label']}  "
+                echo(f"      {style('✗', color, fg='red')} {fc['label']}  "
                            f"(failed {fc['count']} of {r['decided']})")
             if len(r["failing_checks"]) > 5:
-                click.echo(f"      … and {len(r['failing_checks']) - 5} more failing checks")
+                echo(f"      … and {len(r['failing_checks']) - 5} more failing checks")
     parts = [f"{t['passed']}/{t['scenarios']} passed"]
     if t["failed"]:
         parts.append(style(f"{t['failed']} failed", color, fg="red"))
@@ -130,7 +133,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
     parts.append(f"{t['tokens']:,} tokens")
     if summary.get("duration_s"):
         parts.append(f"{summary['duration_s']:.1f}s")
-    click.echo("\n" + " · ".join(parts))
+    echo("\n" + " · ".join(parts))
     if comparison is not None:
         counts = comparison.counts()
         said = [f"{n} {status}" for status, n in counts.items() if n]
@@ -138,4 +141,4 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
             said.append(f"{len(comparison.removed)} removed")
         base = comparison.baseline_run_id or "the baseline"
         line = f"Against {base}: " + (", ".join(said) or "nothing to compare")
-        click.echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)
+        echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)

@@ -3,8 +3,13 @@ written straight from records, so report tests need no model and no server."""
 
 from __future__ import annotations
 
+import contextlib
 import json
-from collections.abc import Iterable, Sequence
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -254,3 +259,44 @@ def hostile_run(path: Path) -> Path:
     recs.append(passing("plain", 1, labels=["contains: \"ok\""], target="t<b>1</b>"))
     return write_run(path, [sc, plain], recs, targets=(("t<b>1</b>", XSS[4]),),
                      run_id="<script>alert('run')</script>", suite=XSS[2])
+
+
+# ---- the demo suite against the scripted server ------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = Path(__file__).resolve().parent / "demo"
+
+
+@contextlib.contextmanager
+def fake_server(script: Path = DEMO / "script.json") -> Iterator[int]:
+    """tests/fakeserver.py as its own process on 127.0.0.1, answering from ``script``;
+    yields its port."""
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "fakeserver.py"),
+                             "--script", str(script)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        first = proc.stdout.readline()
+        if not first.startswith("PORT "):
+            raise RuntimeError(f"the fake server did not start: {first!r}")
+        yield int(first.split()[1])
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def demo_suite(dest: Path, port: int) -> Path:
+    """A copy of the demo suite whose target points at the fake server on ``port``."""
+    shutil.copytree(DEMO, dest)
+    suite = dest / "scenarist.yaml"
+    suite.write_text(suite.read_text("utf-8").replace("127.0.0.1:PORT", f"127.0.0.1:{port}"),
+                     "utf-8")
+    return dest
+
+
+def scenarist(*args: str, cwd: Path, env: dict[str, str] | None = None
+              ) -> subprocess.CompletedProcess[str]:
+    """``scenarist ARGS`` as a real process (the package from this source tree)."""
+    full = {**os.environ, "PYTHONPATH": str(ROOT), "NO_COLOR": "1", **(env or {})}
+    full.pop("FORCE_COLOR", None)
+    return subprocess.run([sys.executable, "-m", "dsl", *args], cwd=cwd, env=full,
+                          capture_output=True, text=True, timeout=120)
