@@ -17,7 +17,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .checks.tools import expected_tools
 from .errors import RunDirError
 from .model import SCHEMA_VERSION, Plan, Scenario, Target
 
@@ -68,6 +67,10 @@ def check_version(data: Any, where: Path | str) -> None:
 
 
 def scenario_json(s: Scenario) -> dict[str, Any]:
+    # Imported here: the checks pull in the YAML loader, which readers of a run folder
+    # (summarize, report) never need — a quarter of a second at every `scenarist report`.
+    from .checks.tools import expected_tools
+
     return {
         "id": s.id,
         "file": s.file,
