@@ -11,11 +11,12 @@ regenerated at any time without calling a model. Three stages, each callable alo
 What is server-rendered (readable with JavaScript off): the headline, the scenario table,
 and each scenario's pass-rate bar and per-check pass rates. What is rendered lazily, when a
 scenario or an attempt is opened: the attempts and their transcripts, built by the inline
-script from one JSON blob (``<script type="application/json" id="report-data">``) with
-``textContent`` only.
+script with ``textContent`` only from JSON data, one blob per scenario row
+(``<script type="application/json" id="attempts-N">``), so that opening a scenario parses
+only its own attempts.
 
 Model output is untrusted text. The HTML is autoescaped (nothing from a run is marked
-safe); the JSON blob has ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\\u`` escapes,
+safe); the JSON data has ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\\u`` escapes,
 so no text from a run can close the script element or appear as markup anywhere in the
 file; and the Content-Security-Policy allows only the report's own script (by its SHA-256
 hash), inline styles and ``data:`` images.
@@ -179,7 +180,7 @@ class ReportView:
     targets: tuple[str, ...]
     tags: tuple[str, ...]
     baseline: BaselineView | None
-    data_json: str  # already escaped for a <script type="application/json"> element
+    blobs: tuple[str, ...]  # per row: its attempts, escaped for <script type=application/json>
     generated: str
 
 
@@ -259,10 +260,11 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
         tokens=r["tokens"]["total"], change=change, search=search)
 
 
-# The blob for lazy rendering, {"version", "strings", "rows"}: rows[i] holds the attempts of
-# the table's row i (<tbody data-row="i">), in run order. Arrays, not objects, keep it small
-# and quick to write at 10,000 attempts; report.js names the positions again. A text field
-# is a string, or an index into "strings".
+# The data for lazy rendering: one blob per table row i (<tbody data-row="i">), in
+# <script type="application/json" id="attempts-i">, so that opening a scenario parses only
+# its own attempts: {"version", "strings", "attempts"}, the attempts in run order. Arrays,
+# not objects, keep it small and quick to write at 10,000 attempts; report.js names the
+# positions again. A text field is a string, or an index into that blob's "strings".
 #
 #   attempt  [run, status, reason, started_at, latency_ms, steps, tokens, retries,
 #             error: [kind, message, http_status] | null, events, checks]
@@ -323,13 +325,13 @@ def moment(system: str) -> str:
 
 def _call_event(name: Any, args: Any, call: Mapping[str, Any], ref: Ref) -> list[Any]:
     ev = ["c", ref(name or call.get("name") or ""),
-          ref(args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)),
+          ref(args if type(args) is str else json.dumps(args, ensure_ascii=False)),
           ref(call.get("action"))]
-    error = call.get("error")
-    if call.get("pending") or error:
-        ev.append(1 if call.get("pending") else 0)
-    if error:
-        ev.append(ref(error))
+    pending, error = call.get("pending"), call.get("error")
+    if pending or error:
+        ev.append(1 if pending else 0)
+        if error:
+            ev.append(ref(error))
     return ev
 
 
@@ -380,9 +382,10 @@ def transcript(rec: Mapping[str, Any], ref: Ref) -> list[list[Any]]:
                 n += 1
                 name = fn.get("name") or call.get("name")
                 names[str(tc.get("id"))] = name
-                if call.get("pending"):
+                ev = _call_event(name, fn.get("arguments", ""), call, ref)
+                if len(ev) > 4 and ev[4]:
                     pending.append(str(name))
-                out.append(_call_event(name, fn.get("arguments", ""), call, ref))
+                out.append(ev)
         elif role == "tool":
             out.append(["t", ref(names.get(str(m.get("tool_call_id")), "")), ref(text)])
         elif role == "user":
@@ -445,15 +448,17 @@ def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
                                                                        r["target"])), models)
                  for i, r in enumerate(summary["scenarios"]))
     position = {(r.scenario, r.target): r.index for r in rows}
-    strings = _Strings()
+    strings = [_Strings() for _ in rows]
     attempts: list[list[list[Any]]] = [[] for _ in rows]
     for rec in records:
         i = position.get((rec.get("scenario"), rec.get("target")))  # type: ignore[arg-type]
         if i is not None:
-            attempts[i].append(attempt(rec, strings))
-    for a in attempts:
-        a.sort(key=lambda x: x[0] if isinstance(x[0], int) else 0)
-    data = {"version": DATA_VERSION, "strings": strings.table, "rows": attempts}
+            attempts[i].append(attempt(rec, strings[i]))
+    blobs = []
+    for table, mine in zip(strings, attempts, strict=True):
+        mine.sort(key=lambda x: x[0] if isinstance(x[0], int) else 0)
+        blobs.append(script_json({"version": DATA_VERSION, "strings": table.table,
+                                  "attempts": mine}))
     t = summary["totals"]
     info = run or {}
     headline = Headline(
@@ -478,7 +483,7 @@ def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     return ReportView(
         title=title, headline=headline, rows=rows,
         targets=tuple(visible(str(tg["name"])) for tg in summary["targets"]), tags=tuple(tags),
-        baseline=baseline, data_json=script_json(data),
+        baseline=baseline, blobs=tuple(blobs),
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
 
 
@@ -523,7 +528,8 @@ def render(view: ReportView) -> str:
     # from a run goes through the view model as plain text and is autoescaped.
     return str(_env().get_template("report.html.j2").render(
         view=view, h=view.headline, csp=csp,
-        css=Markup(css), js=Markup(js), data=Markup(view.data_json)))  # noqa: S704
+        css=Markup(css), js=Markup(js),  # noqa: S704
+        blobs=[Markup(b) for b in view.blobs]))  # noqa: S704
 
 
 @contextlib.contextmanager

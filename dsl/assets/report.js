@@ -10,20 +10,29 @@
   var TEXT_LIMIT = 4000;       // characters shown before "Show all"
   var SUMMARY_LIMIT = 160;     // characters of an attempt's reason in its summary line
   var PAGE = 100;              // attempts drawn at once in one scenario
-  var data = null;
+  var rows = new Map();         // row index -> its parsed blob
 
-  function getData() {
-    if (data === null) {
-      data = JSON.parse(document.getElementById("report-data").textContent);
+  // The attempts of one table row, parsed the first time they are needed.
+  function rowData(row) {
+    if (!rows.has(row)) {
+      var blob = document.getElementById("attempts-" + row);
+      rows.set(row, blob ? JSON.parse(blob.textContent) : { strings: [], attempts: [] });
     }
-    return data;
+    return rows.get(row);
   }
 
-  // A text field of the blob: a string, or the index of a string in the string table.
-  function str(v) {
-    if (typeof v === "number") return getData().strings[v];
+  // A text field of a blob: a string, or the index of a string in its string table.
+  function str(v, strings) {
+    if (typeof v === "number") return strings[v];
     return v == null ? "" : String(v);
   }
+
+  function asText(v) {
+    return v == null ? "" : String(v);
+  }
+
+  // Where an event holds text (see the layout in dsl/report.py); the rest are flags.
+  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2] };
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -115,22 +124,29 @@
     return box;
   }
 
-  // The blob's arrays as objects (their layout is documented in dsl/report.py).
-  function decodeAttempt(a) {
+  // A blob's arrays as objects, with every text resolved (layout: dsl/report.py).
+  function decodeAttempt(a, strings) {
     var e = a[8];
     return {
-      run: a[0], status: String(a[1]), reason: str(a[2]), at: str(a[3]), ms: a[4],
-      steps: a[5], tokens: a[6], retries: a[7],
-      error: e ? { kind: str(e[0]), message: str(e[1]), status: e[2] } : null,
-      events: a[9] || [], checks: (a[10] || []).map(decodeCheck)
+      run: a[0], status: String(a[1]), reason: str(a[2], strings), at: str(a[3], strings),
+      ms: a[4], steps: a[5], tokens: a[6], retries: a[7],
+      error: e ? { kind: str(e[0], strings), message: str(e[1], strings), status: e[2] } : null,
+      events: (a[9] || []).map(function (ev) {
+        var at = TEXT_AT[ev[0]] || [];
+        return ev.map(function (v, i) { return at.indexOf(i) >= 0 ? str(v, strings) : v; });
+      }),
+      checks: (a[10] || []).map(function (c) { return decodeCheck(c, strings); })
     };
   }
 
-  function decodeCheck(c) {
+  function decodeCheck(c, strings) {
     var e = c[4];
     return {
-      label: str(c[0]), status: String(c[1]), reason: str(c[2]), score: c[3],
-      evidence: e ? { reason: str(e[0]), rawReply: str(e[1]), prompt: str(e[2]), confidence: e[3] } : null
+      label: str(c[0], strings), status: String(c[1]), reason: str(c[2], strings), score: c[3],
+      evidence: e ? {
+        reason: str(e[0], strings), rawReply: str(e[1], strings), prompt: str(e[2], strings),
+        confidence: e[3]
+      } : null
     };
   }
 
@@ -138,9 +154,9 @@
     var box;
     switch (ev[0]) {
       case "s": {  // system prompt, and the moment it told the model
-        var text = str(ev[1]);
+        var text = asText(ev[1]);
         var frag = document.createDocumentFragment();
-        var moment = str(ev[2]);
+        var moment = asText(ev[2]);
         if (moment) {
           var m = el("div", "moment");
           m.appendChild(document.createTextNode("The moment the model saw: "));
@@ -157,14 +173,14 @@
       }
       case "u":
         box = bubble("m-user", "User");
-        box.appendChild(textBlock("div", "text", str(ev[1])));
+        box.appendChild(textBlock("div", "text", asText(ev[1])));
         return box;
       case "a":
         box = bubble("m-assistant", "Assistant");
-        box.appendChild(textBlock("div", "text", str(ev[1])));
+        box.appendChild(textBlock("div", "text", asText(ev[1])));
         return box;
       case "A": {
-        var answer = str(ev[1]);
+        var answer = asText(ev[1]);
         box = bubble("m-answer", answer ? "Answer" : "Answer (empty)");
         if (answer) box.appendChild(textBlock("div", "text", answer));
         return box;
@@ -174,18 +190,18 @@
         box = bubble("m-call" + (pending ? " pending" : ""), "Tool call");
         var head = el("div");
         var name = el("code");
-        appendText(name, str(ev[1]));
+        appendText(name, asText(ev[1]));
         head.appendChild(name);
-        var action = str(ev[3]);
+        var action = asText(ev[3]);
         if (action) { head.appendChild(document.createTextNode(" ")); head.appendChild(badge("plain", action)); }
         if (pending) {
           head.appendChild(document.createTextNode(" "));
           head.appendChild(badge("pending", "pending confirmation: not run", "The tool needs the person's confirmation, so the call was held and the attempt ended here."));
         }
-        var error = str(ev[5]);
+        var error = asText(ev[5]);
         if (error) { head.appendChild(document.createTextNode(" ")); head.appendChild(badge("fail", error)); }
         box.appendChild(head);
-        var args = pretty(str(ev[2]));
+        var args = pretty(asText(ev[2]));
         if (!args.json) box.appendChild(badge("fail", "the arguments are not valid JSON"));
         box.appendChild(textBlock("pre", "args", args.text));
         return box;
@@ -193,21 +209,21 @@
       case "t": {  // a tool result
         var label = el("span");
         label.appendChild(document.createTextNode("Tool result"));
-        var tn = str(ev[1]);
+        var tn = asText(ev[1]);
         if (tn) label.appendChild(document.createTextNode(" \u00b7 " + tn));
         box = bubble("m-tool", label);
-        var result = str(ev[2]);
+        var result = asText(ev[2]);
         var out = pretty(result);
         box.appendChild(out.json ? textBlock("pre", "args", out.text) : textBlock("div", "text", result));
         return box;
       }
       case "e":
         box = el("p", "end muted");
-        appendText(box, str(ev[1]));
+        appendText(box, asText(ev[1]));
         return box;
       default:
-        box = bubble("m-other", str(ev[1]) || "message");
-        box.appendChild(textBlock("div", "text", str(ev[2])));
+        box = bubble("m-other", asText(ev[1]) || "message");
+        box.appendChild(textBlock("div", "text", asText(ev[2])));
         return box;
     }
   }
@@ -302,8 +318,8 @@
   }
 
   function drawAttempts(container, from) {
-    var row = Number(container.getAttribute("data-row"));
-    var attempts = (getData().rows[row] || []).map(decodeAttempt);
+    var data = rowData(Number(container.getAttribute("data-row")));
+    var attempts = data.attempts.map(function (a) { return decodeAttempt(a, data.strings); });
     var onlyBad = container.parentNode.querySelector("input.only-bad");
     var old = container.querySelector("button.more-attempts");
     if (old) old.remove();
@@ -331,8 +347,8 @@
     var d = e.target;
     if (!(d instanceof HTMLDetailsElement) || !d.classList.contains("attempt") || !d.open) return;
     if (d.querySelector(".transcript")) return;
-    var row = Number(d.parentNode.getAttribute("data-row"));
-    var a = decodeAttempt(getData().rows[row][Number(d.getAttribute("data-i"))]);
+    var data = rowData(Number(d.parentNode.getAttribute("data-row")));
+    var a = decodeAttempt(data.attempts[Number(d.getAttribute("data-i"))], data.strings);
     d.appendChild(drawTranscript(a));
   }
 

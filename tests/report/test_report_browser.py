@@ -354,7 +354,7 @@ def test_hostile_output_is_shown_as_text_and_never_runs(
     assert watch.dialogs == []
     assert watch.errors == []
     assert watch.foreign_requests(report.as_uri()) == []
-    assert page.evaluate("document.querySelectorAll('script').length") == 2
+    assert page.evaluate("document.querySelectorAll('script').length") == 3  # 2 rows' data
     assert page.locator("img, svg, iframe, b, a[href^='javascript'], style").count() == 1
     # the one <style> is ours, in the head; the hostile text is on the page, as text
     user = page.locator(".m-user .text").first

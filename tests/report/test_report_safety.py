@@ -52,11 +52,12 @@ def hostile_html(tmp_path_factory: pytest.TempPathFactory) -> str:
     return write_report(run).read_text("utf-8")
 
 
-def blob(html: str) -> str:
-    m = re.search(r'<script type="application/json" id="report-data">(.*?)</script>', html,
-                  re.S)
-    assert m is not None
-    return m.group(1)
+def blobs(html: str) -> list[str]:
+    """The JSON data, one blob per scenario row, in row order."""
+    found = re.findall(r'<script type="application/json" id="attempts-(\d+)">(.*?)</script>',
+                       html, re.S)
+    assert [int(i) for i, _ in found] == list(range(len(found)))
+    return [b for _, b in found]
 
 
 def test_no_hostile_markup_anywhere_in_the_file(hostile_html: str) -> None:
@@ -73,8 +74,8 @@ def test_no_hostile_markup_anywhere_in_the_file(hostile_html: str) -> None:
             assert text not in hostile_html, text
     # ...and never inside an attribute that could follow it
     assert not re.search(r"""href\s*=\s*["']?\s*javascript:""", lower)
-    assert lower.count("<script") == 2  # the data and our script
-    assert lower.count("</script") == 2
+    assert lower.count("<script") == 3  # the data of the two rows, and our script
+    assert lower.count("</script") == 3
     assert lower.count("<style") == 2  # ours, and the one for readers without JavaScript
 
 
@@ -90,7 +91,7 @@ def test_only_our_own_tags_and_no_event_handlers(hostile_html: str) -> None:
 
 
 def test_the_embedded_data_escapes_markup_and_reads_back(hostile_html: str) -> None:
-    raw = blob(hostile_html)
+    raw = blobs(hostile_html)[0]
     for ch in "<>&\u2028\u2029":
         assert ch not in raw
     assert "\\u003c/script\\u003e\\u003cscript\\u003ewindow.__canary" in raw
@@ -106,7 +107,9 @@ def test_the_embedded_data_escapes_markup_and_reads_back(hostile_html: str) -> N
 
 def test_control_characters_never_reach_the_markup(hostile_html: str) -> None:
     assert not re.search("[\x00-\x08\x0b\x0c\x0e-\x1f]", hostile_html)
-    outside = hostile_html.replace(blob(hostile_html), "")
+    outside = hostile_html
+    for b in blobs(hostile_html):
+        outside = outside.replace(b, "")
     assert "\x7f" not in outside
     assert "\u202e" not in outside
     assert "nul\\x00 esc\\x1b[31mred" in outside  # shown escaped in the server-rendered text
@@ -144,4 +147,4 @@ def test_a_lone_surrogate_does_not_stop_the_report(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", [scenario("s", runs=1, min_pass=1)],
                     [passing("s", 1, answer="half a pair: \ud83d!")])
     html = write_report(run).read_text("utf-8")
-    assert json.loads(blob(html))["strings"].count("half a pair: \ud83d!") == 1
+    assert json.loads(blobs(html)[0])["strings"].count("half a pair: \ud83d!") == 1

@@ -94,14 +94,16 @@ def test_headline(demo_dir: Path) -> None:
     assert h.tokens == 6900
 
 
-def test_the_blob_holds_each_rows_attempts_in_run_order(demo_dir: Path) -> None:
+def test_each_row_has_a_blob_of_its_attempts_in_run_order(demo_dir: Path) -> None:
     view = view_of(demo_dir)
-    data = json.loads(view.data_json)
-    assert data["version"] == 1
-    assert len(data["rows"]) == len(view.rows)
-    for row, attempts in zip(view.rows, data["rows"], strict=True):
-        assert [a[0] for a in attempts] == list(range(1, row.runs + 1))
-    assert [a[1] for a in data["rows"][0]] == ["pass", "fail", "pass", "fail", "pass"]
+    data = [json.loads(b) for b in view.blobs]
+    assert len(data) == len(view.rows)
+    for row, blob in zip(view.rows, data, strict=True):
+        assert blob["version"] == 1
+        assert [a[0] for a in blob["attempts"]] == list(range(1, row.runs + 1))
+    assert [a[1] for a in data[0]["attempts"]] == ["pass", "fail", "pass", "fail", "pass"]
+    # each row has its own string table: the system prompt is stored once in each
+    assert [b["strings"].count(SYSTEM) for b in data] == [1, 0, 0, 1, 1, 1]
 
 
 def test_a_pending_confirmation_ends_the_transcript(demo_dir: Path) -> None:
@@ -225,8 +227,7 @@ def test_visible_shows_control_characters_as_escapes() -> None:
 def test_records_of_scenarios_not_in_the_summary_are_left_out(tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", [scenario("kept", runs=1, min_pass=1)],
                     [passing("kept", 1), passing("dropped", 1)])
-    data = json.loads(view_of(run).data_json)
-    assert [len(r) for r in data["rows"]] == [1]
+    assert [len(json.loads(b)["attempts"]) for b in view_of(run).blobs] == [1]
 
 
 def test_regenerate_writes_summary_and_report_from_stored_results_only(
