@@ -30,7 +30,7 @@ MAX_MD_ROWS = 100  # a pull-request comment holds at most 65,536 characters
 MAX_MD_FAILING_CHECKS = 3
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
-VERDICT_RANK = {"fail": 1, "inconclusive": 2, "pass": 3}
+VERDICT_ORDER = {"fail": 0, "inconclusive": 1, "pass": 2}  # how every list is ordered
 
 
 def pct(x: float | None) -> str:
@@ -85,7 +85,7 @@ def _ordered(rows: Sequence[Mapping[str, Any]],
     """Regressions first, then failures, rows without a verdict, and passes."""
     def rank(r: Mapping[str, Any]) -> int:
         c = changes.get((r["scenario"], r["target"]))
-        return 0 if c is not None and c.status == "regressed" else VERDICT_RANK[r["verdict"]]
+        return -1 if c is not None and c.status == "regressed" else VERDICT_ORDER[r["verdict"]]
 
     return sorted(rows, key=rank)
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import Change, Comparison, compare, pts
-from .cioutputs import pct, target_what
+from .cioutputs import VERDICT_ORDER, pct, target_what
 from .store import PLAN, RUN, SUMMARY, iter_results, read_json, write_json
 from .summarize import summarize_records
 
@@ -59,7 +59,6 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\
                       "|\r(?!\n)")
 
 VERDICT_WORDS = {"pass": "passed", "fail": "failed", "inconclusive": "no verdict"}
-VERDICT_RANK = {"fail": 0, "inconclusive": 1, "pass": 2}
 
 
 # ---- the view model ------------------------------------------------------------------------
@@ -115,7 +114,6 @@ class Row:
     runs: int
     decided: int
     passes: int
-    fails: int
     unsure: int
     errors: int
     not_run: int
@@ -134,12 +132,8 @@ class Row:
     search: str  # what the search box matches, lowercased
 
     @property
-    def flaky_checks(self) -> tuple[CheckRate, ...]:
-        return tuple(c for c in self.checks if c.flaky)
-
-    @property
     def verdict_rank(self) -> int:
-        return VERDICT_RANK.get(self.verdict, 1)
+        return VERDICT_ORDER.get(self.verdict, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,7 +242,7 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
         description=description, tags=tags, at=visible(str(spec.get("at") or "")),
         message=visible(str(spec.get("message") or "")), verdict=r["verdict"],
         planned=r["planned"], runs=r["runs"], decided=r["decided"], passes=r["passes"],
-        fails=r["fails"], unsure=r["unsure"], errors=r["errors"], not_run=r["not_run"],
+        unsure=r["unsure"], errors=r["errors"], not_run=r["not_run"],
         min_pass=r["min_pass"], pass_rate=rate, ci_low=r["ci_low"], ci_high=r["ci_high"],
         bar=_bar(rate, r["ci_low"], r["ci_high"], r["min_pass"] / planned, label),
         checks=tuple(checks),

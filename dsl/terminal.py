@@ -64,7 +64,6 @@ def _pct(x: float | None) -> str:
 
 
 MARKS = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "inconclusive": ("????", "yellow")}
-ORDER = {"fail": 0, "inconclusive": 1, "pass": 2}
 CHANGE_STYLE = {"regressed": ("▼ regressed", "red"), "improved": ("▲ improved", "green"),
                 "inconclusive": ("? flipped within noise", "yellow"), "new": ("new", None)}
 
@@ -87,9 +86,11 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
+    from .cioutputs import VERDICT_ORDER
+
     color = use_color()
     echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
-    rows = sorted(summary["scenarios"], key=lambda r: ORDER[r["verdict"]])
+    rows = sorted(summary["scenarios"], key=lambda r: VERDICT_ORDER[r["verdict"]])
     t = summary["totals"]
     changes = comparison.by_key() if comparison else {}
     width = max((len(r["scenario"]) for r in rows), default=8)

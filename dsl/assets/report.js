@@ -103,6 +103,8 @@
     return t.length > limit ? cut(t, limit) + "\u2026" : t;
   }
 
+  // JSON laid out on lines ({ json: true }), or the text as it is ({ json: false }).
+  // Empty arguments are the empty object, as the agent loop reads them.
   function pretty(raw) {
     var t = raw.trim();
     if (t === "") return { text: "{}", json: true };
@@ -213,8 +215,8 @@
         if (tn) label.appendChild(document.createTextNode(" \u00b7 " + tn));
         box = bubble("m-tool", label);
         var result = asText(ev[2]);
-        var out = pretty(result);
-        box.appendChild(out.json ? textBlock("pre", "args", out.text) : textBlock("div", "text", result));
+        var out = result.trim() ? pretty(result) : { text: "(empty)", json: false };
+        box.appendChild(out.json ? textBlock("pre", "args", out.text) : textBlock("div", "text", out.text));
         return box;
       }
       case "e":
