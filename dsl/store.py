@@ -128,7 +128,13 @@ class ResultsWriter:
         self._synced = time.monotonic()
 
     def write(self, record: dict[str, Any]) -> None:
-        self._file.write(json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n")
+        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        if not line.isascii():
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # a model's reply held a lone surrogate ("\ud83d"):
+                line = json.dumps(record, separators=(",", ":"))  # keep it as a \u escape
+        self._file.write(line + "\n")
         self._file.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
