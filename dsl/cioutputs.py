@@ -325,13 +325,17 @@ def write_ci_outputs(run_dir: Path, summary: Mapping[str, Any],
 
 
 def emit_github(summary: Mapping[str, Any], run_dir: Path, comparison: Comparison | None,
-                echo: Callable[[str], None]) -> None:
+                echo: Callable[[str], None], warn: Callable[[str], None] = print) -> None:
     """``--format github``: print the annotations, and append summary.md to the job's
     summary page when ``$GITHUB_STEP_SUMMARY`` names one."""
     for line in github_annotations(summary, comparison):
         echo(line)
     step_summary = os.environ.get(STEP_SUMMARY_ENV)
     if step_summary:
-        md = (run_dir / SUMMARY_MD).read_text("utf-8")
-        with open(step_summary, "a", encoding="utf-8") as f:
-            f.write(md + "\n")
+        try:
+            md = (run_dir / SUMMARY_MD).read_text("utf-8")
+            with open(step_summary, "a", encoding="utf-8") as f:
+                f.write(md + "\n")
+        except OSError as exc:  # the run's results are safe; only the job summary is lost
+            warn(f"warning: cannot append the summary to ${STEP_SUMMARY_ENV} "
+                 f"({step_summary}): {exc.strerror or exc}")

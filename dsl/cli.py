@@ -168,7 +168,8 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, fmt: str =
     write_ci_outputs(run_dir, summary, comparison)
     print_summary(summary, quiet=quiet, comparison=comparison)
     if fmt == "github":
-        emit_github(summary, run_dir, comparison, click.echo)
+        emit_github(summary, run_dir, comparison, click.echo,
+                    lambda m: click.echo(m, err=True))
     if state is not None:
         for name, why in state.down.items():
             click.echo(f"target '{name}' was given up on: {why}", err=True)

@@ -49,7 +49,9 @@
 
   // ---- text: control characters visible, long text cut with a "Show all" button ----------
 
-  var CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)/g;
+  // C0 and C1 controls but tab and newline (and CR before LF), DEL, bidi overrides, and
+  // half a surrogate pair (a model can send one; it would show as a mere "\ufffd").
+  var CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 
   // A control character as an escape that any font can show: \x1b, \u202e.
   function symbol(ch) {

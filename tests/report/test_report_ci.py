@@ -255,6 +255,18 @@ def test_emit_github_prints_annotations_and_fills_the_step_summary(
     assert step.read_text("utf-8") == "earlier step\n" + SUMMARY_MD + "\n"
 
 
+def test_an_unwritable_step_summary_is_a_warning(
+        summary: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    write_ci_outputs(tmp_path, summary)
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no" / "such" / "file.md"))
+    printed: list[str] = []
+    warned: list[str] = []
+    emit_github(summary, tmp_path, None, printed.append, warned.append)
+    assert len(printed) == 3
+    assert warned == [f"warning: cannot append the summary to $GITHUB_STEP_SUMMARY "
+                      f"({tmp_path}/no/such/file.md): No such file or directory"]
+
+
 def test_outcome_text_mentions_unsure_errors_and_not_run() -> None:
     row = {"passes": 6, "decided": 8, "pass_rate": 0.75, "ci_low": 0.4093, "ci_high": 0.9285,
            "min_pass": 8, "planned": 10, "unsure": 1, "errors": 2,

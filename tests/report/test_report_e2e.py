@@ -5,6 +5,7 @@ report of that run opens in Chromium and shows what the server answered."""
 
 from __future__ import annotations
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
@@ -147,4 +148,74 @@ def test_the_report_of_a_real_run_shows_the_transcripts(real: RealRun, new_page:
     assert error.startswith("ENDPOINT ERROR\nstatus (HTTP 503)\n")
     assert watch.errors == []
     assert watch.console == []
+    assert watch.foreign_requests(page.url) == []
+
+
+# ---- a model that answers with hostile text, through a real run -------------------------
+
+HOSTILE_ANSWER = ("<script>alert(1)</script></script><img src=x onerror=alert(2)> "
+                  "half a pair \ud83d, bell \x07, <a href='javascript:alert(3)'>x</a>")
+
+
+def hostile_script(tmp: Path) -> Path:
+    final = {"id": "x", "object": "chat.completion", "model": "m",
+             "choices": [{"index": 0, "finish_reason": "stop",
+                          "message": {"role": "assistant", "content": HOSTILE_ANSWER}}],
+             "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}}
+    script = {"rules": [{"match": "hola", "replies": [
+        {"tool_calls": [{"name": "lookup", "arguments": '{"q": "<svg onload=alert(4)>"'},
+                        {"name": "lookup", "arguments": {"q": "<svg onload=alert(5)>"}}]},
+        {"raw": json.dumps(final)}]}]}  # json.dumps keeps the lone surrogate as \\ud83d
+    path = tmp / "script.json"
+    path.write_text(json.dumps(script), "utf-8")
+    return path
+
+
+SUITE = """\
+targets:
+  t: {kind: openai, base_url: "http://127.0.0.1:PORT/v1", model: m, timeout_ms: 5000}
+defaults: {runs: 2, min_pass_rate: 1.0}
+tools:
+  lookup: {description: Look something up., returns: "<iframe src=https://example.com>"}
+"""
+SCENARIO = """\
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools: [lookup]
+when: "hola"
+then:
+  - non_empty
+"""
+
+
+@pytest.mark.browser
+def test_hostile_replies_through_a_real_run_stay_text(tmp_path: Path, new_page: Any) -> None:
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    with fake_server(hostile_script(tmp_path)) as port:
+        (suite / "scenarist.yaml").write_text(SUITE.replace("PORT", str(port)), "utf-8")
+        (suite / "hostile.yaml").write_text(SCENARIO, "utf-8")
+        p = scenarist("run", ".", "--out", str(tmp_path / "runs"), cwd=suite)
+    assert p.returncode == 0, p.stdout + p.stderr
+    run = next((tmp_path / "runs").iterdir())
+    html = (run / "report.html").read_text("utf-8")
+    assert "<script>alert" not in html
+    assert "<img" not in html
+    page, watch = new_page()
+    page.add_init_script("window.__canary = 'intact';")
+    page.goto((run / "report.html").as_uri())
+    page.click("button.toggle")
+    page.click("details.attempt > summary >> nth=0")
+    answer = page.locator(".m-answer .text").inner_text()
+    assert answer == ("<script>alert(1)</script></script><img src=x onerror=alert(2)> "
+                      "half a pair \\ud83d, bell \\x07, <a href='javascript:alert(3)'>x</a>")
+    calls = page.locator(".m-call pre.args")
+    assert calls.all_inner_texts() == ['{"q": "<svg onload=alert(4)>"',
+                                       '{\n  "q": "<svg onload=alert(5)>"\n}']
+    results = page.locator(".m-tool .text")
+    assert results.nth(0).inner_text().startswith("error: the arguments are not valid JSON")
+    assert results.nth(1).inner_text() == "<iframe src=https://example.com>"
+    assert page.evaluate("window.__canary") == "intact"
+    assert watch.dialogs == []
+    assert watch.errors == []
     assert watch.foreign_requests(page.url) == []
