@@ -118,7 +118,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
         if r["verdict"] != "pass":
             for fc in r["failing_checks"][:5]:
                 echo(f"      {style('✗', color, fg='red')} {fc['label']}  "
-                           f"(failed {fc['count']} of {r['decided']})")
+                     f"(failed {fc['count']} of {r['decided']})")
             if len(r["failing_checks"]) > 5:
                 echo(f"      … and {len(r['failing_checks']) - 5} more failing checks")
     parts = [f"{t['passed']}/{t['scenarios']} passed"]
