@@ -29,7 +29,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "report")]
+
+from report_builders import CHROMIUM_ARGS  # noqa: E402
 
 from dsl.model import SCHEMA_VERSION  # noqa: E402
 from dsl.store import write_json  # noqa: E402
@@ -37,8 +39,6 @@ from dsl.store import write_json  # noqa: E402
 BUDGET_WRITE_S = 3.0
 BUDGET_SIZE_MB = 25.0
 BUDGET_PAINT_S = 2.0
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 WORDS = ("the clinic is open from nine to six on weekdays and until one on saturday we can "
          "book a cleaning for you on tuesday at three in the afternoon please confirm that "

@@ -17,10 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "report")]
 
-from report_builders import demo_suite, fake_server, scenarist  # noqa: E402
-
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+from report_builders import CHROMIUM_ARGS, demo_suite, fake_server, scenarist  # noqa: E402
 
 
 def main() -> int:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import Change, Comparison, pts
+from .store import write_atomic
 
 JUNIT = "junit.xml"
 SUMMARY_MD = "summary.md"
@@ -166,9 +167,8 @@ def junit_xml(summary: Mapping[str, Any]) -> ET.ElementTree[ET.Element]:
 
 
 def write_junit(path: Path, summary: Mapping[str, Any]) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    junit_xml(summary).write(tmp, encoding="utf-8", xml_declaration=True)
-    os.replace(tmp, path)
+    root = junit_xml(summary).getroot()
+    write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
 
 # ---- summary.md ----------------------------------------------------------------------------
@@ -318,9 +318,7 @@ def write_ci_outputs(run_dir: Path, summary: Mapping[str, Any],
     junit = run_dir / JUNIT
     write_junit(junit, summary)
     md = run_dir / SUMMARY_MD
-    tmp = md.with_name(md.name + ".tmp")
-    tmp.write_text(summary_markdown(summary, comparison), "utf-8")
-    os.replace(tmp, md)
+    write_atomic(md, summary_markdown(summary, comparison).encode("utf-8"))
     return junit, md
 
 

@@ -31,7 +31,6 @@ import functools
 import gc
 import hashlib
 import json
-import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from typing import Any
 
 from .baseline import Change, Comparison, compare, pts
 from .cioutputs import VERDICT_ORDER, pct, target_what
-from .store import PLAN, RUN, SUMMARY, iter_results, read_json, write_json
+from .store import PLAN, RUN, SUMMARY, iter_results, read_json, write_atomic, write_json
 from .summarize import summarize_records
 
 REPORT = "report.html"
@@ -547,11 +546,9 @@ def _load(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any] | None, list[di
 
 
 def _write(path: Path, html: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    # A lone surrogate (JSON text can hold one) cannot be written as UTF-8; in the blob it
-    # becomes a \udXXX escape, which JSON reads back.
-    tmp.write_bytes(html.encode("utf-8", "backslashreplace"))
-    os.replace(tmp, path)
+    # A lone surrogate (JSON text can hold one) cannot be written as UTF-8; in the data it
+    # becomes a \\udXXX escape, which JSON reads back.
+    write_atomic(path, html.encode("utf-8", "backslashreplace"))
 
 
 def write_report(run_dir: Path, out: Path | None = None,

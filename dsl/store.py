@@ -46,6 +46,13 @@ def write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file (a report, junit.xml, summary.md) atomically, as write_json does."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def read_json(path: Path) -> Any:
     try:
         data = json.loads(path.read_text("utf-8"))

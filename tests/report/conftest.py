@@ -13,13 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_builders import demo_run
+from report_builders import CHROMIUM_ARGS, demo_run
 
 from dsl.report import write_report
 
 CHROMIUM = Path(os.environ.get("SCENARIST_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
 
 
 @pytest.fixture

@@ -17,6 +17,11 @@ from dsl.model import SCHEMA_VERSION
 from dsl.store import write_json
 from dsl.summarize import summarize_records
 
+# How the tests and the bench scripts start Debian's Chromium (Playwright's own download
+# does not work in CI): no sandbox (containers), nothing that would reach the network.
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+
 AT = "2026-09-29T10:00:00-03:00"
 MOMENT = "Tuesday 29 September 2026, 10:00 (UTC-03:00)"
 SYSTEM = f"You are the assistant of a dental clinic.\n\nCurrent date and time: {MOMENT}."
