@@ -77,7 +77,6 @@ class Bar:
 @dataclass(frozen=True, slots=True)
 class CheckRate:
     label: str
-    check: str
     judge: bool
     passes: int
     unsure: int
@@ -229,7 +228,7 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
         cr = c["pass_rate"]
         name = visible(str(c["label"]))
         checks.append(CheckRate(
-            name, visible(str(c["check"])), bool(c.get("judge")), c["passes"], c["unsure"],
+            name, bool(c.get("judge")), c["passes"], c["unsure"],
             c["evaluated"], cr, _bar(cr, cr or 0, cr or 0, None, f"{name}: passed {pct(cr)}")))
     tags = tuple(visible(str(t)) for t in r.get("tags") or ())
     scenario, target = visible(str(r["scenario"])), visible(str(r["target"]))
