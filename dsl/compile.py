@@ -112,7 +112,7 @@ def compile_paths(
     if diags.has_errors:
         return Compiled(None, diagnostics=diags.diagnostics)
     suite_file = find_suite(paths, diags)
-    if diags.has_errors:  # paths of several suites: nothing sensible to compile against
+    if diags.diagnostics:  # paths of several suites: nothing sensible to compile against
         return Compiled(None, diagnostics=diags.diagnostics)
     suite: Suite | None = None
     if suite_file is not None:
