@@ -43,6 +43,8 @@ from .store import PLAN, RUN, SUMMARY, latest_records, read_json, write_atomic, 
 from .summarize import summarize_records
 
 REPORT = "report.html"
+MAX_REPORT_ATTEMPTS = 20_000  # transcripts embedded in one report (all are in results.jsonl)
+MIN_PER_ROW = 50
 ASSETS = Path(__file__).parent / "assets"
 DATA_VERSION = 1
 
@@ -400,7 +402,21 @@ def _check(c: Mapping[str, Any], ref: Ref) -> list[Any]:
     evidence = None
     if isinstance(ev, dict):
         confidence = ev.get("confidence")
-        evidence = [ref(ev.get("reason")), ref(ev.get("raw_reply")), ref(ev.get("prompt")),
+        # The judge's reason and its raw reply(ies). The prompt stays in results.jsonl: it
+        # repeats the whole transcript and would dominate the report's size.
+        items = ev.get("items")
+        raw: Any
+        reason: Any
+        if isinstance(items, list):
+            raw = "\n\n".join(f"{n}. {(it.get('replies') or [''])[-1]}"
+                               for n, it in enumerate(items, 1) if isinstance(it, dict))
+            reason = "; ".join(str(it.get("reason") or "") for it in items
+                               if isinstance(it, dict))
+        else:
+            replies = ev.get("replies")
+            raw = replies[-1] if isinstance(replies, list) and replies else ev.get("raw_reply")
+            reason = ev.get("reason")
+        evidence = [ref(reason), ref(raw), None,
                     confidence if isinstance(confidence, int | float) else None]
     return [ref(c.get("label") or c.get("check")), c.get("status"), ref(c.get("reason")),
             score, evidence]
@@ -441,16 +457,26 @@ def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
                  for i, r in enumerate(summary["scenarios"]))
     position = {(r.scenario, r.target): r.index for r in rows}
     strings = [_Strings() for _ in rows]
-    attempts: list[list[list[Any]]] = [[] for _ in rows]
+    # At most MAX_REPORT_ATTEMPTS transcripts, shared by the rows; within a row, attempts
+    # that did not pass come first. Memory stays bounded however large the run.
+    quota = max(MIN_PER_ROW, MAX_REPORT_ATTEMPTS // max(1, len(rows)))
+    bad: list[list[list[Any]]] = [[] for _ in rows]
+    good: list[list[list[Any]]] = [[] for _ in rows]
+    seen = [0] * len(rows)
     for rec in records:
         i = position.get((rec.get("scenario"), rec.get("target")))  # type: ignore[arg-type]
-        if i is not None:
-            attempts[i].append(attempt(rec, strings[i]))
+        if i is None:
+            continue
+        seen[i] += 1
+        bucket = good[i] if rec.get("status") == "pass" else bad[i]
+        if len(bucket) < quota:
+            bucket.append(attempt(rec, strings[i]))
     blobs = []
-    for table, mine in zip(strings, attempts, strict=True):
+    for i, table in enumerate(strings):
+        mine = bad[i] + good[i][: max(0, quota - len(bad[i]))]
         mine.sort(key=lambda x: x[0] if isinstance(x[0], int) else 0)
         blobs.append(script_json({"version": DATA_VERSION, "strings": table.table,
-                                  "attempts": mine}))
+                                  "attempts": mine, "omitted": seen[i] - len(mine)}))
     t = summary["totals"]
     info = run or {}
     headline = Headline(
@@ -538,10 +564,10 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _load(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any] | None, list[dict[str, Any]]]:
+def _load(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
     plan = read_json(run_dir / PLAN)
     run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
-    return plan, run, list(latest_records(run_dir))
+    return plan, run
 
 
 def _write(path: Path, html: str) -> None:
@@ -556,9 +582,10 @@ def write_report(run_dir: Path, out: Path | None = None,
     """Write the report of a run folder (default: ``RUN_DIR/report.html``)."""
     path = out or run_dir / REPORT
     with _collector_paused():
-        plan, run, records = _load(run_dir)
-        summary = summary or summarize_records(plan, records, run)
-        _write(path, render(build_view(plan, records, summary, run, comparison)))
+        plan, run = _load(run_dir)
+        summary = summary or summarize_records(plan, latest_records(run_dir), run)
+        _write(path, render(build_view(plan, latest_records(run_dir), summary, run,
+                                       comparison)))
     return path
 
 
@@ -569,9 +596,10 @@ def regenerate(run_dir: Path, out: Path | None = None,
     the report (against ``baseline``, a summary, when given), reading results.jsonl once."""
     path = out or run_dir / REPORT
     with _collector_paused():
-        plan, run, records = _load(run_dir)
-        summary = summarize_records(plan, records, run)
+        plan, run = _load(run_dir)
+        summary = summarize_records(plan, latest_records(run_dir), run)
         write_json(run_dir / SUMMARY, summary)
         comparison = compare(summary, baseline) if baseline is not None else None
-        _write(path, render(build_view(plan, records, summary, run, comparison)))
+        _write(path, render(build_view(plan, latest_records(run_dir), summary, run,
+                                       comparison)))
     return path, summary, comparison

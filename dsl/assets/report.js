@@ -338,6 +338,9 @@
       container.appendChild(d);
     }
     if (!attempts.length) container.appendChild(el("p", "muted", "No attempt was recorded."));
+    if (data.omitted && to >= attempts.length) {
+      container.appendChild(el("p", "muted omitted", data.omitted + " more attempts are not in this report (a report keeps at most 20,000 transcripts, those that did not pass first); every attempt is in results.jsonl."));
+    }
     if (to < attempts.length) {
       var more = el("button", "more more-attempts", "Show " + Math.min(PAGE, attempts.length - to) + " more attempts (" + (attempts.length - to) + " left)");
       more.type = "button";

@@ -202,7 +202,7 @@ def demo_run(path: Path, **kw: Any) -> Path:
     judge = record("shop.refund", 1, "unsure", checks=[("faithful", "unsure",
                                                         "the judge was not sure")])
     judge["checks"][0]["evidence"] = {"prompt": "Is the answer faithful to the tool output?",
-                                      "raw_reply": "Maybe. SCORE: 0.5",
+                                      "replies": ["Maybe. SCORE: 0.5"],
                                       "reason": "the reply hedges", "confidence": 0.4}
     recs.append(judge)
     recs.append(record("shop.refund", 2, "pass", checks=[("faithful", "pass", "faithful")]))
@@ -255,7 +255,7 @@ def hostile_run(path: Path) -> Path:
                                           ("faithful", "unsure", XSS[2])],
                      reason=HOSTILE, message=HOSTILE,
                      messages=transcript(HOSTILE, calls, HOSTILE + "A" * HUGE, system))
-        rec["checks"][1]["evidence"] = {"prompt": HOSTILE, "raw_reply": HOSTILE,
+        rec["checks"][1]["evidence"] = {"prompt": HOSTILE, "replies": [HOSTILE],
                                         "reason": XSS[0], "confidence": 0.3}
         recs.append(rec)
     err = record(sid, 4, "error", target="t<b>1</b>", messages=[], calls=[])

@@ -175,8 +175,8 @@ def test_judge_evidence_is_carried_when_present(demo_dir: Path) -> None:
     label, status, reason, score, evidence = checks[0]
     assert (txt(s, label), status, txt(s, reason), score) == (
         "faithful", "unsure", "the judge was not sure", None)
-    assert [txt(s, v) for v in evidence[:3]] == [
-        "the reply hedges", "Maybe. SCORE: 0.5", "Is the answer faithful to the tool output?"]
+    assert [txt(s, v) for v in evidence[:2]] == ["the reply hedges", "Maybe. SCORE: 0.5"]
+    assert evidence[2] is None  # the prompt stays in results.jsonl, not in the report
     assert evidence[3] == 0.4
     plain = attempt(record("s", 1, checks=[("x", "pass", "ok")]), s)[10]
     assert plain == [["x", "pass", "ok", None, None]]
@@ -259,3 +259,24 @@ def test_write_report_defaults_to_the_run_folder(demo_dir: Path) -> None:
     html = (demo_dir / "report.html").read_text("utf-8")
     assert html.startswith("<!doctype html>")
     assert "<title>Scenarist report — 20261130-100000-abcd</title>" in html
+
+
+def test_a_huge_run_keeps_at_most_the_cap_of_transcripts_failures_first(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import json as _json
+
+    import dsl.report as report
+    from dsl.report import build_view
+    from dsl.summarize import summarize_records
+
+    monkeypatch.setattr(report, "MAX_REPORT_ATTEMPTS", 4)
+    monkeypatch.setattr(report, "MIN_PER_ROW", 2)
+    spec = scenario("big", runs=30, min_pass=1)
+    plan = {"scenarios": [spec], "targets": [{"name": "fake", "kind": "openai"}]}
+    recs = [record("big", run, "fail" if run % 10 == 0 else "pass") for run in range(1, 31)]
+    view = build_view(plan, iter(recs), summarize_records(plan, recs))
+    (blob,) = view.blobs
+    data = _json.loads(blob)
+    runs = [a[0] for a in data["attempts"]]
+    assert runs == [1, 10, 20, 30]  # the 3 failures, then passes up to the quota of 4
+    assert data["omitted"] == 26
