@@ -417,9 +417,12 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
 @click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges "
               "(default: the labels file's judge, else the suite's judge.target).")
 @click.option("--no-judge-cache", is_flag=True, help="Ask every question again.")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1),
+              help="Questions in flight at once (default: the judge target's concurrency, "
+              "else 4).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
-                as_json: bool) -> None:
+                concurrency: int | None, as_json: bool) -> None:
     """Ask the judge about hand-labelled examples and report how often it agrees with
     people (agreement and Cohen's kappa), before you trust it."""
     import dataclasses
@@ -447,7 +450,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
         judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
                       use_cache=not no_judge_cache)
         try:
-            return await ask_all(examples, judge)
+            return await ask_all(examples, judge, concurrency or target.concurrency or 4)
         finally:
             await model.aclose()
 
