@@ -38,7 +38,6 @@ from .nodes import (
     is_literal,
     snippet,
 )
-from .parse import parse
 from .runtime import (
     DATE_GETTERS,
     NOT_JSON,
@@ -87,6 +86,8 @@ def compile_expression(source: str, named_checks: Collection[str] = (),
 
     ``named_checks`` are the suite's check names (used in "did you mean" messages);
     ``condition=False`` accepts an expression of any type (tests, docs)."""
+    from .parse import parse  # Lark is imported only when there is an expression
+
     root = parse(source)
     typed = typecheck(root, source, named_checks, condition)
     if typed.problems:

@@ -41,7 +41,6 @@ from .nodes import (
     Subscript,
     snippet,
 )
-from .parse import raw_offset
 from .types import (
     BOOL,
     DATE,
@@ -481,7 +480,7 @@ class _Checker:
             message = re.sub(r" at position \d+", "", compiled.message)
             self.typed.problems.append(Problem(
                 "E204", f"{message} in the pattern '{right.value}'",
-                right.loc.start + raw_offset(raw, at),
+                right.loc.start + _raw_offset(raw, at),
                 "escape special characters with a backslash, e.g. \\( or \\."))
             return
         self.typed.patterns[id(node)] = compiled
@@ -599,3 +598,9 @@ def _arith_hint(a: Type, b: Type) -> str:
     if "date" in kinds:
         return "dates can be subtracted (days between them) and a number of days added"
     return ""
+
+
+def _raw_offset(raw: str, index: int) -> int:
+    from .parse import raw_offset  # not at import time: it brings in Lark
+
+    return raw_offset(raw, index)
