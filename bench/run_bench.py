@@ -71,7 +71,9 @@ def server_script(fail_rate: float, throttle_rate: float) -> dict[str, object]:
 
 
 def run_once(suite: Path, out: Path, concurrency: int) -> dict[str, float]:
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "0"}
+    # as installed: bytecode cached (PYTHONDONTWRITEBYTECODE, even "0", turns that off)
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["NO_COLOR"] = "1"
     cmd = [sys.executable, "-m", "dsl", "run", str(suite), "--concurrency", str(concurrency),
            "--out", str(out), "--quiet"]
     t0 = time.perf_counter()

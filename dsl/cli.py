@@ -67,6 +67,10 @@ def main() -> None:
 
 
 PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+BASELINE = click.option(
+    "--baseline", type=click.Path(path_type=Path, exists=True), metavar="RUNDIR",
+    help="Compare with an earlier run (its folder, or its summary.json): regressions, "
+         "improvements and the change in pass rate.")
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -113,11 +117,16 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
 @click.option("--record-judge", type=click.Path(path_type=Path), metavar="FILE",
               help="Record the judge's questions and replies into a cassette.")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
+@click.option("--format", "fmt", type=click.Choice(["text", "github"]), default="text",
+              show_default=True, help="github: also print ::error annotations for failing "
+              "scenarios and append summary.md to $GITHUB_STEP_SUMMARY.")
+@BASELINE
 def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         concurrency: int | None, out: Path, record: Path | None, no_early_stop: bool,
         max_calls: int | None, max_tokens: int | None, resume: Path | None,
         retry_errors: bool, shard: str | None, judge_target: str | None,
-        no_judge_cache: bool, record_judge: Path | None, quiet: bool) -> None:
+        no_judge_cache: bool, record_judge: Path | None, quiet: bool, fmt: str,
+        baseline: Path | None) -> None:
     """Run the scenarios in PATHS (files or folders; default: the current folder)."""
     from .compile import build_plan
 
@@ -137,6 +146,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         judge_target = saved.get("judge")
         shard_spec = (saved["shard"][0], saved["shard"][1]) if saved.get("shard") else None
     paths = paths or (Path("."),)
+    before = _load_baseline(baseline)
     try:
         plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency,
                              shard=shard_spec, judge_target=judge_target)
@@ -158,7 +168,20 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     sys.exit(_run_plan(plan, out, record, quiet, settings=settings, resume=resume,
                        retry_errors=retry_errors, early_stop=not no_early_stop,
                        max_calls=max_calls, max_tokens=max_tokens,
-                       judge_cache=not no_judge_cache, record_judge=record_judge))
+                       judge_cache=not no_judge_cache, record_judge=record_judge,
+                       fmt=fmt, baseline=before))
+
+
+def _load_baseline(path: Path | None) -> dict[str, Any] | None:
+    from .baseline import load_summary
+
+    if path is None:
+        return None
+    try:
+        return load_summary(path)
+    except RunDirError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
 
 
 def _resume_settings(run_dir: Path) -> dict[str, Any]:
@@ -181,9 +204,12 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
               settings: dict[str, Any], resume: Path | None = None, retry_errors: bool = False,
               early_stop: bool = True, max_calls: int | None = None,
               max_tokens: int | None = None, judge_cache: bool = True,
-              record_judge: Path | None = None) -> int:
+              record_judge: Path | None = None, fmt: str = "text",
+              baseline: dict[str, Any] | None = None) -> int:
     import asyncio  # here, not at the top: lint's start-up does without it
 
+    from .baseline import compare
+    from .cioutputs import emit_github, write_ci_outputs
     from .report import write_report
     from .run import RunOptions, execute, run_info
     from .store import (
@@ -263,8 +289,13 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
     write_json(run_dir / RUN, info)
     summary = summarize_dir(run_dir)
     write_json(run_dir / SUMMARY, summary)
-    write_report(run_dir, summary=summary)
-    print_summary(summary, quiet=quiet)
+    comparison = compare(summary, baseline) if baseline is not None else None
+    write_report(run_dir, summary=summary, comparison=comparison)
+    write_ci_outputs(run_dir, summary, comparison)
+    print_summary(summary, quiet=quiet, comparison=comparison)
+    if fmt == "github":
+        emit_github(summary, run_dir, comparison, click.echo,
+                    lambda m: click.echo(m, err=True))
     for name, why in state.down.items():
         click.echo(f"target '{name}' was given up on: {why}", err=True)
     if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
@@ -357,19 +388,20 @@ def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bo
 @click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False))
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Where to write the "
               "report (default: RUN_DIR/report.html).")
-def report(run_dir: Path, output: Path | None) -> None:
-    """Regenerate the report of a run folder from its stored results (no model calls)."""
-    from .report import write_report
-    from .store import SUMMARY, write_json
-    from .summarize import summarize_dir
+@BASELINE
+def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
+    """Regenerate the report of a run folder from its stored results (no model calls),
+    with its summary.json, junit.xml and summary.md."""
+    from .cioutputs import write_ci_outputs
+    from .report import regenerate
 
+    before = _load_baseline(baseline)
     try:
-        summary = summarize_dir(run_dir)
-        write_json(run_dir / SUMMARY, summary)
-        path = write_report(run_dir, output, summary)
+        path, summary, comparison = regenerate(run_dir, output, before)
     except RunDirError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
+    write_ci_outputs(run_dir, summary, comparison)
     click.echo(f"Report: {path}")
 
 
@@ -406,9 +438,12 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
 @click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges "
               "(default: the labels file's judge, else the suite's judge.target).")
 @click.option("--no-judge-cache", is_flag=True, help="Ask every question again.")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1),
+              help="Questions in flight at once (default: the judge target's concurrency, "
+              "else 4).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
-                as_json: bool) -> None:
+                concurrency: int | None, as_json: bool) -> None:
     """Ask the judge about hand-labelled examples and report how often it agrees with
     people (agreement and Cohen's kappa), before you trust it."""
     import asyncio
@@ -437,7 +472,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
         judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
                       use_cache=not no_judge_cache)
         try:
-            return await ask_all(examples, judge)
+            return await ask_all(examples, judge, concurrency or target.concurrency or 4)
         finally:
             await model.aclose()
 

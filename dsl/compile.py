@@ -125,9 +125,7 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bo
     if diags.has_errors:
         return Compiled(None, diagnostics=diags.diagnostics)
     suite_file = find_suite(paths, diags)
-    # paths of several suites: nothing sensible to compile against (not `diags.has_errors`
-    # again: mypy narrows it to False after the check above and calls this unreachable)
-    if diags.diagnostics:
+    if diags.diagnostics:  # paths of several suites: nothing sensible to compile against
         return Compiled(None, diagnostics=diags.diagnostics)
     suite: Suite | None = None
     if suite_file is not None:

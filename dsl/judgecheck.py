@@ -110,11 +110,14 @@ def load_examples(path: Path) -> tuple[list[Example], Any, str | None]:
     return out, suite, doc.data.get("judge")
 
 
-async def ask_all(examples: list[Example], judge: Any) -> list[Result]:
+async def ask_all(examples: list[Example], judge: Any, concurrency: int = 4) -> list[Result]:
+    limit = asyncio.Semaphore(concurrency)
+
     async def one(e: Example) -> Result:
         evaluate = REGISTRY[e.check].evaluate_async
         assert evaluate is not None  # only judge checks are loaded
-        o = await evaluate(e.params, e.attempt, judge)
+        async with limit:
+            o = await evaluate(e.params, e.attempt, judge)
         return Result(e, o.status, o.reason)
 
     return list(await asyncio.gather(*(one(e) for e in examples)))

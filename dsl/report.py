@@ -1,58 +1,605 @@
-"""Report: a run folder becomes ``report.html`` — one self-contained, autoescaped file.
+"""Report: a run folder becomes ``report.html`` — one self-contained file that anyone can
+open, with no network request of any kind.
 
 Reads stored results only (plan.json, results.jsonl, summary.json), so a report can be
-regenerated at any time without calling a model. Model output is untrusted text: the
-template never marks it safe.
+regenerated at any time without calling a model. Three stages, each callable alone::
+
+    build_view(plan, records, summary, run, comparison) -> ReportView   # the view model
+    render(view) -> str                                                   # the HTML text
+    write_report(run_dir, ...) -> Path                                    # both, to a file
+
+What is server-rendered (readable with JavaScript off): the headline, the scenario table,
+and each scenario's pass-rate bar and per-check pass rates. What is rendered lazily, when a
+scenario or an attempt is opened: the attempts and their transcripts, built by the inline
+script with ``textContent`` only from JSON data, one blob per scenario row
+(``<script type="application/json" id="attempts-N">``), so that opening a scenario parses
+only its own attempts.
+
+Model output is untrusted text. The HTML is autoescaped (nothing from a run is marked
+safe); the JSON data has ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\\u`` escapes,
+so no text from a run can close the script element or appear as markup anywhere in the
+file; and the Content-Security-Policy allows only the report's own script (by its SHA-256
+hash), inline styles and ``data:`` images.
 """
 
 from __future__ import annotations
 
+import base64
+import contextlib
+import datetime as dt
 import functools
-from collections import defaultdict
+import gc
+import hashlib
+import json
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .store import PLAN, RUN, latest_records, read_json
+from .baseline import Change, Comparison, compare, pts
+from .cioutputs import VERDICT_ORDER, pct, target_what
+from .store import PLAN, RUN, SUMMARY, latest_records, read_json, write_atomic, write_json
 from .summarize import summarize_records
 
 REPORT = "report.html"
+MAX_REPORT_ATTEMPTS = 20_000  # transcripts embedded in one report (all are in results.jsonl)
+MIN_PER_ROW = 50
+ASSETS = Path(__file__).parent / "assets"
+DATA_VERSION = 1
+
+# Limits on what is embedded for lazy rendering (the full text stays in results.jsonl).
+MAX_TEXT = 100_000  # characters of one string: an answer, a tool output, a judge's reply
+INTERN_MIN = 8  # strings at least this long are stored once and referred to by index
+
+TRUNCATED_NOTE = ("\n\n[… cut here by the report: {n:,} characters in all. The full text is "
+                  "in results.jsonl.]")
+_MOMENT = re.compile(r"Current date and time: ([^\n]+?)\.?[ \t]*$", re.M)
+# As report.js: C0 and C1 controls but tab and newline (and CR before LF), DEL, bidi overrides
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+                      "|\r(?!\n)")
+
+VERDICT_WORDS = {"pass": "passed", "fail": "failed", "inconclusive": "no verdict"}
+
+
+# ---- the view model ------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class Bar:
+    """A pass-rate bar: the rate, its 95% Wilson interval (whiskers), the min_pass mark.
+    All in percent of the bar's width."""
+
+    fill: float
+    low: float
+    high: float
+    mark: float | None
+    label: str  # what a screen reader says
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRate:
+    label: str
+    judge: bool
+    passes: int
+    unsure: int
+    evaluated: int
+    pass_rate: float | None
+    bar: Bar
+
+    @property
+    def flaky(self) -> bool:
+        """Passes sometimes and fails sometimes: the expectation that makes a scenario flaky."""
+        return self.pass_rate is not None and 0 < self.pass_rate < 1
+
+    @property
+    def never(self) -> bool:
+        return self.pass_rate == 0
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One scenario × target, as the table and its detail show it."""
+
+    index: int
+    scenario: str
+    target: str
+    file: str
+    line: int
+    description: str
+    tags: tuple[str, ...]
+    at: str
+    message: str
+    verdict: str
+    planned: int
+    runs: int
+    decided: int
+    passes: int
+    unsure: int
+    errors: int
+    not_run: int
+    min_pass: int
+    pass_rate: float | None
+    ci_low: float
+    ci_high: float
+    bar: Bar
+    checks: tuple[CheckRate, ...]
+    failing_checks: tuple[tuple[str, int], ...]
+    error_kinds: tuple[tuple[str, int], ...]
+    latency_p50: float | None
+    latency_p95: float | None
+    tokens: int
+    change: Change | None
+    search: str  # what the search box matches, lowercased
+
+    @property
+    def verdict_rank(self) -> int:
+        return VERDICT_ORDER.get(self.verdict, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Headline:
+    scenarios: int
+    passed: int
+    failed: int
+    inconclusive: int
+    attempts: int
+    passes: int
+    unsure: int
+    errors: int
+    not_run: int
+    pass_rate: float | None
+    tokens: int
+    model_calls: int
+    targets: tuple[tuple[str, str], ...]  # (name, what it runs: model, cassette, entry)
+    started: str
+    duration: str
+    run_id: str
+    suite: str
+    interrupted: bool
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineView:
+    run_id: str
+    started: str
+    counts: tuple[tuple[str, int], ...]
+    removed: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportView:
+    title: str
+    headline: Headline
+    rows: tuple[Row, ...]
+    targets: tuple[str, ...]
+    tags: tuple[str, ...]
+    baseline: BaselineView | None
+    blobs: tuple[str, ...]  # per row: its attempts, escaped for <script type=application/json>
+    generated: str
+
+
+def _bar(rate: float | None, low: float, high: float, mark: float | None, label: str) -> Bar:
+    return Bar(round((rate or 0) * 100, 1), round(low * 100, 1), round(high * 100, 1),
+               None if mark is None else round(min(1.0, mark) * 100, 1), label)
+
+
+def visible(text: str) -> str:
+    """Control characters (and bidi overrides) as escapes any font can show: ``\\x1b``,
+    ``\\u202e``. They would otherwise vanish, or reorder the text around them."""
+    def esc(m: re.Match[str]) -> str:
+        c = ord(m.group())
+        return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
+    return _CONTROL.sub(esc, text)
+
+
+def _when(iso: str | None) -> str:
+    if not iso:
+        return ""
+    try:
+        t = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC)
+        return t.strftime("%Y-%m-%d %H:%M UTC")
+    return t.strftime("%Y-%m-%d %H:%M")
+
+
+def _duration(seconds: float | None) -> str:
+    if not seconds:
+        return ""
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    m, s = divmod(round(seconds), 60)
+    if m < 60:
+        return f"{m} min {s} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m} min"
+
+
+def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change | None,
+         models: Mapping[str, str]) -> Row:
+    """One summary row as the page shows it. Text is passed through :func:`visible` here,
+    once, so the table, its data attributes and the filters' options all agree."""
+    planned = r["planned"] or 1
+    rate = r["pass_rate"]
+    label = (f"pass rate {pct(rate)}, 95% interval {pct(r['ci_low'])} to {pct(r['ci_high'])}, "
+             f"needs {r['min_pass']} of {r['planned']}")
+    checks = []
+    for c in r["checks"]:
+        cr = c["pass_rate"]
+        name = visible(str(c["label"]))
+        checks.append(CheckRate(
+            name, bool(c.get("judge")), c["passes"], c["unsure"],
+            c["evaluated"], cr, _bar(cr, cr or 0, cr or 0, None, f"{name}: passed {pct(cr)}")))
+    tags = tuple(visible(str(t)) for t in r.get("tags") or ())
+    scenario, target = visible(str(r["scenario"])), visible(str(r["target"]))
+    file, description = visible(str(r["file"])), visible(str(r.get("description") or ""))
+    search = " ".join([scenario, target, visible(models.get(r["target"], "")), file,
+                       description, *tags]).lower()
+    return Row(
+        index=i, scenario=scenario, target=target, file=file, line=r["line"],
+        description=description, tags=tags, at=visible(str(spec.get("at") or "")),
+        message=visible(str(spec.get("message") or "")), verdict=r["verdict"],
+        planned=r["planned"], runs=r["runs"], decided=r["decided"], passes=r["passes"],
+        unsure=r["unsure"], errors=r["errors"], not_run=r["not_run"],
+        min_pass=r["min_pass"], pass_rate=rate, ci_low=r["ci_low"], ci_high=r["ci_high"],
+        bar=_bar(rate, r["ci_low"], r["ci_high"], r["min_pass"] / planned, label),
+        checks=tuple(checks),
+        failing_checks=tuple((visible(str(fc["label"])), fc["count"])
+                             for fc in r["failing_checks"]),
+        error_kinds=tuple((visible(str(k)), n) for k, n in
+                          sorted(r["error_kinds"].items(), key=lambda kv: -kv[1])),
+        latency_p50=r["latency_ms"]["p50"], latency_p95=r["latency_ms"]["p95"],
+        tokens=r["tokens"]["total"], change=change, search=search)
+
+
+# The data for lazy rendering: one blob per table row i (<tbody data-row="i">), in
+# <script type="application/json" id="attempts-i">, so that opening a scenario parses only
+# its own attempts: {"version", "strings", "attempts"}, the attempts in run order. Arrays,
+# not objects, keep it small and quick to write at 10,000 attempts; report.js names the
+# positions again. A text field is a string, or an index into that blob's "strings".
+#
+#   attempt  [run, status, reason, started_at, latency_ms, steps, tokens, retries,
+#             error: [kind, message, http_status] | null, events, checks]
+#   event    ["s", system, moment]      ["u", user]         ["a", assistant text]
+#            ["A", the answer]          ["t", tool name, tool result]
+#            ["c", tool name, raw arguments, action, pending (0/1), error]  (last two optional)
+#            ["e", how the attempt ended, when not with an answer]  ["o", role, text]
+#   check    [label, status, reason, score (only when not 0 or 1), evidence | null]
+#   evidence [reason, raw_reply, prompt, confidence]  (the judge's; any may be null)
+
+Ref = Callable[[Any], "str | int"]
+
+
+class _Strings:
+    """The blob's string table: a text of ``INTERN_MIN`` characters or more is stored once and
+    referred to by its index (the same system prompt, user message, tool outputs and check
+    reasons recur in every attempt). Texts longer than ``MAX_TEXT`` are cut, with a note."""
+
+    def __init__(self) -> None:
+        self.table: list[str] = []
+        self.index: dict[str, int] = {}
+
+    def __call__(self, value: Any) -> str | int:
+        if type(value) is not str:  # the fast path first: called for every text field
+            if value is None:
+                return ""
+            value = json.dumps(value, ensure_ascii=False)
+        text: str = value
+        n = len(text)
+        if n < INTERN_MIN:
+            return text
+        if n > MAX_TEXT:
+            text = text[:MAX_TEXT] + TRUNCATED_NOTE.format(n=n)
+        i = self.index.get(text)
+        if i is None:
+            i = self.index[text] = len(self.table)
+            self.table.append(text)
+        return i
+
+
+def _content(content: Any) -> str:
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):  # OpenAI's list-of-parts form
+        return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p)
+                       for p in content)
+    return json.dumps(content, ensure_ascii=False)
+
+
+@functools.lru_cache(maxsize=256)  # one system prompt per scenario, in every attempt
+def moment(system: str) -> str:
+    """The moment the model was told (``Current date and time: …``), or ``""``."""
+    m = _MOMENT.search(system)
+    return m.group(1) if m else ""
+
+
+def _call_event(name: Any, args: Any, call: Mapping[str, Any], ref: Ref) -> list[Any]:
+    ev = ["c", ref(name or call.get("name") or ""),
+          ref(args if type(args) is str else json.dumps(args, ensure_ascii=False)),
+          ref(call.get("action"))]
+    pending, error = call.get("pending"), call.get("error")
+    if pending or error:
+        ev.append(1 if pending else 0)
+        if error:
+            ev.append(ref(error))
+    return ev
+
+
+def transcript(rec: Mapping[str, Any], ref: Ref) -> list[list[Any]]:
+    """An attempt's transcript as events for the script to draw (see the blob's layout):
+    system, user, assistant text, tool calls (flagged from ``calls``: pending, error), tool
+    results, the answer, and how the attempt ended when it did not end with an answer."""
+    messages = rec.get("messages") or ()
+    calls = [c if isinstance(c, dict) else {} for c in rec.get("calls") or ()]
+    out: list[list[Any]] = []
+    if not messages:  # no transcript was kept: show what the record has
+        for c in calls:
+            out.append(_call_event(c.get("name"), c.get("raw_args") or c.get("args"), c, ref))
+            if c.get("output") is not None:
+                out.append(["t", ref(c.get("name")), ref(c["output"])])
+        answer = _content(rec.get("answer"))
+        if answer:
+            out.append(["A", ref(answer)])
+        return out
+    last = -1
+    for i in range(len(messages) - 1, -1, -1):
+        m = messages[i]
+        if isinstance(m, dict) and m.get("role") == "assistant":
+            last = i
+            break
+    names: dict[str, Any] = {}
+    pending: list[str] = []
+    n = 0
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        role = m.get("role")
+        content = m.get("content")
+        text = content if type(content) is str else _content(content)
+        if role == "assistant":
+            tool_calls = m.get("tool_calls")
+            if not tool_calls:
+                if i == last or text:
+                    out.append(["A" if i == last else "a", ref(text)])
+                continue
+            if text:
+                out.append(["a", ref(text)])
+            for tc in tool_calls:
+                tc = tc if isinstance(tc, dict) else {}
+                fn = tc.get("function")
+                fn = fn if isinstance(fn, dict) else {}
+                call = calls[n] if n < len(calls) else {}
+                n += 1
+                name = fn.get("name") or call.get("name")
+                names[str(tc.get("id"))] = name
+                ev = _call_event(name, fn.get("arguments", ""), call, ref)
+                if len(ev) > 4 and ev[4]:
+                    pending.append(str(name))
+                out.append(ev)
+        elif role == "tool":
+            out.append(["t", ref(names.get(str(m.get("tool_call_id")), "")), ref(text)])
+        elif role == "user":
+            out.append(["u", ref(text)])
+        elif role == "system":
+            out.append(["s", ref(text), ref(moment(text))])
+        else:
+            out.append(["o", ref(role), ref(text)])
+    if pending:
+        out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
+                             "person's confirmation, so it was not run.")])
+    return out
+
+
+def _check(c: Mapping[str, Any], ref: Ref) -> list[Any]:
+    score = c.get("score")
+    if score == 0 or score == 1:  # says no more than the status
+        score = None
+    ev = c.get("evidence")
+    evidence = None
+    if isinstance(ev, dict):
+        confidence = ev.get("confidence")
+        # The judge's reason and its raw reply(ies). The prompt stays in results.jsonl: it
+        # repeats the whole transcript and would dominate the report's size.
+        items = ev.get("items")
+        raw: Any
+        reason: Any
+        if isinstance(items, list):
+            raw = "\n\n".join(f"{n}. {(it.get('replies') or [''])[-1]}"
+                               for n, it in enumerate(items, 1) if isinstance(it, dict))
+            reason = "; ".join(str(it.get("reason") or "") for it in items
+                               if isinstance(it, dict))
+        else:
+            replies = ev.get("replies")
+            raw = replies[-1] if isinstance(replies, list) and replies else ev.get("raw_reply")
+            reason = ev.get("reason")
+        evidence = [ref(reason), ref(raw), None,
+                    confidence if isinstance(confidence, int | float) else None]
+    return [ref(c.get("label") or c.get("check")), c.get("status"), ref(c.get("reason")),
+            score, evidence]
+
+
+def attempt(rec: Mapping[str, Any], ref: Ref) -> list[Any]:
+    """One attempt record, reduced to what the report shows (see the blob's layout)."""
+    err = rec.get("error")
+    tokens = rec.get("tokens")
+    return [
+        rec.get("run"), rec.get("status"), ref(rec.get("reason")), ref(rec.get("started_at")),
+        rec.get("latency_ms"), rec.get("steps"),
+        tokens.get("total") if isinstance(tokens, dict) else None, rec.get("retries") or 0,
+        [ref(err.get("kind")), ref(err.get("message")), err.get("status")]
+        if isinstance(err, dict) else None,
+        transcript(rec, ref),
+        [_check(c, ref) for c in rec.get("checks") or () if isinstance(c, dict)],
+    ]
+
+
+def script_json(data: Any) -> str:
+    """JSON for a ``<script type="application/json">`` element: ``<``, ``>`` and ``&``
+    (and the JavaScript line separators) escaped, as jinja2's ``tojson`` does, so that no
+    text can end the element or read as markup."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return (text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
+
+
+def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
+               summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
+               comparison: Comparison | None = None) -> ReportView:
+    specs = {s["id"]: s for s in plan.get("scenarios", [])}
+    models = {t["name"]: target_what(t) for t in summary["targets"]}
+    changes = comparison.by_key() if comparison else {}
+    rows = tuple(_row(i, r, specs.get(r["scenario"], {}), changes.get((r["scenario"],
+                                                                       r["target"])), models)
+                 for i, r in enumerate(summary["scenarios"]))
+    position = {(r.scenario, r.target): r.index for r in rows}
+    strings = [_Strings() for _ in rows]
+    # At most MAX_REPORT_ATTEMPTS transcripts, shared by the rows; within a row, attempts
+    # that did not pass come first. Memory stays bounded however large the run.
+    quota = max(MIN_PER_ROW, MAX_REPORT_ATTEMPTS // max(1, len(rows)))
+    bad: list[list[list[Any]]] = [[] for _ in rows]
+    good: list[list[list[Any]]] = [[] for _ in rows]
+    seen = [0] * len(rows)
+    for rec in records:
+        i = position.get((rec.get("scenario"), rec.get("target")))  # type: ignore[arg-type]
+        if i is None:
+            continue
+        seen[i] += 1
+        bucket = good[i] if rec.get("status") == "pass" else bad[i]
+        if len(bucket) < quota:
+            bucket.append(attempt(rec, strings[i]))
+    blobs = []
+    for i, table in enumerate(strings):
+        mine = bad[i] + good[i][: max(0, quota - len(bad[i]))]
+        mine.sort(key=lambda x: x[0] if isinstance(x[0], int) else 0)
+        blobs.append(script_json({"version": DATA_VERSION, "strings": table.table,
+                                  "attempts": mine, "omitted": seen[i] - len(mine)}))
+    t = summary["totals"]
+    info = run or {}
+    headline = Headline(
+        scenarios=t["scenarios"], passed=t["passed"], failed=t["failed"],
+        inconclusive=t["inconclusive"], attempts=t["attempts"], passes=t["passes"],
+        unsure=t["unsure"], errors=t["errors"], not_run=t["not_run"], pass_rate=t["pass_rate"],
+        tokens=t["tokens"], model_calls=t["model_calls"],
+        targets=tuple((visible(str(tg["name"])), visible(target_what(tg)))
+                      for tg in summary["targets"]),
+        started=_when(summary.get("started_at")), duration=_duration(summary.get("duration_s")),
+        run_id=visible(str(summary.get("run_id") or info.get("run_id") or "")),
+        suite=visible(str(summary.get("suite") or "")),
+        interrupted=bool(summary.get("interrupted")))
+    baseline = None
+    if comparison is not None:
+        baseline = BaselineView(
+            visible(comparison.baseline_run_id or ""), _when(comparison.baseline_started_at),
+            tuple(comparison.counts().items()),
+            tuple((visible(s), visible(t)) for s, t in comparison.removed))
+    tags = sorted({tag for r in rows for tag in r.tags})
+    title = "Scenarist report" + (f" — {headline.run_id}" if headline.run_id else "")
+    return ReportView(
+        title=title, headline=headline, rows=rows,
+        targets=tuple(visible(str(tg["name"])) for tg in summary["targets"]), tags=tuple(tags),
+        baseline=baseline, blobs=tuple(blobs),
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+
+
+# ---- rendering -----------------------------------------------------------------------------
+
+@functools.cache
+def _assets() -> tuple[str, str, str]:
+    """The inline stylesheet, the inline script and the script's CSP hash source."""
+    css = (ASSETS / "report.css").read_text("utf-8")
+    js = (ASSETS / "report.js").read_text("utf-8")
+    if "</" in js or "<!--" in js or "</" in css:
+        raise RuntimeError("report assets must not contain '</' or '<!--' (they are inlined)")
+    digest = base64.b64encode(hashlib.sha256(js.encode("utf-8")).digest()).decode("ascii")
+    return css, js, f"'sha256-{digest}'"
 
 
 @functools.cache
 def _env() -> Any:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     env = Environment(
-        loader=FileSystemLoader(str(Path(__file__).parent / "assets")),
-        autoescape=select_autoescape(default=True, default_for_string=True),
+        loader=FileSystemLoader(str(ASSETS)),
+        autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters["pct"] = lambda x: "–" if x is None else f"{x * 100:.0f}%"
+    env.filters["pct"] = pct
+    env.filters["pts"] = pts
+    env.filters["num"] = lambda x: f"{x:,}"
+    env.globals["VERDICT_WORDS"] = VERDICT_WORDS
     return env
 
 
-def render(plan: dict[str, Any], records: list[dict[str, Any]], summary: dict[str, Any],
-           run: dict[str, Any] | None = None) -> str:
-    by_key: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
-    for r in records:
-        by_key[(r["scenario"], r["target"])].append(r)
-    for v in by_key.values():
-        v.sort(key=lambda r: r["run"])
+def render(view: ReportView) -> str:
+    from markupsafe import Markup
+
+    css, js, script_hash = _assets()
+    csp = ("default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+           f"script-src {script_hash}; base-uri 'none'; form-action 'none'")
+    # Markup marks only our own assets and the blob that script_json escaped; every value
+    # from a run goes through the view model as plain text and is autoescaped.
     return str(_env().get_template("report.html.j2").render(
-        plan=plan, summary=summary, run=run or {}, attempts=by_key,
-    ))
+        view=view, h=view.headline, csp=csp,
+        css=Markup(css), js=Markup(js),  # noqa: S704
+        blobs=[Markup(b) for b in view.blobs]))  # noqa: S704
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Building the view allocates a few hundred thousand small containers and frees none of
+    them; the cyclic garbage collector would walk them over and over (measured: a third of
+    the write time at 10,000 attempts). Nothing built here forms a cycle worth collecting."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _load(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    plan = read_json(run_dir / PLAN)
+    run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
+    return plan, run
+
+
+def _write(path: Path, html: str) -> None:
+    # A lone surrogate (JSON text can hold one) cannot be written as UTF-8; in the data it
+    # becomes a \\udXXX escape, which JSON reads back.
+    write_atomic(path, html.encode("utf-8", "backslashreplace"))
 
 
 def write_report(run_dir: Path, out: Path | None = None,
-                 summary: dict[str, Any] | None = None) -> Path:
-    plan = read_json(run_dir / PLAN)
-    run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
-    records = list(latest_records(run_dir))
-    summary = summary or summarize_records(plan, records, run)
+                 summary: Mapping[str, Any] | None = None,
+                 comparison: Comparison | None = None) -> Path:
+    """Write the report of a run folder (default: ``RUN_DIR/report.html``)."""
     path = out or run_dir / REPORT
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(render(plan, records, summary, run), "utf-8")
-    tmp.replace(path)
+    with _collector_paused():
+        plan, run = _load(run_dir)
+        summary = summary or summarize_records(plan, latest_records(run_dir), run)
+        _write(path, render(build_view(plan, latest_records(run_dir), summary, run,
+                                       comparison)))
     return path
+
+
+def regenerate(run_dir: Path, out: Path | None = None,
+               baseline: Mapping[str, Any] | None = None
+               ) -> tuple[Path, dict[str, Any], Comparison | None]:
+    """``scenarist report``: summarize the stored results again, then write summary.json and
+    the report (against ``baseline``, a summary, when given), reading results.jsonl once."""
+    path = out or run_dir / REPORT
+    with _collector_paused():
+        plan, run = _load(run_dir)
+        summary = summarize_records(plan, latest_records(run_dir), run)
+        write_json(run_dir / SUMMARY, summary)
+        comparison = compare(summary, baseline) if baseline is not None else None
+        _write(path, render(build_view(plan, latest_records(run_dir), summary, run,
+                                       comparison)))
+    return path, summary, comparison

@@ -17,7 +17,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .checks.tools import expected_tools
 from .errors import RunDirError
 from .model import SCHEMA_VERSION, Plan, Scenario, Target
 
@@ -47,6 +46,13 @@ def write_json(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write a file (a report, junit.xml, summary.md) atomically, as write_json does."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
 def read_json(path: Path) -> Any:
     try:
         data = json.loads(path.read_text("utf-8"))
@@ -68,6 +74,10 @@ def check_version(data: Any, where: Path | str) -> None:
 
 
 def scenario_json(s: Scenario) -> dict[str, Any]:
+    # Imported here: the checks pull in the YAML loader, which readers of a run folder
+    # (summarize, report) never need — a quarter of a second at every `scenarist report`.
+    from .checks.tools import expected_tools
+
     return {
         "id": s.id,
         "file": s.file,
@@ -140,6 +150,11 @@ class ResultsWriter:
 
     def write(self, record: dict[str, Any]) -> None:
         line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+        if not line.isascii():
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError:  # a model's reply held a lone surrogate ("\ud83d"):
+                line = json.dumps(record, separators=(",", ":"))  # keep it as a \u escape
         if self._redact is not None:
             line = self._redact(line)
         self._file.write(line + "\n")

@@ -4,12 +4,16 @@ the terminal, ``NO_COLOR`` turns it off and ``FORCE_COLOR`` on."""
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from .baseline import Change, Comparison
 
 
 def use_color(stream: Any = None) -> bool:
@@ -59,18 +63,42 @@ def _pct(x: float | None) -> str:
     return "  –" if x is None else f"{x * 100:3.0f}%"
 
 
-def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
+MARKS = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "inconclusive": ("????", "yellow")}
+CHANGE_STYLE = {"regressed": ("▼ regressed", "red"), "improved": ("▲ improved", "green"),
+                "inconclusive": ("? flipped within noise", "yellow"), "new": ("new", None)}
+
+
+def _change(c: Change | None, color: bool) -> str:
+    """The change against the baseline, when there is one worth a word."""
+    from .baseline import pts
+
+    if c is None or c.status == "unchanged":
+        return ""
+    if c.status == "inconclusive" and "inconclusive" in (c.verdict_now, c.verdict_before):
+        return ""  # the row says ???? already
+    text, fg = CHANGE_STYLE[c.status]
+    if c.delta is not None:
+        text += f" {pts(c.delta)} pts"
+    return "  " + (style(text, color, fg=fg, bold=c.status == "regressed") if fg else text)
+
+
+def print_summary(summary: dict[str, Any], *, quiet: bool = False,
+                  comparison: Comparison | None = None) -> None:
+    """Failing scenarios first, each with its failing checks; then those without a verdict;
+    then the passing ones (left out with ``quiet``); then one line of totals."""
+    from .cioutputs import VERDICT_ORDER
+
     color = use_color()
-    rows = summary["scenarios"]
+    echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
+    rows = sorted(summary["scenarios"], key=lambda r: VERDICT_ORDER[r["verdict"]])
     t = summary["totals"]
-    marks = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"),
-             "inconclusive": ("????", "yellow")}
+    changes = comparison.by_key() if comparison else {}
     width = max((len(r["scenario"]) for r in rows), default=8)
     twidth = max((len(r["target"]) for r in rows), default=6)
     for r in rows:
         if quiet and r["verdict"] == "pass":
             continue
-        mark, fg = marks[r["verdict"]]
+        mark, fg = MARKS[r["verdict"]]
         extra = []
         if r["unsure"]:
             extra.append(f"{r['unsure']} unsure")
@@ -81,16 +109,20 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
             extra.append(f"{r['not_run']} not run")
         if r.get("saved"):
             extra.append(f"{r['saved']} not needed")
-        click.echo(
+        rate = (f" {_pct(r['pass_rate'])} [{_pct(r['ci_low']).strip()}–"
+                f"{_pct(r['ci_high']).strip()}]" if r["decided"] else "    –")
+        echo(
             f"{style(mark, color, fg=fg, bold=True)}  {r['scenario']:<{width}}  "
             f"{r['target']:<{twidth}}  {r['passes']:>3}/{r['decided']:<3} min {r['min_pass']:<3}"
-            f" {_pct(r['pass_rate'])} [{_pct(r['ci_low']).strip()}–{_pct(r['ci_high']).strip()}]"
-            + (f"  {'; '.join(extra)}" if extra else "")
+            + rate + (f"  {'; '.join(extra)}" if extra else "")
+            + _change(changes.get((r["scenario"], r["target"])), color)
         )
         if r["verdict"] != "pass":
             for fc in r["failing_checks"][:5]:
-                click.echo(f"      {style('✗', color, fg='red')} {fc['label']}  "
-                           f"(failed {fc['count']} of {r['decided']})")
+                echo(f"      {style('✗', color, fg='red')} {fc['label']}  "
+                     f"(failed {fc['count']} of {r['decided']})")
+            if len(r["failing_checks"]) > 5:
+                echo(f"      … and {len(r['failing_checks']) - 5} more failing checks")
     parts = [f"{t['passed']}/{t['scenarios']} passed"]
     if t["failed"]:
         parts.append(style(f"{t['failed']} failed", color, fg="red"))
@@ -104,7 +136,8 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
     parts.append(f"{t['tokens']:,} tokens")
     if t.get("judge_questions"):
         cached = t["judge_questions"] - t["judge_asked"]
-        parts.append(f"judge: {t['judge_questions']} questions ({cached} cached), "
+        q = t["judge_questions"]
+        parts.append(f"judge: {q} question{'s' if q != 1 else ''} ({cached} cached), "
                      f"{t['judge_tokens']:,} tokens")
     early = summary.get("early_stop") or {}
     if early.get("runs"):
@@ -112,6 +145,12 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False) -> None:
                      "calls)")
     if summary.get("duration_s"):
         parts.append(f"{summary['duration_s']:.1f}s")
-    click.echo("\n" + " · ".join(parts))
-
-
+    echo("\n" + " · ".join(parts))
+    if comparison is not None:
+        counts = comparison.counts()
+        said = [f"{n} {status}" for status, n in counts.items() if n]
+        if comparison.removed:
+            said.append(f"{len(comparison.removed)} removed")
+        base = comparison.baseline_run_id or "the baseline"
+        line = f"Against {base}: " + (", ".join(said) or "nothing to compare")
+        echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)

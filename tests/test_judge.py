@@ -338,3 +338,86 @@ def test_unreadable_replies(text: str, problem: str) -> None:
     with pytest.raises(Unreadable) as info:
         read_reply(text, 10 if "score" in problem else 1)
     assert str(info.value) == problem
+
+
+def test_cohen_kappa() -> None:
+    from dsl.judgecheck import cohen_kappa
+
+    pairs = [("pass", "pass"), ("pass", "pass"), ("pass", "fail"), ("fail", "fail"),
+             ("fail", "fail"), ("fail", "pass")]
+    assert cohen_kappa(pairs) == pytest.approx(1 / 3)
+    assert cohen_kappa([("pass", "pass"), ("fail", "fail")]) == 1.0
+    assert cohen_kappa([("pass", "pass"), ("pass", "pass")]) == 1.0  # one class: agreement
+    assert cohen_kappa([]) is None
+
+
+LABELS = """
+examples:
+  - id: right
+    check: faithful
+    message: "¿Hasta qué hora?"
+    tool_results: [{name: list_business_hours, output: {tuesday: "09:00-18:00"}}]
+    answer: "Hasta las 18:00."
+    expected: pass
+  - id: invented
+    check: faithful
+    message: "¿Hasta qué hora?"
+    tool_results: [{name: list_business_hours, output: {tuesday: "09:00-18:00"}}]
+    answer: "Hasta las 20:00."
+    expected: fail
+  - id: judge-wrong
+    check: answers_the_question
+    message: "Hola"
+    answer: "Tuesday 18:00."
+    expected: fail
+  - id: doubtful
+    check: {criteria: [Is polite]}
+    message: "Hola"
+    answer: "Hola, ¿en qué puedo ayudar?"
+    expected: pass
+"""
+
+
+def test_judge_check_reports_agreement_and_kappa(tmp_path: Path, server: FakeServer,
+                                                  jserver: FakeServer,
+                                                  cli_env: dict[str, str]) -> None:
+    jserver.script({"rules": [
+        {"match": "20:00", "replies": [verdict("fail", 0, 0.9, "20:00 is not in the tools")]},
+        {"match": "FAITHFUL", "replies": [verdict("pass", 1, 0.9, "supported")]},
+        {"match": "ANSWERS", "replies": [verdict("pass", 1, 0.9, "it answers")]},
+        {"match": "Is polite", "replies": [verdict("pass", 9, 0.4, "maybe")]},
+    ]})
+    judge_suite(tmp_path, server.url, jserver.url)
+    write(tmp_path / "labels.yaml", LABELS)
+    r = run_cli("judge-check", "labels.yaml", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert r.output == (
+        "✓ right                        faithful               person: pass  judge: pass\n"
+        "✓ invented                     faithful               person: fail  judge: fail\n"
+        "✗ judge-wrong                  answers_the_question   person: fail  judge: pass\n"
+        "    the judge found that the answer answers the question: it answers\n"
+        '? doubtful                     criteria: ["Is polite"] person: pass  judge: unsure\n'
+        "    0 of 1 criteria met: ? Is polite (unsure)\n"
+        "\n4 examples, judge grader (judge-model): agreement 67% on 3 decided, Cohen's kappa "
+        "0.40; 1 unsure, 0 errors\n"
+        "  answers_the_question: agreement 0% on 1, kappa 0.00\n"
+        "  faithful: agreement 100% on 2, kappa 1.00\n")
+    data = json.loads(run_cli("judge-check", "labels.yaml", "--json", cwd=tmp_path).output)
+    assert (data["decided"], data["agreement"], data["kappa"], data["unsure"]) == \
+        (3, 0.6667, 0.4, 1)
+    assert data["confusion"] == {"pass->pass": 1, "pass->fail": 0, "fail->pass": 1,
+                                 "fail->fail": 1}
+
+
+def test_judge_check_locates_mistakes_in_the_labels(tmp_path: Path, server: FakeServer,
+                                                    jserver: FakeServer,
+                                                    cli_env: dict[str, str]) -> None:
+    judge_suite(tmp_path, server.url, jserver.url)
+    write(tmp_path / "labels.yaml", LABELS.replace("expected: pass\n  - id: invented",
+                                                   "expected: yes\n  - id: invented")
+          .replace("check: answers_the_question", "check: contains"))
+    r = run_cli("judge-check", "labels.yaml", cwd=tmp_path)
+    assert r.exit_code == 2
+    assert "labels.yaml:7:15: error S105 'expected' in examples (item 1) must be 'pass' or " \
+           "'fail'; got \"yes\"" in r.output
+    assert jserver.requests() == []

@@ -248,16 +248,24 @@ class OrderParams:
     mode: str = "ordered"
 
 
-def prepare_order(param: Any, ctx: CheckContext) -> OrderParams | None:
+def _prepare_tools(param: Any, ctx: CheckContext, default_mode: str) -> OrderParams | None:
+    """A list of tool names, or {tools, threshold, mode}; every name must be a tool."""
     sub: tuple[str, ...]
     if isinstance(param, list):
-        names, threshold, sub = param, 1.0, ()
+        names, threshold, mode, sub = param, 1.0, default_mode, ()
     else:
-        names, threshold, sub = param["tools"], float(param.get("threshold", 1.0)), ("tools",)
+        names = param["tools"]
+        threshold = float(param.get("threshold", 1.0))
+        mode = param.get("mode", default_mode)
+        sub = ("tools",)
     ok = True
     for i, n in enumerate(names):
         ok = require_tool(ctx, n, *sub, i) and ok
-    return OrderParams(tuple(names), threshold) if ok else None
+    return OrderParams(tuple(names), threshold, mode) if ok else None
+
+
+def prepare_order(param: Any, ctx: CheckContext) -> OrderParams | None:
+    return _prepare_tools(param, ctx, "ordered")
 
 
 THRESHOLD = {
@@ -300,7 +308,7 @@ THRESHOLD = {
 )
 def calls_in_order(p: OrderParams, a: AttemptData) -> Outcome:
     actual = a.called_names
-    score = lcs_length(p.tools, actual) / len(p.tools)
+    score = tool_correctness_score(p.tools, actual, "ordered")
     text = f"order score {score:.2f} (expected {' → '.join(p.tools)}; called {_names(a.calls)})"
     if score >= p.threshold:
         return passed(text, score)
@@ -311,18 +319,7 @@ def calls_in_order(p: OrderParams, a: AttemptData) -> Outcome:
 
 
 def prepare_correctness(param: Any, ctx: CheckContext) -> OrderParams | None:
-    sub: tuple[str, ...]
-    if isinstance(param, list):
-        names, threshold, mode, sub = param, 1.0, "any", ()
-    else:
-        names = param["tools"]
-        threshold = float(param.get("threshold", 1.0))
-        mode = param.get("mode", "any")
-        sub = ("tools",)
-    ok = True
-    for i, n in enumerate(names):
-        ok = require_tool(ctx, n, *sub, i) and ok
-    return OrderParams(tuple(names), threshold, mode) if ok else None
+    return _prepare_tools(param, ctx, "any")
 
 
 def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: str) -> float:

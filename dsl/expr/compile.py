@@ -95,7 +95,7 @@ def compile_expression(source: str, named_checks: Collection[str] = (),
 
 @functools.lru_cache(maxsize=4096)
 def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool) -> Program:
-    from .parse import parse  # Lark, imported only when there is an expression
+    from .parse import parse  # Lark is imported only when there is an expression
 
     root = parse(source)
     typed = typecheck(root, source, named_checks, condition)

@@ -474,15 +474,13 @@ class _Checker:
         self.typed.types[id(right)] = TEXT
         compiled = compile_pattern(right.value)
         if isinstance(compiled, PatternError):
-            from .parse import raw_offset  # (parse imports Lark: only when needed)
-
             raw = self.typed.source[right.loc.start:right.loc.end]
             at = _pattern_error_at(right.value, compiled)
             # The caret shows the place: the engine's "at position N" would only confuse.
             message = re.sub(r" at position \d+", "", compiled.message)
             self.typed.problems.append(Problem(
                 "E204", f"{message} in the pattern '{right.value}'",
-                right.loc.start + raw_offset(raw, at),
+                right.loc.start + _raw_offset(raw, at),
                 "escape special characters with a backslash, e.g. \\( or \\."))
             return
         self.typed.patterns[id(node)] = compiled
@@ -600,3 +598,9 @@ def _arith_hint(a: Type, b: Type) -> str:
     if "date" in kinds:
         return "dates can be subtracted (days between them) and a number of days added"
     return ""
+
+
+def _raw_offset(raw: str, index: int) -> int:
+    from .parse import raw_offset  # not at import time: it brings in Lark
+
+    return raw_offset(raw, index)

@@ -1,0 +1,480 @@
+/* Scenarist report: sorting and filtering the scenario table, and drawing attempts and
+   their transcripts when they are opened.
+
+   Everything from a run is untrusted text. This script never parses data as HTML: it
+   builds elements with createElement and fills them with textContent / text nodes only
+   (no innerHTML, no insertAdjacentHTML, no document.write, no URLs from data). */
+(function () {
+  "use strict";
+
+  var TEXT_LIMIT = 4000;       // characters shown before "Show all"
+  var SUMMARY_LIMIT = 160;     // characters of an attempt's reason in its summary line
+  var PAGE = 100;              // attempts drawn at once in one scenario
+  var rows = new Map();         // row index -> its parsed blob
+
+  // The attempts of one table row, parsed the first time they are needed.
+  function rowData(row) {
+    if (!rows.has(row)) {
+      var blob = document.getElementById("attempts-" + row);
+      rows.set(row, blob ? JSON.parse(blob.textContent) : { strings: [], attempts: [] });
+    }
+    return rows.get(row);
+  }
+
+  // A text field of a blob: a string, or the index of a string in its string table.
+  function str(v, strings) {
+    if (typeof v === "number") return strings[v];
+    return v == null ? "" : String(v);
+  }
+
+  function asText(v) {
+    return v == null ? "" : String(v);
+  }
+
+  // Where an event holds text (see the layout in dsl/report.py); the rest are flags.
+  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2] };
+
+  function el(tag, cls, text) {
+    var e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text != null) e.textContent = text;
+    return e;
+  }
+
+  function badge(kind, text, title) {
+    var b = el("span", "badge b-" + kind, text);
+    if (title) b.title = title;
+    return b;
+  }
+
+  // ---- text: control characters visible, long text cut with a "Show all" button ----------
+
+  // C0 and C1 controls but tab and newline (and CR before LF), DEL, bidi overrides, and
+  // half a surrogate pair (a model can send one; it would show as a mere "\ufffd").
+  var CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|\r(?!\n)|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+  // A control character as an escape that any font can show: \x1b, \u202e.
+  function symbol(ch) {
+    var c = ch.charCodeAt(0);
+    var hex = c.toString(16);
+    return c < 0x100 ? "\\x" + hex.padStart(2, "0") : "\\u" + hex.padStart(4, "0");
+  }
+
+  function appendText(parent, text) {
+    CONTROL.lastIndex = 0;
+    var last = 0;
+    var m;
+    while ((m = CONTROL.exec(text)) !== null) {
+      if (m.index > last) parent.appendChild(document.createTextNode(text.slice(last, m.index)));
+      var s = el("span", "ctl", symbol(m[0]));
+      s.title = "control character U+" + m[0].charCodeAt(0).toString(16).toUpperCase().padStart(4, "0");
+      parent.appendChild(s);
+      last = m.index + m[0].length;
+    }
+    if (last < text.length) parent.appendChild(document.createTextNode(text.slice(last)));
+  }
+
+  function cut(text, limit) {
+    var n = limit;
+    var c = text.charCodeAt(n - 1);
+    if (c >= 0xd800 && c <= 0xdbff) n -= 1;  // do not split a surrogate pair
+    return text.slice(0, n);
+  }
+
+  // A block of text (pre-wrapped), cut at TEXT_LIMIT characters with a button to show all.
+  function textBlock(tag, cls, text) {
+    var box = el(tag, cls);
+    if (text.length <= TEXT_LIMIT) {
+      appendText(box, text);
+      return box;
+    }
+    appendText(box, cut(text, TEXT_LIMIT));
+    var more = el("button", "more", "Show all " + text.length.toLocaleString("en") + " characters");
+    more.type = "button";
+    more.addEventListener("click", function () {
+      box.textContent = "";
+      appendText(box, text);
+    });
+    box.appendChild(document.createTextNode("\u2026 "));
+    box.appendChild(more);
+    return box;
+  }
+
+  function oneLine(text, limit) {
+    var t = text.replace(/\s+/g, " ").trim();
+    return t.length > limit ? cut(t, limit) + "\u2026" : t;
+  }
+
+  // JSON laid out on lines ({ json: true }), or the text as it is ({ json: false }).
+  // Empty arguments are the empty object, as the agent loop reads them.
+  function pretty(raw) {
+    var t = raw.trim();
+    if (t === "") return { text: "{}", json: true };
+    if (t[0] !== "{" && t[0] !== "[") return { text: raw, json: false };
+    try {
+      return { text: JSON.stringify(JSON.parse(t), null, 2), json: true };
+    } catch (e) {
+      return { text: raw, json: false };
+    }
+  }
+
+  // ---- transcripts ------------------------------------------------------------------------
+
+  function bubble(cls, who) {
+    var box = el("div", "msg " + cls);
+    var w = el("span", "who");
+    if (typeof who === "string") w.textContent = who; else w.appendChild(who);
+    box.appendChild(w);
+    return box;
+  }
+
+  // A blob's arrays as objects, with every text resolved (layout: dsl/report.py).
+  function decodeAttempt(a, strings) {
+    var e = a[8];
+    return {
+      run: a[0], status: String(a[1]), reason: str(a[2], strings), at: str(a[3], strings),
+      ms: a[4], steps: a[5], tokens: a[6], retries: a[7],
+      error: e ? { kind: str(e[0], strings), message: str(e[1], strings), status: e[2] } : null,
+      events: (a[9] || []).map(function (ev) {
+        var at = TEXT_AT[ev[0]] || [];
+        return ev.map(function (v, i) { return at.indexOf(i) >= 0 ? str(v, strings) : v; });
+      }),
+      checks: (a[10] || []).map(function (c) { return decodeCheck(c, strings); })
+    };
+  }
+
+  function decodeCheck(c, strings) {
+    var e = c[4];
+    return {
+      label: str(c[0], strings), status: String(c[1]), reason: str(c[2], strings), score: c[3],
+      evidence: e ? {
+        reason: str(e[0], strings), rawReply: str(e[1], strings), prompt: str(e[2], strings),
+        confidence: e[3]
+      } : null
+    };
+  }
+
+  function drawEvent(ev) {
+    var box;
+    switch (ev[0]) {
+      case "s": {  // system prompt, and the moment it told the model
+        var text = asText(ev[1]);
+        var frag = document.createDocumentFragment();
+        var moment = asText(ev[2]);
+        if (moment) {
+          var m = el("div", "moment");
+          m.appendChild(document.createTextNode("The moment the model saw: "));
+          var strong = el("strong");
+          appendText(strong, moment);
+          m.appendChild(strong);
+          frag.appendChild(m);
+        }
+        var d = el("details", "sys");
+        d.appendChild(el("summary", null, "System prompt (" + text.length.toLocaleString("en") + " characters)"));
+        d.appendChild(textBlock("div", "text", text));
+        frag.appendChild(d);
+        return frag;
+      }
+      case "u":
+        box = bubble("m-user", "User");
+        box.appendChild(textBlock("div", "text", asText(ev[1])));
+        return box;
+      case "a":
+        box = bubble("m-assistant", "Assistant");
+        box.appendChild(textBlock("div", "text", asText(ev[1])));
+        return box;
+      case "A": {
+        var answer = asText(ev[1]);
+        box = bubble("m-answer", answer ? "Answer" : "Answer (empty)");
+        if (answer) box.appendChild(textBlock("div", "text", answer));
+        return box;
+      }
+      case "c": {  // a tool call: name, raw arguments, action, pending, error
+        var pending = ev[4] === 1;
+        box = bubble("m-call" + (pending ? " pending" : ""), "Tool call");
+        var head = el("div");
+        var name = el("code");
+        appendText(name, asText(ev[1]));
+        head.appendChild(name);
+        var action = asText(ev[3]);
+        if (action) { head.appendChild(document.createTextNode(" ")); head.appendChild(badge("plain", action)); }
+        if (pending) {
+          head.appendChild(document.createTextNode(" "));
+          head.appendChild(badge("pending", "pending confirmation: not run", "The tool needs the person's confirmation, so the call was held and the attempt ended here."));
+        }
+        var error = asText(ev[5]);
+        if (error) { head.appendChild(document.createTextNode(" ")); head.appendChild(badge("fail", error)); }
+        box.appendChild(head);
+        var args = pretty(asText(ev[2]));
+        if (!args.json) box.appendChild(badge("fail", "the arguments are not valid JSON"));
+        box.appendChild(textBlock("pre", "args", args.text));
+        return box;
+      }
+      case "t": {  // a tool result
+        var label = el("span");
+        label.appendChild(document.createTextNode("Tool result"));
+        var tn = asText(ev[1]);
+        if (tn) label.appendChild(document.createTextNode(" \u00b7 " + tn));
+        box = bubble("m-tool", label);
+        var result = asText(ev[2]);
+        var out = result.trim() ? pretty(result) : { text: "(empty)", json: false };
+        box.appendChild(out.json ? textBlock("pre", "args", out.text) : textBlock("div", "text", out.text));
+        return box;
+      }
+      case "e":
+        box = el("p", "end muted");
+        appendText(box, asText(ev[1]));
+        return box;
+      default:
+        box = bubble("m-other", asText(ev[1]) || "message");
+        box.appendChild(textBlock("div", "text", asText(ev[2])));
+        return box;
+    }
+  }
+
+  function drawCheck(c) {
+    var li = el("li");
+    li.appendChild(badge(c.status === "error" ? "error-check" : c.status, c.status));
+    li.appendChild(document.createTextNode(" "));
+    var label = el("code");
+    appendText(label, c.label);
+    li.appendChild(label);
+    if (typeof c.score === "number" && c.score !== 0 && c.score !== 1) {
+      li.appendChild(el("span", "muted", " score " + c.score.toFixed(2)));
+    }
+    var reason = c.reason;
+    if (reason) {
+      li.appendChild(document.createTextNode(" \u2014 "));
+      var r = el("span", "reason text");
+      appendText(r, reason);
+      li.appendChild(r);
+    }
+    var ev = c.evidence;
+    if (ev) {
+      var box = el("div", "evidence");
+      var why = ev.reason;
+      if (why || typeof ev.confidence === "number") {
+        var p = el("div");
+        p.appendChild(el("strong", null, "Judge: "));
+        if (why) { var w = el("span", "text"); appendText(w, why); p.appendChild(w); }
+        if (typeof ev.confidence === "number") p.appendChild(el("span", "muted", " (confidence " + ev.confidence.toFixed(2) + ")"));
+        box.appendChild(p);
+      }
+      [["rawReply", "The judge's raw reply"], ["prompt", "The judge's prompt"]].forEach(function (pair) {
+        var t = ev[pair[0]];
+        if (!t) return;
+        var d = el("details");
+        d.appendChild(el("summary", null, pair[1]));
+        d.appendChild(textBlock("pre", "args", t));
+        box.appendChild(d);
+      });
+      li.appendChild(box);
+    }
+    return li;
+  }
+
+  function stats(a) {
+    var parts = [];
+    if (a.at) parts.push("started " + a.at);
+    if (typeof a.ms === "number") parts.push(Math.round(a.ms).toLocaleString("en") + " ms");
+    if (typeof a.steps === "number") parts.push(a.steps + " model call" + (a.steps === 1 ? "" : "s"));
+    if (a.tokens) parts.push(a.tokens.toLocaleString("en") + " tokens");
+    if (a.retries) parts.push(a.retries + " retr" + (a.retries === 1 ? "y" : "ies"));
+    return parts.join(" \u00b7 ");
+  }
+
+  function drawTranscript(a) {
+    var box = el("div", "transcript");
+    if (a.error) {
+      var e = bubble("m-error", "Endpoint error");
+      var head = el("div");
+      head.appendChild(el("strong", null, a.error.kind));
+      if (a.error.status != null) head.appendChild(document.createTextNode(" (HTTP " + a.error.status + ")"));
+      e.appendChild(head);
+      e.appendChild(textBlock("div", "text", a.error.message));
+      e.appendChild(el("div", "muted", "An endpoint error says nothing about the model: this attempt counts neither as a pass nor as a failure."));
+      box.appendChild(e);
+    }
+    var events = a.events || [];
+    if (!events.length) box.appendChild(el("p", "muted", "No transcript was recorded."));
+    for (var i = 0; i < events.length; i++) box.appendChild(drawEvent(events[i]));
+    box.appendChild(el("p", "stats", stats(a)));
+    if (a.checks && a.checks.length) {
+      box.appendChild(el("h5", null, "Checks"));
+      var ul = el("ul", "check-list");
+      a.checks.forEach(function (c) { ul.appendChild(drawCheck(c)); });
+      box.appendChild(ul);
+    }
+    return box;
+  }
+
+  // ---- attempts of one scenario -----------------------------------------------------------
+
+  function attemptSummary(a) {
+    var s = el("summary");
+    s.appendChild(document.createTextNode("Run " + a.run + " "));
+    s.appendChild(badge(a.status, a.status));
+    s.appendChild(document.createTextNode(" "));
+    var why = el("span", "why");
+    appendText(why, oneLine(a.reason, SUMMARY_LIMIT));
+    s.appendChild(why);
+    return s;
+  }
+
+  function drawAttempts(container, from) {
+    var data = rowData(Number(container.getAttribute("data-row")));
+    var attempts = data.attempts.map(function (a) { return decodeAttempt(a, data.strings); });
+    var onlyBad = container.parentNode.querySelector("input.only-bad");
+    var old = container.querySelector("button.more-attempts");
+    if (old) old.remove();
+    var to = Math.min(attempts.length, from + PAGE);
+    for (var i = from; i < to; i++) {
+      var a = attempts[i];
+      var d = el("details", "attempt");
+      d.setAttribute("data-i", String(i));
+      d.setAttribute("data-status", a.status);
+      if (onlyBad && onlyBad.checked && a.status === "pass") d.hidden = true;
+      d.appendChild(attemptSummary(a));
+      container.appendChild(d);
+    }
+    if (!attempts.length) container.appendChild(el("p", "muted", "No attempt was recorded."));
+    if (data.omitted && to >= attempts.length) {
+      container.appendChild(el("p", "muted omitted", data.omitted + " more attempts are not in this report (a report keeps at most 20,000 transcripts, those that did not pass first); every attempt is in results.jsonl."));
+    }
+    if (to < attempts.length) {
+      var more = el("button", "more more-attempts", "Show " + Math.min(PAGE, attempts.length - to) + " more attempts (" + (attempts.length - to) + " left)");
+      more.type = "button";
+      more.addEventListener("click", function () { drawAttempts(container, to); });
+      container.appendChild(more);
+    }
+    container.setAttribute("data-drawn", "1");
+  }
+
+  function onAttemptToggle(e) {
+    var d = e.target;
+    if (!(d instanceof HTMLDetailsElement) || !d.classList.contains("attempt") || !d.open) return;
+    if (d.querySelector(".transcript")) return;
+    var data = rowData(Number(d.parentNode.getAttribute("data-row")));
+    var a = decodeAttempt(data.attempts[Number(d.getAttribute("data-i"))], data.strings);
+    d.appendChild(drawTranscript(a));
+  }
+
+  // ---- the scenario table: open, sort, filter ---------------------------------------------
+
+  var table = document.getElementById("scenario-table");
+  if (!table) return;
+  var bodies = Array.prototype.filter.call(table.tBodies, function (b) { return b.classList.contains("sc"); });
+  var tagsOf = new Map();
+
+  function openRow(body, open) {
+    var button = body.querySelector("button.toggle");
+    button.setAttribute("aria-expanded", String(open));
+    body.classList.toggle("open", open);
+    var container = body.querySelector(".attempts");
+    if (open && container && !container.getAttribute("data-drawn")) drawAttempts(container, 0);
+  }
+
+  table.addEventListener("click", function (e) {
+    var t = e.target instanceof Element ? e.target : null;
+    var toggle = t && t.closest("button.toggle");
+    if (toggle) {
+      var body = toggle.closest("tbody");
+      openRow(body, toggle.getAttribute("aria-expanded") !== "true");
+      return;
+    }
+    var sorter = t && t.closest("thead button[data-sort]");
+    if (sorter) sortBy(sorter);
+  });
+  table.addEventListener("toggle", onAttemptToggle, true);  // toggle does not bubble
+  table.addEventListener("change", function (e) {
+    var box = e.target;
+    if (!(box instanceof HTMLInputElement) || !box.classList.contains("only-bad")) return;
+    var list = box.closest("td").querySelectorAll("details.attempt");
+    for (var i = 0; i < list.length; i++) {
+      list[i].hidden = box.checked && list[i].getAttribute("data-status") === "pass";
+    }
+  });
+
+  var KEYS = {
+    scenario: function (b) { return b.getAttribute("data-scenario"); },
+    target: function (b) { return b.getAttribute("data-target"); },
+    verdict: function (b) { return Number(b.getAttribute("data-verdict-rank")); },
+    rate: function (b) { return Number(b.getAttribute("data-rate")); },
+    passes: function (b) { return Number(b.getAttribute("data-passes")); },
+    delta: function (b) { var v = b.getAttribute("data-delta"); return v == null ? -9 : Number(v); }
+  };
+
+  function sortBy(button) {
+    var th = button.closest("th");
+    var key = button.getAttribute("data-sort");
+    var dir = th.getAttribute("aria-sort") === "ascending" ? "descending" : "ascending";
+    table.querySelectorAll("thead th").forEach(function (h) {
+      if (h.hasAttribute("aria-sort")) h.setAttribute("aria-sort", "none");
+    });
+    th.setAttribute("aria-sort", dir);
+    var f = KEYS[key];
+    var sign = dir === "ascending" ? 1 : -1;
+    var order = bodies.map(function (b, i) { return { b: b, k: f(b), i: i }; });
+    order.sort(function (x, y) {
+      var c = typeof x.k === "string" ? x.k.localeCompare(y.k) : x.k - y.k;
+      return c !== 0 ? sign * c : x.i - y.i;
+    });
+    var frag = document.createDocumentFragment();
+    order.forEach(function (o) { frag.appendChild(o.b); });
+    table.appendChild(frag);
+  }
+
+  var fVerdict = document.getElementById("f-verdict");
+  var fTarget = document.getElementById("f-target");
+  var fTag = document.getElementById("f-tag");
+  var fChange = document.getElementById("f-change");
+  var fSearch = document.getElementById("f-search");
+  var count = document.getElementById("count");
+  var none = document.getElementById("none-shown");
+
+  function tags(b) {
+    if (!tagsOf.has(b)) tagsOf.set(b, JSON.parse(b.getAttribute("data-tags") || "[]"));
+    return tagsOf.get(b);
+  }
+
+  function applyFilters() {
+    var v = fVerdict ? fVerdict.value : "";
+    var t = fTarget ? fTarget.value : "";
+    var tag = fTag ? fTag.value : "";
+    var ch = fChange ? fChange.value : "";
+    var words = fSearch ? fSearch.value.toLowerCase().split(/\s+/).filter(Boolean) : [];
+    var shown = 0;
+    bodies.forEach(function (b) {
+      var verdict = b.getAttribute("data-verdict");
+      var ok = (!v || (v === "not-pass" ? verdict !== "pass" : verdict === v)) &&
+        (!t || b.getAttribute("data-target") === t) &&
+        (!tag || tags(b).indexOf(tag) >= 0) &&
+        (!ch || b.getAttribute("data-change") === ch);
+      if (ok && words.length) {
+        var hay = b.getAttribute("data-search");
+        ok = words.every(function (w) { return hay.indexOf(w) >= 0; });
+      }
+      b.hidden = !ok;
+      if (ok) shown += 1;
+    });
+    if (count) count.textContent = shown + " of " + bodies.length + " shown";
+    if (none) none.hidden = shown !== 0;
+  }
+
+  [fVerdict, fTarget, fTag, fChange].forEach(function (s) {
+    if (s) s.addEventListener("change", applyFilters);
+  });
+  if (fSearch) fSearch.addEventListener("input", applyFilters);
+  var form = document.getElementById("filters");
+  if (form) form.addEventListener("submit", function (e) { e.preventDefault(); });
+
+  // A link to #sc-N opens that scenario.
+  function openFromHash() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var body = id && document.getElementById(id);
+    if (body && body.classList.contains("sc")) openRow(body, true);
+  }
+  window.addEventListener("hashchange", openFromHash);
+  openFromHash();
+  applyFilters();
+})();

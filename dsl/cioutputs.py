@@ -1,0 +1,339 @@
+"""What CI reads: ``junit.xml``, ``summary.md`` and GitHub workflow-command annotations,
+all made from a run's summary (never from live objects).
+
+* ``junit.xml`` — one ``<testsuite>`` per target, one ``<testcase>`` per scenario × target;
+  a failed scenario carries a ``<failure>`` whose message says how many attempts passed
+  against ``min_pass`` and which checks failed; a scenario left without a verdict by
+  endpoint errors carries an ``<error>``.
+* ``summary.md`` — a Markdown table for a pull-request comment or ``$GITHUB_STEP_SUMMARY``.
+* ``--format github`` — ``::error file=…,line=…::…`` lines that GitHub turns into
+  annotations on the scenario file.
+
+Everything here is text from YAML authors and the summary's numbers; it is escaped for
+each format (XML, Markdown, workflow commands) rather than trusted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from .baseline import Change, Comparison, pts
+from .store import write_atomic
+
+JUNIT = "junit.xml"
+SUMMARY_MD = "summary.md"
+MAX_MD_ROWS = 100  # a pull-request comment holds at most 65,536 characters
+MAX_MD_FAILING_CHECKS = 3
+STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
+
+VERDICT_ORDER = {"fail": 0, "inconclusive": 1, "pass": 2}  # how every list is ordered
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{x * 100:.0f}%"
+
+
+def ci_text(row: Mapping[str, Any]) -> str:
+    return f"{row['ci_low'] * 100:.0f}–{row['ci_high'] * 100:.0f}%"
+
+
+def rate_text(row: Mapping[str, Any]) -> str:
+    """``60% (23–88%)``: the pass rate and its 95% interval; ``–`` when nothing was decided."""
+    return f"{pct(row['pass_rate'])} ({ci_text(row)})" if row["decided"] else "–"
+
+
+def _kinds(kinds: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.items())
+
+
+def outcome_text(row: Mapping[str, Any]) -> str:
+    """One scenario × target's result in one paragraph, e.g.
+
+    ``2 of 5 attempts passed (40%, 95% CI 12–77%); min_pass is 4 of 5. Failing checks:
+    contains: "18:00" (failed 3 of 5).``
+    """
+    if row["decided"]:
+        text = (f"{row['passes']} of {row['decided']} attempts passed "
+                f"({pct(row['pass_rate'])}, 95% CI {ci_text(row)}); "
+                f"min_pass is {row['min_pass']} of {row['planned']}.")
+    else:
+        text = f"no attempt passed or failed; min_pass is {row['min_pass']} of {row['planned']}."
+    if row["verdict"] == "inconclusive":
+        text = "No verdict: " + text
+    extra = []
+    if row["unsure"]:
+        extra.append(f"{row['unsure']} unsure (the judge could not tell)")
+    if row["errors"]:
+        extra.append(f"{row['errors']} ended in endpoint errors ({_kinds(row['error_kinds'])})")
+    if row["not_run"]:
+        extra.append(f"{row['not_run']} not run")
+    if extra:
+        text += " " + "; ".join(extra) + "."
+    failing = row["failing_checks"]
+    if failing:
+        text += " Failing checks: " + "; ".join(
+            f"{fc['label']} (failed {fc['count']} of {row['decided']})" for fc in failing) + "."
+    return text
+
+
+def _ordered(rows: Sequence[Mapping[str, Any]],
+             changes: Mapping[tuple[str, str], Change]) -> list[Mapping[str, Any]]:
+    """Regressions first, then failures, rows without a verdict, and passes."""
+    def rank(r: Mapping[str, Any]) -> int:
+        c = changes.get((r["scenario"], r["target"]))
+        return -1 if c is not None and c.status == "regressed" else VERDICT_ORDER[r["verdict"]]
+
+    return sorted(rows, key=rank)
+
+
+# ---- junit.xml -----------------------------------------------------------------------------
+
+# Characters XML 1.0 cannot hold at all (not even as references), and lone surrogates.
+_XML_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """Text that XML 1.0 can hold: forbidden characters are shown as ``\\x01`` escapes."""
+    return _XML_BAD.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                        else f"\\u{ord(m.group()):04x}", text)
+
+
+def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> ET.Element:
+    el = ET.SubElement(parent, tag, {k: xml_text(str(v)) for k, v in attrs.items()})
+    if text is not None:
+        el.text = xml_text(text)
+    return el
+
+
+def _case_time(row: Mapping[str, Any]) -> float:
+    mean = row["latency_ms"]["mean"]
+    return 0.0 if mean is None else mean * row["decided"] / 1000
+
+
+def _details(row: Mapping[str, Any]) -> str:
+    lines = [f"{row['file']}:{row['line']}: {row['scenario']} on {row['target']}"]
+    if row.get("description"):
+        lines.append(row["description"])
+    lines.append(outcome_text(row))
+    if row["checks"]:
+        lines.append("Checks:")
+        for c in row["checks"]:
+            rate = pct(c["pass_rate"])
+            unsure = f", {c['unsure']} unsure" if c["unsure"] else ""
+            lines.append(f"  {rate:>4}  {c['label']}  ({c['passes']} of {c['evaluated']} "
+                         f"passed{unsure})")
+    return "\n".join(lines)
+
+
+def junit_xml(summary: Mapping[str, Any]) -> ET.ElementTree[ET.Element]:
+    rows = summary["scenarios"]
+    t = summary["totals"]
+    root = ET.Element("testsuites", {
+        "name": "scenarist",
+        "tests": str(len(rows)),
+        "failures": str(t["failed"]),
+        "errors": str(t["inconclusive"]),
+        "skipped": "0",
+        "time": f"{summary.get('duration_s') or 0:.3f}",
+    })
+    for target in summary["targets"]:
+        name = target["name"]
+        mine = [r for r in rows if r["target"] == name]
+        suite = _el(root, "testsuite", name=name, tests=len(mine),
+                    failures=sum(r["verdict"] == "fail" for r in mine),
+                    errors=sum(r["verdict"] == "inconclusive" for r in mine), skipped=0,
+                    time=f"{sum(_case_time(r) for r in mine):.3f}",
+                    timestamp=summary.get("started_at") or "")
+        props = _el(suite, "properties")
+        for key in ("kind", "model", "base_url", "cassette", "entry"):
+            if target.get(key):
+                _el(props, "property", name=key, value=target[key])
+        if summary.get("run_id"):
+            _el(props, "property", name="run_id", value=summary["run_id"])
+        for r in mine:
+            case = _el(suite, "testcase", name=r["scenario"], classname=name, file=r["file"],
+                       line=r["line"], time=f"{_case_time(r):.3f}")
+            if r["verdict"] == "fail":
+                _el(case, "failure", _details(r), message=outcome_text(r), type="fail")
+            elif r["verdict"] == "inconclusive":
+                _el(case, "error", _details(r), message=outcome_text(r), type="inconclusive")
+    ET.indent(root)
+    return ET.ElementTree(root)
+
+
+def write_junit(path: Path, summary: Mapping[str, Any]) -> None:
+    root = junit_xml(summary).getroot()
+    write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
+
+
+# ---- summary.md ----------------------------------------------------------------------------
+
+_MD_SPACE = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+
+
+def md_code(text: str) -> str:
+    """Text as a Markdown code span that is safe inside a table cell."""
+    text = _MD_SPACE.sub(" ", text).replace("|", "\\|")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    if text.startswith("`") or text.endswith("`") or longest:
+        text = f" {text} "
+    return f"{fence}{text}{fence}"
+
+
+def _md_change(c: Change | None) -> str:
+    if c is None:
+        return ""
+    icon = {"regressed": "🔻 ", "improved": "🔺 "}.get(c.status, "")
+    delta = f" {pts(c.delta)} pts" if c.delta is not None else ""
+    return f"{icon}{c.status}{delta}"
+
+
+def _md_failing(row: Mapping[str, Any]) -> str:
+    failing = row["failing_checks"]
+    cells = [f"{md_code(fc['label'])} ×{fc['count']}" for fc in failing[:MAX_MD_FAILING_CHECKS]]
+    if len(failing) > MAX_MD_FAILING_CHECKS:
+        cells.append(f"+{len(failing) - MAX_MD_FAILING_CHECKS} more")
+    if row["errors"]:
+        cells.append(f"{row['errors']} endpoint errors")
+    return ", ".join(cells)
+
+
+MD_VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ no verdict"}
+
+
+def target_what(target: Mapping[str, Any]) -> str:
+    """What a target runs: its model, cassette or entry point."""
+    return str(target.get("model") or target.get("cassette") or target.get("entry")
+               or target.get("kind") or "")
+
+
+def _md_targets(summary: Mapping[str, Any]) -> str:
+    out = []
+    for t in summary["targets"]:
+        what = target_what(t)
+        out.append(f"{md_code(t['name'])} ({md_code(what)})" if what else md_code(t["name"]))
+    return ", ".join(out)
+
+
+def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None = None) -> str:
+    t = summary["totals"]
+    rows = summary["scenarios"]
+    changes = comparison.by_key() if comparison else {}
+    not_passed = t["failed"] + t["inconclusive"]
+    title = (f"all {t['scenarios']} passed" if not not_passed
+             else f"{not_passed} of {t['scenarios']} did not pass")
+    out = [f"## Scenarist: {title}", ""]
+    stats = [f"✅ {t['passed']} passed", f"❌ {t['failed']} failed"]
+    if t["inconclusive"]:
+        stats.append(f"⚠️ {t['inconclusive']} without a verdict")
+    line = (f"**{' · '.join(stats)}** (scenario × target) · {pct(t['pass_rate'])} of "
+            f"{t['attempts']} attempts passed")
+    if t["unsure"]:
+        line += f" · {t['unsure']} unsure"
+    if t["errors"]:
+        line += f" · {t['errors']} endpoint errors"
+    out.append(line)
+    meta = [f"Targets: {_md_targets(summary)}"]
+    if summary.get("run_id"):
+        meta.append(f"run {md_code(summary['run_id'])}")
+    meta.append(f"{t['tokens']:,} tokens")
+    if summary.get("duration_s"):
+        meta.append(f"{summary['duration_s']:.1f} s")
+    out += ["", " · ".join(meta)]
+    if comparison is not None:
+        counts = comparison.counts()
+        base = md_code(comparison.baseline_run_id or "baseline")
+        parts = [f"{counts[s]} {s}" for s in ("regressed", "improved", "unchanged",
+                                               "inconclusive", "new") if counts[s]]
+        if comparison.removed:
+            parts.append(f"{len(comparison.removed)} removed")
+        out += ["", f"Against {base}: " + (" · ".join(parts) or "nothing to compare")]
+    head = ["Verdict", "Scenario", "Target", "Passed", "Pass rate (95% CI)"]
+    align = [":--", ":--", ":--", "--:", ":--"]
+    if comparison is not None:
+        head.append("Change")
+        align.append(":--")
+    head.append("Failing checks")
+    align.append(":--")
+    out += ["", "| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
+    ordered = _ordered(rows, changes)
+    for r in ordered[:MAX_MD_ROWS]:
+        cells = [MD_VERDICT[r["verdict"]], md_code(r["scenario"]), md_code(r["target"]),
+                 f"{r['passes']}/{r['decided']} (min {r['min_pass']})",
+                 rate_text(r)]
+        if comparison is not None:
+            cells.append(_md_change(changes.get((r["scenario"], r["target"]))))
+        cells.append(_md_failing(r))
+        out.append("| " + " | ".join(cells) + " |")
+    if len(ordered) > MAX_MD_ROWS:
+        out += ["", f"… and {len(ordered) - MAX_MD_ROWS} more (all passed); "
+                    "the full list is in report.html."]
+    return "\n".join(out) + "\n"
+
+
+# ---- GitHub workflow commands --------------------------------------------------------------
+
+def gh_data(text: str) -> str:
+    """A workflow command's message: ``%``, CR and LF escaped (GitHub's rules)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def gh_property(text: str) -> str:
+    """A workflow command's property value: as data, plus ``:`` and ``,``."""
+    return gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotations(summary: Mapping[str, Any],
+                       comparison: Comparison | None = None) -> list[str]:
+    """One ``::error`` (failed) or ``::warning`` (no verdict) line per scenario × target
+    that did not pass, pointing at the scenario's file and line."""
+    changes = comparison.by_key() if comparison else {}
+    out = []
+    for r in _ordered(summary["scenarios"], changes):
+        if r["verdict"] == "pass":
+            continue
+        level, title = (("error", f"Scenario {r['scenario']} failed on {r['target']}")
+                        if r["verdict"] == "fail" else
+                        ("warning", f"Scenario {r['scenario']} has no verdict on {r['target']}"))
+        message = outcome_text(r)
+        c = changes.get((r["scenario"], r["target"]))
+        if c is not None and c.status == "regressed":
+            message += f" Regressed against the baseline: {c.note}."
+        out.append(f"::{level} file={gh_property(str(r['file']))},line={int(r['line'])},"
+                   f"title={gh_property(title)}::{gh_data(message)}")
+    return out
+
+
+# ---- all of it -----------------------------------------------------------------------------
+
+def write_ci_outputs(run_dir: Path, summary: Mapping[str, Any],
+                     comparison: Comparison | None = None) -> tuple[Path, Path]:
+    """Write junit.xml and summary.md into the run folder; returns their paths."""
+    junit = run_dir / JUNIT
+    write_junit(junit, summary)
+    md = run_dir / SUMMARY_MD
+    write_atomic(md, summary_markdown(summary, comparison).encode("utf-8"))
+    return junit, md
+
+
+def emit_github(summary: Mapping[str, Any], run_dir: Path, comparison: Comparison | None,
+                echo: Callable[[str], None], warn: Callable[[str], None] = print) -> None:
+    """``--format github``: print the annotations, and append summary.md to the job's
+    summary page when ``$GITHUB_STEP_SUMMARY`` names one."""
+    for line in github_annotations(summary, comparison):
+        echo(line)
+    step_summary = os.environ.get(STEP_SUMMARY_ENV)
+    if step_summary:
+        try:
+            md = (run_dir / SUMMARY_MD).read_text("utf-8")
+            with open(step_summary, "a", encoding="utf-8") as f:
+                f.write(md + "\n")
+        except OSError as exc:  # the run's results are safe; only the job summary is lost
+            warn(f"warning: cannot append the summary to ${STEP_SUMMARY_ENV} "
+                 f"({step_summary}): {exc.strerror or exc}")
