@@ -37,13 +37,6 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, list
         click.echo(render(d, sources.get(d.span.file), color=color), err=err)
 
 
-def _sources(compiled: Any) -> dict[str, list[str]]:
-    out = {name: doc.lines for name, doc in compiled.documents.items()}
-    if compiled.suite is not None and compiled.suite.doc is not None:
-        out[compiled.suite.file] = compiled.suite.doc.lines
-    return out
-
-
 def _read_sources(diagnostics: Sequence[Diagnostic]) -> dict[str, list[str]]:
     out: dict[str, list[str]] = {}
     for d in diagnostics:
