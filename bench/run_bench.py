@@ -75,7 +75,7 @@ def run_once(suite: Path, out: Path, concurrency: int) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["NO_COLOR"] = "1"
     cmd = [sys.executable, "-m", "dsl", "run", str(suite), "--concurrency", str(concurrency),
-           "--out", str(out), "--quiet"]
+           "--out", str(out), "--quiet", "--no-early-stop"]
     t0 = time.perf_counter()
     proc = subprocess.Popen(cmd, env=env, cwd=REPO, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)

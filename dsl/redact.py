@@ -30,7 +30,9 @@ DEFAULT_PATTERNS: dict[str, str] = {
     "bearer-token": r"(?i)\bBearer\s+[A-Za-z0-9._~+/=\-]{12,}",
     # AWS access key ids and secret access keys
     "aws-access-key": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "aws-secret-key": r"(?i)(?<=aws.{0,20}(?:secret|key).{0,10}[=:\"'\s])[A-Za-z0-9/+]{40}\b",
+    # the assignment as a whole (a bare 40-character string is too common to redact)
+    "aws-secret-key": r"(?i)\baws_?secret_?(?:access_?)?key\b(?:\\?[\"'])?\s*[:=]\s*"
+                      r"(?:\\?[\"'])?[A-Za-z0-9/+]{40}\b",
     # GitHub tokens
     "github-token": r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
 }
@@ -38,17 +40,16 @@ DEFAULT_PATTERNS: dict[str, str] = {
 
 @dataclass(frozen=True, slots=True)
 class Redactor:
-    pattern: regex.Pattern[str] | None
-    names: tuple[str, ...]  # the group name → NAME, in group order
+    # One pattern per NAME, applied in turn: each keeps its literal-prefix fast path (one
+    # alternation of them all was 400x slower on a results line).
+    patterns: tuple[tuple[regex.Pattern[str], str], ...]
 
     def __call__(self, text: str) -> str:
-        if self.pattern is None or not text:
+        if not text:
             return text
-        return self.pattern.sub(self._replace, text)
-
-    def _replace(self, m: regex.Match[str]) -> str:
-        group = m.lastgroup or "r0"
-        return f"[REDACTED:{self.names[int(group[1:])]}]"
+        for pattern, replacement in self.patterns:
+            text = pattern.sub(replacement, text)
+        return text
 
     def value(self, data: object) -> object:
         """Redact every string inside a JSON-like value."""
@@ -66,8 +67,7 @@ def build(env_names: Iterable[str], patterns: Mapping[str, str] | None = None,
     """A redactor for these environment variables' values and these named patterns
     (default: DEFAULT_PATTERNS)."""
     env = os.environ if environ is None else environ
-    parts: list[str] = []
-    names: list[str] = []
+    out: list[tuple[regex.Pattern[str], str]] = []
     for name in sorted(set(env_names)):
         value = env.get(name)
         if not value or len(value) < MIN_SECRET_CHARS:
@@ -75,16 +75,14 @@ def build(env_names: Iterable[str], patterns: Mapping[str, str] | None = None,
         forms = {value, json.dumps(value, ensure_ascii=False)[1:-1],
                  json.dumps(value)[1:-1]}
         alternatives = "|".join(regex.escape(f) for f in sorted(forms, key=len, reverse=True))
-        parts.append(f"(?P<r{len(names)}>{alternatives})")
-        names.append(name)
+        out.append((regex.compile(alternatives), _replacement(name)))
     for name, source in (DEFAULT_PATTERNS if patterns is None else patterns).items():
-        parts.append(f"(?P<r{len(names)}>{source})")
-        names.append(name)
-    if not parts:
-        return Redactor(None, ())
-    # each alternative is one named group (the outermost group that matched is the one
-    # m.lastgroup names, whatever groups a pattern has inside)
-    return Redactor(regex.compile("|".join(parts)), tuple(names))
+        out.append((regex.compile(source), _replacement(name)))
+    return Redactor(tuple(out))
 
 
-NO_REDACTION = Redactor(None, ())
+def _replacement(name: str) -> str:
+    return f"[REDACTED:{name}]".replace("\\", "\\\\")  # a literal, not a template
+
+
+NO_REDACTION = Redactor(())
