@@ -59,17 +59,6 @@ then:
 """)
 
 
-def server_script(fail_rate: float, throttle_rate: float) -> dict[str, object]:
-    return {
-        "rules": [],
-        "default": [
-            {"tool_calls": [{"name": "lookup_order", "arguments": '{"order": "{{user_number}}"}'}]},
-            {"text": "Your order has shipped and should arrive on 2 October."},
-        ],
-        "faults": {"fail_rate": fail_rate, "throttle_rate": throttle_rate},
-    }
-
-
 def run_once(suite: Path, out: Path, concurrency: int) -> dict[str, float]:
     # as installed: bytecode cached (PYTHONDONTWRITEBYTECODE, even "0", turns that off)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
@@ -102,17 +91,14 @@ def main() -> None:
                     help="share of requests answered 429 with Retry-After: 0.2")
     a = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="scenarist-bench-"))
-    server = subprocess.Popen([sys.executable, str(REPO / "tests" / "fakeserver.py"),
-                               "--port", "0", "--delay-ms", str(a.delay_ms)],
+    server = subprocess.Popen([sys.executable, str(HERE / "bench_server.py"), "--port", "0",
+                               "--delay-ms", str(a.delay_ms), "--throttle-rate",
+                               str(a.throttle_rate), "--fail-rate", str(a.fail_rate)],
                               stdout=subprocess.PIPE, text=True)
     try:
         assert server.stdout is not None
         port = int(server.stdout.readline().split()[1])
         url = f"http://127.0.0.1:{port}/v1"
-        import httpx
-
-        httpx.post(f"http://127.0.0.1:{port}/_script",
-                   json=server_script(a.fail_rate, a.throttle_rate)).raise_for_status()
         suite = tmp / "suite"
         suite.mkdir()
         write_suite(suite, a.scenarios, a.runs, url, a.concurrency)
