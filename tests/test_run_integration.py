@@ -422,3 +422,61 @@ def test_unparsable_model_output_is_a_model_failure_not_retried(
         "'{\"error\": {\"code\": 500, \"type\": \"server_error\", \"message\": \"The model "
         "produced output that does not match the expected peg-native format\"}}')")
     assert len(server.requests()) == 1
+
+
+EVERY_CHECK = """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools:
+    - list_business_hours
+    - book_appointment
+    - name: search_slots
+      description: Free slots on a date.
+      input_schema: {type: object, properties: {date: {type: string}}, required: [date]}
+      returns: {free: ["15:00", "16:30"]}
+    - name: cancel_appointment
+      description: Cancel an appointment.
+      action: delete
+      confirm: true
+when: "Turno el 6 de octubre a las 15"
+then:
+  - contains: "15:00"
+  - not_contains: "error"
+  - equals: '{"date": "2026-10-06", "time": "15:00", "status": "booked"}'
+  - matches: '"time": "1[5-6]:[0-9]{2}"'
+  - non_empty
+  - json: {fields: [date, time], values: {status: booked}}
+  - calls: search_slots
+  - calls: {name: book_appointment, args: {time: "15:00"}, times: 1}
+  - not_calls: [list_business_hours]
+  - calls_only: [search_slots, book_appointment]
+  - calls_in_order: [search_slots, book_appointment]
+  - tool_correctness: {tools: [search_slots, book_appointment], mode: exact}
+  - valid_args
+  - does_not_modify
+  - asks_nothing_to_confirm
+  - expect: "call('book_appointment').args.date == '2026-10-06' and count(calls) == 2"
+runs: 1
+min_pass: 1
+"""
+
+
+def test_every_deterministic_check_through_the_real_loop(tmp_path: Path, server: FakeServer,
+                                                        cli_env: dict[str, str]) -> None:
+    answer = '{"date": "2026-10-06", "time": "15:00", "status": "booked"}'
+    server.script({"rules": [{"match": "octubre", "replies": [
+        {"tool_calls": [{"name": "search_slots", "arguments": {"date": "2026-10-06"}}]},
+        {"tool_calls": [{"name": "book_appointment",
+                         "arguments": {"date": "2026-10-06", "time": "15:00"}}]},
+        {"text": answer},
+    ]}]})
+    make_suite(tmp_path, server, EVERY_CHECK)
+    r = run_cli("run", ".", cwd=tmp_path)
+    (rec,) = results(tmp_path)
+    statuses = {c["label"].split(":")[0]: c["status"] for c in rec["checks"]}
+    # every check passes but one: a create tool ran, so does_not_modify fails
+    assert [k for k, v in statuses.items() if v != "pass"] == ["does_not_modify"]
+    assert len(rec["checks"]) == 16
+    assert r.exit_code == 1
+    assert rec["checks"][13]["reason"] == ('expected no changes; book_appointment (create) was '
+                                           'executed with date="2026-10-06", time="15:00"')
