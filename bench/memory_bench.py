@@ -52,9 +52,10 @@ def main() -> None:
                     f'{i}?"\nthen: [{{contains: shipped}}, non_empty]\n')
             out = tmp / f"runs{size}"
             t0 = time.perf_counter()
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
             proc = subprocess.Popen([sys.executable, "-m", "dsl", "run", str(suite), "--out",
                                      str(out), "-q", "--no-early-stop"], cwd=REPO,
-                                    stdout=subprocess.DEVNULL)
+                                    stdout=subprocess.DEVNULL, env=env)
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             (run_dir,) = out.iterdir()

@@ -239,6 +239,8 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
         truncate_torn(run_dir)
         prior = [r for r in latest_records(run_dir)
                  if not (retry_errors and r["status"] == "error")]
+        if retry_errors:
+            info["reran_errors"] = True  # results.jsonl may now hold an attempt twice
         info.setdefault("resumed_at", []).append(started.isoformat(timespec="seconds"))
     else:
         run_dir = create_run_dir(out)

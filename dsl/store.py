@@ -234,7 +234,15 @@ def truncate_torn(run_dir: Path) -> bool:
 
 
 def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """Each attempt's latest record (a resumed run may have re-run errored attempts)."""
+    """Each attempt's latest record. Only ``--resume --retry-errors`` writes an attempt
+    twice (run.json says so); otherwise this streams the file once, in constant memory."""
+    try:
+        reran = bool(json.loads((run_dir / RUN).read_text("utf-8")).get("reran_errors"))
+    except (OSError, ValueError):
+        reran = True  # no run.json: be safe
+    if not reran:
+        yield from iter_results(run_dir)
+        return
     last: dict[tuple[str, str, int], int] = {}
     for i, r in enumerate(iter_results(run_dir)):
         last[(r["scenario"], r["target"], r["run"])] = i
