@@ -201,14 +201,12 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
               baseline: dict[str, Any] | None = None) -> int:
     import asyncio  # here, not at the top: lint's start-up does without it
 
-    from .baseline import compare
     from .cioutputs import emit_github, write_ci_outputs
-    from .report import write_report
+    from .report import regenerate
     from .run import RunOptions, execute, run_info
     from .store import (
         PLAN,
         RUN,
-        SUMMARY,
         create_run_dir,
         latest_records,
         plan_changes,
@@ -217,7 +215,7 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
         truncate_torn,
         write_json,
     )
-    from .summarize import exit_code, summarize_dir
+    from .summarize import exit_code
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -282,10 +280,7 @@ def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
         info["judge"] = {**state.judge, "cache": judge_cache,
                          "target": plan.judge.target.name if plan.judge else None}
     write_json(run_dir / RUN, info)
-    summary = summarize_dir(run_dir)
-    write_json(run_dir / SUMMARY, summary)
-    comparison = compare(summary, baseline) if baseline is not None else None
-    write_report(run_dir, summary=summary, comparison=comparison)
+    _, summary, comparison = regenerate(run_dir, None, baseline)  # one pass: summary, report
     write_ci_outputs(run_dir, summary, comparison)
     print_summary(summary, quiet=quiet, comparison=comparison)
     if fmt == "github":
@@ -409,9 +404,10 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
 def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
     """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
     summary and report. Exit codes as for run."""
-    from .report import write_report
-    from .store import SUMMARY, merge_runs, write_json
-    from .summarize import exit_code, summarize_dir
+    from .cioutputs import write_ci_outputs
+    from .report import regenerate
+    from .store import merge_runs
+    from .summarize import exit_code
 
     try:
         merged, warnings = merge_runs(list(run_dirs), out)
@@ -420,9 +416,8 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
         sys.exit(EXIT_INPUT)
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
-    summary = summarize_dir(merged)
-    write_json(merged / SUMMARY, summary)
-    write_report(merged, summary=summary)
+    _, summary, _ = regenerate(merged)
+    write_ci_outputs(merged, summary, None)
     print_summary(summary, quiet=quiet)
     click.echo(f"\nMerged {len(run_dirs)} runs into {merged}\nReport: {merged / 'report.html'}")
     sys.exit(exit_code(summary))

@@ -446,37 +446,71 @@ def script_json(data: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
+class _Transcripts:
+    """The attempts a report embeds, reduced as they stream past: at most
+    MAX_REPORT_ATTEMPTS, shared by the scenario × target rows; within a row, attempts that
+    did not pass come first. Memory stays bounded however large the run."""
+
+    def __init__(self, plan: Mapping[str, Any]) -> None:
+        rows = len(plan.get("scenarios", [])) * max(1, len(plan.get("targets", [])))
+        self.quota = max(MIN_PER_ROW, MAX_REPORT_ATTEMPTS // max(1, rows))
+        self.strings: dict[tuple[Any, Any], _Strings] = {}
+        self.bad: dict[tuple[Any, Any], list[list[Any]]] = {}
+        self.good: dict[tuple[Any, Any], list[list[Any]]] = {}
+        self.seen: dict[tuple[Any, Any], int] = {}
+
+    def add(self, rec: Mapping[str, Any]) -> None:
+        key = (rec.get("scenario"), rec.get("target"))
+        self.seen[key] = self.seen.get(key, 0) + 1
+        buckets = self.good if rec.get("status") == "pass" else self.bad
+        bucket = buckets.setdefault(key, [])
+        if len(bucket) < self.quota:
+            bucket.append(attempt(rec, self.strings.setdefault(key, _Strings())))
+
+    def tap(self, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+        """Pass the records on (to the summary) while keeping what the report needs."""
+        for rec in records:
+            self.add(rec)
+            yield rec
+
+    def blob(self, key: tuple[Any, Any]) -> str:
+        bad = self.bad.get(key, [])
+        mine = bad + self.good.get(key, [])[: max(0, self.quota - len(bad))]
+        mine.sort(key=lambda x: x[0] if isinstance(x[0], int) else 0)
+        table = self.strings.get(key) or _Strings()
+        return script_json({"version": DATA_VERSION, "strings": table.table,
+                            "attempts": mine, "omitted": self.seen.get(key, 0) - len(mine)})
+
+
 def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
                summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
                comparison: Comparison | None = None) -> ReportView:
+    transcripts = _Transcripts(plan)
+    for rec in records:
+        transcripts.add(rec)
+    return _view(plan, transcripts, summary, run, comparison)
+
+
+def summarize_and_view(plan: Mapping[str, Any], records: Iterable[dict[str, Any]],
+                       run: Mapping[str, Any] | None = None,
+                       baseline: Mapping[str, Any] | None = None,
+                       ) -> tuple[dict[str, Any], Comparison | None, ReportView]:
+    """The summary and the report's view in one pass over the records."""
+    transcripts = _Transcripts(plan)
+    summary = summarize_records(dict(plan), transcripts.tap(records), dict(run or {}) or None)
+    comparison = compare(summary, baseline) if baseline is not None else None
+    return summary, comparison, _view(plan, transcripts, summary, run, comparison)
+
+
+def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[str, Any],
+          run: Mapping[str, Any] | None, comparison: Comparison | None) -> ReportView:
     specs = {s["id"]: s for s in plan.get("scenarios", [])}
     models = {t["name"]: target_what(t) for t in summary["targets"]}
     changes = comparison.by_key() if comparison else {}
     rows = tuple(_row(i, r, specs.get(r["scenario"], {}), changes.get((r["scenario"],
                                                                        r["target"])), models)
                  for i, r in enumerate(summary["scenarios"]))
-    position = {(r.scenario, r.target): r.index for r in rows}
-    strings = [_Strings() for _ in rows]
-    # At most MAX_REPORT_ATTEMPTS transcripts, shared by the rows; within a row, attempts
-    # that did not pass come first. Memory stays bounded however large the run.
-    quota = max(MIN_PER_ROW, MAX_REPORT_ATTEMPTS // max(1, len(rows)))
-    bad: list[list[list[Any]]] = [[] for _ in rows]
-    good: list[list[list[Any]]] = [[] for _ in rows]
-    seen = [0] * len(rows)
-    for rec in records:
-        i = position.get((rec.get("scenario"), rec.get("target")))  # type: ignore[arg-type]
-        if i is None:
-            continue
-        seen[i] += 1
-        bucket = good[i] if rec.get("status") == "pass" else bad[i]
-        if len(bucket) < quota:
-            bucket.append(attempt(rec, strings[i]))
-    blobs = []
-    for i, table in enumerate(strings):
-        mine = bad[i] + good[i][: max(0, quota - len(bad[i]))]
-        mine.sort(key=lambda x: x[0] if isinstance(x[0], int) else 0)
-        blobs.append(script_json({"version": DATA_VERSION, "strings": table.table,
-                                  "attempts": mine, "omitted": seen[i] - len(mine)}))
+    blobs = [transcripts.blob((r.scenario, r.target)) for r in rows]
     t = summary["totals"]
     info = run or {}
     headline = Headline(
@@ -583,9 +617,11 @@ def write_report(run_dir: Path, out: Path | None = None,
     path = out or run_dir / REPORT
     with _collector_paused():
         plan, run = _load(run_dir)
-        summary = summary or summarize_records(plan, latest_records(run_dir), run)
-        _write(path, render(build_view(plan, latest_records(run_dir), summary, run,
-                                       comparison)))
+        if summary is None:
+            _, _, view = summarize_and_view(plan, latest_records(run_dir), run)
+        else:
+            view = build_view(plan, latest_records(run_dir), summary, run, comparison)
+        _write(path, render(view))
     return path
 
 
@@ -597,9 +633,8 @@ def regenerate(run_dir: Path, out: Path | None = None,
     path = out or run_dir / REPORT
     with _collector_paused():
         plan, run = _load(run_dir)
-        summary = summarize_records(plan, latest_records(run_dir), run)
+        summary, comparison, view = summarize_and_view(plan, latest_records(run_dir), run,
+                                                       baseline)
         write_json(run_dir / SUMMARY, summary)
-        comparison = compare(summary, baseline) if baseline is not None else None
-        _write(path, render(build_view(plan, latest_records(run_dir), summary, run,
-                                       comparison)))
+        _write(path, render(view))
     return path, summary, comparison
