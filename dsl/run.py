@@ -136,16 +136,19 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     there was one. Judge checks are asked concurrently."""
 
     async def one(c: Any) -> Outcome:
+        if not (c.judge and c.evaluate_async is not None):
+            return _sync(c, data)
         try:
-            if c.judge and c.evaluate_async is not None and judge is not None:
-                outcome: Outcome = await c.evaluate_async(c.params, data, judge)
-                return outcome
-            return c.run(data)  # type: ignore[no-any-return]
+            outcome: Outcome = await c.evaluate_async(c.params, data, judge)
+            return outcome
         except Exception as exc:  # a bug in a check must not end the run
             return Outcome("error", f"the check could not be evaluated: "
                                     f"{type(exc).__name__}: {exc}")
 
-    outcomes = await asyncio.gather(*(one(c) for c in scenario.checks))
+    if judge is not None and any(c.judge for c in scenario.checks):
+        outcomes = await asyncio.gather(*(one(c) for c in scenario.checks))
+    else:  # no question for the judge: no need for a task per check
+        outcomes = [_sync(c, data) for c in scenario.checks]
     out = []
     judge_failure = None
     for c, o in zip(scenario.checks, outcomes, strict=True):
@@ -159,6 +162,14 @@ async def evaluate(scenario: Scenario, data: AttemptData,
             judge_failure = o.reason
         out.append(item)
     return out, judge_failure
+
+
+def _sync(c: Any, data: AttemptData) -> Outcome:
+    try:
+        return c.run(data)  # type: ignore[no-any-return]
+    except Exception as exc:  # a bug in a check must not end the run
+        return Outcome("error", f"the check could not be evaluated: {type(exc).__name__}: "
+                                f"{exc}")
 
 
 def attempt_status(data: AttemptData, checks: list[dict[str, Any]]) -> tuple[str, str]:
