@@ -42,16 +42,14 @@ class Compiled:
         return any(d.severity == "error" for d in self.diagnostics)
 
 
-def collect_files(paths: Sequence[Path], diags: Collector,
-                  exclude: Iterable[str] = (), root: Path | None = None) -> list[Path]:
-    """The scenario files named by ``paths`` (files, or folders searched recursively)."""
+def collect_files(paths: Sequence[Path], exclude: Iterable[str] = (),
+                  root: Path | None = None) -> list[Path]:
+    """The scenario files named by ``paths`` (existing files, or folders searched
+    recursively: missing paths were reported before)."""
     out: list[Path] = []
     seen: set[Path] = set()
     patterns = tuple(exclude)
     for p in paths:
-        if not p.exists():
-            diags.error(Span("<command line>", 1, 1), "E216", f"'{p}' does not exist")
-            continue
         found = [p] if p.is_file() else list(iter_yaml_files(p))
         for f in found:
             r = f.resolve()
@@ -143,7 +141,7 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bo
         )
         return Compiled(None, diagnostics=diags.diagnostics)
     root = suite.root if suite else Path.cwd().resolve()
-    files = collect_files(paths, diags, suite.exclude if suite else (), root)
+    files = collect_files(paths, suite.exclude if suite else (), root)
     result = Compiled(suite, files=files)
     if not files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",

@@ -124,7 +124,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
         pending = False
         for i, tc in enumerate(tool_calls):
             call, result = _handle_call(tc, i, p.steps, tools_by_name, scenario)
-            assistant["tool_calls"].append(_wire_call(tc, call))
+            assistant["tool_calls"].append(_wire_call(call))
             p.calls.append(call)
             if call.pending:
                 pending = True
@@ -191,7 +191,7 @@ def _text_parts(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _wire_call(tc: Any, call: Call) -> dict[str, Any]:
+def _wire_call(call: Call) -> dict[str, Any]:
     """The tool call as it goes back to the model in the next request."""
     return {"id": call.id, "type": "function",
             "function": {"name": call.name, "arguments": call.raw_args}}
