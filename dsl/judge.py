@@ -12,11 +12,17 @@ can be trusted — reproducibly, honest about doubt, and without leaking secrets
   seed + i); still unreadable → **unsure**. A readable verdict with ``confidence`` below
   ``min_confidence`` → **unsure**. Unsure never counts as a pass. The prompt and every raw
   reply are kept as evidence on the attempt.
+* **Token probabilities** (``mode: logprobs``). The judge is asked for one word, ``yes``
+  or ``no`` (faithful, answers_the_question), or one digit 0–9 (rubric, criteria), with
+  ``logprobs`` and ``top_logprobs``; the verdict is read from the first token's
+  probabilities, calibrated by a temperature (``dsl/judge_logprobs.py``: the maths).
 * **Caching.** The cache key is the judge model + the prompt's version + the rendered
-  prompt (+ temperature and seed). Every outcome but an endpoint failure is stored under
-  ``.scenarist/judge-cache/`` beside scenarist.yaml; a rerun never asks the same question
-  twice and never flips a stored verdict. Identical questions asked at the same moment by
-  concurrent attempts share one request.
+  prompt (+ temperature and seed, + the mode when it is not json). Every outcome but an
+  endpoint failure is stored under ``.scenarist/judge-cache/`` beside scenarist.yaml; a
+  rerun never asks the same question twice and never flips a stored verdict. In logprobs
+  mode the stored token probabilities are decided again on every use, so a new
+  calibration or min_confidence applies without asking again. Identical questions asked
+  at the same moment by concurrent attempts share one request.
 """
 
 from __future__ import annotations
@@ -29,18 +35,33 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .errors import EndpointError
+from .judge_logprobs import (
+    TOP_LOGPROBS,
+    Calibration,
+    Kind,
+    Reading,
+    decide,
+    first_token_options,
+    read_answers,
+)
 from .model import SCHEMA_VERSION, AttemptData, Target
 from .moment import say
 from .redact import NO_REDACTION, Redactor
 from .targets.base import ChatModel
 
 PROMPT_NAMES = ("system", "faithful", "answers_the_question", "rubric", "criterion")
+MODES = ("json", "logprobs")
+DIGIT_PROMPTS = ("rubric", "criterion")  # in logprobs mode: one digit; the others: yes/no
 JUDGE_MAX_TOKENS = 400
+LOGPROBS_MAX_TOKENS = 4  # one word is asked for; a few tokens leave room for "Yes."
+NO_LOGPROBS = ("the judge's reply has no logprobs (its server does not report token "
+               "probabilities), so judge.mode: logprobs cannot read a verdict from it; use a "
+               "server that does (llama.cpp, vLLM, OpenAI) or judge.mode: json")
 _VERSION = re.compile(r"\{#-?\s*version:\s*([\w.\-]+)\s*-?#\}")
 _DELIMITERS = re.compile(r"</?(answer|message|tool|rubric|criterion)\b", re.I)
 
@@ -79,8 +100,9 @@ class Prompt:
 
 
 @functools.cache
-def builtin_prompt(name: str) -> Prompt:
-    path = Path(__file__).parent / "assets" / "judge" / f"{name}.j2"
+def builtin_prompt(name: str, mode: str = "json") -> Prompt:
+    folder = Path(__file__).parent / "assets" / "judge"
+    path = (folder / "logprobs" if mode == "logprobs" else folder) / f"{name}.j2"
     return Prompt.from_source(name, path.read_text("utf-8"))
 
 
@@ -96,9 +118,20 @@ class JudgeConfig:
     max_attempts: int = 3
     cache_dir: Path | None = None  # None: no cache
     prompts: Mapping[str, Prompt] = field(default_factory=dict)  # overrides
+    mode: str = "json"  # json: the judge's own words; logprobs: its token probabilities
+    calibration: Calibration = field(default_factory=Calibration)  # logprobs mode
 
     def prompt(self, name: str) -> Prompt:
-        return self.prompts.get(name) or builtin_prompt(name)
+        return self.prompts.get(name) or builtin_prompt(name, self.mode)
+
+    @property
+    def tries(self) -> int:
+        """Requests per question at most: logprobs mode asks once (its reading does not
+        change with the seed); json mode asks again when the reply cannot be read."""
+        return 1 if self.mode == "logprobs" else self.max_attempts
+
+    def prompt_versions(self) -> dict[str, str]:
+        return {name: self.prompt(name).version for name in PROMPT_NAMES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,12 +148,25 @@ class Verdict:
     model: str
     cached: bool = False
     tokens: int = 0
+    # the judge's probability that the question is answered pass (json mode: its stated
+    # confidence in its verdict; logprobs mode: from the token probabilities)
+    p_pass: float | None = None
+    reading: Reading | None = None  # logprobs mode: the first token's probabilities
+    scale: float = 1  # of the score: 1 (yes/no, rubric) or 10 (criteria)
+    threshold: float | None = None  # the score a pass needs (rubric, criteria)
+    storable: bool = True  # False: a property of the server, not an answer (no logprobs)
 
     def evidence(self) -> dict[str, Any]:
-        return {"judge_model": self.model, "verdict": self.status, "score": self.score,
-                "confidence": self.confidence, "reason": self.reason, "prompt": self.prompt,
-                "replies": list(self.replies), "cached": self.cached, "cache_key": self.key,
-                "tokens": self.tokens}
+        out: dict[str, Any] = {
+            "judge_model": self.model, "verdict": self.status, "score": self.score,
+            "confidence": self.confidence, "reason": self.reason, "prompt": self.prompt,
+            "replies": list(self.replies), "cached": self.cached, "cache_key": self.key,
+            "tokens": self.tokens}
+        if self.p_pass is not None:
+            out["p_pass"] = self.p_pass
+        if self.reading is not None:
+            out["logprobs"] = self.reading.to_json()
+        return out
 
 
 # ----------------------------------------------------------------------- reading replies
@@ -223,34 +269,68 @@ def context(attempt: AttemptData, **extra: str) -> dict[str, Any]:
 
 
 class Judge:
-    """Asks the judge model; one per run."""
+    """Asks the judge model; one per run.
+
+    ``memory`` (optional) holds every question's reading by key, and is consulted before
+    the cache: ``judge-check --calibrate`` decides the same questions again under other
+    calibrations without asking anything."""
 
     def __init__(self, config: JudgeConfig, model: ChatModel,
-                 redactor: Redactor = NO_REDACTION, *, use_cache: bool = True) -> None:
+                 redactor: Redactor = NO_REDACTION, *, use_cache: bool = True,
+                 memory: dict[str, Verdict] | None = None) -> None:
         self.config = config
         self.model = model
         self.redact = redactor
         self.use_cache = use_cache and config.cache_dir is not None
         self.model_name = config.model or model.settings.model
+        self.memory = memory
         self._inflight: dict[str, asyncio.Future[Verdict]] = {}
         self._response_format = True
         self.asked = 0  # questions sent to the model (cache misses)
         self.cache_hits = 0
         self.tokens = 0
 
+    @property
+    def logprobs(self) -> bool:
+        return self.config.mode == "logprobs"
+
     def key(self, prompt: Prompt, rendered: str) -> str:
-        parts = [self.model_name, prompt.version, self.config.temperature, self.config.seed,
-                 rendered]
+        parts: list[Any] = [self.model_name, prompt.version, self.config.temperature,
+                            self.config.seed, rendered]
+        if self.logprobs:  # json mode's keys stay as they were: its caches remain valid
+            parts += ["logprobs", TOP_LOGPROBS]
         return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
 
-    async def ask(self, name: str, ctx: Mapping[str, Any], scale: float = 1) -> Verdict:
+    async def ask(self, name: str, ctx: Mapping[str, Any], scale: float = 1,
+                  threshold: float | None = None) -> Verdict:
+        """Ask one question. ``scale`` is the score's range (1 or 10); ``threshold`` the
+        score a pass needs, which decides digit answers in logprobs mode."""
         prompt = self.config.prompt(name)
         rendered = self.redact(str(prompt.template.render(**ctx)).strip())
         key = self.key(prompt, rendered)
+        kind: Kind = "digits" if name in DIGIT_PROMPTS else "yes_no"
+        return self.decided(await self._fetch(rendered, key, kind, scale, threshold),
+                            scale, threshold)
+
+    def decided(self, v: Verdict, scale: float, threshold: float | None) -> Verdict:
+        """A verdict with token probabilities, decided under this judge's calibration and
+        min_confidence (any other verdict as it is)."""
+        if v.reading is None:
+            return v
+        d = decide(v.reading, self.config.calibration, self.config.min_confidence, scale,
+                   threshold)
+        return replace(v, status=d.status, score=d.score, confidence=d.confidence,
+                       reason=d.reason, p_pass=d.p_pass, scale=scale, threshold=threshold)
+
+    async def _fetch(self, rendered: str, key: str, kind: Kind, scale: float,
+                     threshold: float | None) -> Verdict:
+        if self.memory is not None and key in self.memory:
+            return self.memory[key]
         if self.use_cache:
             hit = self._load(key)
             if hit is not None:
                 self.cache_hits += 1
+                self._remember(hit)
                 return hit
         pending = self._inflight.get(key)
         if pending is not None:  # the same question, asked right now by another attempt
@@ -258,7 +338,11 @@ class Judge:
         future: asyncio.Future[Verdict] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            verdict = await self._ask(rendered, key, scale)
+            if self.logprobs:
+                verdict = self.decided(await self._ask_logprobs(rendered, key, kind),
+                                       scale, threshold)
+            else:
+                verdict = await self._ask(rendered, key, scale)
             future.set_result(verdict)
         except BaseException as exc:
             future.set_exception(exc)
@@ -266,25 +350,58 @@ class Judge:
             raise
         finally:
             self._inflight.pop(key, None)
-        if verdict.status != "error" and self.use_cache:
-            self._store(verdict)
+        if verdict.status != "error":
+            if self.use_cache and verdict.storable:
+                self._store(verdict)
+            self._remember(verdict)
         return verdict
 
-    async def _ask(self, rendered: str, key: str, scale: float) -> Verdict:
+    def _remember(self, v: Verdict) -> None:
+        if self.memory is not None:
+            self.memory[v.key] = v
+
+    def _body(self, rendered: str, seed: int, max_tokens: int) -> dict[str, Any]:
         system = str(self.config.prompt("system").template.render()).strip()
+        body: dict[str, Any] = {
+            "model": self.model_name,
+            "messages": [{"role": "system", "content": system},
+                         {"role": "user", "content": rendered}],
+            "temperature": self.config.temperature,
+            "seed": seed,
+            "max_tokens": max_tokens,
+        }
+        body.update(self.model.settings.params)
+        return body
+
+    async def _ask_logprobs(self, rendered: str, key: str, kind: Kind) -> Verdict:
+        """One request; the reading is decided by the caller. No retries: the token
+        probabilities do not change with the seed."""
+        body = self._body(rendered, self.config.seed, LOGPROBS_MAX_TOKENS)
+        # the method needs these, whatever the target's params say
+        body.update(logprobs=True, top_logprobs=TOP_LOGPROBS, max_tokens=LOGPROBS_MAX_TOKENS)
+        try:
+            reply = await self.model.complete(body)
+        except EndpointError as exc:
+            return Verdict("error", None, None, f"the judge's endpoint failed: {exc.kind}: "
+                           f"{exc.message}", rendered, (), key, self.model_name)
+        self.asked += 1
+        self.tokens += reply.tokens.total
+        text = reply.message.get("content") or ""
+        text = text if isinstance(text, str) else json.dumps(text)
+        replies = (self.redact(text),)
+        options = first_token_options(reply.raw)
+        if options is None:
+            return Verdict("unsure", None, None, NO_LOGPROBS, rendered, replies, key,
+                           self.model_name, tokens=reply.tokens.total, storable=False)
+        return Verdict("unsure", None, None, "", rendered, replies, key, self.model_name,
+                       tokens=reply.tokens.total, reading=read_answers(options, kind))
+
+    async def _ask(self, rendered: str, key: str, scale: float) -> Verdict:
         replies: list[str] = []
         tokens = 0
         problem = ""
         for i in range(self.config.max_attempts):
-            body: dict[str, Any] = {
-                "model": self.model_name,
-                "messages": [{"role": "system", "content": system},
-                             {"role": "user", "content": rendered}],
-                "temperature": self.config.temperature,
-                "seed": self.config.seed + i,
-                "max_tokens": JUDGE_MAX_TOKENS,
-            }
-            body.update(self.model.settings.params)
+            body = self._body(rendered, self.config.seed + i, JUDGE_MAX_TOKENS)
             if self._response_format:
                 body["response_format"] = {"type": "json_schema", "json_schema": {
                     "name": "verdict", "strict": True, "schema": VERDICT_SCHEMA}}
@@ -309,13 +426,15 @@ class Judge:
             except Unreadable as exc:
                 problem = str(exc)
                 continue
+            p_pass = confidence if verdict == "pass" else 1 - confidence
             if confidence < self.config.min_confidence:
                 return Verdict("unsure", score, confidence,
                                f"the judge was not confident enough ({confidence:.2f} < "
                                f"{self.config.min_confidence:.2f}): {reason}", rendered,
-                               tuple(replies), key, self.model_name, tokens=tokens)
+                               tuple(replies), key, self.model_name, tokens=tokens,
+                               p_pass=p_pass)
             return Verdict(verdict, score, confidence, reason, rendered, tuple(replies), key,
-                           self.model_name, tokens=tokens)
+                           self.model_name, tokens=tokens, p_pass=p_pass)
         return Verdict("unsure", None, None,
                        f"the judge's reply could not be read after {len(replies)} "
                        f"tries ({problem})", rendered, tuple(replies), key, self.model_name,
@@ -334,9 +453,12 @@ class Judge:
             return None
         if data.get("schema_version") != SCHEMA_VERSION or data.get("key") != key:
             return None
+        reading = data.get("logprobs")
         return Verdict(data["status"], data["score"], data["confidence"], data["reason"],
                        data["prompt"], tuple(data["replies"]), key, data["model"], cached=True,
-                       tokens=0)
+                       tokens=0, p_pass=data.get("p_pass"),
+                       reading=Reading.from_json(reading) if isinstance(reading, dict)
+                       else None)
 
     def _store(self, v: Verdict) -> None:
         path = self._path(v.key)
@@ -344,7 +466,8 @@ class Judge:
         data = {"schema_version": SCHEMA_VERSION, "key": v.key, "model": v.model,
                 "status": v.status, "score": v.score, "confidence": v.confidence,
                 "reason": v.reason, "prompt": v.prompt, "replies": list(v.replies),
-                "tokens": v.tokens,
+                "tokens": v.tokens, "p_pass": v.p_pass,
+                "logprobs": v.reading.to_json() if v.reading is not None else None,
                 "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
         tmp.write_text(self.redact(json.dumps(data, ensure_ascii=False, indent=1)), "utf-8")

@@ -490,6 +490,7 @@ def suite_schema() -> dict[str, Any]:
                              "for system, faithful, answers_the_question, rubric, criterion.",
                              {"faithful": "prompts/faithful.j2"}),
                     },
+                    **_judge_logprobs_keys(),
                 },
             },
             "redact": {
@@ -536,6 +537,36 @@ def suite_schema() -> dict[str, Any]:
             },
         },
         "$defs": {"target": _target(), "library_tool": _tool(False)},
+    }
+
+
+def _judge_logprobs_keys() -> dict[str, Any]:
+    """``judge.mode`` and ``judge.calibration`` (the token-probability judge:
+    dsl/judge_logprobs.py, docs/judge.md)."""
+
+    def temperature(what: str, example: float) -> dict[str, Any]:
+        return {"type": "number", "exclusiveMinimum": 0, "maximum": 100, **_d(
+            f"The calibration temperature of {what} (default 1.0: the probabilities as the "
+            "model gives them; above 1 softens an over-confident judge). scenarist "
+            "judge-check --calibrate measures it.", example)}
+
+    return {
+        "mode": {"enum": ["json", "logprobs"], **_d(
+            "How the verdict is read: json (default), the judge's own JSON verdict and "
+            "stated confidence; logprobs, one word or digit whose token probabilities give "
+            "the verdict (needs a server that returns logprobs).", "logprobs")},
+        "calibration": {
+            "type": "object",
+            "additionalProperties": False,
+            **_d("logprobs mode: temperatures that calibrate the token probabilities, as "
+                 "printed by scenarist judge-check --calibrate.",
+                 {"yes_no": 1.56, "digits": 1.11}),
+            "properties": {
+                "yes_no": temperature("the yes/no questions (faithful, answers_the_question)",
+                                      1.56),
+                "digits": temperature("the digit scores (judge rubrics, criteria)", 1.11),
+            },
+        },
     }
 
 

@@ -139,6 +139,7 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
     if data is None:
         return None
     from .judge import PROMPT_NAMES, JudgeConfig, Prompt
+    from .judge_logprobs import Calibration
 
     name = data["target"]
     target = targets.get(name)
@@ -168,6 +169,7 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
         except ValueError as exc:
             diags.error(where, "E208", str(exc))
     cache = data.get("cache", ".scenarist/judge-cache")
+    calibration = data.get("calibration") or {}
     return JudgeConfig(
         target=target,
         model=data.get("model"),
@@ -177,6 +179,9 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
         max_attempts=int(data.get("max_attempts", 3)),
         cache_dir=(root / cache).resolve() if cache else None,
         prompts=prompts,
+        mode=data.get("mode", "json"),
+        calibration=Calibration(float(calibration.get("yes_no", 1.0)),
+                                float(calibration.get("digits", 1.0))),
     )
 
 

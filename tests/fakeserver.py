@@ -25,6 +25,9 @@ request before anything else (retry and fault tests). A reply is one of::
     {"close": true}                                   close the socket without answering
     {"truncate": true}                                send half a response, then close
 
+A text reply may add ``"top_logprobs": {"Yes": 0.85, " yes": 0.05, "no": 0.1}``: the first
+reply token's alternatives with their probabilities (sent as natural-log ``logprobs`` in
+the OpenAI shape, the likeliest as the chosen token), for the judge's logprobs mode.
 Any reply may add ``"delay_ms"``. Usage tokens are counted roughly (4 characters a token).
 In tool-call arguments given as text, ``{{user_number}}`` becomes the first number in the
 last user message. ``"faults": {"throttle_rate": 0.05, "fail_rate": 0.02}`` answers that
@@ -37,6 +40,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import math
 import random
 import re
 import sys
@@ -118,14 +122,23 @@ def completion(reply: dict[str, Any], body: dict[str, Any], n: int) -> dict[str,
         finish = "tool_calls"
     prompt = len(json.dumps(body.get("messages", []))) // 4
     out = len(json.dumps(message)) // 4
+    choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+    if reply.get("top_logprobs"):
+        choice["logprobs"] = {"content": [_first_token(reply["top_logprobs"])]}
     return {
         "id": f"chatcmpl-{n}",
         "object": "chat.completion",
         "model": body.get("model", "fake"),
-        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "choices": [choice],
         "usage": {"prompt_tokens": prompt, "completion_tokens": out,
                   "total_tokens": prompt + out},
     }
+
+
+def _first_token(probabilities: dict[str, float]) -> dict[str, Any]:
+    top = [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+           for t, p in sorted(probabilities.items(), key=lambda kv: -kv[1])]
+    return {**top[0], "top_logprobs": top}
 
 
 def _fill(text: str, body: dict[str, Any]) -> str:

@@ -1,13 +1,24 @@
-"""Checks decided by the LLM judge (see dsl/judge.py for how it is asked and read)."""
+"""Checks decided by the LLM judge (see dsl/judge.py for how it is asked and read).
+
+An empty answer is not a question: every judge check fails it with the reason
+:data:`NO_ANSWER` and asks nothing.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from ..judge_logprobs import at_least
 from ..model import AttemptData, Outcome
 from .answer import TRUE_SCHEMA, _d, prepare_true
 from .registry import CheckContext, CheckType, register
+
+NO_ANSWER = "no answer to judge"
+
+
+def _no_answer(a: AttemptData) -> bool:
+    return not a.answer.strip()
 
 
 def _needs_judge(p: Any, a: AttemptData) -> Outcome:
@@ -25,6 +36,8 @@ def _outcome(v: Any, passed: bool, reason: str, score: float | None) -> Outcome:
 async def faithful(p: bool, a: AttemptData, judge: Any) -> Outcome:
     from ..judge import context
 
+    if _no_answer(a):
+        return Outcome("fail", NO_ANSWER, 0.0)
     v = await judge.ask("faithful", context(a))
     ok = v.status == "pass"
     what = "faithful to the tool results" if ok else "not faithful to the tool results"
@@ -34,6 +47,8 @@ async def faithful(p: bool, a: AttemptData, judge: Any) -> Outcome:
 async def answers(p: bool, a: AttemptData, judge: Any) -> Outcome:
     from ..judge import context
 
+    if _no_answer(a):
+        return Outcome("fail", NO_ANSWER, 0.0)
     v = await judge.ask("answers_the_question", context(a))
     ok = v.status == "pass"
     what = "answers the question" if ok else "does not answer the question"
@@ -53,11 +68,13 @@ def prepare_rubric(param: Any, ctx: CheckContext) -> Rubric:
 async def rubric(p: Rubric, a: AttemptData, judge: Any) -> Outcome:
     from ..judge import context
 
-    v = await judge.ask("rubric", context(a, rubric=p.rubric))
+    if _no_answer(a):
+        return Outcome("fail", NO_ANSWER, 0.0)
+    v = await judge.ask("rubric", context(a, rubric=p.rubric), threshold=p.pass_score)
     if v.status in ("error", "unsure"):
         return _outcome(v, False, "", v.score)
     score = v.score if v.score is not None else 0.0
-    ok = v.status == "pass" and score >= p.pass_score
+    ok = v.status == "pass" and at_least(score, p.pass_score)
     said = f"the judge said {v.status} with score {score:.2f} (needs {p.pass_score:.2f})"
     return _outcome(v, ok, f"{said}: {v.reason}", score)
 
@@ -82,8 +99,10 @@ def _item_text(i: dict[str, Any]) -> str:
     """``✓ polite (9 ≥ 7)``, ``✗ gives the price (4 < 7)``, ``? cites a source (unsure)``."""
     if i["status"] in ("unsure", "error"):
         return f"? {i['label']} ({i['status']})"
+    if i["score"] is None:  # nothing was asked (no answer)
+        return f"✗ {i['label']}"
     mark, op = ("✓", "≥") if i["status"] == "pass" else ("✗", "<")
-    return f"{mark} {i['label']} ({i['score']:g} {op} {i['min_score']:g})"
+    return f"{mark} {i['label']} ({round(i['score'], 2):g} {op} {i['min_score']:g})"
 
 
 async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Any) -> Outcome:
@@ -91,14 +110,18 @@ async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Any) -> Outc
 
     from ..judge import context
 
+    if _no_answer(a):
+        return Outcome("fail", NO_ANSWER, 0.0, None, tuple(
+            {"label": c.label, "status": "fail", "score": None, "min_score": c.min_score,
+             "reason": NO_ANSWER} for c in p))
     verdicts = await asyncio.gather(*(judge.ask("criterion", context(a, criterion=c.label),
-                                                scale=10) for c in p))
+                                                scale=10, threshold=c.min_score) for c in p))
     items = []
     for c, v in zip(p, verdicts, strict=True):
         if v.status in ("error", "unsure"):
             status = v.status
         else:
-            status = "pass" if (v.score or 0) >= c.min_score else "fail"
+            status = "pass" if at_least(v.score or 0, c.min_score) else "fail"
         items.append({"label": c.label, "status": status, "score": v.score,
                       "min_score": c.min_score, "reason": v.reason, "evidence": v.evidence()})
     met = sum(i["status"] == "pass" for i in items)
