@@ -431,16 +431,23 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
 @click.option("--concurrency", "-j", type=click.IntRange(min=1),
               help="Questions in flight at once (default: the judge target's concurrency, "
               "else 4).")
+@click.option("--calibrate", is_flag=True, help="Also measure calibration (Brier score, "
+              "calibration error, coverage), fit judge.calibration's temperatures on the "
+              "labels (logprobs mode), and measure them cross-fitted on two halves.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
-                concurrency: int | None, as_json: bool) -> None:
+                concurrency: int | None, calibrate: bool, as_json: bool) -> None:
     """Ask the judge about hand-labelled examples and report how often it agrees with
-    people (agreement and Cohen's kappa), before you trust it."""
+    people (agreement and Cohen's kappa), before you trust it.
+
+    The result is kept in .scenarist/judge-validation.json beside scenarist.yaml: reports
+    show a measured judge's kappa and coverage beside its verdicts."""
     import asyncio
     import dataclasses
 
     from .judge import Judge, JudgeConfig
     from .judgecheck import ask_all, load_examples, report
+    from .judgecheck import calibrate as measure
     from .run import open_model
 
     try:
@@ -457,21 +464,29 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
                                         cache_dir=suite.root / ".scenarist" / "judge-cache")
     config = dataclasses.replace(config, target=target)
 
-    async def go() -> list[Any]:
+    async def go() -> tuple[list[Any], Any]:
         model = open_model(target, 4)
         judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
-                      use_cache=not no_judge_cache)
+                      use_cache=not no_judge_cache, memory={})
         try:
-            return await ask_all(examples, judge, concurrency or target.concurrency or 4)
+            results = await ask_all(examples, judge, concurrency or target.concurrency or 4)
+            return results, await measure(results, judge)
         finally:
             await model.aclose()
 
     try:
-        results = asyncio.run(go())
+        results, calibrated = asyncio.run(go())
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
     data = report(results)
+    stored = _store_validation(suite.root, config, labels, calibrated)
+    if calibrate:
+        from .judgecheck import calibration_json, grounded_figures
+
+        data["calibration"] = calibration_json(calibrated)
+        g = grounded_figures(examples)
+        data["grounded"] = g.as_json() if g else None
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
@@ -488,12 +503,77 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
     agreement = "–" if data["agreement"] is None else f"{data['agreement']:.0%}"
     kappa = "–" if data["kappa"] is None else f"{data['kappa']:.2f}"
     model = config.model or target.model or "replay"
-    click.echo(f"\n{data['examples']} examples, judge {target.name} ({model}): agreement "
-               f"{agreement} on {data['decided']} decided, Cohen's kappa {kappa}; "
-               f"{data['unsure']} unsure, {data['errors']} errors")
+    click.echo(f"\n{data['examples']} examples, judge {target.name} ({model}, "
+               f"{config.mode} mode): agreement {agreement} on {data['decided']} decided, "
+               f"Cohen's kappa {kappa}; {data['unsure']} unsure, {data['errors']} errors")
     for check, s in data["by_check"].items():
         k = "–" if s["kappa"] is None else f"{s['kappa']:.2f}"
         click.echo(f"  {check}: agreement {s['agreement']:.0%} on {s['decided']}, kappa {k}")
+    if calibrate:
+        for line in _calibration_lines(calibrated, grounded_figures(examples)):
+            click.echo(line)
+    if stored:
+        click.echo(f"\n{stored}")
+
+
+def _store_validation(root: Path, config: Any, labels: Path, calibrated: Any) -> str:
+    """Keep the measurement for reports; say where (or why not) in one line."""
+    from .judge_validation import ValidationFileError, record_validation
+
+    f = calibrated.before
+    try:
+        path = record_validation(root, config, labels, f.questions, f.as_json())
+    except ValidationFileError as exc:
+        click.echo(f"warning: the result was not kept: {exc}", err=True)
+        return ""
+    shown = path.relative_to(root) if path.is_relative_to(root) else path
+    return f"Kept in {shown}: reports show this judge's kappa and coverage."
+
+
+def _figures_row(label: str, f: Any) -> str:
+    def pct(x: float | None) -> str:
+        return "–" if x is None else f"{x:.0%}"
+
+    def num(x: float | None, digits: int = 2) -> str:
+        return "–" if x is None else f"{x:.{digits}f}"
+
+    return (f"  {label:<30} {pct(f.agreement):>9} {num(f.kappa):>6} {num(f.brier, 3):>6} "
+            f"{num(f.ece, 3):>6} {pct(f.coverage):>9} {pct(f.agreement_covered):>8} "
+            f"{num(f.kappa_covered):>6}")
+
+
+def _calibration_lines(c: Any, grounded: Any) -> list[str]:
+    from .judgecheck import calibration_block
+
+    def temps(x: Any) -> str:
+        return f"yes_no {x.yes_no:g}, digits {x.digits:g}"
+
+    n = c.questions
+    lines = [f"\nCalibration ({c.mode} mode, min_confidence {c.min_confidence:g}; "
+             f"{n['yes_no']} yes/no and {n['digits']} digit questions):",
+             f"  {'':<30} {'agreement':>9} {'kappa':>6} {'Brier':>6} {'ECE':>6} "
+             f"{'coverage':>9} {'covered':>8} {'kappa':>6}"]
+    if c.fitted is None:
+        lines.append(_figures_row("self-reported confidence", c.before))
+        lines.append("  (mode json has no temperature to fit: the figures measure the "
+                     "judge's stated confidence)")
+    else:
+        lines.append(_figures_row(f"before ({temps(c.configured)})", c.before))
+        lines.append(_figures_row(f"after ({temps(c.fitted)})", c.after))
+        for x in c.cross:
+            other = "B" if x.fitted_on == "A" else "A"
+            lines.append(_figures_row(f"fit on {x.fitted_on}, measured on {other} "
+                                      f"({temps(x.calibration)})", x.figures))
+        if c.cross_pooled is not None:
+            lines.append(_figures_row("cross-fitted, both halves", c.cross_pooled))
+    if grounded is not None:
+        lines.append(_figures_row("grounded (no judge), faithful", grounded))
+    lines.append("  agreement and kappa: the likelier verdict on every question; covered "
+                 "and kappa: on the questions decided at min_confidence")
+    if c.fitted is not None:
+        block = calibration_block(c.fitted).splitlines()
+        lines += ["", "Paste under judge: in scenarist.yaml:", *(f"  {b}" for b in block)]
+    return lines
 
 
 @main.command()

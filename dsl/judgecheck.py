@@ -4,20 +4,31 @@ Asks the suite's judge about hand-labelled examples — a message, the tool resu
 answer, a judge check and the verdict a person gave — and reports how often the judge
 agrees, and Cohen's kappa (agreement beyond chance: 1 is perfect, 0 is no better than
 chance). Unsure and failed questions are counted apart, never as agreement.
+
+With ``--calibrate`` (:func:`calibrate`) it also measures how well the judge's
+probabilities are calibrated (``dsl/judge_calibration.py``: the figures), fits the
+temperatures of ``judge.calibration`` on the labels, and measures them honestly: fitted
+on one half of the labels and measured on the other. The questions are asked once; every
+other figure decides the same readings again (:func:`replay`), with the run's own rules.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime as dt
+import hashlib
 import json
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .checks import REGISTRY, CheckContext
 from .errors import Collector, Diagnostic, InputError, Span
+from .judge_calibration import Case, Figures, cohen_kappa, figures, fit_temperature, log_loss
+from .judge_logprobs import MIN_ANSWER_MASS, Calibration, Kind, probability_of_pass
 from .load import read_file
 from .model import AttemptData, Call, Tokens
 from .moment import MomentError, parse_moment
@@ -43,20 +54,44 @@ class Result:
     example: Example
     got: str  # pass | fail | unsure | error
     reason: str
+    verdicts: tuple[Any, ...] = ()  # the judge's Verdicts, one per question of the check
+
+    @property
+    def p_pass(self) -> float | None:
+        """The judge's probability that the check passes: every question of it passes
+        (criteria's questions taken as independent)."""
+        ps: list[float | None] = [v.p_pass for v in self.verdicts]
+        known = [p for p in ps if p is not None]
+        if not ps or len(known) < len(ps):
+            return None
+        return math.prod(known)
+
+    @property
+    def kind(self) -> Kind:
+        return "digits" if self.example.check in DIGIT_CHECKS else "yes_no"
+
+    def case(self) -> Case:
+        verdict = self.got if self.got in ("pass", "fail") else "unsure"
+        return Case(self.example.expected, verdict, self.p_pass)
+
+    def p_pass_at(self, temperature: float) -> float | None:
+        """P(pass) at another temperature, from the token probabilities; None when a
+        question has none, or its first token was not an answer (never a verdict)."""
+        if not self.verdicts:
+            return None
+        p = 1.0
+        for v in self.verdicts:
+            r = v.reading
+            if r is None or r.mass < MIN_ANSWER_MASS:
+                return None
+            q = probability_of_pass(r, temperature, v.scale, v.threshold)
+            if q is None:
+                return None
+            p *= q
+        return p
 
 
-def cohen_kappa(pairs: Sequence[tuple[str, str]]) -> float | None:
-    """Cohen's kappa for two raters over labels (here: expected vs judged, pass/fail)."""
-    n = len(pairs)
-    if n == 0:
-        return None
-    labels = sorted({x for p in pairs for x in p})
-    observed = sum(a == b for a, b in pairs) / n
-    expected = sum((sum(a == k for a, _ in pairs) / n) * (sum(b == k for _, b in pairs) / n)
-                   for k in labels)
-    if expected == 1:
-        return 1.0 if observed == 1 else 0.0
-    return (observed - expected) / (1 - expected)
+DIGIT_CHECKS = ("judge", "criteria")  # scored with one digit in logprobs mode
 
 
 def load_examples(path: Path) -> tuple[list[Example], Any, str | None]:
@@ -110,17 +145,173 @@ def load_examples(path: Path) -> tuple[list[Example], Any, str | None]:
     return out, suite, doc.data.get("judge")
 
 
-async def ask_all(examples: list[Example], judge: Any, concurrency: int = 4) -> list[Result]:
+class _Listening:
+    """The judge, as one check sees it: every verdict it gives is kept."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge = judge
+        self.verdicts: list[Any] = []
+
+    async def ask(self, *args: Any, **kwargs: Any) -> Any:
+        v = await self.judge.ask(*args, **kwargs)
+        self.verdicts.append(v)
+        return v
+
+
+async def ask_all(examples: Sequence[Example], judge: Any, concurrency: int = 4
+                  ) -> list[Result]:
     limit = asyncio.Semaphore(concurrency)
 
     async def one(e: Example) -> Result:
         evaluate = REGISTRY[e.check].evaluate_async
         assert evaluate is not None  # only judge checks are loaded
+        listening = _Listening(judge)
         async with limit:
-            o = await evaluate(e.params, e.attempt, judge)
-        return Result(e, o.status, o.reason)
+            o = await evaluate(e.params, e.attempt, listening)
+        return Result(e, o.status, o.reason, tuple(listening.verdicts))
 
     return list(await asyncio.gather(*(one(e) for e in examples)))
+
+
+async def replay(results: Sequence[Result], judge: Any, calibration: Calibration
+                 ) -> list[Result]:
+    """The same questions decided again under another calibration, from the readings the
+    judge kept in its memory: nothing is asked."""
+    from .judge import Judge
+
+    config = dataclasses.replace(judge.config, calibration=calibration)
+    again = Judge(config, judge.model, judge.redact, use_cache=False, memory=judge.memory)
+    return await ask_all([r.example for r in results], again)
+
+
+# ----------------------------------------------------------------------- calibration
+
+
+@dataclass(frozen=True, slots=True)
+class CrossFit:
+    """Temperatures fitted on one half of the labels, measured on the other."""
+
+    fitted_on: str  # "A" or "B"
+    calibration: Calibration
+    figures: Figures
+
+
+@dataclass(frozen=True, slots=True)
+class Calibrated:
+    mode: str
+    min_confidence: float
+    questions: Mapping[str, int]  # yes_no / digits: labelled questions (endpoint errors out)
+    before: Figures  # with the configured calibration
+    configured: Calibration
+    fitted: Calibration | None = None  # None in json mode: nothing to fit
+    after: Figures | None = None
+    cross: tuple[CrossFit, ...] = ()
+    cross_pooled: Figures | None = None  # every question, with the other half's fit
+
+
+def fit(results: Sequence[Result], kind: Kind, default: float) -> float:
+    """The temperature of one kind of question that minimises the log loss of the labels
+    (rounded to 2 decimals, as it will be pasted); ``default`` when no question of that
+    kind has token probabilities."""
+    usable = [r for r in results if r.kind == kind and r.p_pass_at(1.0) is not None]
+    if not usable:
+        return default
+
+    def loss(t: float) -> float:
+        return log_loss([(r.p_pass_at(t) or 0.0, r.example.expected == "pass")
+                         for r in usable])
+
+    return round(fit_temperature(loss), 2)
+
+
+def fit_both(results: Sequence[Result], configured: Calibration) -> Calibration:
+    return Calibration(fit(results, "yes_no", configured.yes_no),
+                       fit(results, "digits", configured.digits))
+
+
+def halves(results: Sequence[Result]) -> tuple[list[Result], list[Result]]:
+    """Two halves, alike: within each kind of question and label, in the order of a hash
+    of the example's id, alternately A and B (the same split on every run)."""
+    def order(r: Result) -> tuple[str, str, str]:
+        return (r.kind, r.example.expected,
+                hashlib.sha256(r.example.id.encode()).hexdigest())
+
+    a: list[Result] = []
+    b: list[Result] = []
+    stratum: tuple[str, str] | None = None
+    i = 0
+    for r in sorted(results, key=order):
+        if (r.kind, r.example.expected) != stratum:
+            stratum = (r.kind, r.example.expected)
+            i = 0 if len(a) <= len(b) else 1  # keep the halves even across strata
+        (a if i % 2 == 0 else b).append(r)
+        i += 1
+    return a, b
+
+
+def cases(results: Sequence[Result]) -> list[Case]:
+    return [r.case() for r in results]
+
+
+async def calibrate(results: Sequence[Result], judge: Any) -> Calibrated:
+    """Before/after figures, the fitted calibration and the cross-fitted figures.
+    ``judge`` is the one that asked the questions (its memory holds the readings)."""
+    usable = [r for r in results if r.got != "error"]
+    config = judge.config
+    count = {k: sum(r.kind == k for r in usable) for k in ("yes_no", "digits")}
+    before = figures(cases(usable))
+    base = Calibrated(config.mode, config.min_confidence, count, before, config.calibration)
+    if config.mode != "logprobs":
+        return base
+    fitted = fit_both(usable, config.calibration)
+    after = figures(cases(await replay(usable, judge, fitted)))
+    a, b = halves(usable)
+    cross = []
+    pooled: list[Result] = []
+    for name, fit_on, measure in (("A", a, b), ("B", b, a)):
+        c = fit_both(fit_on, config.calibration)
+        measured = await replay(measure, judge, c)
+        pooled += measured
+        cross.append(CrossFit(name, c, figures(cases(measured))))
+    return dataclasses.replace(base, fitted=fitted, after=after, cross=tuple(cross),
+                               cross_pooled=figures(cases(pooled)))
+
+
+def calibration_block(c: Calibration) -> str:
+    """What to paste under ``judge:`` in scenarist.yaml."""
+    return f"calibration:\n  yes_no: {c.yes_no:g}\n  digits: {c.digits:g}\n"
+
+
+def _cal(x: Calibration | None) -> dict[str, float] | None:
+    return None if x is None else {"yes_no": x.yes_no, "digits": x.digits}
+
+
+def calibration_json(c: Calibrated) -> dict[str, Any]:
+    return {
+        "mode": c.mode, "min_confidence": c.min_confidence, "questions": dict(c.questions),
+        "configured": _cal(c.configured), "before": c.before.as_json(),
+        "fitted": _cal(c.fitted), "after": c.after.as_json() if c.after else None,
+        "cross_fitted": [{"fitted_on": x.fitted_on,
+                          "measured_on": "B" if x.fitted_on == "A" else "A",
+                          "calibration": _cal(x.calibration), "figures": x.figures.as_json()}
+                         for x in c.cross],
+        "cross_fitted_pooled": c.cross_pooled.as_json() if c.cross_pooled else None,
+    }
+
+
+def grounded_figures(examples: Sequence[Example]) -> Figures | None:
+    """The deterministic ``grounded`` check on the labelled ``faithful`` questions: how
+    often it agrees with the people, with no judge at all."""
+    from .checks.grounded import grounded
+
+    faithful = [e for e in examples if e.check == "faithful"]
+    if not faithful:
+        return None
+    out = []
+    for e in faithful:
+        o = grounded(True, e.attempt)
+        out.append(Case(e.expected, o.status, 1.0 if o.status == "pass" else 0.0))
+    return figures(out)
 
 
 def report(results: list[Result]) -> dict[str, Any]:

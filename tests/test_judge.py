@@ -398,10 +398,12 @@ def test_judge_check_reports_agreement_and_kappa(tmp_path: Path, server: FakeSer
         "    the judge found that the answer answers the question: it answers\n"
         '? doubtful                     criteria: ["Is polite"] person: pass  judge: unsure\n'
         "    0 of 1 criteria met: ? Is polite (unsure)\n"
-        "\n4 examples, judge grader (judge-model): agreement 67% on 3 decided, Cohen's kappa "
-        "0.40; 1 unsure, 0 errors\n"
+        "\n4 examples, judge grader (judge-model, json mode): agreement 67% on 3 decided, "
+        "Cohen's kappa 0.40; 1 unsure, 0 errors\n"
         "  answers_the_question: agreement 0% on 1, kappa 0.00\n"
-        "  faithful: agreement 100% on 2, kappa 1.00\n")
+        "  faithful: agreement 100% on 2, kappa 1.00\n"
+        "\nKept in .scenarist/judge-validation.json: reports show this judge's kappa and "
+        "coverage.\n")
     data = json.loads(run_cli("judge-check", "labels.yaml", "--json", cwd=tmp_path).output)
     assert (data["decided"], data["agreement"], data["kappa"], data["unsure"]) == \
         (3, 0.6667, 0.4, 1)
