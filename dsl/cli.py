@@ -530,47 +530,54 @@ def _store_validation(root: Path, config: Any, labels: Path, calibrated: Any) ->
     return f"Kept in {shown}: reports show this judge's kappa and coverage."
 
 
-def _figures_row(label: str, f: Any) -> str:
+def _figures_row(label: str, f: Any, calibration: Any = None) -> str:
     def pct(x: float | None) -> str:
         return "–" if x is None else f"{x:.0%}"
 
     def num(x: float | None, digits: int = 2) -> str:
         return "–" if x is None else f"{x:.{digits}f}"
 
-    return (f"  {label:<30} {pct(f.agreement):>9} {num(f.kappa):>6} {num(f.brier, 3):>6} "
-            f"{num(f.ece, 3):>6} {pct(f.coverage):>9} {pct(f.agreement_covered):>8} "
-            f"{num(f.kappa_covered):>6}")
+    yes_no, digits = (("–", "–") if calibration is None else
+                      (f"{calibration.yes_no:g}", f"{calibration.digits:g}"))
+    return (f"  {label:<14} {yes_no:>6} {digits:>6} {pct(f.agreement):>9} {num(f.kappa):>6} "
+            f"{num(f.brier, 3):>6} {num(f.ece, 3):>6} {pct(f.coverage):>8} | "
+            f"{pct(f.agreement_covered):>9} {num(f.kappa_covered):>6}")
 
 
 def _calibration_lines(c: Any, grounded: Any) -> list[str]:
     from .judgecheck import calibration_block
 
-    def temps(x: Any) -> str:
-        return f"yes_no {x.yes_no:g}, digits {x.digits:g}"
-
     n = c.questions
     lines = [f"\nCalibration ({c.mode} mode, min_confidence {c.min_confidence:g}; "
              f"{n['yes_no']} yes/no and {n['digits']} digit questions):",
-             f"  {'':<30} {'agreement':>9} {'kappa':>6} {'Brier':>6} {'ECE':>6} "
-             f"{'coverage':>9} {'covered':>8} {'kappa':>6}"]
+             f"  {'':<14} {'yes_no':>6} {'digits':>6} {'agreement':>9} {'kappa':>6} "
+             f"{'Brier':>6} {'ECE':>6} {'coverage':>8} | {'agreement':>9} {'kappa':>6}"]
     if c.fitted is None:
-        lines.append(_figures_row("self-reported confidence", c.before))
-        lines.append("  (mode json has no temperature to fit: the figures measure the "
-                     "judge's stated confidence)")
+        lines.append(_figures_row("self-reported", c.before))
     else:
-        lines.append(_figures_row(f"before ({temps(c.configured)})", c.before))
-        lines.append(_figures_row(f"after ({temps(c.fitted)})", c.after))
+        lines.append(_figures_row("before", c.before, c.configured))
+        lines.append(_figures_row("after", c.after, c.fitted))
         for x in c.cross:
             other = "B" if x.fitted_on == "A" else "A"
-            lines.append(_figures_row(f"fit on {x.fitted_on}, measured on {other} "
-                                      f"({temps(x.calibration)})", x.figures))
+            lines.append(_figures_row(f"fit {x.fitted_on}, test {other}", x.figures,
+                                      x.calibration))
         if c.cross_pooled is not None:
-            lines.append(_figures_row("cross-fitted, both halves", c.cross_pooled))
+            lines.append(_figures_row("cross-fitted", c.cross_pooled))
     if grounded is not None:
-        lines.append(_figures_row("grounded (no judge), faithful", grounded))
-    lines.append("  agreement and kappa: the likelier verdict on every question; covered "
-                 "and kappa: on the questions decided at min_confidence")
-    if c.fitted is not None:
+        lines.append(_figures_row("grounded", grounded))
+    lines += ["  yes_no, digits: the temperatures. Left of |: every question, by the judge's "
+              "likelier",
+              "  verdict, and the share it decided at min_confidence; right of |: the decided "
+              "ones only.",
+              "  fit A, test B: fitted on half A of the labels, measured on half B; "
+              "cross-fitted: every",
+              "  question measured with the temperatures fitted on the other half."]
+    if grounded is not None:
+        lines.append("  grounded: the grounded check (no judge) on the faithful questions.")
+    if c.fitted is None:
+        lines.append("  mode json has no temperature to fit: the figures measure the judge's "
+                     "stated confidence.")
+    else:
         block = calibration_block(c.fitted).splitlines()
         lines += ["", "Paste under judge: in scenarist.yaml:", *(f"  {b}" for b in block)]
     return lines
