@@ -88,8 +88,21 @@ _NOT_AFTER_NUMBER = r"(?<![\w.,:/])"
 _END_OF_NUMBER = r"(?![\d:%]|[.,]\d)"
 
 
-def _c(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.M)
+class _Pattern:
+    """A regular expression compiled on first use: lint imports every check and never runs
+    this one."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self._compiled: re.Pattern[str] | None = None
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        if self._compiled is None:
+            self._compiled = re.compile(self.source, re.M)
+        return self._compiled.finditer(text)
+
+
+_c = _Pattern
 
 
 ISO = _c(r"(?<![\d-])(?P<year>\d{4})-(?P<m>\d{2})-(?P<d>\d{2})"
@@ -123,8 +136,8 @@ LIST_MARKER = _c(r"^\s*(?:[-*]\s+)?\d{1,2}[.)](?=\s)")
 NUMBER = _c(rf"(?<![a-z\d]){_NUM}")
 WEEKDAY = _c(rf"\b(?P<wd>{_alternatives(WEEKDAYS)})s?\b")
 MONTH_WORD = _c(rf"\b(?P<month>{_alternatives(STANDALONE_MONTHS)})\b")
-DIGIT_RUN = re.compile(r"\d+")
-GENEROUS_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+\.\d+|\d+")
+DIGIT_RUN = _c(r"\d+")
+GENEROUS_NUMBER = _c(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+\.\d+|\d+")
 
 
 # ----------------------------------------------------------------------- items
@@ -189,19 +202,28 @@ class _Reader:
         self.work = fold(self.original)
         self.items: list[tuple[int, Item]] = []
 
-    def take(self, pattern: re.Pattern[str],
+    def take(self, pattern: _Pattern,
              make: Callable[[re.Match[str], str], Item | None], group: str | int = 0) -> None:
-        for m in list(pattern.finditer(self.work)):
+        spans = []
+        for m in pattern.finditer(self.work):
             if _MASK in m.group(0):
                 continue
             item = make(m, _written(self.original[m.start(group):m.end(group)]))
             if item is None:
                 continue
             self.items.append((m.start(group), item))
-            self.mask(m.start(), m.end())
+            spans.append((m.start(), m.end()))
+        self.mask(spans)
 
-    def mask(self, start: int, end: int) -> None:
-        self.work = self.work[:start] + _MASK * (end - start) + self.work[end:]
+    def mask(self, spans: Iterable[tuple[int, int]]) -> None:
+        """Consume these pieces (in order, not overlapping), so no later pattern reads
+        them again."""
+        pieces, at = [], 0
+        for start, end in spans:
+            pieces += [self.work[at:start], _MASK * (end - start)]
+            at = end
+        if pieces:
+            self.work = "".join([*pieces, self.work[at:]])
 
     def sorted(self) -> list[Item]:
         return [item for _, item in sorted(self.items, key=lambda x: x[0])]
@@ -336,8 +358,7 @@ def read_items(text: str) -> list[Item]:
     r.take(MONEY_AFTER, _money)
     r.take(PHONE, _phone)
     r.take(PERCENT, _number)
-    for m in LIST_MARKER.finditer(r.work):
-        r.mask(m.start(), m.end())
+    r.mask([(m.start(), m.end()) for m in LIST_MARKER.finditer(r.work)])
     r.take(NUMBER, _number)
     r.take(WEEKDAY, _weekday)
     r.take(MONTH_WORD, _month_word)

@@ -9,7 +9,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..judge_logprobs import at_least
 from ..model import AttemptData, Outcome
 from .answer import TRUE_SCHEMA, _d, prepare_true
 from .registry import CheckContext, CheckType, register
@@ -67,6 +66,7 @@ def prepare_rubric(param: Any, ctx: CheckContext) -> Rubric:
 
 async def rubric(p: Rubric, a: AttemptData, judge: Any) -> Outcome:
     from ..judge import context
+    from ..judge_logprobs import at_least
 
     if _no_answer(a):
         return Outcome("fail", NO_ANSWER, 0.0)
@@ -109,6 +109,7 @@ async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Any) -> Outc
     import asyncio
 
     from ..judge import context
+    from ..judge_logprobs import at_least
 
     if _no_answer(a):
         return Outcome("fail", NO_ANSWER, 0.0, None, tuple(
