@@ -470,7 +470,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
                       use_cache=not no_judge_cache, memory={})
         try:
             results = await ask_all(examples, judge, concurrency or target.concurrency or 4)
-            return results, await measure(results, judge)
+            return results, await measure(results, judge, fit=calibrate)
         finally:
             await model.aclose()
 

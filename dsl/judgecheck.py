@@ -209,7 +209,7 @@ class Calibrated:
     cross_pooled: Figures | None = None  # every question, with the other half's fit
 
 
-def fit(results: Sequence[Result], kind: Kind, default: float) -> float:
+def fitted_temperature(results: Sequence[Result], kind: Kind, default: float) -> float:
     """The temperature of one kind of question that minimises the log loss of the labels
     (rounded to 2 decimals, as it will be pasted); ``default`` when no question of that
     kind has token probabilities."""
@@ -225,8 +225,8 @@ def fit(results: Sequence[Result], kind: Kind, default: float) -> float:
 
 
 def fit_both(results: Sequence[Result], configured: Calibration) -> Calibration:
-    return Calibration(fit(results, "yes_no", configured.yes_no),
-                       fit(results, "digits", configured.digits))
+    return Calibration(fitted_temperature(results, "yes_no", configured.yes_no),
+                       fitted_temperature(results, "digits", configured.digits))
 
 
 def halves(results: Sequence[Result]) -> tuple[list[Result], list[Result]]:
@@ -253,15 +253,17 @@ def cases(results: Sequence[Result]) -> list[Case]:
     return [r.case() for r in results]
 
 
-async def calibrate(results: Sequence[Result], judge: Any) -> Calibrated:
-    """Before/after figures, the fitted calibration and the cross-fitted figures.
-    ``judge`` is the one that asked the questions (its memory holds the readings)."""
+async def calibrate(results: Sequence[Result], judge: Any, *, fit: bool = True
+                    ) -> Calibrated:
+    """Before/after figures, the fitted calibration and the cross-fitted figures (with
+    ``fit=False``, only the figures of the judge as configured). ``judge`` is the one that
+    asked the questions (its memory holds the readings)."""
     usable = [r for r in results if r.got != "error"]
     config = judge.config
     count = {k: sum(r.kind == k for r in usable) for k in ("yes_no", "digits")}
     before = figures(cases(usable))
     base = Calibrated(config.mode, config.min_confidence, count, before, config.calibration)
-    if config.mode != "logprobs":
+    if config.mode != "logprobs" or not fit:
         return base
     fitted = fit_both(usable, config.calibration)
     after = figures(cases(await replay(usable, judge, fitted)))
