@@ -434,9 +434,12 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
 @click.option("--calibrate", is_flag=True, help="Also measure calibration (Brier score, "
               "calibration error, coverage), fit judge.calibration's temperatures on the "
               "labels (logprobs mode), and measure them cross-fitted on two halves.")
+@click.option("--mode", type=click.Choice(["json", "logprobs"]), help="Read the judge's "
+              "verdicts this way instead of judge.mode (to compare the two).")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
 def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
-                concurrency: int | None, calibrate: bool, as_json: bool) -> None:
+                concurrency: int | None, calibrate: bool, mode: str | None,
+                as_json: bool) -> None:
     """Ask the judge about hand-labelled examples and report how often it agrees with
     people (agreement and Cohen's kappa), before you trust it.
 
@@ -462,7 +465,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
                                f"suite's targets: {', '.join(sorted(suite.targets)) or 'none'})")
     config = suite.judge or JudgeConfig(target=target,
                                         cache_dir=suite.root / ".scenarist" / "judge-cache")
-    config = dataclasses.replace(config, target=target)
+    config = dataclasses.replace(config, target=target, mode=mode or config.mode)
 
     async def go() -> tuple[list[Any], Any]:
         model = open_model(target, 4)
@@ -578,9 +581,29 @@ def _calibration_lines(c: Any, grounded: Any) -> list[str]:
         lines.append("  mode json has no temperature to fit: the figures measure the judge's "
                      "stated confidence.")
     else:
+        lines += _edge_notes(c)
         block = calibration_block(c.fitted).splitlines()
         lines += ["", "Paste under judge: in scenarist.yaml:", *(f"  {b}" for b in block)]
     return lines
+
+
+def _edge_notes(c: Any) -> list[str]:
+    """A temperature fitted at the edge of the search says the fit found nothing."""
+    from .judge_calibration import TEMPERATURE_RANGE
+
+    low, high = TEMPERATURE_RANGE
+    out = []
+    for kind in ("yes_no", "digits"):
+        t = getattr(c.fitted, kind)
+        if c.questions[kind] and t >= high - 0.01:
+            out.append(f"  note: {kind} {t:g} is the top of the search: the labels are best "
+                       "fitted by probabilities near one half, so the judge's tell nothing "
+                       "about them.")
+        elif c.questions[kind] and t <= low + 0.01:
+            out.append(f"  note: {kind} {t:g} is the bottom of the search: the labels ask "
+                       "for certainty, which a few labels cannot justify; look at the "
+                       "cross-fitted rows.")
+    return out
 
 
 @main.command()

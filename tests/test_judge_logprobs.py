@@ -374,15 +374,27 @@ def test_judge_check_calibrate_in_json_mode_measures_the_stated_confidence(
         {"match": f"ans-{q}", "replies": [{"text": json.dumps(
             {"verdict": "pass" if p >= 0.5 else "fail", "score": 1,
              "confidence": max(p, 1 - p), "reason": "r"})}]} for q, p in P_YES.items()]})
-    suite(tmp_path, agent.url, jserver.url, mode="json")
+    suite(tmp_path, agent.url, jserver.url)  # logprobs in scenarist.yaml; json for the check
     write(tmp_path / "labels.yaml", LABELS)
-    r = run_cli("judge-check", "labels.yaml", "--calibrate", cwd=tmp_path)
+    r = run_cli("judge-check", "labels.yaml", "--calibrate", "--mode", "json", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     assert ("  self-reported       –      –       75%   0.50  0.125  0.300      50% |      100%"
             "   1.00\n") in r.output
     assert "  mode json has no temperature to fit: the figures measure the judge's stated " \
            "confidence.\n" in r.output
     assert "Paste under judge" not in r.output
+
+
+def test_a_judge_that_is_wrong_about_the_labels_is_flattened_and_said_so(
+        tmp_path: Path, agent: FakeServer, jserver: FakeServer, cli_env: dict[str, str]) -> None:
+    jserver.script({"rules": [
+        {"match": "ans-q1", "replies": [said({"Yes": 0.3, "No": 0.7})]},
+        {"match": "ans-q3", "replies": [said({"Yes": 0.7, "No": 0.3})]}]})
+    suite(tmp_path, agent.url, jserver.url)
+    write(tmp_path / "labels.yaml", "\n".join(LABELS.splitlines()[:3] + LABELS.splitlines()[4:5]))
+    r = run_cli("judge-check", "labels.yaml", "--calibrate", cwd=tmp_path)
+    assert "  note: yes_no 20 is the top of the search: the labels are best fitted by " \
+           "probabilities near one half, so the judge's tell nothing about them.\n" in r.output
 
 
 # ----------------------------------------------------------------------- the maths

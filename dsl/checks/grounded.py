@@ -16,6 +16,7 @@ Items are compared by value, not by spelling, in English and Spanish:
   ``martes 6 de octubre`` = ``06/10/2026`` (day/month or month/day). A date without a
   year takes it from the moment (and matches the year before or after it, for "5 January"
   said in late December); a weekday written with a date must be that date's weekday.
+* **UTC offsets** (``UTC-03:00``, ``GMT-3``): the moment's, or one given.
 * **weekdays and months** on their own (``martes``, ``October``): given when named there,
   or when a date given there falls on them.
 * **numbers and money**: by value. A comma between groups of three digits separates
@@ -125,6 +126,8 @@ HOUR_AMPM = _c(rf"{_NOT_AFTER_NUMBER}{_HOUR12}\s?{_AMPM}")
 HOUR_H = _c(rf"{_NOT_AFTER_NUMBER}{_HOUR24}\s?(?:hs|h)\b")
 ENGLISH_HOUR = _c(rf"\b(?:at|until|till|til|from|to|by|before|after|around)\s+"
                   rf"(?P<item>{_HOUR12}{_END_OF_NUMBER}(?:\s+o'?clock)?{_PART}?)(?!\s*%)")
+UTC_OFFSET = _c(r"\b(?:utc|gmt)\s?(?P<sign>[+\-\u2212])\s?(?P<h>\d{1,2})(?::?(?P<mi>\d{2}))?"
+                r"(?!\d)")
 NAMED_TIME = _c(r"\b(?P<word>noon|midday|midnight|mediodia|medianoche)\b")
 MONEY_BEFORE = _c(rf"(?P<cur>us\$|u\$s|usd|ars|eur|mxn|gbp|\$|€|£)\s?{_NUM}")
 MONEY_AFTER = _c(rf"{_NOT_AFTER_NUMBER}{_NUM}\s?(?P<cur>usd|ars|eur|mxn|gbp|€|\$|pesos?|"
@@ -147,7 +150,7 @@ GENEROUS_NUMBER = _c(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+\.\d+|\d+")
 class Item:
     """One number, time, date or amount, as written and as a value."""
 
-    kind: str  # number | money | time | date | weekday | month | phone
+    kind: str  # number | money | time | date | weekday | month | phone | offset
     text: str  # as written
     number: Decimal | None = None  # number, money; an ambiguous hour's hour
     minutes: tuple[int, ...] = ()  # time: the minutes after midnight it may mean
@@ -155,6 +158,7 @@ class Item:
     weekday: int | None = None  # weekday; a date's written weekday
     month: int | None = None  # month
     digits: str = ""  # phone
+    offset: int | None = None  # a UTC offset, in minutes
 
 
 def fold(text: str) -> str:
@@ -308,6 +312,11 @@ def _english_hour(m: re.Match[str], text: str) -> Item:
                 number=Decimal(int(m["h"])) if len(minutes) > 1 else None)
 
 
+def _utc_offset(m: re.Match[str], text: str) -> Item:
+    minutes = int(m["h"]) * 60 + int(m["mi"] or 0)
+    return Item("offset", text, offset=minutes if m["sign"] == "+" else -minutes)
+
+
 def _named_time(m: re.Match[str], text: str) -> Item:
     return Item("time", text, minutes=(0 if m["word"] in ("midnight", "medianoche") else 720,))
 
@@ -347,6 +356,7 @@ def read_items(text: str) -> list[Item]:
     r.take(SLASH_DATE, _slash)
     r.take(DATE_DAY_MONTH, _named_date, "item")
     r.take(DATE_MONTH_DAY, _named_date, "item")
+    r.take(UTC_OFFSET, _utc_offset)  # before the clock: UTC-03:00 is not three o'clock
     r.take(SPANISH_TIME, _spanish_time, "item")
     r.take(CLOCK, _clock)
     r.take(CLOCK_DOT, _hour_minute)
@@ -379,6 +389,7 @@ class Facts:
     weekdays: set[int] = field(default_factory=set)
     months: set[int] = field(default_factory=set)
     digits: list[str] = field(default_factory=list)
+    offsets: set[int] = field(default_factory=set)
 
     def add_text(self, text: str) -> None:
         folded = fold(text[:MAX_TEXT])
@@ -404,6 +415,8 @@ class Facts:
             self.months.add(item.month)
         if item.digits:
             self.digits.append(item.digits)
+        if item.offset is not None:
+            self.offsets.add(item.offset)
 
     def add_date(self, day: dt.date) -> None:
         self.dates.add(day)
@@ -415,6 +428,7 @@ class Facts:
         self.add_date(at.date())
         self.minutes.add(at.hour * 60 + at.minute)
         self.numbers.update(Decimal(x) for x in (at.hour, at.minute))
+        self.offsets.add(int((at.utcoffset() or dt.timedelta(0)).total_seconds() // 60))
 
     def add_data(self, data: Any) -> None:
         """A tool result that is JSON: every key and value (numbers as numbers)."""
@@ -440,6 +454,8 @@ class Facts:
                 return item.weekday in self.weekdays
             case "month":
                 return item.month in self.months
+            case "offset":
+                return item.offset in self.offsets
             case "phone":  # as given, or each group as given ("1500-2000": a range)
                 return any(item.digits in d for d in self.digits) or all(
                     g in self.digits for g in re.findall(r"\d+", item.text))
