@@ -15,7 +15,9 @@ Two families of problems reach a user, and they never mix:
       ├── EndpointError        a target's endpoint failed; the attempt ends with status
       │                        "error" (never a model failure, never an aborted run)
       │   └── CassetteMiss     a replay target has no recorded answer for a request
-      └── RunDirError          a run folder is missing, unreadable or of another version
+      ├── RunDirError          a run folder is missing, unreadable or of another version
+      └── NotReady             what was asked cannot start as things are: an API key
+                               variable that is not set, a run that cannot be resumed
 
 Checks never raise because a model answered badly: they return an outcome (see
 ``dsl.checks``). An exception that is none of the above is a bug in Scenarist.
@@ -183,6 +185,11 @@ class CassetteMiss(EndpointError):
 
 class RunDirError(ScenaristError):
     """A run folder is missing, unreadable, or written by an incompatible version."""
+
+
+class NotReady(ScenaristError):
+    """A run cannot start as things are (the message says why and what to do); nothing
+    was sent to any endpoint."""
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

@@ -118,10 +118,10 @@ def test_results_are_written_as_each_attempt_ends(tmp_path: Path, server: FakeSe
     run_dir.mkdir()
     seen: list[int] = []
 
-    def on_attempt(rec: dict[str, Any], totals: Any) -> None:
+    def on_attempt(rec: Any, totals: Any) -> None:
         lines = (run_dir / "results.jsonl").read_text().splitlines()
         seen.append(len(lines))
-        assert json.loads(lines[-1])["run"] == rec["run"]
+        assert json.loads(lines[-1])["run"] == rec.run
 
     asyncio.run(execute(plan, run_dir, RunOptions(1, early_stop=False), on_attempt))
     assert seen == [1, 2, 3]

@@ -1,6 +1,6 @@
 """The run folder: ``runs/<run-id>/`` with ``run.json``, ``plan.json``,
 ``results.jsonl`` (one line appended and flushed as each attempt ends), ``summary.json``
-and the reports. Only this module (and ``load``) touch files.
+and the reports.
 
 Every file carries ``schema_version``; a reader refuses versions it does not know.
 A torn last line (the process was killed while writing it) is skipped, not fatal.
@@ -17,8 +17,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import RunDirError
-from .model import SCHEMA_VERSION, Plan, Scenario, Target
+from ..errors import RunDirError
+from ..model import SCHEMA_VERSION, Plan, Scenario
+from ..targets.kinds import target_json
+from .records import AttemptRecord, RecordError, check_version, record_from_json, record_line
 
 RESULTS = "results.jsonl"
 PLAN = "plan.json"
@@ -64,19 +66,10 @@ def read_json(path: Path) -> Any:
     return data
 
 
-def check_version(data: Any, where: Path | str) -> None:
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        raise RunDirError(
-            f"{where} has schema_version {version!r}; this Scenarist reads version "
-            f"{SCHEMA_VERSION} (upgrade Scenarist, or re-run to regenerate it)"
-        )
-
-
 def scenario_json(s: Scenario) -> dict[str, Any]:
     # Imported here: the checks pull in the YAML loader, which readers of a run folder
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
-    from .checks.tools import expected_tools
+    from ..checks.tools import expected_tools
 
     return {
         "id": s.id,
@@ -99,26 +92,6 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
     }
-
-
-def target_json(t: Target) -> dict[str, Any]:
-    """A target as it may be written down: never the key, only the variable's name."""
-    out: dict[str, Any] = {"name": t.name, "kind": t.kind}
-    if t.kind == "openai":
-        out.update(model=t.model, base_url=t.base_url, api_key_env=t.api_key_env,
-                   temperature=t.temperature, params=dict(t.params))
-    elif t.kind == "replay":
-        out.update(cassette=t.cassette)
-        try:
-            from .targets.cassette import read_header
-
-            settings = read_header(Path(t.cassette)).get("settings") or {}
-            out.update(model=settings.get("model"), temperature=settings.get("temperature"))
-        except RunDirError:
-            pass  # reported when the run opens the cassette
-    else:
-        out.update(entry=t.entry)
-    return out
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
@@ -148,13 +121,8 @@ class ResultsWriter:
         self._synced = time.monotonic()
         self._redact = redact
 
-    def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        if not line.isascii():
-            try:
-                line.encode("utf-8")
-            except UnicodeEncodeError:  # a model's reply held a lone surrogate ("\ud83d"):
-                line = json.dumps(record, separators=(",", ":"))  # keep it as a \u escape
+    def write(self, record: AttemptRecord) -> None:
+        line = record_line(record)
         if self._redact is not None:
             line = self._redact(line)
         self._file.write(line + "\n")
@@ -171,7 +139,7 @@ class ResultsWriter:
             self._file.close()
 
 
-def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
+def iter_results(run_dir: Path) -> Iterator[AttemptRecord]:
     """Attempt records, in the order they were written; a torn last line is skipped."""
     path = run_dir / RESULTS
     if not path.exists():
@@ -181,11 +149,15 @@ def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
             if not line.endswith("\n"):
                 return  # torn: the writer was killed mid-line
             try:
-                record = json.loads(line)
+                data = json.loads(line)
             except ValueError:
                 raise RunDirError(f"{path}:{n} is not valid JSON") from None
-            check_version(record, f"{path}:{n}")
-            yield record
+            try:
+                yield record_from_json(data)
+            except RecordError as exc:
+                raise RunDirError(f"{path}:{n} is not an attempt record: {exc}") from None
+            except RunDirError as exc:
+                raise RunDirError(str(exc).replace("the line", f"{path}:{n}", 1)) from None
 
 
 def plan_hash(plan: dict[str, Any]) -> str:
@@ -233,7 +205,7 @@ def truncate_torn(run_dir: Path) -> bool:
     return True
 
 
-def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
+def latest_records(run_dir: Path) -> Iterator[AttemptRecord]:
     """Each attempt's latest record. Only ``--resume --retry-errors`` writes an attempt
     twice (run.json says so); otherwise this streams the file once, in constant memory."""
     try:
@@ -245,9 +217,9 @@ def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
         return
     last: dict[tuple[str, str, int], int] = {}
     for i, r in enumerate(iter_results(run_dir)):
-        last[(r["scenario"], r["target"], r["run"])] = i
+        last[r.key] = i
     for i, r in enumerate(iter_results(run_dir)):
-        if last.get((r["scenario"], r["target"], r["run"])) == i:
+        if last.get(r.key) == i:
             yield r
 
 
@@ -286,7 +258,7 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
     with (out / RESULTS).open("w", encoding="utf-8") as f:
         for d in run_dirs:
             for r in latest_records(d):
-                f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+                f.write(record_line(r) + "\n")
     started = [i["started_at"] for i in infos if i.get("started_at")]
     finished = [i["finished_at"] for i in infos if i.get("finished_at")]
     saved = [x for i in infos for x in ((i.get("early_stop") or {}).get("by_scenario") or [])]
