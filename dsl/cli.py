@@ -258,12 +258,24 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
     from .report import regenerate
 
     before = _load_baseline(baseline)
+    if output is not None and output.is_dir():
+        click.echo(f"error: -o {output} is a folder; give the report's file name, e.g. "
+                   f"{output / 'report.html'}", err=True)
+        sys.exit(EXIT_INPUT)
+    if output is not None and not output.parent.is_dir():
+        click.echo(f"error: cannot write the report to {output}: the folder "
+                   f"{output.parent} does not exist", err=True)
+        sys.exit(EXIT_INPUT)
     try:
         path, summary, comparison = regenerate(run_dir, output, before)
+        write_ci_outputs(run_dir, summary, comparison)
     except RunDirError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
-    write_ci_outputs(run_dir, summary, comparison)
+    except OSError as exc:
+        click.echo(f"error: cannot write the report of {run_dir}: "
+                   f"{exc.strerror or exc} ({exc.filename or output or run_dir})", err=True)
+        sys.exit(EXIT_INPUT)
     click.echo(f"Report: {path}")
 
 

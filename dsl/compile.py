@@ -369,4 +369,10 @@ def build_plan(
         mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}
         plan = dataclasses.replace(
             plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard)
+        if not plan.scenarios:
+            raise InputError([Diagnostic(
+                Span("<command line>", 1, 1), "E220",
+                f"the shard {i}/{n} holds no scenario: the suite has {len(ordered)} "
+                f"scenario{'s' if len(ordered) != 1 else ''}, fewer than {n} shards",
+                f"split it into at most {len(ordered)} shards")])
     return plan, compiled

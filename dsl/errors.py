@@ -98,6 +98,7 @@ CODES: dict[str, Code] = {
         Code("E217", "unknown-check-name", "expect names a check the suite does not define."),
         Code("E218", "no-judge", "A judge check in a suite without a judge."),
         Code("E219", "bad-judge", "The judge's configuration cannot be used."),
+        Code("E220", "nothing-selected", "What the command line selects holds no scenario."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),

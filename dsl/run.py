@@ -93,6 +93,7 @@ class RunState:
     cancelled: int = 0  # attempts in flight when a second Ctrl-C cancelled them
     lowest_concurrency: dict[str, int] = field(default_factory=dict)
     judge: dict[str, int] | None = None  # questions asked, cache hits, tokens
+    write_error: str | None = None  # results.jsonl could not be written (a full disk)
 
     @property
     def down(self) -> dict[str, str]:
@@ -249,7 +250,7 @@ async def execute(
                 max_connections=cap, suite_root=Path(plan.suite_root),
                 suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
                 on_throttle=limit.throttled, record=options.record, redact=redactor))
-        writer = ResultsWriter(run_dir, redactor)
+        writer = ResultsWriter(run_dir, redactor.value)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0
 
@@ -267,8 +268,15 @@ async def execute(
                                             judge)
                     finally:
                         in_flight -= 1
-                _breaker(rec, target.name, failures_in_row, scheduler)
-                writer.write(rec)
+                _breaker(rec, target.name, failures_in_row, scheduler, redactor)
+                try:
+                    writer.write(rec)
+                except OSError as exc:  # a full disk: stop, keep what was written
+                    if state.write_error is None:
+                        state.write_error = (f"cannot write {writer.path}: "
+                                             f"{exc.strerror or exc}")
+                        scheduler.stop(state.write_error)
+                    return
                 scheduler.record(rec)
                 state.totals.add(rec)
                 if on_attempt is not None:
@@ -327,13 +335,14 @@ def _default_redactor(plan: Plan) -> Any:
 
 
 def _breaker(rec: AttemptRecord, target: str, in_row: dict[str, int],
-             scheduler: Scheduler) -> None:
+             scheduler: Scheduler, redact: Callable[[str], str]) -> None:
     err = rec.error
     if err and err.kind in ("connection", "timeout"):
         in_row[target] = in_row.get(target, 0) + 1
         if in_row[target] >= BREAKER_THRESHOLD and target not in scheduler.down:
-            scheduler.down[target] = (f"{in_row[target]} attempts in a row could not reach "
-                                      f"the endpoint ({err.message})")
+            # the endpoint's own words may echo a key: shown and kept only redacted
+            scheduler.down[target] = redact(f"{in_row[target]} attempts in a row could not "
+                                            f"reach the endpoint ({err.message})")
     else:
         in_row[target] = 0
 

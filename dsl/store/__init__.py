@@ -26,6 +26,7 @@ from .rundir import (
     RUN,
     SUMMARY,
     ResultsWriter,
+    RunLock,
     create_run_dir,
     iter_results,
     latest_records,
@@ -43,7 +44,7 @@ from .rundir import (
 
 __all__ = [
     "PLAN", "RESULTS", "RUN", "SUMMARY", "AttemptError", "AttemptRecord", "CheckResult",
-    "ModelCallStat", "RecordError", "ResultsWriter", "check_version", "create_run_dir",
+    "ModelCallStat", "RecordError", "ResultsWriter", "RunLock", "check_version", "create_run_dir",
     "iter_results", "latest_records", "merge_runs", "new_run_id", "plan_changes",
     "plan_hash", "plan_json", "read_json", "record_from_json", "record_json",
     "record_line", "scenario_json", "truncate_torn", "write_atomic", "write_json",

@@ -25,7 +25,7 @@ when a check has them)::
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -153,10 +153,18 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
     }
 
 
-def record_line(r: AttemptRecord) -> str:
-    """The record as one line of results.jsonl (without the newline). A lone surrogate
-    that a model's reply may hold ("\\ud83d") is kept as a ``\\u`` escape."""
+def record_line(r: AttemptRecord, redact: Callable[[Any], Any] | None = None) -> str:
+    """The record as one line of results.jsonl (without the newline), its values redacted
+    by ``redact`` (dsl/redact.py: never the serialized text, so the line is valid JSON).
+    A lone surrogate that a model's reply may hold ("\\ud83d") is kept as a ``\\u`` escape."""
     data = record_json(r)
+    if redact is not None:
+        data = redact(data)
+    return json_line(data)
+
+
+def json_line(data: Any) -> str:
+    """One JSON value on one line, compact; a lone surrogate as a ``\\u`` escape."""
     line = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     if not line.isascii():
         try:

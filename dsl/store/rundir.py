@@ -8,6 +8,7 @@ A torn last line (the process was killed while writing it) is skipped, not fatal
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -26,6 +27,7 @@ RESULTS = "results.jsonl"
 PLAN = "plan.json"
 RUN = "run.json"
 SUMMARY = "summary.json"
+LOCK = ".lock"
 FSYNC_EVERY_S = 1.0  # results reach the OS at every line; the disk at least this often
 
 
@@ -35,10 +37,56 @@ def new_run_id(now: dt.datetime | None = None) -> str:
 
 
 def create_run_dir(parent: Path, run_id: str | None = None) -> Path:
+    """A new, empty run folder in ``parent`` (created as needed). RunDirError, in plain
+    words, when it cannot be made (``parent`` is a file, read-only, the disk is full)."""
     run_id = run_id or new_run_id()
     path = parent / run_id
-    path.mkdir(parents=True, exist_ok=False)
+    if parent.exists() and not parent.is_dir():
+        raise RunDirError(f"{parent} is a file, not a folder: the run folders go into a "
+                          "folder (the default is runs)")
+    try:
+        path.mkdir(parents=True, exist_ok=False)
+    except OSError as exc:
+        raise RunDirError(f"cannot create a run folder in {parent}: "
+                          f"{exc.strerror or exc}") from None
     return path
+
+
+class RunLock:
+    """Only one process writes a run folder at a time: an exclusive lock on
+    ``RUN_DIR/.lock`` (``flock``), held while a run or a resume writes it and released when
+    that process ends, however it ends (so a killed run can be resumed at once)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / LOCK
+        self._file: IO[str] | None = None
+
+    def __enter__(self) -> RunLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return self
+        f = self.path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise RunDirError(f"{self.path.parent} is being written by another scenarist "
+                              f"process ({holder}); wait for it to end, or stop it, then try "
+                              "again") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        self._file = f
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()  # closing releases the lock
+            self._file = None
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -115,17 +163,16 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 class ResultsWriter:
     """Appends attempt records to results.jsonl, one flushed line each."""
 
-    def __init__(self, run_dir: Path, redact: Callable[[str], str] | None = None) -> None:
+    def __init__(self, run_dir: Path, redact: Callable[[Any], Any] | None = None) -> None:
+        """``redact`` maps a JSON-like value to its redacted copy (Redactor.value)."""
         self.path = run_dir / RESULTS
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
         self._synced = time.monotonic()
         self._redact = redact
 
     def write(self, record: AttemptRecord) -> None:
-        line = record_line(record)
-        if self._redact is not None:
-            line = self._redact(line)
-        self._file.write(line + "\n")
+        """Append one record. OSError (a full disk) propagates: the caller stops the run."""
+        self._file.write(record_line(record, self._redact) + "\n")
         self._file.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
@@ -134,9 +181,14 @@ class ResultsWriter:
 
     def close(self) -> None:
         if not self._file.closed:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError:  # the disk is full: what was flushed before is kept
+                pass
+            finally:
+                with contextlib.suppress(OSError):
+                    self._file.close()
 
 
 def iter_results(run_dir: Path) -> Iterator[AttemptRecord]:

@@ -14,6 +14,7 @@ to a ``confirm: true`` tool is recorded as pending, not executed, and returns ``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import importlib
 import inspect
@@ -199,10 +200,13 @@ class PythonAgent:
             if inspect.iscoroutinefunction(func):
                 result = await func(env)
             else:
-                result = await asyncio.to_thread(func, env)
+                result = await _in_daemon_thread(func, env)
         except EndpointError:
             raise
-        except Exception as exc:
+        except asyncio.CancelledError:
+            raise  # the attempt's timeout, or Ctrl-C: not the agent's doing
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            # sys.exit() or KeyboardInterrupt inside the agent end its attempt, not the run
             where = _where(exc)
             raise EndpointError("agent", f"the agent raised {type(exc).__name__}: {exc}"
                                          f"{where}") from None
@@ -236,6 +240,33 @@ class PythonAgent:
     async def aclose(self) -> None:
         for m in self._models.values():
             await m.aclose()
+
+
+async def _in_daemon_thread(func: Callable[..., Any], env: Env) -> Any:
+    """Call a sync agent in a thread of its own, a daemon: an agent that hangs past
+    ``attempt_timeout_ms`` is abandoned and never keeps the process alive once the run
+    ends (asyncio.to_thread's pool would wait for it at exit)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = func(env), True
+        except BaseException as exc:  # handed to the attempt, whatever it is
+            value, ok = exc, False
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits anymore
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=work, name=f"agent {env.scenario} #{env.seed}",
+                     daemon=True).start()
+    return await future
 
 
 def _result(result: Any) -> tuple[str, list[dict[str, Any]]]:
