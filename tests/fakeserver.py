@@ -24,6 +24,8 @@ request before anything else (retry and fault tests). A reply is one of::
     {"hang": true}                                    never answer
     {"close": true}                                   close the socket without answering
     {"truncate": true}                                send half a response, then close
+    {"raw_http": "HTTP/1.1 2OO ..."}                  these bytes as the whole response,
+                                                      then close (a malformed status line)
 
 Any reply may add ``"delay_ms"``. Usage tokens are counted roughly (4 characters a token).
 In tool-call arguments given as text, ``{{user_number}}`` becomes the first number in the
@@ -201,6 +203,10 @@ async def route(state: State, method: str, path: str, headers: dict[str, str], r
             await asyncio.sleep(3600)
             return False
         if reply.get("close"):
+            return False
+        if "raw_http" in reply:
+            writer.write(reply["raw_http"].encode("utf-8", "surrogateescape"))
+            await writer.drain()
             return False
         if reply.get("truncate"):
             full = http_response(200, json.dumps(completion(reply, body, state.counter))

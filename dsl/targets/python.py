@@ -207,9 +207,9 @@ class PythonAgent:
             raise  # the attempt's timeout, or Ctrl-C: not the agent's doing
         except (Exception, SystemExit, KeyboardInterrupt) as exc:
             # sys.exit() or KeyboardInterrupt inside the agent end its attempt, not the run
-            where = _where(exc)
-            raise EndpointError("agent", f"the agent raised {type(exc).__name__}: {exc}"
-                                         f"{where}") from None
+            said = f": {exc}" if str(exc) else ""
+            raise EndpointError("agent", f"the agent raised {type(exc).__name__}{said}"
+                                         f"{_where(exc)}") from None
         answer, pending = _result(result)
         calls = list(record.calls)
         for p in pending:
