@@ -30,9 +30,9 @@ from typing import Any, Literal
 from .errors import RunDirError
 from .store import SUMMARY, read_json
 from .summarize import summarize_dir, wilson
+from .verdict import words
 
 ChangeStatus = Literal["regressed", "improved", "unchanged", "inconclusive", "new"]
-VERDICT_PAST = {"pass": "passed", "fail": "failed"}
 CHANGE_STATUSES: tuple[ChangeStatus, ...] = (
     "regressed", "improved", "inconclusive", "new", "unchanged")
 
@@ -74,10 +74,6 @@ class Change:
     interval: Interval | None  # 95% interval of delta
     note: str  # the status in plain words
 
-    @property
-    def significant(self) -> bool:
-        return self.interval is not None and self.interval.excludes_zero()
-
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
@@ -102,10 +98,6 @@ class Comparison:
         for c in self.changes:
             out[c.status] += 1
         return out
-
-    @property
-    def regressions(self) -> tuple[Change, ...]:
-        return tuple(c for c in self.changes if c.status == "regressed")
 
 
 def pts(x: float) -> str:
@@ -144,7 +136,7 @@ def compare_row(now: Mapping[str, Any], before: Mapping[str, Any] | None) -> Cha
             side = "both runs"
         status, note = "inconclusive", f"no verdict in {side}; {diff}"
     elif v_now == v_before:
-        status, note = "unchanged", f"{VERDICT_PAST[v_now]} before and now; {diff}"
+        status, note = "unchanged", f"{words(v_now).past} before and now; {diff}"
     elif interval is None or not interval.excludes_zero():
         was = "passed before, fails now" if v_before == "pass" else "failed before, passes now"
         status, note = "inconclusive", f"{was}, but the difference may be chance: {diff}"

@@ -24,6 +24,7 @@ from typing import Any
 
 from .baseline import Change, Comparison, pts
 from .store import write_atomic
+from .verdict import words
 
 JUNIT = "junit.xml"
 SUMMARY_MD = "summary.md"
@@ -31,7 +32,6 @@ MAX_MD_ROWS = 100  # a pull-request comment holds at most 65,536 characters
 MAX_MD_FAILING_CHECKS = 3
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
-VERDICT_ORDER = {"fail": 0, "inconclusive": 1, "pass": 2}  # how every list is ordered
 
 
 def pct(x: float | None) -> str:
@@ -86,7 +86,7 @@ def _ordered(rows: Sequence[Mapping[str, Any]],
     """Regressions first, then failures, rows without a verdict, and passes."""
     def rank(r: Mapping[str, Any]) -> int:
         c = changes.get((r["scenario"], r["target"]))
-        return -1 if c is not None and c.status == "regressed" else VERDICT_ORDER[r["verdict"]]
+        return -1 if c is not None and c.status == "regressed" else words(r["verdict"]).order
 
     return sorted(rows, key=rank)
 
@@ -204,7 +204,6 @@ def _md_failing(row: Mapping[str, Any]) -> str:
     return ", ".join(cells)
 
 
-MD_VERDICT = {"pass": "✅ pass", "fail": "❌ fail", "inconclusive": "⚠️ no verdict"}
 
 
 def target_what(target: Mapping[str, Any]) -> str:
@@ -264,7 +263,7 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     out += ["", "| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     ordered = _ordered(rows, changes)
     for r in ordered[:MAX_MD_ROWS]:
-        cells = [MD_VERDICT[r["verdict"]], md_code(r["scenario"]), md_code(r["target"]),
+        cells = [words(r["verdict"]).markdown, md_code(r["scenario"]), md_code(r["target"]),
                  f"{r['passes']}/{r['decided']} (min {r['min_pass']})",
                  rate_text(r)]
         if comparison is not None:

@@ -1,22 +1,11 @@
-"""The ``scenarist`` command.
-
-Exit codes (docs/cli.md):
-
-* 0 — every scenario met its ``min_pass`` (``lint``: no errors);
-* 1 — a scenario failed (``lint``: errors were found);
-* 2 — invalid input or usage: the diagnostics are printed, nothing was run;
-* 3 — endpoint errors left a scenario without a verdict (e.g. the endpoint could not be
-  reached at all);
-* 130 — interrupted with Ctrl-C (what completed is kept and reported).
+"""The ``scenarist`` command: each command parses its options, calls one stage or the
+pipeline (dsl/pipeline.py), and prints. Exit codes: dsl/exits.py (docs/cli.md).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
 import sys
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -24,10 +13,9 @@ from typing import Any
 import click
 
 from . import __version__
-from .errors import Diagnostic, InputError, RunDirError, best_per_place, render
-from .terminal import Progress, print_summary, style, use_color
-
-EXIT_OK, EXIT_FAILED, EXIT_INPUT, EXIT_ENDPOINT, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+from .errors import Diagnostic, InputError, NotReady, RunDirError, best_per_place, render
+from .exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
+from .terminal import ProgressLine, print_summary, style, use_color
 
 
 def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, list[str]],
@@ -121,48 +109,55 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         no_judge_cache: bool, record_judge: Path | None, quiet: bool, fmt: str,
         baseline: Path | None) -> None:
     """Run the scenarios in PATHS (files or folders; default: the current folder)."""
-    from .compile import build_plan
+    from .pipeline import Hooks, RunRequest, run_suite
 
     if retry_errors and resume is None:
         raise click.UsageError("--retry-errors needs --resume RUNDIR")
     shard_spec = parse_shard(shard)
-    saved: dict[str, Any] = {}
-    if resume is not None:
-        saved = _resume_settings(resume)
-        if paths or targets or runs or shard_spec:
-            raise click.UsageError("--resume takes the paths, targets, runs and shard of the "
-                                   "run it resumes; give only --resume RUNDIR")
-        paths = tuple(Path(p) for p in saved["paths"])
-        targets = tuple(saved["targets"])
-        runs = saved.get("runs")
-        no_early_stop = not saved.get("early_stop", True)
-        judge_target = saved.get("judge")
-        shard_spec = (saved["shard"][0], saved["shard"][1]) if saved.get("shard") else None
-    paths = paths or (Path("."),)
-    before = _load_baseline(baseline)
+    if resume is not None and (paths or targets or runs or shard_spec):
+        raise click.UsageError("--resume takes the paths, targets, runs and shard of the "
+                               "run it resumes; give only --resume RUNDIR")
+    request = RunRequest(
+        paths=paths, targets=targets, runs=runs, concurrency=concurrency, out=out,
+        record=record, early_stop=not no_early_stop, max_calls=max_calls,
+        max_tokens=max_tokens, resume=resume, retry_errors=retry_errors, shard=shard_spec,
+        judge_target=judge_target, judge_cache=not no_judge_cache, record_judge=record_judge,
+        baseline=baseline, argv=tuple(sys.argv[1:]))
+    progress = ProgressLine(0, enabled=False)
+
+    def started(todo: int) -> None:
+        nonlocal progress
+        progress = ProgressLine(todo, enabled=not quiet and sys.stderr.isatty())
+
+    def notify(message: str) -> None:
+        progress.done()
+        click.echo(message, err=True)
+
+    hooks = Hooks(on_attempt=lambda rec, totals: progress.update(rec, totals),
+                  notify=notify, handle_signals=True, started=started)
     try:
-        plan, _ = build_plan(paths, targets=targets, runs=runs, concurrency=concurrency,
-                             shard=shard_spec, judge_target=judge_target)
+        result = run_suite(request, hooks)
     except InputError as exc:
+        progress.done()
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
-    if record is not None and len(plan.targets) != 1:
-        raise click.UsageError("--record records one target; choose it with --target NAME")
-    missing = [t for t in plan.targets
-               if t.kind == "openai" and t.api_key_env and not os.environ.get(t.api_key_env)]
-    for t in missing:
-        click.echo(f"error: the target '{t.name}' reads its API key from the environment "
-                   f"variable {t.api_key_env}, which is not set", err=True)
-    if missing:
+    except (NotReady, RunDirError) as exc:
+        progress.done()
+        click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
-    settings = {"paths": [str(p.resolve()) for p in paths], "targets": list(targets),
-                "runs": runs, "shard": list(shard_spec) if shard_spec else None,
-                "early_stop": not no_early_stop, "judge": judge_target}
-    sys.exit(_run_plan(plan, out, record, quiet, settings=settings, resume=resume,
-                       retry_errors=retry_errors, early_stop=not no_early_stop,
-                       max_calls=max_calls, max_tokens=max_tokens,
-                       judge_cache=not no_judge_cache, record_judge=record_judge,
-                       fmt=fmt, baseline=before))
+    progress.done()
+    print_summary(result.summary, quiet=quiet, comparison=result.comparison)
+    if fmt == "github":
+        from .cioutputs import emit_github
+
+        emit_github(result.summary, result.run_dir, result.comparison, click.echo,
+                    lambda m: click.echo(m, err=True))
+    for note in result.notes:
+        click.echo(note, err=True)
+    click.echo(f"\nReport: {result.run_dir / 'report.html'}")
+    if result.interrupted:
+        click.echo(result.interrupted, err=True)
+    sys.exit(result.exit_code)
 
 
 def _load_baseline(path: Path | None) -> dict[str, Any] | None:
@@ -177,130 +172,6 @@ def _load_baseline(path: Path | None) -> dict[str, Any] | None:
         sys.exit(EXIT_INPUT)
 
 
-def _resume_settings(run_dir: Path) -> dict[str, Any]:
-    from .store import RUN, read_json
-
-    try:
-        info = read_json(run_dir / RUN)
-    except RunDirError as exc:
-        click.echo(f"error: cannot resume: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    settings: dict[str, Any] = info.get("settings") or {}
-    if not settings.get("paths"):
-        click.echo(f"error: cannot resume {run_dir}: its run.json does not say what it ran",
-                   err=True)
-        sys.exit(EXIT_INPUT)
-    return settings
-
-
-def _run_plan(plan: Any, out: Path, record: Path | None, quiet: bool, *,
-              settings: dict[str, Any], resume: Path | None = None, retry_errors: bool = False,
-              early_stop: bool = True, max_calls: int | None = None,
-              max_tokens: int | None = None, judge_cache: bool = True,
-              record_judge: Path | None = None, fmt: str = "text",
-              baseline: dict[str, Any] | None = None) -> int:
-    import asyncio  # here, not at the top: lint's start-up does without it
-
-    from .cioutputs import emit_github, write_ci_outputs
-    from .report import regenerate
-    from .run import RunOptions, execute, run_info
-    from .store import (
-        PLAN,
-        RUN,
-        create_run_dir,
-        latest_records,
-        plan_changes,
-        plan_json,
-        read_json,
-        truncate_torn,
-        write_json,
-    )
-    from .summarize import exit_code
-
-    started = dt.datetime.now(dt.UTC)
-    t0 = time.perf_counter()
-    new_plan = plan_json(plan)
-    prior: list[dict[str, Any]] = []
-    if resume is not None:
-        run_dir = resume
-        try:
-            old_plan = read_json(run_dir / PLAN)
-            info = read_json(run_dir / RUN)
-        except RunDirError as exc:
-            click.echo(f"error: cannot resume: {exc}", err=True)
-            return EXIT_INPUT
-        changes = plan_changes(old_plan, new_plan)
-        if changes:
-            click.echo(f"error: cannot resume {run_dir}: the plan changed since it started: "
-                       + "; ".join(changes) + ". Start a new run instead.", err=True)
-            return EXIT_INPUT
-        truncate_torn(run_dir)
-        prior = [r for r in latest_records(run_dir)
-                 if not (retry_errors and r["status"] == "error")]
-        if retry_errors:
-            info["reran_errors"] = True  # results.jsonl may now hold an attempt twice
-        info.setdefault("resumed_at", []).append(started.isoformat(timespec="seconds"))
-    else:
-        run_dir = create_run_dir(out)
-        info = run_info(plan, run_dir.name, started, sys.argv[1:])
-        info["settings"] = settings
-        write_json(run_dir / PLAN, new_plan)
-    write_json(run_dir / RUN, info)
-    done = frozenset((r["scenario"], r["target"], r["run"]) for r in prior)
-    todo = plan.attempts - len(done)
-    progress = Progress(todo, enabled=not quiet and sys.stderr.isatty())
-    options = RunOptions(plan.concurrency, record, early_stop=early_stop, max_calls=max_calls,
-                         max_tokens=max_tokens, done=done, prior=tuple(prior),
-                         handle_signals=True, judge_cache=judge_cache,
-                         record_judge=record_judge)
-
-    def notify(message: str) -> None:
-        progress.done()
-        click.echo(message, err=True)
-
-    try:
-        state = asyncio.run(execute(plan, run_dir, options, progress.update, notify=notify))
-    except InputError as exc:
-        progress.done()
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        return EXIT_INPUT
-    progress.done()
-    sched = state.scheduler
-    info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                duration_s=round(time.perf_counter() - t0 + info.get("duration_s", 0), 3),
-                interrupted=state.interrupted)
-    if sched is not None:
-        info["early_stop"] = sched.saved() if early_stop else None
-        info["stopped"] = sched.stop_reason
-        if sched.down:
-            info["targets_down"] = sched.down
-    if state.lowest_concurrency:
-        info["throttled"] = state.lowest_concurrency
-    if state.judge is not None:
-        info["judge"] = {**state.judge, "cache": judge_cache,
-                         "target": plan.judge.target.name if plan.judge else None}
-    write_json(run_dir / RUN, info)
-    _, summary, comparison = regenerate(run_dir, None, baseline)  # one pass: summary, report
-    write_ci_outputs(run_dir, summary, comparison)
-    print_summary(summary, quiet=quiet, comparison=comparison)
-    if fmt == "github":
-        emit_github(summary, run_dir, comparison, click.echo,
-                    lambda m: click.echo(m, err=True))
-    for name, why in state.down.items():
-        click.echo(f"target '{name}' was given up on: {why}", err=True)
-    if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
-        click.echo(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
-                   "attempts that ran.", err=True)
-    click.echo(f"\nReport: {run_dir / 'report.html'}")
-    if state.interrupted:
-        extra = f" ({state.cancelled} in flight were cancelled)" if state.cancelled else ""
-        click.echo(f"Interrupted{extra}: the summary and report cover the attempts that "
-                   f"completed. Finish the run with: scenarist run --resume {run_dir}",
-                   err=True)
-        return EXIT_INTERRUPTED
-    return exit_code(summary)
-
-
 @main.command()
 @PATHS
 @click.option("--target", "-t", "targets", multiple=True, metavar="NAME",
@@ -313,6 +184,7 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     """Show what a run would do: scenarios × targets × runs, and the most model calls."""
     from .compile import build_plan
     from .store import plan_json
+    from .targets.kinds import describe
 
     paths = paths or (Path("."),)
     try:
@@ -327,8 +199,8 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     click.echo(f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls")
     for s in p.scenarios:
         click.echo(f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
-                   f"{len(s.checks):>6}  {s.runs * s.max_steps * len(p.targets):>10}")
-    names = ", ".join(f"{t.name} ({t.describe()})" for t in p.targets)
+                   f"{len(s.checks):>6}  {s.most_calls * len(p.targets):>10}")
+    names = ", ".join(f"{t.name} ({describe(t)})" for t in p.targets)
     judged = ""
     if p.judge_calls:
         judge_name = p.judge.target.name if p.judge else "?"
@@ -386,12 +258,24 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
     from .report import regenerate
 
     before = _load_baseline(baseline)
+    if output is not None and output.is_dir():
+        click.echo(f"error: -o {output} is a folder; give the report's file name, e.g. "
+                   f"{output / 'report.html'}", err=True)
+        sys.exit(EXIT_INPUT)
+    if output is not None and not output.parent.is_dir():
+        click.echo(f"error: cannot write the report to {output}: the folder "
+                   f"{output.parent} does not exist", err=True)
+        sys.exit(EXIT_INPUT)
     try:
         path, summary, comparison = regenerate(run_dir, output, before)
+        write_ci_outputs(run_dir, summary, comparison)
     except RunDirError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
-    write_ci_outputs(run_dir, summary, comparison)
+    except OSError as exc:
+        click.echo(f"error: cannot write the report of {run_dir}: "
+                   f"{exc.strerror or exc} ({exc.filename or output or run_dir})", err=True)
+        sys.exit(EXIT_INPUT)
     click.echo(f"Report: {path}")
 
 
@@ -448,10 +332,10 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
     import asyncio
     import dataclasses
 
-    from .judge import Judge, JudgeConfig
+    from .judge import Judge
     from .judgecheck import ask_all, load_examples, report
     from .judgecheck import calibrate as measure
-    from .run import open_model
+    from .targets.kinds import is_model, open_model
 
     try:
         examples, suite, file_judge = load_examples(labels)
@@ -460,12 +344,12 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
         sys.exit(EXIT_INPUT)
     name = judge_target or file_judge or (suite.judge.target.name if suite.judge else None)
     target = suite.targets.get(name) if name else None
-    if target is None or target.kind == "python":
+    if target is None or not is_model(target):
         raise click.UsageError(f"no judge: name a kind: openai target with --judge (the "
                                f"suite's targets: {', '.join(sorted(suite.targets)) or 'none'})")
-    config = suite.judge or JudgeConfig(target=target,
-                                        cache_dir=suite.root / ".scenarist" / "judge-cache")
-    config = dataclasses.replace(config, target=target, mode=mode or config.mode)
+    config = suite.judge_with(target)
+    if mode is not None:
+        config = dataclasses.replace(config, mode=mode)
 
     async def go() -> tuple[list[Any], Any]:
         model = open_model(target, 4)
@@ -505,7 +389,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
             click.echo(f"    {r['reason']}")
     agreement = "–" if data["agreement"] is None else f"{data['agreement']:.0%}"
     kappa = "–" if data["kappa"] is None else f"{data['kappa']:.2f}"
-    model = config.model or target.model or "replay"
+    model = config.model or getattr(target.config, "model", "") or "replay"
     click.echo(f"\n{data['examples']} examples, judge {target.name} ({model}, "
                f"{config.mode} mode): agreement {agreement} on {data['decided']} decided, "
                f"Cohen's kappa {kappa}; {data['unsure']} unsure, {data['errors']} errors")

@@ -296,6 +296,13 @@ EXAMPLES: dict[str, Example] = {
         note="A judge check (`faithful`, `answers_the_question`, `judge`, `criteria`) needs "
              "`judge:` in scenarist.yaml; the check is reported in the scenario.",
     ),
+    "E220": Example(
+        "$ scenarist run scenarios/ --shard 7/8    # the suite has 4 scenarios",
+        "$ scenarist run scenarios/ --shard 3/4",
+        where="command",
+        note="A run that would run nothing is refused (exit 2) rather than reported as "
+             "passed.",
+    ),
     "E219": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
                               "    entry: clinic_bot.agent:build\njudge: {target: bot}"),

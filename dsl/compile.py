@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import gc
-import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +22,9 @@ from .model import CompiledCheck, Plan, Scenario, ToolSpec
 from .moment import MomentError, parse_moment
 from .suite import SUITE_FILE, Suite, compile_tool, display_path, find_suite_file, load_suite
 from .suite import select_targets as _select_targets
+from .targets.kinds import is_model
 from .validate import validate
+from .verdict import min_pass_for, scaled_min_pass
 
 
 @dataclass(slots=True)
@@ -169,18 +170,14 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bo
 
 
 def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
-    from .judge import JudgeConfig
-
     target = suite.targets.get(name)
-    if target is None or target.kind == "python":
-        why = "is a python agent" if target else "is not defined"
+    if target is None or not is_model(target):
+        why = f"is a {target.kind} agent" if target else "is not defined"
         diags.error(Span("<command line>", 1, 1), "E219",
                     f"--judge {name}: the target {why}{did_you_mean(name, suite.targets)}",
                     "the judge must be a kind: openai or replay target of the suite")
         return suite
-    base = suite.judge or JudgeConfig(target=target,
-                                      cache_dir=suite.root / ".scenarist" / "judge-cache")
-    return dataclasses.replace(suite, judge=dataclasses.replace(base, target=target))
+    return dataclasses.replace(suite, judge=suite.judge_with(target))
 
 
 def scenario_id(path: Path, root: Path) -> str:
@@ -273,11 +270,11 @@ def compile_document(
             )
     else:
         rate = data.get("min_pass_rate", defaults.min_pass_rate if defaults else 0.8)
-        min_pass = math.ceil(rate * scenario_runs - 1e-9)
+        min_pass = min_pass_for(rate, scenario_runs)
     final_runs = scenario_runs
     if runs is not None and runs != scenario_runs:
         final_runs = runs
-        min_pass = math.ceil(min_pass * runs / scenario_runs - 1e-9)
+        min_pass = scaled_min_pass(min_pass, scenario_runs, runs)
 
     diags.extend(local.diagnostics)
     if any(d.severity == "error" for d in diags.diagnostics[before:]) or at is None:
@@ -372,4 +369,10 @@ def build_plan(
         mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}
         plan = dataclasses.replace(
             plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard)
+        if not plan.scenarios:
+            raise InputError([Diagnostic(
+                Span("<command line>", 1, 1), "E220",
+                f"the shard {i}/{n} holds no scenario: the suite has {len(ordered)} "
+                f"scenario{'s' if len(ordered) != 1 else ''}, fewer than {n} shards",
+                f"split it into at most {len(ordered)} shards")])
     return plan, compiled

@@ -15,7 +15,9 @@ Two families of problems reach a user, and they never mix:
       ├── EndpointError        a target's endpoint failed; the attempt ends with status
       │                        "error" (never a model failure, never an aborted run)
       │   └── CassetteMiss     a replay target has no recorded answer for a request
-      └── RunDirError          a run folder is missing, unreadable or of another version
+      ├── RunDirError          a run folder is missing, unreadable or of another version
+      └── NotReady             what was asked cannot start as things are: an API key
+                               variable that is not set, a run that cannot be resumed
 
 Checks never raise because a model answered badly: they return an outcome (see
 ``dsl.checks``). An exception that is none of the above is a bug in Scenarist.
@@ -96,6 +98,7 @@ CODES: dict[str, Code] = {
         Code("E217", "unknown-check-name", "expect names a check the suite does not define."),
         Code("E218", "no-judge", "A judge check in a suite without a judge."),
         Code("E219", "bad-judge", "The judge's configuration cannot be used."),
+        Code("E220", "nothing-selected", "What the command line selects holds no scenario."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),
@@ -183,6 +186,11 @@ class CassetteMiss(EndpointError):
 
 class RunDirError(ScenaristError):
     """A run folder is missing, unreadable, or written by an incompatible version."""
+
+
+class NotReady(ScenaristError):
+    """A run cannot start as things are (the message says why and what to do); nothing
+    was sent to any endpoint."""
 
 
 def did_you_mean(word: str, candidates: Iterable[str]) -> str:

@@ -70,8 +70,10 @@ def validation_text(info: ValidationInfo | None) -> str:
 def judge_identity(config: Any) -> dict[str, Any]:
     """Everything that makes a judge the judge that was measured (a JudgeConfig)."""
     target = config.target
-    model = config.model or target.model or (
-        f"replay of {Path(target.cassette).name}" if target.cassette else target.name)
+    settings = target.config
+    cassette = getattr(settings, "cassette", "")
+    model = config.model or getattr(settings, "model", "") or (
+        f"replay of {Path(cassette).name}" if cassette else target.name)
     calibration = ({"yes_no": config.calibration.yes_no, "digits": config.calibration.digits}
                    if config.mode == "logprobs" else None)
     return {"target": target.name, "model": model, "mode": config.mode,

@@ -22,7 +22,7 @@ from .templates import as_tool_text, compile_template, render_system, render_too
 
 
 @dataclass(slots=True)
-class Progress:
+class LoopState:
     """The attempt so far (kept when an endpoint fails half-way)."""
 
     messages: list[dict[str, Any]] = field(default_factory=list)
@@ -34,7 +34,7 @@ class Progress:
 
 
 class LoopEndpointError(EndpointError):
-    def __init__(self, cause: EndpointError, progress: Progress) -> None:
+    def __init__(self, cause: EndpointError, progress: LoopState) -> None:
         super().__init__(cause.kind, cause.message, status=cause.status, retries=cause.retries)
         self.progress = progress
 
@@ -68,7 +68,7 @@ def tool_output(tool: ToolSpec, args: Any, scenario: Scenario) -> str:
 async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptData:
     """One attempt of ``scenario`` against ``model``, seeded with the run index."""
     started = time.perf_counter()
-    p = Progress()
+    p = LoopState()
     p.messages = [
         {"role": "system", "content": system_message(model, scenario)},
         {"role": "user", "content": scenario.message},
@@ -152,6 +152,19 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
         retries=p.retries,
         model_calls=tuple(p.model_calls),
     )
+
+
+class LoopAgent:
+    """A model endpoint under test: each attempt is :func:`run_loop` over the model."""
+
+    def __init__(self, model: ChatModel) -> None:
+        self.model = model
+
+    async def run(self, scenario: Scenario, run: int) -> AttemptData:
+        return await run_loop(self.model, scenario, run)
+
+    async def aclose(self) -> None:
+        await self.model.aclose()
 
 
 def tool_call_in_text(text: str, tools: dict[str, ToolSpec]) -> str | None:

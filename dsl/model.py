@@ -2,15 +2,16 @@
 derived properties.
 
 ``compile`` produces a :class:`Plan` (scenarios × targets × runs with compiled checks);
-``run`` produces one :class:`Attempt` per (scenario, target, run index), and stores it as
-one JSON line; ``summarize`` and ``report`` read those lines back.
+a target's agent produces one :class:`AttemptData` per (scenario, target, run index), which
+the checks read; ``run`` turns it into an :class:`~dsl.store.AttemptRecord`, one JSON line
+of ``results.jsonl``, which ``summarize`` and ``report`` read back.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .errors import Span
@@ -19,7 +20,6 @@ Action = Literal["read", "create", "update", "delete"]
 ACTIONS: tuple[Action, ...] = ("read", "create", "update", "delete")
 
 CheckStatus = Literal["pass", "fail", "unsure", "error"]
-AttemptStatus = Literal["pass", "fail", "unsure", "error"]
 
 SCHEMA_VERSION = 1
 
@@ -96,6 +96,11 @@ class Scenario:
     min_pass: int
     max_steps: int
 
+    @property
+    def most_calls(self) -> int:
+        """The most model calls this scenario can make against one target."""
+        return self.runs * self.max_steps
+
     def tool(self, name: str) -> ToolSpec | None:
         for t in self.tools:
             if t.name == name:
@@ -104,39 +109,16 @@ class Scenario:
 
 
 @dataclass(frozen=True, slots=True)
-class Retry:
-    max_attempts: int = 3
-    backoff_ms: int = 500
-    retry_on_status: tuple[int, ...] = (429, 500, 502, 503, 504)
-
-
-@dataclass(frozen=True, slots=True)
 class Target:
-    """A system under test, as the suite defines it."""
+    """A system under test, as the suite defines it. ``config`` holds the settings of its
+    kind (one frozen dataclass per kind: dsl/targets/kinds.py says what each kind is)."""
 
     name: str
-    kind: Literal["openai", "replay", "python"]
+    kind: str  # a key of dsl.targets.kinds.KINDS
     span: Span
-    model: str = ""
-    base_url: str = ""
-    api_key_env: str | None = None
-    timeout_ms: int = 60_000
-    temperature: float | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    system_prompt: str = ""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    cassette: str = ""  # replay: path of the cassette (absolute)
-    entry: str = ""  # python: module:function
+    config: Any
     concurrency: int | None = None
     attempt_timeout_ms: int | None = None  # the whole attempt (all its model calls)
-    retry: Retry = Retry()
-
-    def describe(self) -> str:
-        if self.kind == "openai":
-            return f"{self.model} at {self.base_url}"
-        if self.kind == "replay":
-            return f"replay of {self.cassette}"
-        return f"python {self.entry}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,7 +142,7 @@ class Plan:
 
     @property
     def max_model_calls(self) -> int:
-        return sum(s.runs * s.max_steps for s in self.scenarios) * len(self.targets)
+        return sum(s.most_calls for s in self.scenarios) * len(self.targets)
 
     @property
     def judge_calls(self) -> int:
@@ -180,9 +162,6 @@ class Tokens:
 
     def __add__(self, other: Tokens) -> Tokens:
         return Tokens(self.prompt + other.prompt, self.completion + other.completion)
-
-    def as_dict(self) -> dict[str, int]:
-        return {"prompt": self.prompt, "completion": self.completion, "total": self.total}
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,22 +187,6 @@ class Call:
     @property
     def executed(self) -> bool:
         return not self.pending and self.error is None
-
-    def as_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
-            "id": self.id,
-            "name": self.name,
-            "args": self.args,
-            "output": self.output,
-            "action": self.action,
-            "pending": self.pending,
-            "step": self.step,
-        }
-        if self.args is None:
-            d["raw_args"] = self.raw_args
-        if self.error:
-            d["error"] = self.error
-        return d
 
 
 @dataclass(frozen=True, slots=True)

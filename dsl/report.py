@@ -6,7 +6,7 @@ regenerated at any time without calling a model. Three stages, each callable alo
 
     build_view(plan, records, summary, run, comparison) -> ReportView   # the view model
     render(view) -> str                                                   # the HTML text
-    write_report(run_dir, ...) -> Path                                    # both, to a file
+    regenerate(run_dir, ...) -> (Path, summary, comparison)               # all, to files
 
 What is server-rendered (readable with JavaScript off): the headline, the scenario table,
 and each scenario's pass-rate bar and per-check pass rates. What is rendered lazily, when a
@@ -38,9 +38,21 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import Change, Comparison, compare, pts
-from .cioutputs import VERDICT_ORDER, pct, target_what
-from .store import PLAN, RUN, SUMMARY, latest_records, read_json, write_atomic, write_json
+from .cioutputs import pct, target_what
+from .model import Call
+from .store import (
+    PLAN,
+    RUN,
+    SUMMARY,
+    AttemptRecord,
+    CheckResult,
+    latest_records,
+    read_json,
+    write_atomic,
+    write_json,
+)
 from .summarize import summarize_records
+from .verdict import VERDICTS, words
 
 REPORT = "report.html"
 MAX_REPORT_ATTEMPTS = 20_000  # transcripts embedded in one report (all are in results.jsonl)
@@ -58,8 +70,6 @@ _MOMENT = re.compile(r"Current date and time: ([^\n]+?)\.?[ \t]*$", re.M)
 # As report.js: C0 and C1 controls but tab and newline (and CR before LF), DEL, bidi overrides
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
                       "|\r(?!\n)")
-
-VERDICT_WORDS = {"pass": "passed", "fail": "failed", "inconclusive": "no verdict"}
 
 
 # ---- the view model ------------------------------------------------------------------------
@@ -133,7 +143,7 @@ class Row:
 
     @property
     def verdict_rank(self) -> int:
-        return VERDICT_ORDER.get(self.verdict, 1)
+        return words(self.verdict).order
 
 
 @dataclass(frozen=True, slots=True)
@@ -317,11 +327,11 @@ def moment(system: str) -> str:
     return m.group(1) if m else ""
 
 
-def _call_event(name: Any, args: Any, call: Mapping[str, Any], ref: Ref) -> list[Any]:
-    ev = ["c", ref(name or call.get("name") or ""),
+def _call_event(name: Any, args: Any, call: Call | None, ref: Ref) -> list[Any]:
+    ev = ["c", ref(name or (call.name if call else "")),
           ref(args if type(args) is str else json.dumps(args, ensure_ascii=False)),
-          ref(call.get("action"))]
-    pending, error = call.get("pending"), call.get("error")
+          ref(call.action if call else None)]
+    pending, error = (call.pending, call.error) if call else (False, None)
     if pending or error:
         ev.append(1 if pending else 0)
         if error:
@@ -329,21 +339,20 @@ def _call_event(name: Any, args: Any, call: Mapping[str, Any], ref: Ref) -> list
     return ev
 
 
-def transcript(rec: Mapping[str, Any], ref: Ref) -> list[list[Any]]:
+def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     """An attempt's transcript as events for the script to draw (see the blob's layout):
     system, user, assistant text, tool calls (flagged from ``calls``: pending, error), tool
     results, the answer, and how the attempt ended when it did not end with an answer."""
-    messages = rec.get("messages") or ()
-    calls = [c if isinstance(c, dict) else {} for c in rec.get("calls") or ()]
+    messages = rec.messages
+    calls = rec.calls
     out: list[list[Any]] = []
     if not messages:  # no transcript was kept: show what the record has
         for c in calls:
-            out.append(_call_event(c.get("name"), c.get("raw_args") or c.get("args"), c, ref))
-            if c.get("output") is not None:
-                out.append(["t", ref(c.get("name")), ref(c["output"])])
-        answer = _content(rec.get("answer"))
-        if answer:
-            out.append(["A", ref(answer)])
+            out.append(_call_event(c.name, c.raw_args if c.args is None else c.args, c, ref))
+            if c.output is not None:
+                out.append(["t", ref(c.name), ref(c.output)])
+        if rec.answer:
+            out.append(["A", ref(rec.answer)])
         return out
     last = -1
     for i in range(len(messages) - 1, -1, -1):
@@ -372,9 +381,9 @@ def transcript(rec: Mapping[str, Any], ref: Ref) -> list[list[Any]]:
                 tc = tc if isinstance(tc, dict) else {}
                 fn = tc.get("function")
                 fn = fn if isinstance(fn, dict) else {}
-                call = calls[n] if n < len(calls) else {}
+                call = calls[n] if n < len(calls) else None
                 n += 1
-                name = fn.get("name") or call.get("name")
+                name = fn.get("name") or (call.name if call else None)
                 names[str(tc.get("id"))] = name
                 ev = _call_event(name, fn.get("arguments", ""), call, ref)
                 if len(ev) > 4 and ev[4]:
@@ -394,11 +403,11 @@ def transcript(rec: Mapping[str, Any], ref: Ref) -> list[list[Any]]:
     return out
 
 
-def _check(c: Mapping[str, Any], ref: Ref) -> list[Any]:
-    score = c.get("score")
+def _check(c: CheckResult, ref: Ref) -> list[Any]:
+    score = c.score
     if score == 0 or score == 1:  # says no more than the status
         score = None
-    ev = c.get("evidence")
+    ev = c.evidence
     evidence = None
     if isinstance(ev, dict):
         confidence = ev.get("confidence")
@@ -418,22 +427,18 @@ def _check(c: Mapping[str, Any], ref: Ref) -> list[Any]:
             reason = ev.get("reason")
         evidence = [ref(reason), ref(raw), None,
                     confidence if isinstance(confidence, int | float) else None]
-    return [ref(c.get("label") or c.get("check")), c.get("status"), ref(c.get("reason")),
-            score, evidence]
+    return [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
 
 
-def attempt(rec: Mapping[str, Any], ref: Ref) -> list[Any]:
+def attempt(rec: AttemptRecord, ref: Ref) -> list[Any]:
     """One attempt record, reduced to what the report shows (see the blob's layout)."""
-    err = rec.get("error")
-    tokens = rec.get("tokens")
+    err = rec.error
     return [
-        rec.get("run"), rec.get("status"), ref(rec.get("reason")), ref(rec.get("started_at")),
-        rec.get("latency_ms"), rec.get("steps"),
-        tokens.get("total") if isinstance(tokens, dict) else None, rec.get("retries") or 0,
-        [ref(err.get("kind")), ref(err.get("message")), err.get("status")]
-        if isinstance(err, dict) else None,
+        rec.run, rec.status, ref(rec.reason), ref(rec.started_at), rec.latency_ms, rec.steps,
+        rec.tokens.total, rec.retries,
+        [ref(err.kind), ref(err.message), err.status] if err is not None else None,
         transcript(rec, ref),
-        [_check(c, ref) for c in rec.get("checks") or () if isinstance(c, dict)],
+        [_check(c, ref) for c in rec.checks],
     ]
 
 
@@ -459,15 +464,15 @@ class _Transcripts:
         self.good: dict[tuple[Any, Any], list[list[Any]]] = {}
         self.seen: dict[tuple[Any, Any], int] = {}
 
-    def add(self, rec: Mapping[str, Any]) -> None:
-        key = (rec.get("scenario"), rec.get("target"))
+    def add(self, rec: AttemptRecord) -> None:
+        key = (rec.scenario, rec.target)
         self.seen[key] = self.seen.get(key, 0) + 1
-        buckets = self.good if rec.get("status") == "pass" else self.bad
+        buckets = self.good if rec.status == "pass" else self.bad
         bucket = buckets.setdefault(key, [])
         if len(bucket) < self.quota:
             bucket.append(attempt(rec, self.strings.setdefault(key, _Strings())))
 
-    def tap(self, records: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    def tap(self, records: Iterable[AttemptRecord]) -> Iterator[AttemptRecord]:
         """Pass the records on (to the summary) while keeping what the report needs."""
         for rec in records:
             self.add(rec)
@@ -482,7 +487,7 @@ class _Transcripts:
                             "attempts": mine, "omitted": self.seen.get(key, 0) - len(mine)})
 
 
-def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
+def build_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
                comparison: Comparison | None = None) -> ReportView:
     transcripts = _Transcripts(plan)
@@ -491,7 +496,7 @@ def build_view(plan: Mapping[str, Any], records: Iterable[Mapping[str, Any]],
     return _view(plan, transcripts, summary, run, comparison)
 
 
-def summarize_and_view(plan: Mapping[str, Any], records: Iterable[dict[str, Any]],
+def summarize_and_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                        run: Mapping[str, Any] | None = None,
                        baseline: Mapping[str, Any] | None = None,
                        ) -> tuple[dict[str, Any], Comparison | None, ReportView]:
@@ -566,7 +571,7 @@ def _env() -> Any:
     env.filters["pct"] = pct
     env.filters["pts"] = pts
     env.filters["num"] = lambda x: f"{x:,}"
-    env.globals["VERDICT_WORDS"] = VERDICT_WORDS
+    env.globals["VERDICT_WORDS"] = {v: w.word for v, w in VERDICTS.items()}
     return env
 
 
@@ -608,21 +613,6 @@ def _write(path: Path, html: str) -> None:
     # A lone surrogate (JSON text can hold one) cannot be written as UTF-8; in the data it
     # becomes a \\udXXX escape, which JSON reads back.
     write_atomic(path, html.encode("utf-8", "backslashreplace"))
-
-
-def write_report(run_dir: Path, out: Path | None = None,
-                 summary: Mapping[str, Any] | None = None,
-                 comparison: Comparison | None = None) -> Path:
-    """Write the report of a run folder (default: ``RUN_DIR/report.html``)."""
-    path = out or run_dir / REPORT
-    with _collector_paused():
-        plan, run = _load(run_dir)
-        if summary is None:
-            _, _, view = summarize_and_view(plan, latest_records(run_dir), run)
-        else:
-            view = build_view(plan, latest_records(run_dir), summary, run, comparison)
-        _write(path, render(view))
-    return path
 
 
 def regenerate(run_dir: Path, out: Path | None = None,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 import signal
 import sys
@@ -21,12 +22,20 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__
-from .errors import Diagnostic, EndpointError, InputError, RunDirError
-from .loop import LoopEndpointError, run_loop
+from .errors import EndpointError
+from .loop import LoopEndpointError, LoopState
 from .model import SCHEMA_VERSION, AttemptData, Outcome, Plan, Scenario, Target
-from .schedule import AdaptiveLimit, Key, Meter, Scheduler
-from .store import ResultsWriter, target_json
-from .targets.base import ChatModel, Reply
+from .schedule import AdaptiveLimit, Key, Scheduler
+from .store import (
+    AttemptError,
+    AttemptRecord,
+    CheckResult,
+    ModelCallStat,
+    ResultsWriter,
+)
+from .targets.base import Agent, AgentContext, Reply
+from .targets.kinds import key_env, open_agent, open_model, target_json
+from .verdict import AttemptStatus
 
 # After this many endpoint failures in a row (connection or timeout) with no success in
 # between, a target is considered down and its remaining attempts are not run.
@@ -41,7 +50,7 @@ class RunOptions:
     max_calls: int | None = None
     max_tokens: int | None = None
     done: frozenset[Key] = frozenset()  # resume: attempts already recorded
-    prior: tuple[dict[str, Any], ...] = ()  # resume: their records (for early stop)
+    prior: tuple[AttemptRecord, ...] = ()  # resume: their records (for early stop)
     handle_signals: bool = False  # install the Ctrl-C handler (the CLI does)
     judge_cache: bool = True  # --no-judge-cache turns the judge's cache off
     record_judge: Path | None = None  # a cassette of the judge's questions and replies
@@ -49,6 +58,8 @@ class RunOptions:
 
 @dataclass(slots=True)
 class Totals:
+    """Attempts run so far, by status (the progress line)."""
+
     attempts: int = 0
     passed: int = 0
     failed: int = 0
@@ -57,9 +68,9 @@ class Totals:
     tokens: int = 0
     model_calls: int = 0
 
-    def add(self, record: dict[str, Any]) -> None:
+    def add(self, record: AttemptRecord) -> None:
         self.attempts += 1
-        status = record["status"]
+        status = record.status
         if status == "pass":
             self.passed += 1
         elif status == "fail":
@@ -68,8 +79,8 @@ class Totals:
             self.unsure += 1
         else:
             self.errors += 1
-        self.tokens += (record.get("tokens") or {}).get("total", 0)
-        self.model_calls += record.get("steps") or 0
+        self.tokens += record.tokens.total
+        self.model_calls += record.steps
 
 
 @dataclass(slots=True)
@@ -82,56 +93,15 @@ class RunState:
     cancelled: int = 0  # attempts in flight when a second Ctrl-C cancelled them
     lowest_concurrency: dict[str, int] = field(default_factory=dict)
     judge: dict[str, int] | None = None  # questions asked, cache hits, tokens
+    write_error: str | None = None  # results.jsonl could not be written (a full disk)
 
     @property
     def down(self) -> dict[str, str]:
         return self.scheduler.down if self.scheduler else {}
 
 
-class Metered:
-    """Wraps a model: counts calls and tokens (budgets) and feeds the adaptive limit."""
-
-    def __init__(self, inner: ChatModel, meter: Meter, limit: AdaptiveLimit) -> None:
-        self.inner = inner
-        self.settings = inner.settings
-        self.meter = meter
-        self.limit = limit
-
-    async def complete(self, body: dict[str, Any]) -> Reply:
-        reply = await self.inner.complete(body)
-        self.meter.calls += 1
-        self.meter.tokens += reply.tokens.total
-        self.limit.succeeded()
-        return reply
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
-
-
-def open_model(target: Target, concurrency: int, on_throttle: Any = None) -> ChatModel:
-    """The endpoint client for a model target (InputError for a missing cassette)."""
-    if target.kind == "openai":
-        from .targets.openai import OpenAIModel
-
-        return OpenAIModel(target, max_connections=concurrency, on_throttle=on_throttle)
-    if target.kind == "replay":
-        from .targets.cassette import ReplayModel
-
-        try:
-            return ReplayModel(Path(target.cassette))
-        except (RunDirError, FileNotFoundError) as exc:
-            msg = str(exc) if isinstance(exc, RunDirError) else \
-                f"the cassette {target.cassette} does not exist"
-            raise InputError([Diagnostic(target.span, "E206",
-                                         f"the replay target '{target.name}' cannot be used: "
-                                         f"{msg}",
-                                         "record one with scenarist run --target <live> "
-                                         "--record FILE")]) from None
-    raise ValueError(f"{target.kind} targets are not model endpoints")
-
-
 async def evaluate(scenario: Scenario, data: AttemptData,
-                   judge: Any = None) -> tuple[list[dict[str, Any]], str | None]:
+                   judge: Any = None) -> tuple[tuple[CheckResult, ...], str | None]:
     """Every check of the scenario on one attempt, and the judge's endpoint failure if
     there was one. Judge checks are asked concurrently."""
 
@@ -152,16 +122,13 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     out = []
     judge_failure = None
     for c, o in zip(scenario.checks, outcomes, strict=True):
-        item: dict[str, Any] = {"check": c.name, "label": c.label, "status": o.status,
-                                "score": o.score, "reason": o.reason}
-        if o.items:
-            item["items"] = [{k: v for k, v in i.items() if k != "evidence"} for i in o.items]
-        if o.evidence is not None:
-            item["evidence"] = dict(o.evidence)
+        out.append(CheckResult(
+            c.name, c.label, o.status, o.reason, o.score,
+            tuple({k: v for k, v in i.items() if k != "evidence"} for i in o.items),
+            o.evidence))
         if o.judge_error and judge_failure is None:
             judge_failure = o.reason
-        out.append(item)
-    return out, judge_failure
+    return tuple(out), judge_failure
 
 
 def _sync(c: Any, data: AttemptData) -> Outcome:
@@ -172,69 +139,57 @@ def _sync(c: Any, data: AttemptData) -> Outcome:
                                 f"{exc}")
 
 
-def attempt_status(data: AttemptData, checks: list[dict[str, Any]]) -> tuple[str, str]:
+def attempt_status(data: AttemptData, checks: tuple[CheckResult, ...]
+                   ) -> tuple[AttemptStatus, str]:
+    """An attempt passes when all its checks pass; unsure when none failed but the judge
+    could not tell."""
     if data.failure:
         return "fail", data.failure
-    failing = [c for c in checks if c["status"] in ("fail", "error")]
+    failing = [c for c in checks if c.status in ("fail", "error")]
     if failing:
         return "fail", f"{len(failing)} of {len(checks)} checks failed: " + "; ".join(
-            c["label"] for c in failing)
-    if any(c["status"] == "unsure" for c in checks):
+            c.label for c in failing)
+    if any(c.status == "unsure" for c in checks):
         return "unsure", "no check failed, but the judge was unsure"
     return "pass", f"all {len(checks)} checks passed"
 
 
 def make_record(scenario: Scenario, target: Target, run: int, started: dt.datetime,
-                status: str, reason: str, *, data: AttemptData | None = None,
+                status: AttemptStatus, reason: str, *, data: AttemptData | None = None,
                 error: EndpointError | None = None,
-                checks: list[dict[str, Any]] | None = None,
-                partial: Any = None) -> dict[str, Any]:
-    rec: dict[str, Any] = {
-        "schema_version": SCHEMA_VERSION,
-        "scenario": scenario.id,
-        "target": target.name,
-        "run": run,
-        "seed": run,
-        "status": status,
-        "reason": reason,
-        "started_at": started.isoformat(timespec="milliseconds"),
-    }
+                checks: tuple[CheckResult, ...] = (),
+                partial: LoopState | None = None) -> AttemptRecord:
+    """The record of one finished attempt: from what the agent produced (``data``), or
+    what it had done when the endpoint failed half-way (``partial``), or nothing."""
+    base = AttemptRecord(
+        scenario=scenario.id, target=target.name, run=run, status=status, reason=reason,
+        started_at=started.isoformat(timespec="milliseconds"), checks=checks,
+        error=AttemptError(error.kind, error.message, error.status) if error else None)
     if data is not None:
-        rec.update(
-            answer=data.answer,
-            calls=[c.as_dict() for c in data.calls],
-            messages=list(data.messages),
-            steps=data.steps,
-            latency_ms=round(data.latency_ms, 1),
-            tokens=data.tokens.as_dict(),
-            retries=data.retries,
-            model_calls=list(data.model_calls),
-        )
-    elif partial is not None:  # an endpoint failed half-way: keep what happened
-        rec.update(answer="", calls=[c.as_dict() for c in partial.calls],
-                   messages=list(partial.messages), steps=partial.steps, latency_ms=None,
-                   tokens=partial.tokens.as_dict(), retries=partial.retries,
-                   model_calls=list(partial.model_calls))
-    else:
-        rec.update(answer="", calls=[], messages=[], steps=0, latency_ms=None,
-                   tokens={"prompt": 0, "completion": 0, "total": 0}, retries=0,
-                   model_calls=[])
-    rec["checks"] = checks or []
-    rec["error"] = ({"kind": error.kind, "message": error.message, "status": error.status}
-                    if error else None)
-    return rec
+        return dataclasses.replace(
+            base, answer=data.answer, calls=data.calls, messages=data.messages,
+            steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
+            retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls))
+    if partial is not None:  # an endpoint failed half-way: keep what happened
+        return dataclasses.replace(
+            base, calls=tuple(partial.calls), messages=tuple(partial.messages),
+            steps=partial.steps, tokens=partial.tokens, retries=partial.retries,
+            model_calls=tuple(_stat(m) for m in partial.model_calls))
+    return base
 
 
-async def run_one(model: Any, scenario: Scenario, target: Target, run: int,
-                  judge: Any = None) -> dict[str, Any]:
+def _stat(m: Any) -> ModelCallStat:
+    return ModelCallStat(m.get("latency_ms"), m.get("finish_reason"), m.get("tokens") or 0,
+                         m.get("retries") or 0)
+
+
+async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
+                  judge: Any = None) -> AttemptRecord:
     """One attempt, start to finish, as a record. Never raises for endpoint trouble."""
     started = dt.datetime.now(dt.UTC)
     timeout = target.attempt_timeout_ms / 1000 if target.attempt_timeout_ms else None
     try:
-        if target.kind == "python":
-            coro = model.run(scenario, run)
-        else:
-            coro = run_loop(model, scenario, run)
+        coro = agent.run(scenario, run)
         data = await asyncio.wait_for(coro, timeout) if timeout else await coro
     except LoopEndpointError as exc:
         return make_record(scenario, target, run, started, "error",
@@ -261,7 +216,7 @@ async def execute(
     plan: Plan,
     run_dir: Path,
     options: RunOptions,
-    on_attempt: Callable[[dict[str, Any], Totals], None] | None = None,
+    on_attempt: Callable[[AttemptRecord, Totals], None] | None = None,
     *,
     notify: Callable[[str], None] | None = None,
 ) -> RunState:
@@ -272,7 +227,7 @@ async def execute(
     scheduler.prime(options.prior)
     state = RunState(scheduler=scheduler)
     limits: dict[str, AdaptiveLimit] = {}
-    models: dict[str, Any] = {}
+    agents: dict[str, Agent] = {}
     failures_in_row: dict[str, int] = {}
     redactor = plan.redact.redactor(plan.suite_targets) if plan.redact is not None else \
         _default_redactor(plan)
@@ -291,18 +246,11 @@ async def execute(
         for t in plan.targets:
             cap = min(t.concurrency or options.concurrency, options.concurrency)
             limit = limits[t.name] = AdaptiveLimit(cap)
-            if t.kind == "python":
-                from .targets.python import PythonAgent
-
-                models[t.name] = PythonAgent(t, plan, scheduler.meter)
-                continue
-            model = open_model(t, cap, on_throttle=limit.throttled)
-            if options.record is not None:
-                from .targets.cassette import Recorder
-
-                model = Recorder(model, options.record, t.name, redactor)
-            models[t.name] = Metered(model, scheduler.meter, limit)
-        writer = ResultsWriter(run_dir, redactor)
+            agents[t.name] = open_agent(t, AgentContext(
+                max_connections=cap, suite_root=Path(plan.suite_root),
+                suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
+                on_throttle=limit.throttled, record=options.record, redact=redactor))
+        writer = ResultsWriter(run_dir, redactor.value)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0
 
@@ -316,12 +264,19 @@ async def execute(
                 async with limits[target.name]:
                     in_flight += 1
                     try:
-                        rec = await run_one(models[target.name], scenario, target, run,
+                        rec = await run_one(agents[target.name], scenario, target, run,
                                             judge)
                     finally:
                         in_flight -= 1
-                _breaker(rec, target.name, failures_in_row, scheduler)
-                writer.write(rec)
+                _breaker(rec, target.name, failures_in_row, scheduler, redactor)
+                try:
+                    writer.write(rec)
+                except OSError as exc:  # a full disk: stop, keep what was written
+                    if state.write_error is None:
+                        state.write_error = (f"cannot write {writer.path}: "
+                                             f"{exc.strerror or exc}")
+                        scheduler.stop(state.write_error)
+                    return
                 scheduler.record(rec)
                 state.totals.add(rec)
                 if on_attempt is not None:
@@ -352,8 +307,8 @@ async def execute(
                 loop.remove_signal_handler(signal.SIGINT)
             writer.close()
     finally:
-        for m in models.values():
-            await m.aclose()
+        for a in agents.values():
+            await a.aclose()
         if judge is not None:
             state.judge = judge.stats()
             await judge.model.aclose()
@@ -362,20 +317,32 @@ async def execute(
     return state
 
 
+def _metering(scheduler: Scheduler, limit: AdaptiveLimit) -> Any:
+    meter = scheduler.meter
+
+    def on_reply(reply: Reply) -> None:
+        meter.calls += 1
+        meter.tokens += reply.tokens.total
+        limit.succeeded()
+
+    return on_reply
+
+
 def _default_redactor(plan: Plan) -> Any:
     from .redact import build
 
-    return build({t.api_key_env for t in plan.suite_targets if t.api_key_env})
+    return build({e for e in map(key_env, plan.suite_targets) if e})
 
 
-def _breaker(rec: dict[str, Any], target: str, in_row: dict[str, int],
-             scheduler: Scheduler) -> None:
-    err = rec.get("error")
-    if err and err["kind"] in ("connection", "timeout"):
+def _breaker(rec: AttemptRecord, target: str, in_row: dict[str, int],
+             scheduler: Scheduler, redact: Callable[[str], str]) -> None:
+    err = rec.error
+    if err and err.kind in ("connection", "timeout"):
         in_row[target] = in_row.get(target, 0) + 1
         if in_row[target] >= BREAKER_THRESHOLD and target not in scheduler.down:
-            scheduler.down[target] = (f"{in_row[target]} attempts in a row could not reach "
-                                      f"the endpoint ({err['message']})")
+            # the endpoint's own words may echo a key: shown and kept only redacted
+            scheduler.down[target] = redact(f"{in_row[target]} attempts in a row could not "
+                                            f"reach the endpoint ({err.message})")
     else:
         in_row[target] = 0
 

@@ -11,8 +11,9 @@ every scenario, then run 2, ... — and skips what need not run:
 * **budgets** (`--max-calls`, `--max-tokens`) and **Ctrl-C** stop handing out attempts;
   what is in flight finishes.
 
-Verdicts never change because of early stop: passes only grow, and a failure is declared
-only when even all the remaining runs could not reach min_pass.
+Early stop asks :class:`~dsl.verdict.Tally` — the one home of the verdict rule — whether a
+scenario × target is settled, so a verdict reached early is, by construction, the verdict
+the whole run would have reached (see dsl/verdict.py).
 """
 
 from __future__ import annotations
@@ -24,22 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Plan, Scenario, Target
+from .store import AttemptRecord
+from .verdict import Tally
 
 Key = tuple[str, str, int]  # scenario id, target name, run index
-
-
-@dataclass(slots=True)
-class Tally:
-    """What is known so far about one scenario × target."""
-
-    passes: int = 0
-    fails: int = 0  # fail or unsure: counted against min_pass
-    errors: int = 0
-    steps: int = 0
-    finished: int = 0
-
-    def decided(self, planned: int, min_pass: int) -> bool:
-        return self.passes >= min_pass or planned - self.fails < min_pass
 
 
 @dataclass(slots=True)
@@ -114,23 +103,26 @@ class Scheduler:
     down: dict[str, str] = field(default_factory=dict)
     stop_reason: str | None = None
     _jobs: Iterator[tuple[Scenario, Target, int]] | None = None
+    _scenarios: dict[str, Scenario] = field(default_factory=dict)
 
-    def prime(self, records: Iterable[dict[str, Any]]) -> None:
+    def prime(self, records: Iterable[AttemptRecord]) -> None:
         """Count attempts that are already in the run folder (resume)."""
         for r in records:
             self.record(r)
 
-    def record(self, rec: dict[str, Any]) -> None:
-        t = self.tallies.setdefault((rec["scenario"], rec["target"]), Tally())
-        t.finished += 1
-        t.steps += rec.get("steps") or 0
-        status = rec["status"]
-        if status == "pass":
-            t.passes += 1
-        elif status == "error":
-            t.errors += 1
-        else:
-            t.fails += 1
+    def tally(self, scenario: Scenario, target: str) -> Tally:
+        key = (scenario.id, target)
+        t = self.tallies.get(key)
+        if t is None:
+            t = self.tallies[key] = Tally(scenario.runs, scenario.min_pass)
+        return t
+
+    def record(self, rec: AttemptRecord) -> None:
+        if not self._scenarios:
+            self._scenarios = {s.id: s for s in self.plan.scenarios}
+        scenario = self._scenarios.get(rec.scenario)
+        if scenario is not None:
+            self.tally(scenario, rec.target).add(rec.status, rec.steps)
 
     def stop(self, reason: str) -> None:
         if self.stop_reason is None:
@@ -172,7 +164,7 @@ class Scheduler:
                 continue
             key = (s.id, t.name)
             tally = self.tallies.get(key)
-            if self.early_stop and tally is not None and tally.decided(s.runs, s.min_pass):
+            if self.early_stop and tally is not None and tally.settled:
                 self.saved_runs[key] = self.saved_runs.get(key, 0) + 1
                 continue
             return job

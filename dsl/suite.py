@@ -15,11 +15,13 @@ from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
 from .fastschema import plainly_valid_schema
 from .load import DataPath, Document, read_file
-from .model import Action, Retry, Target, ToolSpec
-from .templates import DEFAULT_SYSTEM_PROMPT, LazyTemplate, check_template, is_template
+from .model import Action, Target, ToolSpec
+from .targets.kinds import is_model
+from .templates import LazyTemplate, check_template, is_template, line_offset
 from .validate import validate
 
 SUITE_FILE = "scenarist.yaml"
+DEFAULT_JUDGE_CACHE = ".scenarist/judge-cache"
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +43,9 @@ class RedactConfig:
 
     def redactor(self, targets: Iterable[Target]) -> Any:
         from .redact import DEFAULT_PATTERNS, build
+        from .targets.kinds import key_env
 
-        names = {*self.env, *(t.api_key_env for t in targets if t.api_key_env)}
+        names = {*self.env, *(e for e in map(key_env, targets) if e)}
         patterns = {**(DEFAULT_PATTERNS if self.default_patterns else {}), **self.patterns}
         return build(names, patterns)
 
@@ -62,6 +65,17 @@ class Suite:
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
+
+    def judge_with(self, target: Target) -> Any:
+        """The suite's judge settings with ``target`` judging (``--judge NAME``); the
+        defaults when the suite has no ``judge:``."""
+        import dataclasses
+
+        from .judge import JudgeConfig
+
+        base = self.judge or JudgeConfig(target=target,
+                                         cache_dir=self.root / DEFAULT_JUDGE_CACHE)
+        return dataclasses.replace(base, target=target)
 
 
 def find_suite_file(start: Path) -> Path | None:
@@ -148,7 +162,7 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
                     f"the judge's target '{name}' is not defined{did_you_mean(name, targets)}",
                     f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}")
         return None
-    if target.kind == "python":
+    if not is_model(target):
         diags.error(doc.span(("judge", "target")), "E219",
                     f"the judge's target '{name}' is a python agent; the judge must be a "
                     "model (kind: openai or replay)")
@@ -168,7 +182,7 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
             diags.error(where, "E219", f"cannot read the judge prompt {file}: {exc.strerror}")
         except ValueError as exc:
             diags.error(where, "E208", str(exc))
-    cache = data.get("cache", ".scenarist/judge-cache")
+    cache = data.get("cache", DEFAULT_JUDGE_CACHE)
     calibration = data.get("calibration") or {}
     return JudgeConfig(
         target=target,
@@ -287,7 +301,7 @@ def compile_tool(
         if trouble is None:
             template = LazyTemplate(returns)
         else:
-            offset = _line_offset(returns, trouble.line)
+            offset = line_offset(returns, trouble.line)
             diags.error(
                 doc.span_in_string((*path, "returns"), offset),
                 "E208",
@@ -308,62 +322,14 @@ def compile_tool(
     )
 
 
-def _line_offset(text: str, line: int) -> int:
-    offset = 0
-    for _ in range(line - 1):
-        nl = text.find("\n", offset)
-        if nl < 0:
-            break
-        offset = nl + 1
-    return offset
-
-
 def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
             diags: Collector) -> Target:
+    from .targets.kinds import KINDS
+
     path: DataPath = ("targets", name)
-    span = doc.key_span(path)
-    kind = data["kind"]
-    if kind == "openai":
-        prompt = data.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
-        # the default prompt is known to compile (tests): checking it would import Jinja
-        problem = None if prompt == DEFAULT_SYSTEM_PROMPT else check_template(prompt)
-        if problem is not None:
-            diags.error(
-                doc.span_in_string((*path, "system_prompt"), _line_offset(prompt,
-                                                                          problem.line)),
-                "E208",
-                f"the system_prompt of the target '{name}' does not compile: "
-                f"{problem.message}",
-                "use {{ now }} for the moment and {{ system }} for the scenario's "
-                "instructions",
-            )
-        r = data.get("retry") or {}
-        retry = Retry(
-            max_attempts=r.get("max_attempts", 3),
-            backoff_ms=r.get("backoff_ms", 500),
-            retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
-        )
-        return Target(
-            name=name,
-            kind="openai",
-            span=span,
-            model=data["model"],
-            base_url=data["base_url"].rstrip("/"),
-            api_key_env=data.get("api_key_env"),
-            timeout_ms=data.get("timeout_ms", 60_000),
-            temperature=data.get("temperature"),
-            params=dict(data.get("params") or {}),
-            system_prompt=prompt,
-            headers=dict(data.get("headers") or {}),
-            concurrency=data.get("concurrency"),
-            attempt_timeout_ms=data.get("attempt_timeout_ms"),
-            retry=retry,
-        )
-    if kind == "replay":
-        cassette = (root / data["cassette"]).resolve()
-        return Target(name=name, kind="replay", span=span, cassette=str(cassette),
-                      concurrency=data.get("concurrency"))
-    return Target(name=name, kind="python", span=span, entry=data["entry"],
+    kind = KINDS[data["kind"]]
+    return Target(name=name, kind=kind.name, span=doc.key_span(path),
+                  config=kind.compile(doc, path, name, data, root, diags),
                   concurrency=data.get("concurrency"),
                   attempt_timeout_ms=data.get("attempt_timeout_ms"))
 

@@ -5,24 +5,23 @@ recomputed from any run folder. Pass rates and their 95% Wilson intervals are co
 over the attempts that reached a verdict: an attempt that ended in an endpoint error says
 nothing about the model, so it is counted apart (``errors``) and never as a failure.
 
-A scenario × target's verdict:
-
-* ``pass`` — passes ≥ min_pass;
-* ``fail`` — even if every errored or unrun attempt had passed, min_pass was out of reach;
-* ``inconclusive`` — endpoint errors (or attempts that were not run) decide it either way.
+A scenario × target's verdict is :class:`~dsl.verdict.Tally`'s (the one home of the
+rule): ``pass``, ``fail`` or ``inconclusive`` (endpoint errors, or attempts that were not
+run, decide it either way).
 """
 
 from __future__ import annotations
 
 import math
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .model import SCHEMA_VERSION
-from .store import PLAN, RUN, latest_records, read_json
+from .store import PLAN, RUN, AttemptRecord, CheckResult, latest_records, read_json
+from .verdict import Tally
 
 Z95 = 1.959963984540054
 
@@ -49,27 +48,14 @@ def percentile(values: list[float], q: float) -> float | None:
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
 
 
-def verdict(passes: int, decided_fails: int, planned: int, min_pass: int) -> str:
-    if passes >= min_pass:
-        return "pass"
-    if planned - decided_fails < min_pass:
-        return "fail"
-    return "inconclusive"
-
-
 @dataclass(slots=True)
 class _Acc:
     """Running totals for one scenario × target (a few numbers, plus latencies)."""
 
-    runs: int = 0
-    passes: int = 0
-    fails: int = 0
-    unsure: int = 0
-    errors: int = 0
+    tally: Tally
     latencies: list[float] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
-    model_calls: int = 0
     retries: int = 0
     error_kinds: Counter[str] = field(default_factory=Counter)
     check_pass: list[int] = field(default_factory=list)
@@ -85,40 +71,32 @@ class _Acc:
     items: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # criteria
 
 
-def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
+def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
                       run: dict[str, Any] | None = None) -> dict[str, Any]:
     scenarios = {s["id"]: s for s in plan["scenarios"]}
     targets = [t["name"] for t in plan["targets"]]
-    acc: dict[tuple[str, str], _Acc] = defaultdict(_Acc)
+    acc: dict[tuple[str, str], _Acc] = {}
     first_started: str | None = None
     last_started: str | None = None
     for r in records:
-        key = (r["scenario"], r["target"])
-        a = acc[key]
-        a.runs += 1
-        status = r["status"]
-        started = r.get("started_at")
+        key = (r.scenario, r.target)
+        a = acc.get(key)
+        if a is None:
+            a = acc[key] = _new_acc(scenarios.get(r.scenario))
+        a.tally.add(r.status, r.steps)
+        started = r.started_at
         if started:
             first_started = min(first_started or started, started)
             last_started = max(last_started or started, started)
-        tokens = r.get("tokens") or {}
-        a.prompt_tokens += tokens.get("prompt", 0)
-        a.completion_tokens += tokens.get("completion", 0)
-        a.model_calls += r.get("steps") or 0
-        a.retries += r.get("retries") or 0
-        if status == "error":
-            a.errors += 1
-            a.error_kinds[(r.get("error") or {}).get("kind", "unknown")] += 1
+        a.prompt_tokens += r.tokens.prompt
+        a.completion_tokens += r.tokens.completion
+        a.retries += r.retries
+        if r.status == "error":
+            a.error_kinds[r.error.kind if r.error else "unknown"] += 1
             continue
-        if status == "pass":
-            a.passes += 1
-        elif status == "unsure":
-            a.unsure += 1
-        else:
-            a.fails += 1
-        if r.get("latency_ms") is not None:
-            a.latencies.append(r["latency_ms"])
-        checks = r.get("checks") or []
+        if r.latency_ms is not None:
+            a.latencies.append(r.latency_ms)
+        checks = r.checks
         if len(a.check_seen) < len(checks):
             grow = len(checks) - len(a.check_seen)
             a.check_seen += [0] * grow
@@ -126,21 +104,21 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
             a.check_unsure += [0] * grow
         for i, c in enumerate(checks):
             _judge_stats(a, c)
-            for item in c.get("items") or ():
+            for item in c.items:
                 counts = a.items.setdefault(i, {}).setdefault(item["label"], [0, 0])
                 counts[1] += 1
                 counts[0] += item["status"] == "pass"
             a.check_seen[i] += 1
-            if c["status"] == "pass":
+            if c.status == "pass":
                 a.check_pass[i] += 1
-            elif c["status"] == "unsure":
+            elif c.status == "unsure":
                 a.check_unsure[i] += 1
             else:
-                a.failing_checks[c["label"]] += 1
-        spec = scenarios.get(r["scenario"], {})
+                a.failing_checks[c.label] += 1
+        spec = scenarios.get(r.scenario, {})
         expected = set(spec.get("expected_tools", ()))
         if expected:
-            made = {c["name"] for c in r.get("calls") or []}
+            made = {c.name for c in r.calls}
             a.tp += len(made & expected)
             a.made += len(made)
             a.expected += len(expected)
@@ -151,7 +129,8 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
     rows = []
     for sid, spec in scenarios.items():
         for t in targets:
-            rows.append(_row(spec, t, acc.get((sid, t), _Acc()), saved.get((sid, t), 0)))
+            rows.append(_row(spec, t, acc.get((sid, t)) or _new_acc(spec),
+                             saved.get((sid, t), 0)))
     rows.sort(key=lambda r: (r["verdict"] == "pass", r["scenario"], r["target"]))
     totals = _totals(rows)
     return {
@@ -171,8 +150,13 @@ def summarize_records(plan: dict[str, Any], records: Iterable[dict[str, Any]],
     }
 
 
-def _judge_stats(a: _Acc, check: dict[str, Any]) -> None:
-    ev = check.get("evidence")
+def _new_acc(spec: dict[str, Any] | None) -> _Acc:
+    spec = spec or {}
+    return _Acc(Tally(spec.get("runs", 0), spec.get("min_pass", 0)))
+
+
+def _judge_stats(a: _Acc, check: CheckResult) -> None:
+    ev = check.evidence
     if not ev:
         return
     for e in ev.get("items") or [ev]:
@@ -182,10 +166,11 @@ def _judge_stats(a: _Acc, check: dict[str, Any]) -> None:
 
 
 def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str, Any]:
-    decided = a.runs - a.errors
-    low, high = wilson(a.passes, decided)
+    t = a.tally
+    decided = t.decided
+    low, high = wilson(t.passes, decided)
     planned = spec["runs"]
-    v = verdict(a.passes, a.fails + a.unsure, planned, spec["min_pass"])
+    v = t.verdict
     checks = []
     for i, c in enumerate(spec["checks"]):
         seen = a.check_seen[i] if i < len(a.check_seen) else 0
@@ -215,16 +200,16 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         "description": spec.get("description", ""),
         "tags": spec.get("tags", []),
         "planned": planned,
-        "runs": a.runs,
+        "runs": t.finished,
         "decided": decided,
-        "passes": a.passes,
-        "fails": a.fails,
-        "unsure": a.unsure,
-        "errors": a.errors,
+        "passes": t.passes,
+        "fails": t.fails,
+        "unsure": t.unsure,
+        "errors": t.errors,
         "saved": saved,  # runs not needed: the verdict was decided (early stop)
-        "not_run": max(0, planned - a.runs - saved),
+        "not_run": max(0, planned - t.finished - saved),
         "min_pass": spec["min_pass"],
-        "pass_rate": round(a.passes / decided, 4) if decided else None,
+        "pass_rate": round(t.passes / decided, 4) if decided else None,
         "ci_low": round(low, 4),
         "ci_high": round(high, 4),
         "verdict": v,
@@ -238,11 +223,11 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         },
         "tokens": {"prompt": a.prompt_tokens, "completion": a.completion_tokens,
                    "total": a.prompt_tokens + a.completion_tokens},
-        "model_calls": a.model_calls,
+        "model_calls": t.steps,
         "retries": a.retries,
         "error_kinds": dict(a.error_kinds),
         "tool_calls": tool_calls,
-        "unsure_rate": round(a.unsure / decided, 4) if decided else None,
+        "unsure_rate": round(t.unsure / decided, 4) if decided else None,
         "judge": ({"questions": a.judge_questions, "cached": a.judge_cached,
                    "asked": a.judge_questions - a.judge_cached, "tokens": a.judge_tokens}
                   if a.judge_questions else None),
@@ -286,10 +271,13 @@ def summarize_dir(run_dir: Path) -> dict[str, Any]:
 
 
 def exit_code(summary: dict[str, Any]) -> int:
-    """0 every scenario passed; 1 one failed; 3 endpoint errors left one undecided."""
+    """EXIT_OK every scenario passed; EXIT_FAILED one failed; EXIT_NO_VERDICT endpoint
+    errors left one undecided."""
+    from .exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
+
     t = summary["totals"]
     if t["failed"]:
-        return 1
+        return EXIT_FAILED
     if t["inconclusive"]:
-        return 3
-    return 0
+        return EXIT_NO_VERDICT
+    return EXIT_OK

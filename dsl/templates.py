@@ -168,3 +168,14 @@ def as_tool_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def line_offset(text: str, line: int) -> int:
+    """The offset in ``text`` where its 1-based ``line`` starts."""
+    offset = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", offset)
+        if nl < 0:
+            break
+        offset = nl + 1
+    return offset

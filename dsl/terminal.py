@@ -29,7 +29,7 @@ def style(text: str, color: bool, **kw: Any) -> str:
     return click.style(text, **kw) if color else text
 
 
-class Progress:
+class ProgressLine:
     """A one-line progress bar on stderr, redrawn at most ten times a second."""
 
     def __init__(self, total: int, enabled: bool) -> None:
@@ -38,7 +38,7 @@ class Progress:
         self.started = time.monotonic()
         self.last = 0.0
 
-    def update(self, record: dict[str, Any], totals: Any) -> None:
+    def update(self, record: Any, totals: Any) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -63,7 +63,6 @@ def _pct(x: float | None) -> str:
     return "  –" if x is None else f"{x * 100:3.0f}%"
 
 
-MARKS = {"pass": ("PASS", "green"), "fail": ("FAIL", "red"), "inconclusive": ("????", "yellow")}
 CHANGE_STYLE = {"regressed": ("▼ regressed", "red"), "improved": ("▲ improved", "green"),
                 "inconclusive": ("? flipped within noise", "yellow"), "new": ("new", None)}
 
@@ -86,11 +85,11 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
-    from .cioutputs import VERDICT_ORDER
+    from .verdict import words
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
-    rows = sorted(summary["scenarios"], key=lambda r: VERDICT_ORDER[r["verdict"]])
+    rows = sorted(summary["scenarios"], key=lambda r: words(r["verdict"]).order)
     t = summary["totals"]
     changes = comparison.by_key() if comparison else {}
     width = max((len(r["scenario"]) for r in rows), default=8)
@@ -98,7 +97,8 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
     for r in rows:
         if quiet and r["verdict"] == "pass":
             continue
-        mark, fg = MARKS[r["verdict"]]
+        w = words(r["verdict"])
+        mark, fg = w.mark, w.color
         extra = []
         if r["unsure"]:
             extra.append(f"{r['unsure']} unsure")

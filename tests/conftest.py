@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,9 @@ from typing import Any
 
 import httpx
 import pytest
+from click.testing import CliRunner
+
+from dsl.cli import main
 
 HERE = Path(__file__).parent
 REPO = HERE.parent
@@ -118,3 +122,60 @@ def suite_yaml(url: str, **extra: Any) -> str:
 def cli_env(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     monkeypatch.setenv("NO_COLOR", "1")
     return dict(os.environ)
+
+
+# ---- a scenario, a script, and ways to run the command line ------------------------------
+
+HOURS = """
+description: A clerk asks until what time the clinic is open today.
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools: [list_business_hours, set_business_hours]
+when: "¿Hasta qué hora atendemos hoy?"
+then:
+  - calls: list_business_hours
+  - contains: "18:00"
+  - does_not_modify
+  - asks_nothing_to_confirm
+"""
+
+TOOL_THEN_ANSWER = {
+    "rules": [{
+        "match": "hora",
+        "replies": [
+            {"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
+            {"text": "Hoy atendemos hasta las 18:00."},
+        ],
+    }]
+}
+
+
+def make_suite(tmp_path: Path, server: FakeServer, scenario: str = HOURS, **extra: Any) -> Path:
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url, **extra))
+    write(tmp_path / "hours.yaml", scenario)
+    return tmp_path
+
+
+def run_cli(*args: str, cwd: Path) -> Any:
+    runner = CliRunner()
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return runner.invoke(main, list(args), catch_exceptions=False)
+    finally:
+        os.chdir(old)
+
+
+def cli_process(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO)}
+    return subprocess.Popen([sys.executable, "-m", "dsl", *args], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def wait_for_lines(path: Path, n: int, timeout: float = 30) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if path.exists() and path.read_text().count("\n") >= n:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"{path} never reached {n} lines")

@@ -24,6 +24,8 @@ request before anything else (retry and fault tests). A reply is one of::
     {"hang": true}                                    never answer
     {"close": true}                                   close the socket without answering
     {"truncate": true}                                send half a response, then close
+    {"raw_http": "HTTP/1.1 2OO ..."}                  these bytes as the whole response,
+                                                      then close (a malformed status line)
 
 A text reply may add ``"top_logprobs": {"Yes": 0.85, " yes": 0.05, "no": 0.1}``: the first
 reply token's alternatives with their probabilities (sent as natural-log ``logprobs`` in
@@ -214,6 +216,10 @@ async def route(state: State, method: str, path: str, headers: dict[str, str], r
             await asyncio.sleep(3600)
             return False
         if reply.get("close"):
+            return False
+        if "raw_http" in reply:
+            writer.write(reply["raw_http"].encode("utf-8", "surrogateescape"))
+            await writer.drain()
             return False
         if reply.get("truncate"):
             full = http_response(200, json.dumps(completion(reply, body, state.counter))

@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .conftest import FakeServer, suite_yaml, write
-from .test_run_integration import HOURS, run_cli
+from .conftest import HOURS, FakeServer, run_cli, suite_yaml, write
 
 
 def two_targets(tmp_path: Path, url: str, default: str | None = None) -> None:

@@ -11,8 +11,15 @@ import pytest
 
 from dsl.judge import Unreadable, read_reply
 
-from .conftest import FakeServer, start_fake_server, suite_yaml, write
-from .test_run_integration import HOURS, TOOL_THEN_ANSWER, run_cli
+from .conftest import (
+    HOURS,
+    TOOL_THEN_ANSWER,
+    FakeServer,
+    run_cli,
+    start_fake_server,
+    suite_yaml,
+    write,
+)
 
 
 @pytest.fixture(scope="module")

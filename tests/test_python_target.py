@@ -6,8 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .conftest import REPO, FakeServer, suite_yaml, write
-from .test_run_integration import HOURS, run_cli
+from .conftest import HOURS, REPO, FakeServer, run_cli, suite_yaml, write
 
 
 def agent_suite(tmp_path: Path, url: str, code: str) -> None:
@@ -87,7 +86,7 @@ async def run(env):
 
 def test_async_agent_uses_the_suites_model_targets(
         tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
-    from .test_run_integration import TOOL_THEN_ANSWER
+    from .conftest import TOOL_THEN_ANSWER
 
     server.script(TOOL_THEN_ANSWER)
     agent_suite(tmp_path, server.url, ASYNC_AGENT)

@@ -4,18 +4,24 @@ budgets, resume after SIGKILL, Ctrl-C, shards and merge — against real server 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from .conftest import REPO, FakeServer, start_fake_server, suite_yaml, write
-from .test_run_integration import HOURS, TOOL_THEN_ANSWER, run_cli
+from .conftest import (
+    HOURS,
+    TOOL_THEN_ANSWER,
+    FakeServer,
+    cli_process,
+    run_cli,
+    start_fake_server,
+    suite_yaml,
+    wait_for_lines,
+    write,
+)
 
 ONE_RUN = HOURS + "runs: 1\nmin_pass: 1\n"
 
@@ -244,21 +250,6 @@ def slow_suite(tmp_path: Path, url: str) -> None:
     for i in range(6):
         write(tmp_path / f"case{i}.yaml", HOURS.replace("¿Hasta qué hora atendemos hoy?",
                                                         f"case {i}") + "runs: 4\nmin_pass: 3\n")
-
-
-def cli_process(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
-    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO)}
-    return subprocess.Popen([sys.executable, "-m", "dsl", *args], cwd=tmp_path, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-
-
-def wait_for_lines(path: Path, n: int, timeout: float = 30) -> None:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if path.exists() and path.read_text().count("\n") >= n:
-            return
-        time.sleep(0.02)
-    raise AssertionError(f"{path} never reached {n} lines")
 
 
 def totals(run_dir: Path) -> dict[str, tuple[int, int, int]]:

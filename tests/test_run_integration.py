@@ -11,50 +11,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from dsl.cli import main
-
-from .conftest import REPO, FakeServer, suite_yaml, write
-
-HOURS = """
-description: A clerk asks until what time the clinic is open today.
-given:
-  at: 2026-09-29T10:00:00-03:00
-  tools: [list_business_hours, set_business_hours]
-when: "¿Hasta qué hora atendemos hoy?"
-then:
-  - calls: list_business_hours
-  - contains: "18:00"
-  - does_not_modify
-  - asks_nothing_to_confirm
-"""
-
-TOOL_THEN_ANSWER = {
-    "rules": [{
-        "match": "hora",
-        "replies": [
-            {"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
-            {"text": "Hoy atendemos hasta las 18:00."},
-        ],
-    }]
-}
-
-
-def make_suite(tmp_path: Path, server: FakeServer, scenario: str = HOURS, **extra: Any) -> Path:
-    write(tmp_path / "scenarist.yaml", suite_yaml(server.url, **extra))
-    write(tmp_path / "hours.yaml", scenario)
-    return tmp_path
-
-
-def run_cli(*args: str, cwd: Path) -> Any:
-    runner = CliRunner()
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        return runner.invoke(main, list(args), catch_exceptions=False)
-    finally:
-        os.chdir(old)
+from .conftest import (
+    HOURS,
+    REPO,
+    TOOL_THEN_ANSWER,
+    FakeServer,
+    make_suite,
+    run_cli,
+    suite_yaml,
+    write,
+)
 
 
 def results(cwd: Path) -> list[dict[str, Any]]:
@@ -118,10 +85,10 @@ def test_results_are_written_as_each_attempt_ends(tmp_path: Path, server: FakeSe
     run_dir.mkdir()
     seen: list[int] = []
 
-    def on_attempt(rec: dict[str, Any], totals: Any) -> None:
+    def on_attempt(rec: Any, totals: Any) -> None:
         lines = (run_dir / "results.jsonl").read_text().splitlines()
         seen.append(len(lines))
-        assert json.loads(lines[-1])["run"] == rec["run"]
+        assert json.loads(lines[-1])["run"] == rec.run
 
     asyncio.run(execute(plan, run_dir, RunOptions(1, early_stop=False), on_attempt))
     assert seen == [1, 2, 3]

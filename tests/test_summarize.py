@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from dsl.summarize import exit_code, percentile, summarize_records, verdict, wilson
+from dsl.store import AttemptRecord, record_from_json
+from dsl.summarize import exit_code, percentile, summarize_records, wilson
 
 
 @pytest.mark.parametrize(("k", "n", "low", "high"), [
@@ -32,25 +33,16 @@ def test_percentile() -> None:
     assert percentile([1.0, 2.0, 3.0, 4.0], 95) == pytest.approx(3.85)
 
 
-@pytest.mark.parametrize(("passes", "fails", "planned", "min_pass", "expected"), [
-    (4, 1, 5, 4, "pass"),
-    (3, 2, 5, 4, "fail"),
-    (3, 0, 5, 4, "inconclusive"),   # two attempts errored: could still have passed
-    (0, 2, 5, 4, "fail"),           # even if the 3 others pass, 3 < 4
-])
-def test_verdict(passes: int, fails: int, planned: int, min_pass: int, expected: str) -> None:
-    assert verdict(passes, fails, planned, min_pass) == expected
-
-
-def rec(status: str, run: int, latency: float = 100.0, **kw: Any) -> dict[str, Any]:
+def rec(status: str, run: int, latency: float = 100.0, **kw: Any) -> AttemptRecord:
     checks = kw.pop("checks", [{"check": "contains", "label": 'contains: "x"',
                                 "status": "pass" if status == "pass" else "fail"}])
-    return {"scenario": "s", "target": "t", "run": run, "status": status,
+    return record_from_json({
+            "schema_version": 1, "scenario": "s", "target": "t", "run": run, "status": status,
             "latency_ms": latency if status != "error" else None,
             "tokens": {"prompt": 10, "completion": 5, "total": 15}, "steps": 2,
             "checks": checks if status != "error" else [],
             "error": {"kind": "timeout"} if status == "error" else None,
-            "calls": kw.pop("calls", []), **kw}
+            "calls": kw.pop("calls", []), **kw})
 
 
 PLAN = {"suite": "scenarist.yaml", "targets": [{"name": "t", "kind": "openai"}],

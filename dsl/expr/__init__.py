@@ -22,12 +22,12 @@ from .compile import Program, compile_expression, constant, problems_of
 from .errors import EvalError, Problem, ProblemsFound
 from .explain import why_false
 from .nodes import snippet
-from .runtime import Env, env_for, what
+from .runtime import Bindings, env_for, what
 from .types import GLOBALS, ITEM, KEYWORDS
 
 __all__ = [
     "RESERVED",
-    "Env",
+    "Bindings",
     "EvalError",
     "NamedCheck",
     "Problem",
@@ -58,7 +58,7 @@ class NamedCheck:
     program: Program | None
 
 
-def verdict(program: Program, env: Env) -> tuple[Status, str]:
+def verdict(program: Program, env: Bindings) -> tuple[Status, str]:
     """Run ``program`` on one attempt: pass, fail (with the values that made it false) or
     error (it could not be evaluated: the reason says why)."""
     text = program.text

@@ -1,4 +1,4 @@
-"""Compile: typed nodes → one Python closure per node, called with an :class:`Env`.
+"""Compile: typed nodes → one Python closure per node, called with an :class:`Bindings`.
 
 No Python source is generated and nothing is ``eval``'d: each node becomes a small
 function that calls its children's functions and applies the language's rule. The static
@@ -26,10 +26,10 @@ from .limits import MAX_TEXT_CHARS
 from .nodes import (
     Arith,
     BoolOp,
-    Call,
     Compare,
     Const,
     Field,
+    FuncCall,
     ListOf,
     Name,
     Neg,
@@ -43,7 +43,7 @@ from .runtime import (
     DATE_GETTERS,
     NOT_JSON,
     NUMS,
-    Env,
+    Bindings,
     display,
     equal,
     kind,
@@ -54,7 +54,7 @@ from .runtime import (
 from .typecheck import GlobalRef, ItemFieldRef, ItemRef, Typed, typecheck
 from .types import Type
 
-Fn = Callable[[Env], Any]
+Fn = Callable[[Bindings], Any]
 
 _SIMPLE: frozenset[type] = frozenset({str, int, float, bool, type(None), dt.date})
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
@@ -75,7 +75,7 @@ class Program:
     typed: Typed
     tool_refs: tuple[tuple[str, str, int], ...]  # (called|call, tool, offset)
 
-    def evaluate(self, env: Env) -> Any:
+    def evaluate(self, env: Bindings) -> Any:
         """The expression's value on ``env``; raises EvalError."""
         env.reset()
         return self.fn(env)
@@ -166,7 +166,7 @@ class _Compiler:
                 if id(node) in self.typed.selections:
                     return self.select(node)
                 return self.index(node)
-            case Call():
+            case FuncCall():
                 return self.call(node)
             case Not():
                 return self.negation(node)
@@ -198,7 +198,7 @@ class _Compiler:
         raise AssertionError(f"unresolved name {node.name}")  # pragma: no cover
 
     def json_item_field(self, level: int, fld: str, fallback: str | None) -> Fn:
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             item = e.items[level]
             if type(item) is dict:
                 if fld in item:
@@ -218,7 +218,7 @@ class _Compiler:
         target = self.fn(node.target)
         name = node.name
         if t.kind == "object":
-            def known(e: Env) -> Any:
+            def known(e: Bindings) -> Any:
                 o = target(e)
                 return None if o is None else o[name]
 
@@ -226,7 +226,7 @@ class _Compiler:
         if t.kind == "date":
             getter = DATE_GETTERS[name]
 
-            def date_field(e: Env) -> Any:
+            def date_field(e: Bindings) -> Any:
                 d = target(e)
                 return None if d is None else getter(d)
 
@@ -235,7 +235,7 @@ class _Compiler:
             return lambda e: None
         where, of = self.snip(node), self.snip(node.target)
 
-        def data_field(e: Env) -> Any:
+        def data_field(e: Bindings) -> Any:
             o = target(e)
             if type(o) is dict:
                 return o.get(name)
@@ -253,7 +253,7 @@ class _Compiler:
 
     # -------------------------------------------------------------- [ ]
 
-    def as_list(self, e: Env, value: Any, node: Node, navigable: bool, what_for: str) -> Any:
+    def as_list(self, e: Bindings, value: Any, node: Node, navigable: bool, what_for: str) -> Any:
         """``value`` as a list to go through, or None for null; raise otherwise."""
         if type(value) is list or value is None:
             return value
@@ -266,7 +266,7 @@ class _Compiler:
             value = data
         raise EvalError(f"{what_for}: {self.snip(node)} is {what(value)}, not a list")
 
-    def items_meeting(self, e: Env, seq: list[Any], cond: Fn, where: Node) -> Iterator[bool]:
+    def items_meeting(self, e: Bindings, seq: list[Any], cond: Fn, where: Node) -> Iterator[bool]:
         stack = e.items
         for item in seq:
             e.tick()
@@ -286,7 +286,7 @@ class _Compiler:
         navigable = self.typed.type_of(node.target).navigable
         where = self.snip(node)
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             seq = self.as_list(e, target(e), node.target, navigable, where)
             if seq is None:
                 return None
@@ -305,7 +305,7 @@ class _Compiler:
         idx = self.fn(inner)
         where, of, navigable = self.snip(node), self.snip(node.target), t.navigable
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             seq = target(e)
             i = idx(e)
             ts = type(seq)
@@ -340,7 +340,7 @@ class _Compiler:
 
     # -------------------------------------------------------------- functions
 
-    def call(self, node: Call) -> Fn:
+    def call(self, node: FuncCall) -> Fn:
         f = FUNCTIONS[node.func]
         args = node.args
         if id(node) in self.typed.conditions:
@@ -358,7 +358,7 @@ class _Compiler:
         if len(fns) == 1:
             a0 = fns[0]
             if f.name in ("len", "count"):
-                def sized(e: Env) -> Any:
+                def sized(e: Bindings) -> Any:
                     v = a0(e)
                     if type(v) is list:
                         return len(v)
@@ -369,7 +369,7 @@ class _Compiler:
 
                 return sized
 
-            def one(e: Env) -> Any:
+            def one(e: Bindings) -> Any:
                 v = a0(e)
                 if v is None and nulls:
                     return None
@@ -380,7 +380,7 @@ class _Compiler:
 
             return one
 
-        def many(e: Env) -> Any:
+        def many(e: Bindings) -> Any:
             values = [a(e) for a in fns]
             if nulls and values[0] is None:
                 return None
@@ -391,7 +391,8 @@ class _Compiler:
 
         return many
 
-    def argument_error(self, node: Call, exc: ArgValueError, values: Sequence[Any]) -> EvalError:
+    def argument_error(self, node: FuncCall, exc: ArgValueError,
+                       values: Sequence[Any]) -> EvalError:
         arg = node.args[exc.index]
         v = values[exc.index]
         subject = self.snip(arg)
@@ -400,7 +401,7 @@ class _Compiler:
         message = exc.message.replace("{arg}", subject, 1).replace("{kind}", kind(v), 1)
         return EvalError(f"{self.snip(node)}: {message}")
 
-    def call_with_condition(self, node: Call, f: Function) -> Fn:
+    def call_with_condition(self, node: FuncCall, f: Function) -> Fn:
         items = self.fn(node.args[0])
         cond = self.fn(node.args[1])
         aggregate = f.condition
@@ -408,7 +409,7 @@ class _Compiler:
         navigable = self.typed.type_of(node.args[0]).navigable
         where = self.snip(node)
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             seq = self.as_list(e, items(e), node.args[0], navigable, where)
             if seq is None:
                 raise EvalError(f"{where}: {self.snip(node.args[0])} is null")
@@ -424,7 +425,7 @@ class _Compiler:
     def negation(self, node: Not) -> Fn:
         operand = self.fn(node.operand)
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             v = operand(e)
             if v is True:
                 return False
@@ -443,7 +444,7 @@ class _Compiler:
         if len(fns) == 2:
             (a, na), (b, nb) = fns
 
-            def two(e: Env) -> Any:
+            def two(e: Bindings) -> Any:
                 v = a(e)
                 if v is go:
                     w = b(e)
@@ -456,7 +457,7 @@ class _Compiler:
 
             return two
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             for f, o in fns:
                 v = f(e)
                 if v is stop:
@@ -489,7 +490,7 @@ class _Compiler:
             # found nothing (two calls never made) must not pass by accident.
             null_written = _is_null(node.left) or _is_null(node.right)
 
-            def eq(e: Env) -> Any:
+            def eq(e: Bindings) -> Any:
                 a = left(e)
                 b = right(e)
                 ta = type(a)
@@ -513,7 +514,7 @@ class _Compiler:
                 # count(calls) <= 2: the most common comparison, without the general checks
                 limit = node.right.value
 
-                def to_number(e: Env) -> Any:
+                def to_number(e: Bindings) -> Any:
                     a = left(e)
                     if type(a) in NUMS:
                         return cmp(a, limit)
@@ -524,7 +525,7 @@ class _Compiler:
 
                 return to_number
 
-            def order(e: Env) -> Any:
+            def order(e: Bindings) -> Any:
                 a = left(e)
                 b = right(e)
                 ta, tb = type(a), type(b)
@@ -543,7 +544,7 @@ class _Compiler:
         negate = node.op == "not in"
         where, ls, rs = self.snip(node), self.snip(node.left), self.snip(node.right)
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             a = left(e)
             b = right(e)
             tb = type(b)
@@ -573,7 +574,7 @@ class _Compiler:
         search = pattern.compiled.search  # the regex package's search, bounded in time
         where, ls = self.snip(node), self.snip(node.left)
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             s = left(e)
             if type(s) is not str:
                 if s is None:
@@ -595,7 +596,7 @@ class _Compiler:
         operand = self.fn(node.operand)
         src = self.snip(node.operand)
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             v = operand(e)
             if type(v) in NUMS:
                 return -v
@@ -618,7 +619,7 @@ class _Compiler:
             return EvalError(f"{where}: cannot {verb} {self.told(a, node.left)} and "
                              f"{self.told(b, node.right)}")
 
-        def run(e: Env) -> Any:
+        def run(e: Bindings) -> Any:
             a = left(e)
             b = right(e)
             ta, tb = type(a), type(b)

@@ -14,8 +14,8 @@ from typing import Any
 
 from .compile import Program
 from .errors import EvalError
-from .nodes import BoolOp, Call, Compare, Node, Not, is_literal, snippet
-from .runtime import Env, display
+from .nodes import BoolOp, Compare, FuncCall, Node, Not, is_literal, snippet
+from .runtime import Bindings, display
 
 MAX_SHOWN = 4  # values in one explanation
 MAX_ITEMS = 3  # items of a list explained for any(...)
@@ -26,13 +26,13 @@ _SUMMARIES = frozenset({"len", "count", "sum", "min", "max", "any", "all", "firs
 Part = tuple[Node, bool]  # a node, and whether it is the data under the previous part
 
 
-def why_false(program: Program, env: Env) -> str:
+def why_false(program: Program, env: Bindings) -> str:
     """``": answer matches '18' is false (answer = "...")"`` — to follow "it was false"."""
     return _Explainer(program, env).explain()
 
 
 class _Explainer:
-    def __init__(self, program: Program, env: Env) -> None:
+    def __init__(self, program: Program, env: Bindings) -> None:
         self.program = program
         self.env = env
         self.about_calls = False  # a called('x') or call('x') is among the culprits
@@ -87,7 +87,7 @@ class _Explainer:
             case Compare(left=left, right=right):
                 return [(left, False), (self.inner(left), True),
                         (right, False), (self.inner(right), True)]
-            case Call(func=func, args=args):
+            case FuncCall(func=func, args=args):
                 if func in ("called", "call"):
                     self.about_calls = True
                 if id(node) in self.program.typed.conditions:
@@ -97,7 +97,7 @@ class _Explainer:
                 return [p for a in args for p in ((a, False), (self.inner(a), True))]
         return [(node, False)]
 
-    def items(self, node: Call, want: bool, only_first: bool) -> None:
+    def items(self, node: FuncCall, want: bool, only_first: bool) -> None:
         """Name the items that made ``any``/``all`` come out other than ``want``: those for
         which the condition was ``not want`` — the first one when it alone decided (a
         failing item of ``all``), a few when every item did (``any`` that found none)."""
@@ -129,7 +129,7 @@ class _Explainer:
 
     def inner(self, node: Node) -> Node:
         """The data under a chain of functions: ``weekday(date(X))`` → ``X``."""
-        while isinstance(node, Call) and node.func not in _SUMMARIES \
+        while isinstance(node, FuncCall) and node.func not in _SUMMARIES \
                 and id(node) not in self.program.typed.conditions:
             args = [a for a in node.args if not is_literal(a)]
             if len(args) != 1:

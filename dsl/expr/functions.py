@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .runtime import NOT_JSON, NUMS, Env, display, kind, ordered, read_json
+from .runtime import NOT_JSON, NUMS, Bindings, display, kind, ordered, read_json
 from .types import BOOL, CALL, DATE, JSON, NUMBER, TEXT, Type, describe, maybe
 
 
@@ -60,7 +60,7 @@ class Function:
     arity: tuple[int, int]
     typing: TypeRule
     impl: Callable[..., Any]
-    env: bool = False  # impl gets the Env first (called, call, json)
+    env: bool = False  # impl gets the Bindings first (called, call, json)
     nulls: bool = False  # null as the first argument gives null; impl is not called
     # With a per-item condition as second argument (count, any, all): the answers of the
     # condition for each item, in order, and the number of items.
@@ -170,12 +170,12 @@ def _tool_name_type(result: Type) -> TypeRule:
     return rule
 
 
-def _called(env: Env, name: Any) -> bool:
+def _called(env: Bindings, name: Any) -> bool:
     _check(name, 0, "text", str)
     return name in env.first_call
 
 
-def _call(env: Env, name: Any) -> Any:
+def _call(env: Bindings, name: Any) -> Any:
     _check(name, 0, "text", str)
     return env.first_call.get(name)
 
@@ -299,7 +299,7 @@ def _json_type(a: Sequence[Type]) -> Type:
     return JSON
 
 
-def _json(env: Env, v: Any) -> Any:
+def _json(env: Bindings, v: Any) -> Any:
     if type(v) is str:
         value = read_json(env, v)
         return None if value is NOT_JSON else value

@@ -68,7 +68,7 @@ class Subscript:
 
 
 @dataclass(frozen=True, slots=True)
-class Call:
+class FuncCall:
     """``func(args...)``: a function from the fixed library (``dsl.expr.functions``)."""
 
     func: str
@@ -123,7 +123,7 @@ class Arith:
     op_loc: Loc
 
 
-Node = Const | ListOf | Name | Field | Subscript | Call | Not | Neg | BoolOp | Compare | Arith
+Node = Const | ListOf | Name | Field | Subscript | FuncCall | Not | Neg | BoolOp | Compare | Arith
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -137,7 +137,7 @@ def children(node: Node) -> tuple[Node, ...]:
             return (t,)
         case Subscript(target=t, inner=i):
             return (t, i)
-        case Call(args=args):
+        case FuncCall(args=args):
             return args
         case Not(operand=o) | Neg(operand=o):
             return (o,)

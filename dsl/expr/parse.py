@@ -25,10 +25,10 @@ from .limits import MAX_DEPTH, MAX_EXPR_CHARS, MAX_LITERAL_CHARS, MAX_NUMBER_CHA
 from .nodes import (
     Arith,
     BoolOp,
-    Call,
     Compare,
     Const,
     Field,
+    FuncCall,
     ListOf,
     Loc,
     Name,
@@ -213,7 +213,7 @@ class _ToNodes(Transformer[Token, Node]):
 
     def call(self, meta: Any, children: list[Any]) -> Node:
         func, _lpar, args, _rpar = children
-        return Call(str(func), tuple(args or ()), _loc(meta, children), _tok_loc(func))
+        return FuncCall(str(func), tuple(args or ()), _loc(meta, children), _tok_loc(func))
 
     def list_of(self, meta: Any, children: list[Any]) -> Node:
         _lsqb, items, _rsqb = children

@@ -1,8 +1,8 @@
 """What compiled expressions run on: the attempt's values and the rules for combining them.
 
-An attempt becomes an :class:`Env` once (``env_for``): plain ``dict``/``list``/``str``/
+An attempt becomes an :class:`Bindings` once (``env_for``): plain ``dict``/``list``/``str``/
 numbers/``bool``/``None`` plus ``datetime.date`` — never a Python object with attributes an
-expression could walk. Compiled closures take the Env and return one of those values.
+expression could walk. Compiled closures take the Bindings and return one of those values.
 
 The rules here are shared by the evaluator and the library of functions: when two values
 are equal, when they can be ordered, how a value is shown in a reason.
@@ -26,7 +26,7 @@ _SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None), dt.dat
 DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 
 
-class Env:
+class Bindings:
     """One attempt's values, as an expression sees them.
 
     ``values`` holds the named values (``answer``, ``calls``, ...); ``items`` is the stack
@@ -113,17 +113,17 @@ def attempt_values(a: AttemptData) -> dict[str, Any]:
     }
 
 
-_last: tuple[AttemptData, Env] | None = None
+_last: tuple[AttemptData, Bindings] | None = None
 
 
-def env_for(a: AttemptData) -> Env:
-    """The Env of an attempt, built once: every ``expect`` check of one attempt runs on the
-    same Env (they are evaluated one after the other)."""
+def env_for(a: AttemptData) -> Bindings:
+    """The Bindings of an attempt, built once: every ``expect`` check of one attempt runs on the
+    same Bindings (they are evaluated one after the other)."""
     global _last
     last = _last
     if last is not None and last[0] is a:
         return last[1]
-    env = Env(attempt_values(a))
+    env = Bindings(attempt_values(a))
     _last = (a, env)
     return env
 
@@ -133,7 +133,7 @@ def env_for(a: AttemptData) -> Env:
 NOT_JSON: Any = object()  # what read_json gives for text that is not JSON
 
 
-def read_json(env: Env, text: str) -> Any:
+def read_json(env: Bindings, text: str) -> Any:
     """``text`` as JSON data, or NOT_JSON. A ```json fence around it is accepted."""
     cached = env.json_cache.get(text, env)
     if cached is not env:

@@ -28,10 +28,10 @@ from .functions import FUNCTIONS, ArgTypeError, Function
 from .nodes import (
     Arith,
     BoolOp,
-    Call,
     Compare,
     Const,
     Field,
+    FuncCall,
     ListOf,
     Loc,
     Name,
@@ -174,7 +174,7 @@ class _Checker:
                 return self.field(node)
             case Subscript():
                 return self.subscript(node)
-            case Call():
+            case FuncCall():
                 return self.call(node)
             case Not(operand=operand):
                 t = self.visit(operand)
@@ -363,7 +363,7 @@ class _Checker:
 
     # -------------------------------------------------------------- functions
 
-    def call(self, node: Call) -> Type:
+    def call(self, node: FuncCall) -> Type:
         f = FUNCTIONS.get(node.func)
         if f is None:
             for a in node.args:
@@ -405,7 +405,7 @@ class _Checker:
         types = [first, *(self.visit(a) for a in node.args[1:])]
         return self.apply(f, node, types)
 
-    def apply(self, f: Function, node: Call, types: Sequence[Type]) -> Type:
+    def apply(self, f: Function, node: FuncCall, types: Sequence[Type]) -> Type:
         try:
             return f.typing(types)
         except ArgTypeError as exc:

@@ -1,11 +1,25 @@
-"""What the agent loop needs from a model endpoint: one chat completion at a time."""
+"""The two protocols every target follows, and the values they exchange.
+
+* :class:`Agent` — a system under test, ready to run attempts: ``run(scenario, run_index)``
+  returns the :class:`~dsl.model.AttemptData` the checks read, or raises
+  :class:`~dsl.errors.EndpointError` when the system could not be asked. The agent loop
+  over a model endpoint (:class:`dsl.loop.LoopAgent`) and your own python agent
+  (:class:`dsl.targets.python.PythonAgent`) are both agents.
+* :class:`ChatModel` — a model endpoint: one chat completion at a time. What the agent loop,
+  the judge and python agents' clients talk to.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
-from ..model import Tokens
+from ..model import AttemptData, Scenario, Tokens
+
+if TYPE_CHECKING:
+    from ..model import Target
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +52,46 @@ class ChatModel(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+class Agent(Protocol):
+    async def run(self, scenario: Scenario, run: int) -> AttemptData:
+        """One attempt of ``scenario``, seeded with the run index; raise EndpointError when
+        the system under test could not be asked."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class AgentContext:
+    """What the run gives a target when it opens it."""
+
+    max_connections: int
+    suite_root: Path
+    suite_targets: tuple[Target, ...] = ()  # python agents get clients for the model ones
+    on_reply: Callable[[Reply], None] = lambda reply: None  # every model reply (budgets)
+    on_throttle: Callable[[], None] | None = None  # the endpoint answered HTTP 429
+    record: Path | None = None  # --record FILE: a cassette of every exchange
+    redact: Callable[[str], str] | None = None
+
+
+class Metered:
+    """A model whose every reply is reported (to count calls and tokens against the run's
+    budgets, and to let the concurrency limit grow back)."""
+
+    def __init__(self, inner: ChatModel, on_reply: Callable[[Reply], None]) -> None:
+        self.inner = inner
+        self.settings = inner.settings
+        self._on_reply = on_reply
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        reply = await self.inner.complete(body)
+        self._on_reply(reply)
+        return reply
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def parse_completion(data: Any, latency_ms: float, retries: int = 0) -> Reply:

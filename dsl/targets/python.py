@@ -14,6 +14,7 @@ to a ``confirm: true`` tool is recorded as pending, not executed, and returns ``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime as dt
 import importlib
 import inspect
@@ -26,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import EndpointError
-from ..model import AttemptData, Call, Plan, Scenario, Target, Tokens
-from .base import ChatModel
+from ..errors import EndpointError, InputError
+from ..model import AttemptData, Call, Scenario, Target, Tokens
+from .base import AgentContext, ChatModel, Reply
 
 
 @dataclass(slots=True)
@@ -70,10 +71,12 @@ class Tool:
 class ModelClient:
     """A suite model target, ready for an agent: ``await env.targets["local"].chat(...)``."""
 
-    def __init__(self, opener: Callable[[], ChatModel], record: _Record, seed: int) -> None:
+    def __init__(self, opener: Callable[[], ChatModel], record: _Record, seed: int,
+                 on_reply: Callable[[Reply], None]) -> None:
         self._opener = opener
         self._record = record
         self._seed = seed
+        self._on_reply = on_reply
 
     @property
     def _model(self) -> ChatModel:
@@ -95,6 +98,7 @@ class ModelClient:
         body.update(self._model.settings.params)
         body.update(params)
         reply = await self._model.complete(body)
+        self._on_reply(reply)
         with self._record.lock:
             self._record.steps += 1
             self._record.tokens = self._record.tokens + reply.tokens
@@ -141,21 +145,23 @@ def load_entry(entry: str, root: Path) -> Callable[..., Any]:
 class PythonAgent:
     """Runs one attempt of a scenario through the user's agent."""
 
-    def __init__(self, target: Target, plan: Plan, meter: Any) -> None:
+    def __init__(self, target: Target, context: AgentContext) -> None:
+        from .kinds import is_model
+
         self.target = target
-        self.root = Path(plan.suite_root)
+        self.root = context.suite_root
         self._func: Callable[..., Any] | None = None
         self._load_error: EndpointError | None = None
         self._models: dict[str, ChatModel] = {}
-        self._targets = {t.name: t for t in plan.suite_targets if t.kind != "python"}
-        self._meter = meter
+        self._targets = {t.name: t for t in context.suite_targets if is_model(t)}
+        self._on_reply = context.on_reply
 
     def _entry(self) -> Callable[..., Any]:
         if self._load_error is not None:
             raise self._load_error
         if self._func is None:
             try:
-                self._func = load_entry(self.target.entry, self.root)
+                self._func = load_entry(self.target.config.entry, self.root)
             except EndpointError as exc:
                 self._load_error = exc
                 raise
@@ -164,8 +170,7 @@ class PythonAgent:
     def _open(self, name: str) -> ChatModel:
         model = self._models.get(name)
         if model is None:
-            from ..errors import InputError
-            from ..run import open_model
+            from .kinds import open_model
 
             try:
                 model = self._models[name] = open_model(self._targets[name], 4)
@@ -174,7 +179,8 @@ class PythonAgent:
         return model
 
     def _clients(self, record: _Record, seed: int) -> dict[str, ModelClient]:
-        return {name: ModelClient(lambda name=name: self._open(name), record, seed)  # type: ignore[misc]
+        return {name: ModelClient(lambda name=name: self._open(name), record, seed,  # type: ignore[misc]
+                                  self._on_reply)
                 for name in self._targets}
 
     async def run(self, scenario: Scenario, run: int) -> AttemptData:
@@ -194,13 +200,16 @@ class PythonAgent:
             if inspect.iscoroutinefunction(func):
                 result = await func(env)
             else:
-                result = await asyncio.to_thread(func, env)
+                result = await _in_daemon_thread(func, env)
         except EndpointError:
             raise
-        except Exception as exc:
-            where = _where(exc)
-            raise EndpointError("agent", f"the agent raised {type(exc).__name__}: {exc}"
-                                         f"{where}") from None
+        except asyncio.CancelledError:
+            raise  # the attempt's timeout, or Ctrl-C: not the agent's doing
+        except (Exception, SystemExit, KeyboardInterrupt) as exc:
+            # sys.exit() or KeyboardInterrupt inside the agent end its attempt, not the run
+            said = f": {exc}" if str(exc) else ""
+            raise EndpointError("agent", f"the agent raised {type(exc).__name__}{said}"
+                                         f"{_where(exc)}") from None
         answer, pending = _result(result)
         calls = list(record.calls)
         for p in pending:
@@ -210,8 +219,6 @@ class PythonAgent:
                               json.dumps(args, ensure_ascii=False), None,
                               spec.action if spec else None, True,
                               None if spec else "unknown-tool", record.steps or 1))
-        self._meter.calls += record.steps
-        self._meter.tokens += record.tokens.total
         return AttemptData(
             message=scenario.message,
             answer=answer,
@@ -233,6 +240,33 @@ class PythonAgent:
     async def aclose(self) -> None:
         for m in self._models.values():
             await m.aclose()
+
+
+async def _in_daemon_thread(func: Callable[..., Any], env: Env) -> Any:
+    """Call a sync agent in a thread of its own, a daemon: an agent that hangs past
+    ``attempt_timeout_ms`` is abandoned and never keeps the process alive once the run
+    ends (asyncio.to_thread's pool would wait for it at exit)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Any] = loop.create_future()
+
+    def settle(ok: bool, value: Any) -> None:
+        if not future.done():
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def work() -> None:
+        try:
+            value, ok = func(env), True
+        except BaseException as exc:  # handed to the attempt, whatever it is
+            value, ok = exc, False
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits anymore
+            loop.call_soon_threadsafe(settle, ok, value)
+
+    threading.Thread(target=work, name=f"agent {env.scenario} #{env.seed}",
+                     daemon=True).start()
+    return await future
 
 
 def _result(result: Any) -> tuple[str, list[dict[str, Any]]]:

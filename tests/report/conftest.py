@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from report_builders import CHROMIUM_ARGS, demo_run
 
-from dsl.report import write_report
+from dsl.report import regenerate
 
 CHROMIUM = Path(os.environ.get("SCENARIST_CHROMIUM", "/usr/bin/chromium"))
 
@@ -27,7 +27,7 @@ def demo_dir(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def demo_report(demo_dir: Path) -> Path:
-    return write_report(demo_dir)
+    return regenerate(demo_dir)[0]
 
 
 @pytest.fixture(scope="module")  # a live Playwright loop blocks asyncio.run in later modules

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from dsl.model import SCHEMA_VERSION
-from dsl.store import write_json
+from dsl.store import record_from_json, write_json
 from dsl.summarize import summarize_records
 
 # How the tests and the bench scripts start Debian's Chromium (Playwright's own download
@@ -143,7 +143,8 @@ def write_run(path: Path, scenarios: Sequence[dict[str, Any]],
                 except UnicodeEncodeError:  # a lone surrogate: keep it as a \u escape
                     line = json.dumps(r)
             f.write(line + "\n")
-    write_json(path / "summary.json", summarize_records(plan, records, run))
+    write_json(path / "summary.json",
+               summarize_records(plan, [record_from_json(r) for r in records], run))
     return path
 
 

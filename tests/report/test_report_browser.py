@@ -21,7 +21,7 @@ from report_builders import (
 )
 
 from dsl.baseline import load_summary
-from dsl.report import regenerate, write_report
+from dsl.report import regenerate
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored
@@ -202,7 +202,8 @@ def test_keyboard_tab_to_a_scenario_and_an_attempt_and_open_them(
     page.keyboard.press("Enter")
     first = row(page, "clinic.book_cleaning", "fake").locator("details.attempt").first
     assert first.get_attribute("open") == ""
-    assert first.locator(".transcript .m-user").is_visible()
+    # drawn when the attempt opens (a toggle event): wait for it, as a person would
+    first.locator(".transcript .m-user").wait_for(state="visible", timeout=5000)
     page.keyboard.press("Enter")  # and closes it again
     assert first.get_attribute("open") is None
 
@@ -250,7 +251,7 @@ def test_long_text_is_cut_with_show_all_and_control_characters_are_visible(
     answer = "start " + "word " * 3000 + "\x00\x1b end"
     run = write_run(tmp_path / "run", [scenario("long", runs=1, min_pass=1)],
                     [passing("long", 1, answer=answer)])
-    page, watch = open_report(new_page, write_report(run))
+    page, watch = open_report(new_page, regenerate(run)[0])
     page.click("button.toggle")
     page.click("details.attempt > summary")
     text = page.locator(".m-answer .text")
@@ -267,7 +268,7 @@ def test_long_text_is_cut_with_show_all_and_control_characters_are_visible(
 def test_many_attempts_are_drawn_a_hundred_at_a_time(new_page: Any, tmp_path: Path) -> None:
     run = write_run(tmp_path / "run", [scenario("many", runs=250, min_pass=200)],
                     [passing("many", i) for i in range(1, 251)])
-    page, _ = open_report(new_page, write_report(run))
+    page, _ = open_report(new_page, regenerate(run)[0])
     page.click("button.toggle")
     assert page.locator("details.attempt").count() == 100
     page.click("text=Show 100 more attempts (150 left)")
@@ -345,7 +346,7 @@ def open_everything(page: Any) -> None:
 @pytest.mark.parametrize("bypass_csp", [False, True], ids=["with-csp", "escaping-alone"])
 def test_hostile_output_is_shown_as_text_and_never_runs(
         new_page: Any, tmp_path: Path, bypass_csp: bool) -> None:
-    report = write_report(hostile_run(tmp_path / "run"))
+    report = regenerate(hostile_run(tmp_path / "run"))[0]
     page, watch = new_page(bypass_csp=bypass_csp)
     page.add_init_script("window.__canary = 'intact';")
     page.goto(report.as_uri())

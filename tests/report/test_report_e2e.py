@@ -71,7 +71,7 @@ def test_the_run_prints_a_summary_and_github_annotations(real: RealRun) -> None:
 
 def test_the_run_folder_holds_the_report_and_the_ci_outputs(real: RealRun) -> None:
     names = sorted(p.name for p in real.first.iterdir())
-    assert names == ["junit.xml", "plan.json", "report.html", "results.jsonl", "run.json",
+    assert names == [".lock", "junit.xml", "plan.json", "report.html", "results.jsonl", "run.json",
                      "summary.json", "summary.md"]
     root = ET.parse(real.first / "junit.xml").getroot()
     assert (root.get("tests"), root.get("failures"), root.get("errors")) == ("5", "1", "1")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from report_builders import CONTROL, HOSTILE, HUGE, XSS, hostile_run
 
-from dsl.report import MAX_TEXT, script_json, write_report
+from dsl.report import MAX_TEXT, regenerate, script_json
 
 # Every tag and attribute the report's own template and script write; anything else in the
 # file would have come from a run.
@@ -49,7 +49,7 @@ class Tags(HTMLParser):
 @pytest.fixture(scope="module")
 def hostile_html(tmp_path_factory: pytest.TempPathFactory) -> str:
     run = hostile_run(tmp_path_factory.mktemp("hostile") / "run")
-    return write_report(run).read_text("utf-8")
+    return regenerate(run)[0].read_text("utf-8")
 
 
 def blobs(html: str) -> list[str]:
@@ -146,5 +146,5 @@ def test_a_lone_surrogate_does_not_stop_the_report(tmp_path: Path) -> None:
 
     run = write_run(tmp_path / "run", [scenario("s", runs=1, min_pass=1)],
                     [passing("s", 1, answer="half a pair: \ud83d!")])
-    html = write_report(run).read_text("utf-8")
+    html = regenerate(run)[0].read_text("utf-8")
     assert json.loads(blobs(html)[0])["strings"].count("half a pair: \ud83d!") == 1

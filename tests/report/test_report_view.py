@@ -22,9 +22,8 @@ from dsl.report import (
     regenerate,
     transcript,
     visible,
-    write_report,
 )
-from dsl.store import PLAN, RUN, iter_results, read_json
+from dsl.store import PLAN, RUN, iter_results, read_json, record_from_json
 
 
 def view_of(run: Path, **kw: Any) -> Any:
@@ -107,7 +106,7 @@ def test_each_row_has_a_blob_of_its_attempts_in_run_order(demo_dir: Path) -> Non
 
 def test_a_pending_confirmation_ends_the_transcript(demo_dir: Path) -> None:
     rec = next(r for r in iter_results(demo_dir)
-               if r["scenario"] == "clinic.book_cleaning" and r["run"] == 1)
+               if r.scenario == "clinic.book_cleaning" and r.run == 1)
     s = _Strings()
     assert texts(s, transcript(rec, s)) == [
         ["s", SYSTEM, MOMENT],
@@ -127,7 +126,7 @@ def test_calls_the_loop_refused_keep_their_error_and_raw_arguments() -> None:
     rec = record("s", 1, "fail", calls=[bad, ghost], answer="Sorry.")
     rec["messages"][2]["content"] = "Let me look."  # text beside the tool calls
     s = _Strings()
-    assert texts(s, transcript(rec, s))[2:] == [
+    assert texts(s, transcript(record_from_json(rec), s))[2:] == [
         ["a", "Let me look."],
         ["c", "lookup", '{"q": "x"', "read", 0, "invalid-json"],
         ["c", "ghost", "{}", "", 0, "unknown-tool"],
@@ -141,7 +140,7 @@ def test_without_messages_the_calls_and_answer_are_shown() -> None:
     rec = record("s", 1, "pass", calls=[call("lookup", {"q": 1}, "found")], answer="Done.",
                  messages=[])
     s = _Strings()
-    assert texts(s, transcript(rec, s)) == [
+    assert texts(s, transcript(record_from_json(rec), s)) == [
         ["c", "lookup", '{"q": 1}', "read"], ["t", "lookup", "found"], ["A", "Done."]]
 
 
@@ -152,12 +151,12 @@ def test_content_given_as_parts_and_unknown_roles() -> None:
         {"role": "assistant", "content": None},
     ])
     s = _Strings()
-    assert texts(s, transcript(rec, s)) == [
+    assert texts(s, transcript(record_from_json(rec), s)) == [
         ["u", "Hola mundo"], ["o", "developer", "be brief"], ["A", ""]]
 
 
 def test_an_endpoint_error_and_its_checks(demo_dir: Path) -> None:
-    err = next(r for r in iter_results(demo_dir) if r["status"] == "error")
+    err = next(r for r in iter_results(demo_dir) if r.status == "error")
     s = _Strings()
     a = attempt(err, s)
     assert [txt(s, a[2]), txt(s, a[3])] == ["timeout: no answer",
@@ -169,7 +168,7 @@ def test_an_endpoint_error_and_its_checks(demo_dir: Path) -> None:
 
 
 def test_judge_evidence_is_carried_when_present(demo_dir: Path) -> None:
-    rec = next(r for r in iter_results(demo_dir) if r["status"] == "unsure")
+    rec = next(r for r in iter_results(demo_dir) if r.status == "unsure")
     s = _Strings()
     checks = attempt(rec, s)[10]
     label, status, reason, score, evidence = checks[0]
@@ -178,7 +177,7 @@ def test_judge_evidence_is_carried_when_present(demo_dir: Path) -> None:
     assert [txt(s, v) for v in evidence[:2]] == ["the reply hedges", "Maybe. SCORE: 0.5"]
     assert evidence[2] is None  # the prompt stays in results.jsonl, not in the report
     assert evidence[3] == 0.4
-    plain = attempt(record("s", 1, checks=[("x", "pass", "ok")]), s)[10]
+    plain = attempt(record_from_json(record("s", 1, checks=[("x", "pass", "ok")])), s)[10]
     assert plain == [["x", "pass", "ok", None, None]]
 
 
@@ -186,7 +185,7 @@ def test_fractional_scores_are_kept_and_whole_ones_dropped() -> None:
     rec = record("s", 1, checks=[("a", "pass", "ok"), ("b", "fail", "no")])
     rec["checks"][0]["score"] = 0.75
     s = _Strings()
-    assert [c[3] for c in attempt(rec, s)[10]] == [0.75, None]
+    assert [c[3] for c in attempt(record_from_json(rec), s)[10]] == [0.75, None]
 
 
 def test_the_string_table_stores_long_text_once_and_cuts_huge_text() -> None:
@@ -254,8 +253,8 @@ def test_the_table_rows_and_the_blob_agree(demo_report: Path) -> None:
     assert bodies[0][2:] == ("clinic.book_cleaning", "fake")
 
 
-def test_write_report_defaults_to_the_run_folder(demo_dir: Path) -> None:
-    assert write_report(demo_dir) == demo_dir / "report.html"
+def test_regenerate_defaults_to_the_run_folder(demo_dir: Path) -> None:
+    assert regenerate(demo_dir)[0] == demo_dir / "report.html"
     html = (demo_dir / "report.html").read_text("utf-8")
     assert html.startswith("<!doctype html>")
     assert "<title>Scenarist report — 20261130-100000-abcd</title>" in html
@@ -273,7 +272,8 @@ def test_a_huge_run_keeps_at_most_the_cap_of_transcripts_failures_first(
     monkeypatch.setattr(report, "MIN_PER_ROW", 2)
     spec = scenario("big", runs=30, min_pass=1)
     plan = {"scenarios": [spec], "targets": [{"name": "fake", "kind": "openai"}]}
-    recs = [record("big", run, "fail" if run % 10 == 0 else "pass") for run in range(1, 31)]
+    recs = [record_from_json(record("big", run, "fail" if run % 10 == 0 else "pass"))
+            for run in range(1, 31)]
     view = build_view(plan, iter(recs), summarize_records(plan, recs))
     (blob,) = view.blobs
     data = _json.loads(blob)

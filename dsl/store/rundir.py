@@ -1,6 +1,6 @@
 """The run folder: ``runs/<run-id>/`` with ``run.json``, ``plan.json``,
 ``results.jsonl`` (one line appended and flushed as each attempt ends), ``summary.json``
-and the reports. Only this module (and ``load``) touch files.
+and the reports.
 
 Every file carries ``schema_version``; a reader refuses versions it does not know.
 A torn last line (the process was killed while writing it) is skipped, not fatal.
@@ -8,6 +8,7 @@ A torn last line (the process was killed while writing it) is skipped, not fatal
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -17,13 +18,16 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .errors import RunDirError
-from .model import SCHEMA_VERSION, Plan, Scenario, Target
+from ..errors import RunDirError
+from ..model import SCHEMA_VERSION, Plan, Scenario
+from ..targets.kinds import target_json
+from .records import AttemptRecord, RecordError, check_version, record_from_json, record_line
 
 RESULTS = "results.jsonl"
 PLAN = "plan.json"
 RUN = "run.json"
 SUMMARY = "summary.json"
+LOCK = ".lock"
 FSYNC_EVERY_S = 1.0  # results reach the OS at every line; the disk at least this often
 
 
@@ -33,10 +37,56 @@ def new_run_id(now: dt.datetime | None = None) -> str:
 
 
 def create_run_dir(parent: Path, run_id: str | None = None) -> Path:
+    """A new, empty run folder in ``parent`` (created as needed). RunDirError, in plain
+    words, when it cannot be made (``parent`` is a file, read-only, the disk is full)."""
     run_id = run_id or new_run_id()
     path = parent / run_id
-    path.mkdir(parents=True, exist_ok=False)
+    if parent.exists() and not parent.is_dir():
+        raise RunDirError(f"{parent} is a file, not a folder: the run folders go into a "
+                          "folder (the default is runs)")
+    try:
+        path.mkdir(parents=True, exist_ok=False)
+    except OSError as exc:
+        raise RunDirError(f"cannot create a run folder in {parent}: "
+                          f"{exc.strerror or exc}") from None
     return path
+
+
+class RunLock:
+    """Only one process writes a run folder at a time: an exclusive lock on
+    ``RUN_DIR/.lock`` (``flock``), held while a run or a resume writes it and released when
+    that process ends, however it ends (so a killed run can be resumed at once)."""
+
+    def __init__(self, run_dir: Path) -> None:
+        self.path = run_dir / LOCK
+        self._file: IO[str] | None = None
+
+    def __enter__(self) -> RunLock:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return self
+        f = self.path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            f.close()
+            raise RunDirError(f"{self.path.parent} is being written by another scenarist "
+                              f"process ({holder}); wait for it to end, or stop it, then try "
+                              "again") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        self._file = f
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._file is not None:
+            self._file.close()  # closing releases the lock
+            self._file = None
 
 
 def write_json(path: Path, data: Any) -> None:
@@ -64,19 +114,10 @@ def read_json(path: Path) -> Any:
     return data
 
 
-def check_version(data: Any, where: Path | str) -> None:
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        raise RunDirError(
-            f"{where} has schema_version {version!r}; this Scenarist reads version "
-            f"{SCHEMA_VERSION} (upgrade Scenarist, or re-run to regenerate it)"
-        )
-
-
 def scenario_json(s: Scenario) -> dict[str, Any]:
     # Imported here: the checks pull in the YAML loader, which readers of a run folder
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
-    from .checks.tools import expected_tools
+    from ..checks.tools import expected_tools
 
     return {
         "id": s.id,
@@ -101,26 +142,6 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
     }
 
 
-def target_json(t: Target) -> dict[str, Any]:
-    """A target as it may be written down: never the key, only the variable's name."""
-    out: dict[str, Any] = {"name": t.name, "kind": t.kind}
-    if t.kind == "openai":
-        out.update(model=t.model, base_url=t.base_url, api_key_env=t.api_key_env,
-                   temperature=t.temperature, params=dict(t.params))
-    elif t.kind == "replay":
-        out.update(cassette=t.cassette)
-        try:
-            from .targets.cassette import read_header
-
-            settings = read_header(Path(t.cassette)).get("settings") or {}
-            out.update(model=settings.get("model"), temperature=settings.get("temperature"))
-        except RunDirError:
-            pass  # reported when the run opens the cassette
-    else:
-        out.update(entry=t.entry)
-    return out
-
-
 def plan_json(plan: Plan) -> dict[str, Any]:
     return {
         "schema_version": SCHEMA_VERSION,
@@ -142,22 +163,16 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 class ResultsWriter:
     """Appends attempt records to results.jsonl, one flushed line each."""
 
-    def __init__(self, run_dir: Path, redact: Callable[[str], str] | None = None) -> None:
+    def __init__(self, run_dir: Path, redact: Callable[[Any], Any] | None = None) -> None:
+        """``redact`` maps a JSON-like value to its redacted copy (Redactor.value)."""
         self.path = run_dir / RESULTS
         self._file: IO[str] = self.path.open("a", encoding="utf-8")
         self._synced = time.monotonic()
         self._redact = redact
 
-    def write(self, record: dict[str, Any]) -> None:
-        line = json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-        if not line.isascii():
-            try:
-                line.encode("utf-8")
-            except UnicodeEncodeError:  # a model's reply held a lone surrogate ("\ud83d"):
-                line = json.dumps(record, separators=(",", ":"))  # keep it as a \u escape
-        if self._redact is not None:
-            line = self._redact(line)
-        self._file.write(line + "\n")
+    def write(self, record: AttemptRecord) -> None:
+        """Append one record. OSError (a full disk) propagates: the caller stops the run."""
+        self._file.write(record_line(record, self._redact) + "\n")
         self._file.flush()
         now = time.monotonic()
         if now - self._synced >= FSYNC_EVERY_S:
@@ -166,12 +181,17 @@ class ResultsWriter:
 
     def close(self) -> None:
         if not self._file.closed:
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
+            try:
+                self._file.flush()
+                os.fsync(self._file.fileno())
+            except OSError:  # the disk is full: what was flushed before is kept
+                pass
+            finally:
+                with contextlib.suppress(OSError):
+                    self._file.close()
 
 
-def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
+def iter_results(run_dir: Path) -> Iterator[AttemptRecord]:
     """Attempt records, in the order they were written; a torn last line is skipped."""
     path = run_dir / RESULTS
     if not path.exists():
@@ -181,11 +201,15 @@ def iter_results(run_dir: Path) -> Iterator[dict[str, Any]]:
             if not line.endswith("\n"):
                 return  # torn: the writer was killed mid-line
             try:
-                record = json.loads(line)
+                data = json.loads(line)
             except ValueError:
                 raise RunDirError(f"{path}:{n} is not valid JSON") from None
-            check_version(record, f"{path}:{n}")
-            yield record
+            try:
+                yield record_from_json(data)
+            except RecordError as exc:
+                raise RunDirError(f"{path}:{n} is not an attempt record: {exc}") from None
+            except RunDirError as exc:
+                raise RunDirError(str(exc).replace("the line", f"{path}:{n}", 1)) from None
 
 
 def plan_hash(plan: dict[str, Any]) -> str:
@@ -233,7 +257,7 @@ def truncate_torn(run_dir: Path) -> bool:
     return True
 
 
-def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
+def latest_records(run_dir: Path) -> Iterator[AttemptRecord]:
     """Each attempt's latest record. Only ``--resume --retry-errors`` writes an attempt
     twice (run.json says so); otherwise this streams the file once, in constant memory."""
     try:
@@ -245,9 +269,9 @@ def latest_records(run_dir: Path) -> Iterator[dict[str, Any]]:
         return
     last: dict[tuple[str, str, int], int] = {}
     for i, r in enumerate(iter_results(run_dir)):
-        last[(r["scenario"], r["target"], r["run"])] = i
+        last[r.key] = i
     for i, r in enumerate(iter_results(run_dir)):
-        if last.get((r["scenario"], r["target"], r["run"])) == i:
+        if last.get(r.key) == i:
             yield r
 
 
@@ -286,7 +310,7 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
     with (out / RESULTS).open("w", encoding="utf-8") as f:
         for d in run_dirs:
             for r in latest_records(d):
-                f.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")) + "\n")
+                f.write(record_line(r) + "\n")
     started = [i["started_at"] for i in infos if i.get("started_at")]
     finished = [i["finished_at"] for i in infos if i.get("finished_at")]
     saved = [x for i in infos for x in ((i.get("early_stop") or {}).get("by_scenario") or [])]

@@ -1,0 +1,282 @@
+"""The pipeline: every stage of a run, chained in one place.
+
+::
+
+    paths ──compile──▶ Plan ──(ready?)──▶ run folder ──run──▶ results.jsonl
+          ──summarize + report──▶ summary.json, report.html ──▶ junit.xml, summary.md
+
+:func:`run_suite` is ``scenarist run``: the command line only turns its options into a
+:class:`RunRequest`, calls it and prints the :class:`RunResult`. Each stage can also be
+called alone (``dsl.compile.build_plan``, ``dsl.run.execute``, ``dsl.report.regenerate``).
+
+Problems in the user's files raise :class:`~dsl.errors.InputError` (every diagnostic);
+a run that cannot start as things are (an API key not set, a folder that cannot be
+resumed) raises :class:`~dsl.errors.NotReady` before anything is sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .errors import NotReady, RunDirError
+from .exits import EXIT_INTERRUPTED
+from .model import Plan
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """What a person asked ``scenarist run`` for."""
+
+    paths: tuple[Path, ...] = ()
+    targets: tuple[str, ...] = ()
+    runs: int | None = None
+    concurrency: int | None = None
+    out: Path = Path("runs")
+    record: Path | None = None
+    early_stop: bool = True
+    max_calls: int | None = None
+    max_tokens: int | None = None
+    resume: Path | None = None
+    retry_errors: bool = False
+    shard: tuple[int, int] | None = None
+    judge_target: str | None = None
+    judge_cache: bool = True
+    record_judge: Path | None = None
+    baseline: Path | None = None
+    argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RunResult:
+    """What a run did: where it is, its summary, and what to tell the person."""
+
+    run_dir: Path
+    summary: dict[str, Any]
+    comparison: Any  # a baseline.Comparison, when a baseline was given
+    exit_code: int
+    notes: tuple[str, ...] = ()  # for stderr: targets given up on, early stops
+    interrupted: str | None = None  # Ctrl-C: what was kept and how to finish
+
+
+@dataclass(frozen=True, slots=True)
+class Hooks:
+    """How the run talks to the person while it runs (the CLI's progress line)."""
+
+    on_attempt: Callable[[Any, Any], None] | None = None  # (record, totals)
+    notify: Callable[[str], None] | None = None  # a message, now
+    handle_signals: bool = False  # Ctrl-C stops handing out attempts
+    started: Callable[[int], None] = field(default=lambda todo: None)  # attempts to run
+
+
+def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
+    """The request of the run that ``run_dir`` holds (``--resume``): its paths, targets,
+    runs, shard, early stop and judge, as run.json recorded them."""
+    import dataclasses
+
+    from .store import RUN, read_json
+
+    try:
+        info = read_json(run_dir / RUN)
+    except RunDirError as exc:
+        raise NotReady(f"cannot resume: {exc}") from None
+    saved: dict[str, Any] = info.get("settings") or {}
+    if not saved.get("paths"):
+        raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
+    shard = saved.get("shard")
+    return dataclasses.replace(
+        request, paths=tuple(Path(p) for p in saved["paths"]),
+        targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
+        early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
+        shard=(shard[0], shard[1]) if shard else None)
+
+
+def _settings(request: RunRequest) -> dict[str, Any]:
+    """What run.json keeps so that ``--resume`` can run the same plan again."""
+    return {"paths": [str(p.resolve()) for p in request.paths],
+            "targets": list(request.targets), "runs": request.runs,
+            "shard": list(request.shard) if request.shard else None,
+            "early_stop": request.early_stop, "judge": request.judge_target}
+
+
+T = TypeVar("T")
+
+
+def _write(step: Callable[[], T], run_dir: Path) -> T:
+    """A step that writes into the run folder; a full disk or a folder gone read-only
+    becomes one sentence (RunDirError), with what was kept."""
+    try:
+        return step()
+    except OSError as exc:
+        raise RunDirError(f"cannot write into {run_dir}: {exc.strerror or exc}. What was "
+                          "written before is kept; make room, then finish the run with: "
+                          f"scenarist run --resume {run_dir}") from None
+
+
+class Recording:
+    """``--record FILE``: the cassette is recorded into ``FILE.partial`` and replaces FILE
+    only when the run ends complete with something recorded — a run against an endpoint
+    that is down, or one cut short, never empties a cassette that was committed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.partial = path.with_name(path.name + ".partial")
+
+    def exchanges(self) -> int:
+        try:
+            with self.partial.open("rb") as f:
+                return max(0, sum(1 for line in f if line.strip()) - 1)  # minus the header
+        except OSError:
+            return 0
+
+    def finish(self, complete: bool) -> str:
+        """Move the recording into place when it should be; what happened, in words."""
+        n = self.exchanges()
+        said = f"{n} exchange{'s' if n != 1 else ''}"
+        if complete and n:
+            try:
+                os.replace(self.partial, self.path)
+            except OSError as exc:
+                return (f"The recording ({said}) could not replace {self.path}: "
+                        f"{exc.strerror}; it is in {self.partial}")
+            return f"Recorded {said} into {self.path}."
+        why = "the run did not finish" if not complete else "the endpoint answered nothing"
+        if not n:
+            with contextlib.suppress(OSError):
+                self.partial.unlink()
+            return (f"Nothing was recorded ({why}): {self.path} was kept as it was."
+                    if self.path.exists() else f"Nothing was recorded ({why}).")
+        return (f"{self.path} was kept as it was ({why}); the {said} recorded are in "
+                f"{self.partial}.")
+
+
+def plan_for(request: RunRequest) -> Plan:
+    """Compile the request's paths into a plan that can start: InputError for the files,
+    NotReady for what the environment lacks."""
+    from .compile import build_plan
+    from .targets.kinds import missing_keys
+
+    plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
+                         runs=request.runs, concurrency=request.concurrency,
+                         shard=request.shard, judge_target=request.judge_target)
+    if request.record is not None and len(plan.targets) != 1:
+        raise NotReady("--record records one target; choose it with --target NAME")
+    for flag, path in (("--record", request.record), ("--record-judge", request.record_judge)):
+        if path is not None and path.is_dir():
+            raise NotReady(f"{flag} {path} is a folder; give the cassette's file name, e.g. "
+                           f"{path / 'recorded.jsonl'}")
+    missing = missing_keys(plan.targets)
+    if missing:
+        raise NotReady("; ".join(missing))
+    return plan
+
+
+def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
+    """``scenarist run``: compile, open (or resume) the run folder, run, summarize, report.
+    Raises InputError, NotReady or RunDirError before anything is sent."""
+    import asyncio  # here, not at the top: lint's start-up does without it
+
+    from .baseline import load_summary
+    from .cioutputs import write_ci_outputs
+    from .report import regenerate
+    from .run import RunOptions, execute, run_info
+    from .store import (
+        PLAN,
+        RUN,
+        RunLock,
+        create_run_dir,
+        latest_records,
+        plan_changes,
+        plan_json,
+        read_json,
+        truncate_torn,
+        write_json,
+    )
+    from .summarize import exit_code
+
+    if request.resume is not None:
+        request = resume_request(request.resume, request)
+    baseline = load_summary(request.baseline) if request.baseline is not None else None
+    plan = plan_for(request)
+
+    started = dt.datetime.now(dt.UTC)
+    t0 = time.perf_counter()
+    new_plan = plan_json(plan)
+    prior: list[Any] = []
+    run_dir = request.resume if request.resume is not None else create_run_dir(request.out)
+    with RunLock(run_dir):
+        if request.resume is not None:
+            try:
+                old_plan = read_json(run_dir / PLAN)
+                info = read_json(run_dir / RUN)
+            except RunDirError as exc:
+                raise NotReady(f"cannot resume: {exc}") from None
+            changes = plan_changes(old_plan, new_plan)
+            if changes:
+                raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
+                               + "; ".join(changes) + ". Start a new run instead.")
+            truncate_torn(run_dir)
+            prior = [r for r in latest_records(run_dir)
+                     if not (request.retry_errors and r.status == "error")]
+            if request.retry_errors:
+                info["reran_errors"] = True  # results.jsonl may now hold an attempt twice
+            info.setdefault("resumed_at", []).append(started.isoformat(timespec="seconds"))
+        else:
+            info = run_info(plan, run_dir.name, started, list(request.argv))
+            info["settings"] = _settings(request)
+            _write(lambda: write_json(run_dir / PLAN, new_plan), run_dir)
+        _write(lambda: write_json(run_dir / RUN, info), run_dir)
+
+        done = frozenset(r.key for r in prior)
+        hooks.started(plan.attempts - len(done))
+        recordings = [Recording(p) for p in (request.record, request.record_judge) if p]
+        options = RunOptions(
+            plan.concurrency, recordings[0].partial if request.record else None,
+            early_stop=request.early_stop, max_calls=request.max_calls,
+            max_tokens=request.max_tokens, done=done, prior=tuple(prior),
+            handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
+            record_judge=recordings[-1].partial if request.record_judge else None)
+        state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
+                                    notify=hooks.notify))
+
+        sched = state.scheduler
+        info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+                    duration_s=round(time.perf_counter() - t0 + info.get("duration_s", 0), 3),
+                    interrupted=state.interrupted)
+        if sched is not None:
+            info["early_stop"] = sched.saved() if request.early_stop else None
+            info["stopped"] = sched.stop_reason
+            if sched.down:
+                info["targets_down"] = sched.down
+        if state.lowest_concurrency:
+            info["throttled"] = state.lowest_concurrency
+        if state.judge is not None:
+            info["judge"] = {**state.judge, "cache": request.judge_cache,
+                             "target": plan.judge.target.name if plan.judge else None}
+        complete = not state.interrupted and state.write_error is None
+        kept = [r.finish(complete) for r in recordings]
+        if state.write_error is not None:
+            raise RunDirError(f"{state.write_error}. The attempts written before are kept; "
+                              "make room, then finish the run with: scenarist run --resume "
+                              f"{run_dir}")
+        _write(lambda: write_json(run_dir / RUN, info), run_dir)
+        summary, comparison = _write(lambda: regenerate(run_dir, None, baseline)[1:], run_dir)
+        _write(lambda: write_ci_outputs(run_dir, summary, comparison), run_dir)
+
+    notes = [f"target '{name}' was given up on: {why}" for name, why in state.down.items()]
+    notes.extend(k for k in kept if k)
+    if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
+        notes.append(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
+                     "attempts that ran.")
+    if state.interrupted:
+        extra = f" ({state.cancelled} in flight were cancelled)" if state.cancelled else ""
+        said = (f"Interrupted{extra}: the summary and report cover the attempts that "
+                f"completed. Finish the run with: scenarist run --resume {run_dir}")
+        return RunResult(run_dir, summary, comparison, EXIT_INTERRUPTED, tuple(notes), said)
+    return RunResult(run_dir, summary, comparison, exit_code(summary), tuple(notes))

@@ -1,0 +1,363 @@
+"""Target kinds: the one table (:data:`KINDS`) that says what each ``kind:`` of
+``scenarist.yaml`` is.
+
+A kind gives:
+
+* its **settings** — one frozen dataclass per kind (:class:`OpenAISettings`,
+  :class:`ReplaySettings`, :class:`PythonSettings`), held by :attr:`Target.config`;
+* its **schema** — the keys of its entry in ``scenarist.yaml`` (the suite's JSON Schema is
+  generated from it);
+* how to **compile** a validated entry into its settings (with located diagnostics);
+* how to **describe** it to people and write it down (never a key: only its variable);
+* how to **open** it: every kind opens an :class:`~dsl.targets.base.Agent` (one attempt at
+  a time: ``run(scenario, run_index) -> AttemptData``); kinds that are model endpoints also
+  open a :class:`~dsl.targets.base.ChatModel`, which the judge, the simulated user and
+  python agents use.
+
+Adding a kind is a settings class, a schema, and an entry in :data:`KINDS` here, plus the
+module that talks to it in this folder. Nothing else in Scenarist branches on ``kind``.
+
+This module stays light (no HTTP client): ``lint`` imports it. The clients are imported
+when a target is opened.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import Collector, Diagnostic, EndpointError, InputError
+from ..load import DataPath, Document
+from ..model import Target
+
+if TYPE_CHECKING:
+    from .base import Agent, AgentContext, ChatModel
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    max_attempts: int = 3
+    backoff_ms: int = 500
+    retry_on_status: tuple[int, ...] = (429, 500, 502, 503, 504)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAISettings:
+    """``kind: openai`` — any OpenAI-compatible chat-completions endpoint."""
+
+    model: str
+    base_url: str  # without the trailing slash
+    api_key_env: str | None = None
+    timeout_ms: int = 60_000
+    temperature: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    system_prompt: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    retry: Retry = Retry()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySettings:
+    """``kind: replay`` — answers from a cassette recorded with ``--record``."""
+
+    cassette: str  # absolute path
+
+
+@dataclass(frozen=True, slots=True)
+class PythonSettings:
+    """``kind: python`` — your own agent, a function ``module:function``."""
+
+    entry: str
+
+
+@dataclass(frozen=True, slots=True)
+class TargetKind:
+    """What one ``kind:`` is; see the module's docstring."""
+
+    name: str
+    doc: str  # one line, for the schema and the docs
+    schema: Mapping[str, Any]  # JSON Schema properties of the kind's own keys
+    required: tuple[str, ...]
+    compile: Callable[[Document, DataPath, str, Mapping[str, Any], Path, Collector], Any]
+    describe: Callable[[Any], str]
+    as_json: Callable[[Any], dict[str, Any]]
+    open_agent: Callable[[Target, AgentContext], Agent]
+    open_model: Callable[[Target, int, Callable[[], None] | None], ChatModel] | None = None
+    key_env: Callable[[Any], str | None] = lambda settings: None
+    attempt_timeout: bool = True  # accepts attempt_timeout_ms
+
+    @property
+    def is_model(self) -> bool:
+        """A model endpoint: it can judge, play the user, serve a python agent."""
+        return self.open_model is not None
+
+
+def kind_of(target: Target) -> TargetKind:
+    return KINDS[target.kind]
+
+
+def describe(target: Target) -> str:
+    """What a target runs, in a few words: ``qwen at http://…/v1``."""
+    return kind_of(target).describe(target.config)
+
+
+def target_json(target: Target) -> dict[str, Any]:
+    """A target as it may be written down (plan.json, run.json): never the key, only the
+    name of its variable."""
+    return {"name": target.name, "kind": target.kind,
+            **kind_of(target).as_json(target.config)}
+
+
+def key_env(target: Target) -> str | None:
+    """The environment variable that holds the target's API key, if it has one."""
+    return kind_of(target).key_env(target.config)
+
+
+def is_model(target: Target) -> bool:
+    return kind_of(target).is_model
+
+
+def open_model(target: Target, max_connections: int = 4,
+               on_throttle: Callable[[], None] | None = None) -> ChatModel:
+    """The endpoint client of a model target. Raises InputError when it cannot be opened
+    (a missing cassette), ValueError for a kind that is not a model."""
+    opener = kind_of(target).open_model
+    if opener is None:
+        raise ValueError(f"{target.kind} targets are not model endpoints")
+    return opener(target, max_connections, on_throttle)
+
+
+def open_agent(target: Target, context: AgentContext) -> Agent:
+    return kind_of(target).open_agent(target, context)
+
+
+def missing_keys(targets: Mapping[str, Target] | tuple[Target, ...]) -> list[str]:
+    """One sentence per target whose API key variable is not set."""
+    import os
+
+    items = targets.values() if isinstance(targets, Mapping) else targets
+    out = []
+    for t in items:
+        env = key_env(t)
+        if env and not os.environ.get(env):
+            out.append(f"the target '{t.name}' reads its API key from the environment "
+                       f"variable {env}, which is not set")
+    return out
+
+
+# ---- openai --------------------------------------------------------------------------------
+
+def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
+                    root: Path, diags: Collector) -> OpenAISettings:
+    from ..templates import DEFAULT_SYSTEM_PROMPT, check_template, line_offset
+
+    prompt = data.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
+    # the default prompt is known to compile (tests): checking it would import Jinja
+    problem = None if prompt == DEFAULT_SYSTEM_PROMPT else check_template(prompt)
+    if problem is not None:
+        diags.error(
+            doc.span_in_string((*path, "system_prompt"), line_offset(prompt, problem.line)),
+            "E208",
+            f"the system_prompt of the target '{name}' does not compile: {problem.message}",
+            "use {{ now }} for the moment and {{ system }} for the scenario's instructions",
+        )
+    r = data.get("retry") or {}
+    return OpenAISettings(
+        model=data["model"],
+        base_url=data["base_url"].rstrip("/"),
+        api_key_env=data.get("api_key_env"),
+        timeout_ms=data.get("timeout_ms", 60_000),
+        temperature=data.get("temperature"),
+        params=dict(data.get("params") or {}),
+        system_prompt=prompt,
+        headers=dict(data.get("headers") or {}),
+        retry=Retry(
+            max_attempts=r.get("max_attempts", 3),
+            backoff_ms=r.get("backoff_ms", 500),
+            retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
+        ),
+    )
+
+
+def _openai_json(s: OpenAISettings) -> dict[str, Any]:
+    return {"model": s.model, "base_url": s.base_url, "api_key_env": s.api_key_env,
+            "temperature": s.temperature, "params": dict(s.params)}
+
+
+def _open_openai(target: Target, max_connections: int,
+                 on_throttle: Callable[[], None] | None) -> ChatModel:
+    from .openai import OpenAIModel
+
+    return OpenAIModel(target.config, max_connections=max_connections,
+                       on_throttle=on_throttle)
+
+
+def _open_model_agent(target: Target, context: AgentContext) -> Agent:
+    """A model endpoint under test: the agent loop, with the run's recording and metering."""
+    from ..loop import LoopAgent
+    from .base import Metered
+
+    model = open_model(target, context.max_connections, context.on_throttle)
+    if context.record is not None:
+        from .cassette import Recorder
+
+        model = Recorder(model, context.record, target.name, context.redact)
+    return LoopAgent(Metered(model, context.on_reply))
+
+
+# ---- replay --------------------------------------------------------------------------------
+
+def _compile_replay(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
+                    root: Path, diags: Collector) -> ReplaySettings:
+    return ReplaySettings(cassette=str((root / data["cassette"]).resolve()))
+
+
+def _replay_json(s: ReplaySettings) -> dict[str, Any]:
+    out: dict[str, Any] = {"cassette": s.cassette}
+    try:
+        from ..errors import RunDirError
+        from .cassette import read_header
+
+        settings = read_header(Path(s.cassette)).get("settings") or {}
+        out.update(model=settings.get("model"), temperature=settings.get("temperature"))
+    except RunDirError:
+        pass  # reported when the run opens the cassette
+    return out
+
+
+def _open_replay(target: Target, max_connections: int,
+                 on_throttle: Callable[[], None] | None) -> ChatModel:
+    from ..errors import RunDirError
+    from .cassette import ReplayModel
+
+    path = target.config.cassette
+    try:
+        return ReplayModel(Path(path))
+    except (RunDirError, FileNotFoundError) as exc:
+        msg = str(exc) if isinstance(exc, RunDirError) else f"the cassette {path} does not exist"
+        raise InputError([Diagnostic(target.span, "E206",
+                                     f"the replay target '{target.name}' cannot be used: {msg}",
+                                     "record one with scenarist run --target <live> "
+                                     "--record FILE")]) from None
+
+
+# ---- python --------------------------------------------------------------------------------
+
+def _compile_python(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
+                    root: Path, diags: Collector) -> PythonSettings:
+    return PythonSettings(entry=data["entry"])
+
+
+def _open_python(target: Target, context: AgentContext) -> Agent:
+    from .python import PythonAgent
+
+    return PythonAgent(target, context)
+
+
+# ---- the table -----------------------------------------------------------------------------
+
+def _d(description: str, *examples: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"description": description}
+    if examples:
+        out["examples"] = list(examples)
+    return out
+
+
+_RETRY = {
+    "type": "object",
+    "additionalProperties": False,
+    **_d("How failed requests are retried.",
+         {"max_attempts": 3, "backoff_ms": 500, "retry_on_status": [429, 503]}),
+    "properties": {
+        "max_attempts": {"type": "integer", "minimum": 1, "maximum": 20,
+                         **_d("Tries per request, the first included.", 3)},
+        "backoff_ms": {"type": "integer", "minimum": 0,
+                       **_d("Wait before the first retry; doubles each time.", 500)},
+        "retry_on_status": {"type": "array", "items": {"type": "integer"},
+                            **_d("HTTP statuses worth retrying.", [429, 500, 503])},
+    },
+}
+
+OPENAI_SCHEMA: dict[str, Any] = {
+    "base_url": {
+        "type": "string",
+        "pattern": "^https?://",
+        **_d("The endpoint's base URL, up to and including /v1.", "http://127.0.0.1:8080/v1"),
+    },
+    "model": {"type": "string", "minLength": 1,
+              **_d("The model name sent in each request.", "qwen2.5-0.5b-instruct")},
+    "api_key_env": {
+        "type": "string",
+        "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
+        **_d("The name of the environment variable that holds the API key (sent as "
+             "`Authorization: Bearer ...`). The key itself is never written anywhere.",
+             "OPENAI_API_KEY"),
+    },
+    "timeout_ms": {"type": "integer", "minimum": 1,
+                   **_d("How long to wait for one reply, in milliseconds.", 60000)},
+    "temperature": {"type": "number", "minimum": 0, "maximum": 2,
+                    **_d("Sampling temperature sent with each request.", 0.7)},
+    "params": {
+        "type": "object",
+        **_d("Extra request fields sent as they are.", {"top_p": 0.9, "max_tokens": 512}),
+    },
+    "headers": {
+        "type": "object",
+        "additionalProperties": {"type": "string"},
+        **_d("Extra HTTP headers (not secrets: use api_key_env).", {"X-Team": "clinic"}),
+    },
+    "system_prompt": {
+        "type": "string",
+        **_d("The agent's system prompt, a template: `{{ now }}` is the moment in words, "
+             "`{{ system }}` the scenario's given.system, `{{ at }}` the moment itself.",
+             "You are a clinic assistant.\n{{ system }}\nCurrent date and time: {{ now }}."),
+    },
+    "retry": _RETRY,
+}
+
+KINDS: dict[str, TargetKind] = {
+    "openai": TargetKind(
+        name="openai",
+        doc="any OpenAI-compatible chat-completions endpoint",
+        schema=OPENAI_SCHEMA,
+        required=("base_url", "model"),
+        compile=_compile_openai,
+        describe=lambda s: f"{s.model} at {s.base_url}",
+        as_json=_openai_json,
+        open_agent=_open_model_agent,
+        open_model=_open_openai,
+        key_env=lambda s: s.api_key_env,
+    ),
+    "replay": TargetKind(
+        name="replay",
+        doc="answers from a recorded cassette",
+        schema={"cassette": {"type": "string",
+                             **_d("The cassette file, relative to scenarist.yaml.",
+                                  "cassettes/qwen.jsonl")}},
+        required=("cassette",),
+        compile=_compile_replay,
+        describe=lambda s: f"replay of {s.cassette}",
+        as_json=_replay_json,
+        open_agent=_open_model_agent,
+        open_model=_open_replay,
+        attempt_timeout=False,
+    ),
+    "python": TargetKind(
+        name="python",
+        doc="your own agent",
+        schema={"entry": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
+                          **_d("module:function of your agent.", "myapp.agent:run")}},
+        required=("entry",),
+        compile=_compile_python,
+        describe=lambda s: f"python {s.entry}",
+        as_json=lambda s: {"entry": s.entry},
+        open_agent=_open_python,
+    ),
+}
+
+
+def agent_error(exc: InputError) -> EndpointError:
+    """A target that cannot be opened from inside an attempt (a python agent's client)."""
+    return EndpointError("agent", exc.diagnostics[0].message)
