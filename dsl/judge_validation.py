@@ -7,6 +7,10 @@ file's hash, Cohen's kappa and the coverage. The report and the terminal ask
 :func:`validation_text`: its kappa and coverage, or ``not validated — run scenarist
 judge-check``. A judge that changed in any of those respects is not validated any more.
 
+A run asks once, when it starts (it has the judge's settings), and keeps the answer in
+run.json with :meth:`ValidationInfo.as_json`; the report, which reads stored files only,
+shows ``validation_text(ValidationInfo.from_json(run["judge"]["validation"]))``.
+
 The file::
 
     {"schema_version": 1,
@@ -52,6 +56,24 @@ class ValidationInfo:
     agreement: float | None  # agreement on the questions it decided
     checked_at: str  # ISO 8601
     figures: Mapping[str, Any]  # everything judge-check measured (judge_calibration)
+
+    def as_json(self) -> dict[str, Any]:
+        """For run.json: the report shows the validation as it was when the run ran."""
+        return {"target": self.target, "model": self.model, "mode": self.mode,
+                "labels_file": self.labels_file, "labels_sha256": self.labels_sha256,
+                "questions": self.questions, "kappa": self.kappa, "coverage": self.coverage,
+                "agreement": self.agreement, "checked_at": self.checked_at,
+                "figures": dict(self.figures)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | None) -> ValidationInfo | None:
+        if not isinstance(data, Mapping):
+            return None
+        return cls(str(data.get("target", "")), str(data.get("model", "")),
+                   str(data.get("mode", "")), str(data.get("labels_file", "")),
+                   str(data.get("labels_sha256", "")), int(data.get("questions") or 0),
+                   data.get("kappa"), data.get("coverage"), data.get("agreement"),
+                   str(data.get("checked_at", "")), dict(data.get("figures") or {}))
 
     @property
     def text(self) -> str:

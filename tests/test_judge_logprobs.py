@@ -337,6 +337,10 @@ def test_judge_check_keeps_the_validation_for_the_report(tmp_path: Path, agent: 
     assert info is not None
     assert (info.kappa, info.coverage, info.questions, info.mode) == (1.0, 0.5, 4, "logprobs")
     assert info.text.startswith("κ 1.00, coverage 50% (judge-check on 4 labelled questions, ")
+    from dsl.judge_validation import ValidationInfo
+
+    assert ValidationInfo.from_json(json.loads(json.dumps(info.as_json()))) == info
+    assert ValidationInfo.from_json(None) is None
     stored = json.loads((tmp_path / ".scenarist" / "judge-validation.json").read_text())
     assert stored["schema_version"] == 1
     (entry,) = stored["validations"]
