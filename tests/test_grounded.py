@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from dsl.checks.grounded import grounded, read_items
@@ -57,3 +59,17 @@ def test_grounded(case: dict[str, Any]) -> None:
 ])
 def test_items_are_reported_as_written(text: str, written: list[str]) -> None:
     assert [i.text for i in read_items(text)] == written
+
+
+PIECES = ["0", "1", "12", "2026", ":", ".", ",", "/", "-", "+", " ", "$", "€", "%", "h", "hs",
+          "am", "p.m.", "octubre", "October", "29 February", "de la tarde", "las ", "at ",
+          "UTC-", "martes", "\n1. ", "(", "noon", " y media", "NaN", "２３"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=30), st.lists(st.sampled_from(PIECES),
+                                                                max_size=30))
+def test_grounded_never_raises(answer: list[str], source: list[str]) -> None:
+    case = {"answer": "".join(answer), "tools": ["".join(source), {"n": 1.5, "s": "".join(
+        source)}]}
+    assert grounded(True, attempt(case)).status in ("pass", "fail")

@@ -408,7 +408,8 @@ class Facts:
             self.numbers.add(item.number)
         self.minutes.update(item.minutes)
         for y, m, d in item.dates:
-            self.add_date(dt.date(y or self.year, m, d))
+            if _valid(y or self.year, m, d):  # 29 February, in a year that has none
+                self.add_date(dt.date(y or self.year, m, d))
         if item.weekday is not None and item.kind == "weekday":
             self.weekdays.add(item.weekday)
         if item.month is not None:
