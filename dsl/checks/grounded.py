@@ -125,7 +125,8 @@ CLOCK_DOT = _c(rf"{_NOT_AFTER_NUMBER}{_HOUR24}\.(?P<mi>[0-5]\d)\s?(?:hs|h)\b")  
 HOUR_AMPM = _c(rf"{_NOT_AFTER_NUMBER}{_HOUR12}\s?{_AMPM}")
 HOUR_H = _c(rf"{_NOT_AFTER_NUMBER}{_HOUR24}\s?(?:hs|h)\b")
 ENGLISH_HOUR = _c(rf"\b(?:at|until|till|til|from|to|by|before|after|around)\s+"
-                  rf"(?P<item>{_HOUR12}{_END_OF_NUMBER}(?:\s+o'?clock)?{_PART}?)(?!\s*%)")
+                  rf"(?P<item>{_HOUR12}(?:\.(?P<mi>[0-5]\d))?{_END_OF_NUMBER}(?:\s+o'?clock)?"
+                  rf"{_PART}?)(?!\s*%)")  # "at 10.30": a British time, not a decimal
 UTC_OFFSET = _c(r"\b(?:utc|gmt)\s?(?P<sign>[+\-\u2212])\s?(?P<h>\d{1,2})(?::?(?P<mi>\d{2}))?"
                 r"(?!\d)")
 NAMED_TIME = _c(r"\b(?P<word>noon|midday|midnight|mediodia|medianoche)\b")
@@ -283,8 +284,8 @@ def _spanish_time(m: re.Match[str], text: str) -> Item | None:
     h = int(m["h"])
     minute = int(m["mi"] or 0) + {"media": 30, "cuarto": 15}.get(m["frac"] or "", 0)
     minutes = _hour(h, minute, None, m["part"])
-    return Item("time", text, minutes=minutes,
-                number=Decimal(h) if len(minutes) > 1 else None)
+    return Item("time", text, minutes=minutes,  # "a las 6" may be the number 6 as given
+                number=Decimal(h) if len(minutes) > 1 and not minute else None)
 
 
 def _clock(m: re.Match[str], text: str) -> Item:
@@ -307,9 +308,10 @@ def _hour_h(m: re.Match[str], text: str) -> Item:
 
 
 def _english_hour(m: re.Match[str], text: str) -> Item:
-    minutes = _hour(int(m["h"]), 0, None, m["part"])
+    minute = int(m["mi"] or 0)
+    minutes = _hour(int(m["h"]), minute, None, m["part"])
     return Item("time", text, minutes=minutes,
-                number=Decimal(int(m["h"])) if len(minutes) > 1 else None)
+                number=Decimal(int(m["h"])) if len(minutes) > 1 and not minute else None)
 
 
 def _utc_offset(m: re.Match[str], text: str) -> Item:
