@@ -7,8 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from dsl._buildtools.codedocs import (
+    EXAMPLE_SUITE,
+    EXAMPLES,
+    USES_ALL_TOOLS,
+    codes_markdown,
+    update_lint_doc,
+)
 from dsl.checks import REGISTRY
-from dsl.codedocs import EXAMPLE_SUITE, EXAMPLES, USES_ALL_TOOLS, codes_markdown, update_lint_doc
 from dsl.errors import CODES
 from dsl.lint import lint_paths
 
@@ -23,7 +29,7 @@ def test_every_code_has_an_example_and_every_example_a_code() -> None:
 
 def test_lint_md_is_up_to_date() -> None:
     text = LINT_MD.read_text("utf-8")
-    assert update_lint_doc(text) == text, "docs/lint.md is out of date: python -m dsl.docsgen"
+    assert update_lint_doc(text) == text, "docs/lint.md is out of date: python -m dsl._buildtools.docsgen"
     assert codes_markdown() in text
 
 

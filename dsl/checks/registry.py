@@ -47,6 +47,16 @@ class CheckType:
 REGISTRY: dict[str, CheckType] = {}
 
 
+def schema_doc(text: str, *examples: Any) -> dict[str, Any]:
+    """The help an editor shows for a schema node: ``description`` and
+    ``markdownDescription`` (the same text), and ``examples`` when given. Spread it into
+    the node: ``{"type": "string", **schema_doc("The tool's name.", "book")}``."""
+    out: dict[str, Any] = {"description": text, "markdownDescription": text}
+    if examples:
+        out["examples"] = list(examples)
+    return out
+
+
 def register(check: CheckType) -> CheckType:
     if check.name in REGISTRY:
         raise ValueError(f"check {check.name!r} is registered twice")

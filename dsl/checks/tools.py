@@ -8,19 +8,19 @@ from typing import Any
 
 from ..errors import did_you_mean, quoted_list
 from ..model import AttemptData, Call, Outcome
-from .answer import TRUE_SCHEMA, _d, prepare_true
-from .registry import CheckContext, check, failed, passed
+from .answer import TRUE_SCHEMA, prepare_true
+from .registry import CheckContext, check, failed, passed, schema_doc
 
 TOOL_NAME: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
-    **_d("The name of one of the scenario's tools.", "book_appointment"),
+    **schema_doc("The name of one of the scenario's tools.", "book_appointment"),
 }
 TOOL_LIST: dict[str, Any] = {
     "type": "array",
     "items": TOOL_NAME,
     "minItems": 1,
-    **_d("Names of the scenario's tools.", ["search_slots", "book_appointment"]),
+    **schema_doc("Names of the scenario's tools.", ["search_slots", "book_appointment"]),
 }
 
 
@@ -83,7 +83,7 @@ def args_match(expected: dict[str, Any], actual: Any) -> bool:
     doc="The agent called this tool (optionally with these arguments, this many times).",
     schema={
         "type": ["string", "object"],
-        **_d(
+        **schema_doc(
             "A tool name, or `{name, args, times}`: `args` lists arguments that must be "
             "present with these values (others are allowed); `times` is the exact number "
             "of such calls.",
@@ -99,7 +99,7 @@ def args_match(expected: dict[str, Any], actual: Any) -> bool:
                 "name": TOOL_NAME,
                 "args": {
                     "type": "object",
-                    **_d(
+                    **schema_doc(
                         "Arguments the call must have, with these exact values.",
                         {"date": "2026-10-06"},
                     ),
@@ -107,7 +107,7 @@ def args_match(expected: dict[str, Any], actual: Any) -> bool:
                 "times": {
                     "type": "integer",
                     "minimum": 1,
-                    **_d("Exactly how many matching calls (default: at least one).", 1),
+                    **schema_doc("Exactly how many matching calls (default: at least one).", 1),
                 },
             },
         },
@@ -184,7 +184,8 @@ def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[str, ...]:
         "minLength": 1,
         "items": TOOL_NAME,
         "minItems": 1,
-        **_d("A tool name or a list of names that must not be called.", "cancel_appointment"),
+        **schema_doc("A tool name or a list of names that must not be called.",
+                     "cancel_appointment"),
     },
     examples=("not_calls: cancel_appointment", "not_calls: [delete_patient, cancel_appointment]"),
     prepare=prepare_not_calls,
@@ -206,7 +207,7 @@ def not_calls(p: tuple[str, ...], a: AttemptData) -> Outcome:
 @check(
     "calls_only",
     doc="The agent called exactly this set of tools: each of them, and no other.",
-    schema={**TOOL_LIST, **_d("The exact set of tools called.", ["search_slots", "book"])},
+    schema={**TOOL_LIST, **schema_doc("The exact set of tools called.", ["search_slots", "book"])},
     examples=("calls_only: [search_slots, book_appointment]",),
     prepare=prepare_known_names,
     group="tools",
@@ -272,7 +273,7 @@ THRESHOLD = {
     "type": "number",
     "minimum": 0,
     "maximum": 1,
-    **_d("The score needed to pass, from 0 to 1 (default 1.0).", 1.0, 0.5),
+    **schema_doc("The score needed to pass, from 0 to 1 (default 1.0).", 1.0, 0.5),
 }
 
 
@@ -281,7 +282,7 @@ THRESHOLD = {
     doc="The agent called these tools in this order (others may come between them).",
     schema={
         "type": ["array", "object"],
-        **_d(
+        **schema_doc(
             "Tool names in the expected order, or `{tools, threshold}`. Score = the longest "
             "run of the expected tools found in order in the actual calls ÷ the number "
             "expected.",
@@ -337,7 +338,7 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
     doc="Score the calls against the expected tools: any (share called), exact or ordered.",
     schema={
         "type": ["array", "object"],
-        **_d(
+        **schema_doc(
             "Expected tool names, or `{tools, mode, threshold}`. Modes: `any` (score = "
             "share of the expected tools that were called), `exact` (1 when the calls are "
             "exactly the expected list, in order, else 0), `ordered` (longest common "
@@ -355,8 +356,8 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
                 "tools": TOOL_LIST,
                 "mode": {
                     "enum": ["any", "exact", "ordered"],
-                    **_d("How calls are compared with the expected tools (default any).",
-                         "exact"),
+                    **schema_doc("How calls are compared with the expected tools (default any).",
+                                 "exact"),
                 },
                 "threshold": THRESHOLD,
             },
@@ -454,7 +455,7 @@ def prepare_confirmable(param: Any, ctx: CheckContext) -> str | None:
 @check(
     "asks_to_confirm",
     doc="The agent asked the person to confirm this tool's call before running it.",
-    schema={**TOOL_NAME, **_d("A tool with `confirm: true`.", "cancel_appointment")},
+    schema={**TOOL_NAME, **schema_doc("A tool with `confirm: true`.", "cancel_appointment")},
     examples=("asks_to_confirm: cancel_appointment",),
     prepare=prepare_confirmable,
     group="tools",
