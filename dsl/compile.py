@@ -212,7 +212,7 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    problems = validate(doc, "scenario.schema.json", "the scenario")
+    problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
     if problems:
         diags.extend(problems)
         return None

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from .checks import REGISTRY, label
 from .compile import compile_document
 from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
 from .load import MAX_FILE_BYTES, DataPath, Document, iter_yaml_files, read_file
@@ -478,7 +479,6 @@ def _check_item(item: Any) -> tuple[str, Any] | None:
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
     """W401, W402, W404, W405 and W406 for one compiled scenario (W404 for ``not_calls``
     comes from the check itself, while it compiles)."""
-    from .checks import label
     from .fastschema import equal
 
     data: dict[str, Any] = doc.data
@@ -524,26 +524,15 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
 
 def _cannot_fail(s: Scenario, doc: Document, i: int, name: str, param: Any,
                  out: Collector) -> None:
-    """W404 for checks that no attempt of this scenario can fail."""
-    item = doc.data["then"][i]
-    if name == "does_not_modify" and all(t.action == "read" for t in s.tools):
-        at = _check_place(doc, i, item)
-        why = ("the scenario has no tools" if not s.tools else
-               "every tool of the scenario is action: read, so no call changes anything")
-        out.warning(at, "W404", f"does_not_modify can never fail here: {why}",
-                    "remove the check, or give the tool that must not run its real action "
-                    "(create, update or delete)")
-    elif name == "asks_nothing_to_confirm" and not any(t.confirm for t in s.tools):
-        out.warning(_check_place(doc, i, item), "W404",
-                    "asks_nothing_to_confirm can never fail here: no tool of the scenario "
-                    "has confirm: true, so the agent is never stopped to ask",
-                    "remove the check, or add confirm: true to the tool that needs a yes "
-                    "first")
-    elif (name in ("calls_in_order", "tool_correctness") and isinstance(param, dict)
-          and param.get("threshold") == 0):
-        out.warning(doc.span(("then", i, name, "threshold")), "W404",
-                    f"{name} with threshold 0 can never fail: every score is at least 0",
-                    "raise the threshold (1.0 means every expected tool), or remove the check")
+    """W404 for checks that no attempt of this scenario can fail (each check type says
+    when: :attr:`dsl.checks.CheckType.never_fails`)."""
+    rule = REGISTRY[name].never_fails if name in REGISTRY else None
+    why = rule(param, s.tools) if rule is not None else None
+    if why is None:
+        return
+    at = (doc.span(("then", i, name, *why.at)) if why.at
+          else _check_place(doc, i, doc.data["then"][i]))
+    out.warning(at, "W404", why.message, why.hint)
 
 
 def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suite | None,

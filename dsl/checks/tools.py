@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import did_you_mean, quoted_list
-from ..model import AttemptData, Call, Outcome
+from ..model import AttemptData, Call, Outcome, ToolSpec
+from ..schemawords import schema_problems
 from .answer import TRUE_SCHEMA, prepare_true
-from .registry import CheckContext, check, failed, passed, schema_doc
+from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
 
 TOOL_NAME: dict[str, Any] = {
     "type": "string",
@@ -265,6 +267,18 @@ def _prepare_tools(param: Any, ctx: CheckContext, default_mode: str) -> OrderPar
     return OrderParams(tuple(names), threshold, mode) if ok else None
 
 
+def _zero_threshold(name: str) -> NeverFailsRule:
+    def never_fails(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+        if isinstance(param, dict) and param.get("threshold") == 0:
+            return NeverFails(
+                f"{name} with threshold 0 can never fail: every score is at least 0",
+                "raise the threshold (1.0 means every expected tool), or remove the check",
+                at=("threshold",))
+        return None
+
+    return never_fails
+
+
 def prepare_order(param: Any, ctx: CheckContext) -> OrderParams | None:
     return _prepare_tools(param, ctx, "ordered")
 
@@ -303,6 +317,7 @@ THRESHOLD = {
         "calls_in_order: {tools: [search, validate, book], threshold: 0.66}",
     ),
     prepare=prepare_order,
+    never_fails=_zero_threshold("calls_in_order"),
     group="tools",
     details="The score is the length of the longest common subsequence of the expected "
     "and the actual call names, divided by the number of expected names.",
@@ -369,6 +384,7 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
         "tool_correctness: {tools: [search, book], mode: any, threshold: 0.5}",
     ),
     prepare=prepare_correctness,
+    never_fails=_zero_threshold("tool_correctness"),
     group="tools",
     details="Expected `[search, book]`: calls `[search, validate, book]` score 1.0 in `any` "
     "and 0.0 in `exact`; `[search]` scores 0.5; `[validate]` scores 0.0.",
@@ -395,8 +411,6 @@ def tool_correctness(p: OrderParams, a: AttemptData) -> Outcome:
     group="tools",
 )
 def valid_args(p: bool, a: AttemptData) -> Outcome:
-    from ..validate import schema_problems  # jsonschema, only when the check runs
-
     if not a.calls:
         return passed("no tool was called, so no arguments to check")
     tools = {t.name: t for t in a.tools}
@@ -417,6 +431,16 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- does_not_modify
 
 
+def _all_read(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+    if not all(t.action == "read" for t in tools):
+        return None
+    why = ("the scenario has no tools" if not tools else
+           "every tool of the scenario is action: read, so no call changes anything")
+    return NeverFails(f"does_not_modify can never fail here: {why}",
+                      "remove the check, or give the tool that must not run its real action "
+                      "(create, update or delete)")
+
+
 @check(
     "does_not_modify",
     doc="No executed call changed anything: every call was to a tool with action: read.",
@@ -425,6 +449,7 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
     prepare=prepare_true,
     group="tools",
     details="Calls held for confirmation were not executed, so they do not count.",
+    never_fails=_all_read,
 )
 def does_not_modify(p: bool, a: AttemptData) -> Outcome:
     changes = [c for c in a.calls if c.executed and c.action not in ("read", None)]
@@ -471,6 +496,15 @@ def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
                   f"{_names(a.calls)}")
 
 
+def _none_confirm(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+    if any(t.confirm for t in tools):
+        return None
+    return NeverFails("asks_nothing_to_confirm can never fail here: no tool of the scenario "
+                      "has confirm: true, so the agent is never stopped to ask",
+                      "remove the check, or add confirm: true to the tool that needs a yes "
+                      "first")
+
+
 @check(
     "asks_nothing_to_confirm",
     doc="The agent did not stop to ask for any confirmation.",
@@ -478,6 +512,7 @@ def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
     examples=("asks_nothing_to_confirm: true",),
     prepare=prepare_true,
     group="tools",
+    never_fails=_none_confirm,
 )
 def asks_nothing_to_confirm(p: bool, a: AttemptData) -> Outcome:
     if a.pending:
