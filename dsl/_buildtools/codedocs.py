@@ -260,7 +260,9 @@ EXAMPLES: dict[str, Example] = {
         "$ scenarist run shop/ clinic/    # two folders, two scenarist.yaml",
         "$ scenarist run shop/ && scenarist run clinic/",
         where="command",
-        note="Reported by `run` and `plan`; `lint` checks each suite on its own.",
+        note="Reported by `run` and `plan`, also for a folder that holds another suite's "
+             "folder (a `scenarist.yaml` below the suite's own); `lint` checks each suite on "
+             "its own.",
     ),
     "E212": Example(
         "$ scenarist lint docs/",
