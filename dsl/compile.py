@@ -35,7 +35,6 @@ class Compiled:
     scenarios: list[Scenario] = field(default_factory=list)
     documents: dict[str, Document] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
 
     @property
     def has_errors(self) -> bool:
@@ -125,7 +124,7 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     if judge_target is not None:
         suite = _override_judge(suite, judge_target, diags)
     root = suite.root
-    result = Compiled(suite, files=[f.path for f in group.files])
+    result = Compiled(suite)
     if not group.files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")

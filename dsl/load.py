@@ -103,10 +103,6 @@ class Document:
         default_factory=dict, repr=False, compare=False)
 
     @property
-    def ok(self) -> bool:
-        return self.data is not None and not self.diagnostics
-
-    @property
     def lines(self) -> list[str]:
         return self.text.splitlines()
 
