@@ -8,19 +8,19 @@ Each problem is a located diagnostic; every file is compiled even when others fa
 from __future__ import annotations
 
 import dataclasses
-import fnmatch
 import gc
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .checks import REGISTRY, CheckContext, label
+from .discover import Discovery, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
-from .load import Document, iter_yaml_files, read_file
+from .load import Document, read_file
 from .model import CompiledCheck, Plan, Scenario, ToolSpec
 from .moment import MomentError, parse_moment
-from .suite import SUITE_FILE, Suite, compile_tool, display_path, find_suite_file, load_suite
+from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
 from .validate import validate
@@ -36,85 +36,68 @@ class Compiled:
     scenarios: list[Scenario] = field(default_factory=list)
     documents: dict[str, Document] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
 
     @property
     def has_errors(self) -> bool:
         return any(d.severity == "error" for d in self.diagnostics)
 
 
-def collect_files(paths: Sequence[Path], exclude: Iterable[str] = (),
-                  root: Path | None = None) -> list[Path]:
-    """The scenario files named by ``paths`` (existing files, or folders searched
-    recursively: missing paths were reported before)."""
-    out: list[Path] = []
-    seen: set[Path] = set()
-    patterns = tuple(exclude)
-    for p in paths:
-        found = [p] if p.is_file() else list(iter_yaml_files(p))
-        for f in found:
-            r = f.resolve()
-            if (f.name == SUITE_FILE and p.is_dir()) or r in seen:
-                continue
-            if root is not None and patterns and _excluded(r, root, patterns):
-                continue
-            seen.add(r)
-            out.append(f)
-    return out
-
-
-def _excluded(path: Path, root: Path, patterns: tuple[str, ...]) -> bool:
-    try:
-        rel = path.relative_to(root).as_posix()
-    except ValueError:
-        return False
-    return any(fnmatch.fnmatch(rel, pat) for pat in patterns)
-
-
-def find_suite(paths: Sequence[Path], diags: Collector) -> Path | None:
-    files = {find_suite_file(p) for p in paths if p.exists()}
-    found = sorted(f for f in files if f is not None)
-    if len(found) > 1:
+def _one_suite(found: Discovery, diags: Collector) -> SuiteFiles | None:
+    """The group a run or a plan works on: every path named and every scenario file found
+    must belong to one suite (E211). None when no path is under a suite."""
+    suites = sorted({f for f in found.named if f is not None})
+    if len(suites) > 1:
+        _mixed_suites(suites, diags)
+        return None
+    if len(suites) == 1 and None in found.named:
         diags.error(
             Span("<command line>", 1, 1),
             "E211",
-            "these paths belong to different suites: "
-            + quoted_list([display_path(f) for f in found], "and"),
+            f"some paths are outside the suite {display_path(suites[0])}",
             "run each suite separately",
         )
         return None
-    if len(found) == 1 and None in files:
-        diags.error(
-            Span("<command line>", 1, 1),
-            "E211",
-            f"some paths are outside the suite {display_path(found[0])}",
-            "run each suite separately",
-        )
+    if not suites:
         return None
-    return found[0] if found else None
+    chosen = next(g for g in found.groups if g.suite_file == suites[0])
+    others = sorted({g.suite_file for g in found.groups
+                     if g is not chosen and g.files and g.suite_file is not None})
+    if others:  # a folder named holds another suite's folder
+        _mixed_suites(sorted([suites[0], *others]), diags)
+        return None
+    return chosen
+
+
+def _mixed_suites(suites: list[Path], diags: Collector) -> None:
+    diags.error(
+        Span("<command line>", 1, 1),
+        "E211",
+        "these paths belong to different suites: "
+        + quoted_list([display_path(f) for f in suites], "and"),
+        "run each suite separately",
+    )
 
 
 def compile_paths(
     paths: Sequence[Path],
     *,
     runs: int | None = None,
-    require_suite: bool = True,
     judge_target: str | None = None,
 ) -> Compiled:
-    """Load, validate and compile every scenario under ``paths``. Never raises on bad
+    """Load, validate and compile every scenario under ``paths`` (found by
+    :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
     target (``scenarist run --judge NAME``)."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
-        return _compile_paths(paths, runs=runs, require_suite=require_suite,
-                              judge_target=judge_target)
+        return _compile_paths(paths, runs=runs, judge_target=judge_target)
     finally:
         if paused:
             gc.enable()
 
 
-def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bool,
+def _compile_paths(paths: Sequence[Path], *, runs: int | None,
                    judge_target: str | None) -> Compiled:
     diags = Collector()
     for p in paths:
@@ -123,15 +106,11 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bo
                         "check the path: it is relative to the current folder")
     if diags.has_errors:
         return Compiled(None, diagnostics=diags.diagnostics)
-    suite_file = find_suite(paths, diags)
+    found = discover(paths)
+    group = _one_suite(found, diags)
     if diags.diagnostics:  # paths of several suites: nothing sensible to compile against
         return Compiled(None, diagnostics=diags.diagnostics)
-    suite: Suite | None = None
-    if suite_file is not None:
-        suite = load_suite(suite_file, diags)
-        if judge_target is not None:
-            suite = _override_judge(suite, judge_target, diags)
-    elif require_suite and not diags.has_errors:
+    if group is None or group.suite is None:
         where = display_path(paths[0]) if paths else "."
         diags.error(
             Span("<command line>", 1, 1),
@@ -141,16 +120,19 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None, require_suite: bo
             "(see docs/suite.md)",
         )
         return Compiled(None, diagnostics=diags.diagnostics)
-    root = suite.root if suite else Path.cwd().resolve()
-    files = collect_files(paths, suite.exclude if suite else (), root)
-    result = Compiled(suite, files=files)
-    if not files and not diags.has_errors:
+    diags.extend(group.diagnostics)
+    suite = group.suite
+    if judge_target is not None:
+        suite = _override_judge(suite, judge_target, diags)
+    root = suite.root
+    result = Compiled(suite)
+    if not group.files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
     ids: dict[str, Span] = {}
-    for f in files:
-        name = display_path(f)
-        doc = read_file(f, name)
+    for f in group.files:
+        name = f.name
+        doc = read_file(f.path, name)
         result.documents[name] = doc
         scenario = compile_document(doc, suite, root, diags, runs=runs)
         if scenario is None:
@@ -209,7 +191,7 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    problems = validate(doc, "scenario.schema.json", "the scenario")
+    problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
     if problems:
         diags.extend(problems)
         return None

@@ -3,11 +3,13 @@ for what is legal but likely wrong — reported for people, editors and CI.
 
 The stage, in the order it runs:
 
-1. **Collect** the files named on the command line (files, or folders searched
-   recursively) and group them by their suite: the nearest ``scenarist.yaml`` in the
-   file's folder or above. A ``scenarist.yaml`` named directly, or met in a folder, is
-   linted as the suite it is. Files under no suite are linted without one.
-2. **Compile** each suite (:func:`dsl.suite.load_suite`) and each scenario file
+1. **Discover** the files named on the command line (files, or folders searched
+   recursively), grouped by their suite, exactly as ``run`` and ``plan`` find them
+   (:func:`dsl.discover.discover`): the nearest ``scenarist.yaml`` in the file's folder or
+   above, its ``exclude:`` patterns applied. A ``scenarist.yaml`` named directly, or met
+   in a folder, is linted as the suite it is. Files under no suite are linted without
+   one. Unlike a run, one lint may check several suites.
+2. **Compile** each suite (loaded while discovering) and each scenario file
    (:func:`dsl.compile.compile_document`): load, validate and compile, exactly as a run
    does, so lint finds what a run would refuse. Large batches are split across the
    machine's cores (``os.fork`` after the imports; one process does its share, the others
@@ -19,13 +21,13 @@ The stage, in the order it runs:
    ``text`` (the source line and a caret), ``json`` or ``github`` (workflow commands).
 
 Unused library tools (``W403``) are reported only when every scenario of the suite was
-linted — the suite's folder (or one above it) was named, or all its files were — since a
-tool that no scenario *in this batch* uses may be used by one that was not linted.
+linted — the suite's folder (or one above it) was named, or all its files were (the
+suite is *whole*, :class:`dsl.discover.SuiteFiles`) — since a tool that no scenario *in
+this batch* uses may be used by one that was not linted.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import gc
 import json
 import math
@@ -36,11 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from .checks import REGISTRY, label
 from .compile import compile_document
+from .discover import SuiteFiles, discover
 from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
-from .load import MAX_FILE_BYTES, DataPath, Document, iter_yaml_files, read_file
+from .load import MAX_FILE_BYTES, DataPath, Document, read_file
 from .model import Scenario
-from .suite import SUITE_FILE, Suite, load_suite
+from .suite import Suite
 
 Format = Literal["text", "json", "github"]
 JSON_SCHEMA_VERSION = 1
@@ -92,162 +96,27 @@ class LintResult:
         return out
 
 
-# ---------------------------------------------------------------- collecting files
-
-
-@dataclass(slots=True)
-class _Group:
-    """The files of one suite (or of none)."""
-
-    suite_file: Path | None
-    files: dict[Path, Path] = field(default_factory=dict)  # real path -> path as given
-    suite: Suite | None = None
-    whole: bool = False  # every scenario file of the suite is linted
-
-
-class _Paths:
-    """Real paths, display names and suite files, with one system call per folder
-    rather than per file."""
-
-    def __init__(self) -> None:
-        self.cwd = Path.cwd().resolve()
-        self._dirs: dict[Path, Path] = {}
-        self._suites: dict[Path, Path | None] = {}
-
-    def real(self, path: Path) -> Path:
-        if path.is_symlink():
-            return path.resolve()
-        parent = self._dirs.get(path.parent)
-        if parent is None:
-            parent = self._dirs[path.parent] = path.parent.resolve()
-        return parent / path.name
-
-    def display(self, real: Path, given: Path) -> str:
-        """Relative to the current folder when below it (as ``dsl.suite.display_path``)."""
-        try:
-            return str(real.relative_to(self.cwd))
-        except ValueError:
-            return str(given)
-
-    def suite_of(self, real_dir: Path) -> Path | None:
-        if real_dir in self._suites:
-            return self._suites[real_dir]
-        candidate = real_dir / SUITE_FILE
-        if candidate.is_file():
-            found: Path | None = candidate
-        elif real_dir.parent == real_dir:
-            found = None
-        else:
-            found = self.suite_of(real_dir.parent)
-        self._suites[real_dir] = found
-        return found
-
-
-def _collect(paths: Sequence[Path], names: _Paths) -> tuple[list[_Group], list[Path]]:
-    """The files to lint, grouped by suite, and the folders walked (real paths)."""
-    groups: dict[Path | None, _Group] = {}
-    seen: set[Path] = set()
-    covering: list[Path] = []
-
-    def group(suite_file: Path | None) -> _Group:
-        g = groups.get(suite_file)
-        if g is None:
-            g = groups[suite_file] = _Group(suite_file)
-        return g
-
-    def add(given: Path) -> None:
-        real = names.real(given)
-        if real in seen:
-            return
-        seen.add(real)
-        if real.name == SUITE_FILE:
-            group(real)
-            return
-        group(names.suite_of(real.parent)).files[real] = given
-
-    for p in paths:
-        if p.is_dir():
-            real_dir = p.resolve()
-            covering.append(real_dir)
-            suite_file = names.suite_of(real_dir)
-            if suite_file is not None:
-                group(suite_file)
-            for f in iter_yaml_files(p):
-                add(f)
-        else:
-            add(p)
-    for g in groups.values():
-        if g.suite_file is not None:
-            root = g.suite_file.parent
-            g.whole = any(c == root or c in root.parents for c in covering)
-    return list(groups.values()), covering
-
-
-def _excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
-    try:
-        rel = real.relative_to(root).as_posix()
-    except ValueError:
-        return False
-    return any(fnmatch.fnmatch(rel, pat) for pat in patterns)
-
-
-def _all_linted(suite: Suite, linted: set[Path], covered: Sequence[Path]) -> bool:
-    """Is every scenario file of the suite among ``linted``? Walks the suite's folder as a
-    run would, but not the ``covered`` folders, whose files were all collected already."""
-    skip = set(covered)
-    stack = [suite.root]
-    while stack:
-        folder = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for e in entries:
-            name = e.name
-            if name.startswith("."):
-                continue
-            try:
-                if e.is_dir():
-                    sub = folder / name
-                    if (name != "runs" and not e.is_symlink() and sub not in skip
-                            and not (sub / SUITE_FILE).is_file()):  # another suite's
-                        stack.append(sub)
-                elif (name.endswith((".yaml", ".yml")) and name != SUITE_FILE and e.is_file()
-                      and not _excluded(folder / name, suite.root, suite.exclude)
-                      and (folder / name) not in linted):
-                    return False
-            except OSError:
-                continue
-    return True
-
-
 # ---------------------------------------------------------------- linting
 
 
 def lint_paths(paths: Sequence[Path], *, strict: bool = False,
                jobs: int | None = None) -> LintResult:
-    """Lint every file under ``paths``; never raises on bad input. ``jobs``: processes to
-    use (default: one per core for large batches)."""
-    names = _Paths()
+    """Lint every file under ``paths`` (found by :func:`dsl.discover.discover`, each
+    against its own suite); never raises on bad input. ``jobs``: processes to use
+    (default: one per core for large batches)."""
     found: list[Diagnostic] = []
     excerpts: dict[str, dict[int, str]] = {}
-    groups, covering = _collect(paths, names)
     paused = gc.isenabled()
     gc.disable()  # the batch makes many objects and no cycles: collecting costs ~40%
     try:
+        discovery = discover(paths)
         work: list[tuple[int, Path, str]] = []
-        for gi, g in enumerate(groups):
-            if g.suite_file is not None:
-                diags = Collector()
-                g.suite = load_suite(g.suite_file, diags)
-                found.extend(diags.diagnostics)
-                if g.suite.doc is not None:
-                    _add_excerpt(excerpts, g.suite.doc, diags.diagnostics)
-                g.files = {real: given for real, given in g.files.items()
-                           if not _excluded(real, g.suite.root, g.suite.exclude)}
-            for real, given in g.files.items():
-                work.append((gi, real, names.display(real, given)))
-        linter = _Linter(groups, names.cwd)
+        for gi, g in enumerate(discovery.groups):
+            found.extend(g.diagnostics)
+            if g.suite is not None and g.suite.doc is not None:
+                _add_excerpt(excerpts, g.suite.doc, g.diagnostics)
+            work.extend((gi, f.path, f.name) for f in g.files)
+        linter = _Linter(discovery.groups, discovery.cwd)
         reports = _map(linter.file, work, _jobs(jobs, len(work)))
     finally:
         if paused:
@@ -258,17 +127,15 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
         found.extend(report.diagnostics)
         if report.excerpt:
             excerpts[report.file] = report.excerpt
-    for gi, g in enumerate(groups):
+    for gi, g in enumerate(discovery.groups):
         group_reports = by_group.get(gi, [])
         found.extend(_duplicate_ids(group_reports))
         if g.suite is not None:
-            if not g.whole and g.suite.tools:
-                g.whole = _all_linted(g.suite, set(g.files), covering)
             suite_diags = suite_warnings(g.suite, group_reports if g.whole else None)
             found.extend(suite_diags)
             if g.suite.doc is not None:
                 _add_excerpt(excerpts, g.suite.doc, suite_diags)
-    if not work and not any(g.suite_file for g in groups):
+    if not work and not any(g.suite_file for g in discovery.groups):
         found.append(Diagnostic(
             Span(COMMAND_LINE, 1, 1), "E212",
             f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}",
@@ -278,7 +145,7 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
         found = [_as_error(d) for d in found]
     chosen = best_per_place(found)
     sources = {name: real for _, real, name in work}
-    sources.update((g.suite.file, g.suite_file) for g in groups
+    sources.update((g.suite.file, g.suite_file) for g in discovery.groups
                    if g.suite is not None and g.suite_file is not None)
     _fill_excerpts(excerpts, chosen, sources)
     return LintResult(len(work), chosen, excerpts)
@@ -315,7 +182,7 @@ def _lines(path: Path) -> list[str]:
 class _Linter:
     """Lints one file of a group; lives in every worker process (forked, not pickled)."""
 
-    def __init__(self, groups: list[_Group], cwd: Path) -> None:
+    def __init__(self, groups: Sequence[SuiteFiles], cwd: Path) -> None:
         self.groups = groups
         self.cwd = cwd
 
@@ -478,7 +345,6 @@ def _check_item(item: Any) -> tuple[str, Any] | None:
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
     """W401, W402, W404, W405 and W406 for one compiled scenario (W404 for ``not_calls``
     comes from the check itself, while it compiles)."""
-    from .checks import label
     from .fastschema import equal
 
     data: dict[str, Any] = doc.data
@@ -524,26 +390,15 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
 
 def _cannot_fail(s: Scenario, doc: Document, i: int, name: str, param: Any,
                  out: Collector) -> None:
-    """W404 for checks that no attempt of this scenario can fail."""
-    item = doc.data["then"][i]
-    if name == "does_not_modify" and all(t.action == "read" for t in s.tools):
-        at = _check_place(doc, i, item)
-        why = ("the scenario has no tools" if not s.tools else
-               "every tool of the scenario is action: read, so no call changes anything")
-        out.warning(at, "W404", f"does_not_modify can never fail here: {why}",
-                    "remove the check, or give the tool that must not run its real action "
-                    "(create, update or delete)")
-    elif name == "asks_nothing_to_confirm" and not any(t.confirm for t in s.tools):
-        out.warning(_check_place(doc, i, item), "W404",
-                    "asks_nothing_to_confirm can never fail here: no tool of the scenario "
-                    "has confirm: true, so the agent is never stopped to ask",
-                    "remove the check, or add confirm: true to the tool that needs a yes "
-                    "first")
-    elif (name in ("calls_in_order", "tool_correctness") and isinstance(param, dict)
-          and param.get("threshold") == 0):
-        out.warning(doc.span(("then", i, name, "threshold")), "W404",
-                    f"{name} with threshold 0 can never fail: every score is at least 0",
-                    "raise the threshold (1.0 means every expected tool), or remove the check")
+    """W404 for checks that no attempt of this scenario can fail (each check type says
+    when: :attr:`dsl.checks.CheckType.never_fails`)."""
+    rule = REGISTRY[name].never_fails if name in REGISTRY else None
+    why = rule(param, s.tools) if rule is not None else None
+    if why is None:
+        return
+    at = (doc.span(("then", i, name, *why.at)) if why.at
+          else _check_place(doc, i, doc.data["then"][i]))
+    out.warning(at, "W404", why.message, why.hint)
 
 
 def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suite | None,

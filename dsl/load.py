@@ -19,7 +19,7 @@ import itertools
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -101,10 +101,6 @@ class Document:
     # mapping node id -> {key: (key node, value node)}, built on the first lookup in it
     _keys: dict[int, dict[str, tuple[Any, Any]]] = field(
         default_factory=dict, repr=False, compare=False)
-
-    @property
-    def ok(self) -> bool:
-        return self.data is not None and not self.diagnostics
 
     @property
     def lines(self) -> list[str]:
@@ -704,28 +700,32 @@ class _TooMany(Exception):
 def iter_yaml_files(root: FsPath) -> Iterator[FsPath]:
     """``*.yaml`` and ``*.yml`` files under ``root`` in a stable order (sorted by their
     path's parts), skipping hidden files and folders and ``runs/``."""
-    found: list[tuple[tuple[str, ...], FsPath]] = []
-    base = str(root)
+    for _, path in sorted(walk_yaml_files(root), key=lambda item: item[0]):
+        yield path
 
-    def scan(folder: str, parts: tuple[str, ...]) -> None:
+
+def walk_yaml_files(root: FsPath, skip: Callable[[FsPath], bool] | None = None
+                    ) -> Iterator[tuple[tuple[str, ...], FsPath]]:
+    """The walk behind :func:`iter_yaml_files`, lazily and in the order the folders list
+    their entries: each file with its path's parts below ``root``. Folders for which
+    ``skip(folder)`` is true are not entered (nor are symlinked folders)."""
+    stack: list[tuple[str, tuple[str, ...]]] = [(str(root), ())]
+    while stack:
+        folder, parts = stack.pop()
         try:
             entries = list(os.scandir(folder))
         except OSError:
-            return
+            continue
         for e in entries:
             name = e.name
             if name.startswith("."):
                 continue
             try:
                 if e.is_dir():
-                    if name != "runs" and not e.is_symlink():
-                        scan(e.path, (*parts, name))
+                    if (name != "runs" and not e.is_symlink()
+                            and (skip is None or not skip(FsPath(e.path)))):
+                        stack.append((e.path, (*parts, name)))
                 elif name.endswith((".yaml", ".yml")) and e.is_file():
-                    found.append(((*parts, name), FsPath(e.path)))
+                    yield (*parts, name), FsPath(e.path)
             except OSError:
                 continue
-
-    scan(base, ())
-    found.sort(key=lambda item: item[0])
-    for _, path in found:
-        yield path

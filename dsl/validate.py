@@ -2,7 +2,12 @@
 
 jsonschema yields every error lazily; we group them by place, keep the best one per place
 (``best_match``), and rewrite each into a sentence for the person who wrote the file, at the
-right ``line:col`` — an unknown key at the key itself, a wrong value at the value.
+right ``line:col`` — an unknown key at the key itself, a wrong value at the value. The
+sentence for each JSON Schema keyword is looked up in :data:`KEYWORDS`.
+
+The check registry is not imported here (it imports the checks, which use the schema words
+of :mod:`dsl.schemawords`): the caller passes the checks a scenario may name, for the
+sentences about a check written without its parameter.
 """
 
 from __future__ import annotations
@@ -10,12 +15,26 @@ from __future__ import annotations
 import functools
 import json
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Protocol
 
-from .errors import Diagnostic, did_you_mean, quoted_list
+from .errors import Diagnostic, Span, did_you_mean, quoted_list
 from .load import DataPath, Document
 from .resources import load_schema
+from .schemawords import describe_path
+
+
+class CheckExample(Protocol):
+    """What validate needs of a check type (:class:`dsl.checks.CheckType` has it): how an
+    author writes the check, first example first."""
+
+    @property
+    def examples(self) -> tuple[str, ...]: ...
+
+
+NO_CHECKS: Mapping[str, CheckExample] = MappingProxyType({})
 
 _TYPE_WORDS = {
     "string": "text",
@@ -44,28 +63,6 @@ def fast_validator(name: str) -> Callable[[Any], bool] | None:
     return compile_schema(load_schema(name))
 
 
-def describe_path(path: Iterable[str | int]) -> str:
-    """A place in the data, said for people: ``'action' in given.tools (item 1)``,
-    ``the check 'calls'``, ``'args' in the check 'calls'``."""
-    p = tuple(path)
-    if not p:
-        return "the file"
-    if len(p) >= 3 and p[0] == "then" and isinstance(p[1], int):
-        check = f"the check '{p[2]}'"
-        return check if len(p) == 3 else f"'{_dotted(p[3:])}' in {check}"
-    last, parent = p[-1], p[:-1]
-    if isinstance(last, int):
-        return f"item {last + 1} of {_dotted(parent)}" if parent else f"item {last + 1}"
-    return f"'{last}' in {_dotted(parent)}" if parent else f"'{last}'"
-
-
-def _dotted(path: tuple[str | int, ...]) -> str:
-    out = ""
-    for k in path:
-        out += f" (item {k + 1})" if isinstance(k, int) else (f".{k}" if out else k)
-    return out
-
-
 def type_name(value: Any) -> str:
     if value is None:
         return "empty"
@@ -85,9 +82,12 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def validate(doc: Document, schema_name: str, what: str) -> list[Diagnostic]:
+def validate(doc: Document, schema_name: str, what: str, *,
+             checks: Mapping[str, CheckExample] = NO_CHECKS) -> list[Diagnostic]:
     """Every schema problem in ``doc``, best one per place. ``what`` names the top level
-    in messages ("the scenario", "scenarist.yaml")."""
+    in messages ("the scenario", "scenarist.yaml"); ``checks`` are the check types a
+    scenario may name (:data:`dsl.checks.REGISTRY`), for "the check 'contains' needs a
+    parameter" and "unknown check"."""
     if doc.data is None:
         return []
     fast = fast_validator(schema_name)
@@ -96,10 +96,11 @@ def validate(doc: Document, schema_name: str, what: str) -> list[Diagnostic]:
     errors = list(validator(schema_name).iter_errors(doc.data))
     if not errors:
         return []
-    return _diagnose(doc, errors, what)
+    return _diagnose(doc, errors, what, checks)
 
 
-def _diagnose(doc: Document, errors: list[Any], what: str) -> list[Diagnostic]:
+def _diagnose(doc: Document, errors: list[Any], what: str,
+              checks: Mapping[str, CheckExample]) -> list[Diagnostic]:
     from jsonschema.exceptions import best_match
 
     by_place: dict[DataPath, list[Any]] = defaultdict(list)
@@ -117,7 +118,7 @@ def _diagnose(doc: Document, errors: list[Any], what: str) -> list[Diagnostic]:
             out.extend(_unknown_keys(doc, path, e, what))
         rest = [e for e in group if e not in unknown]
         if rest:
-            d = _one(doc, path, best_match(rest), what)
+            d = _one(doc, path, best_match(rest), what, checks)
             if d is not None:
                 out.append(d)
     return out
@@ -142,88 +143,178 @@ def _unknown_keys(doc: Document, path: DataPath, e: Any, what: str) -> list[Diag
     return out
 
 
-def _one(doc: Document, path: DataPath, e: Any, what: str) -> Diagnostic | None:
-    v = e.validator
-    here = describe_path(path) if path else what
-    span = doc.span(path)
-    value = e.instance
-    if v == "required":
-        missing = [r for r in e.validator_value if not isinstance(value, dict) or r not in value]
-        key = missing[0] if missing else "?"
-        prop = e.schema.get("properties", {}).get(key, {})
-        hint = ""
-        if prop.get("examples"):
-            hint = f"for example: {key}: {_show(prop['examples'][0])}"
-        place = doc.key_span(path) if path else span
-        about = _about(prop.get("description", ""))
-        return Diagnostic(place, "S104", f"{here} is missing '{key}'{about}", hint)
-    if v == "propertyNames":
-        return _bad_names(doc, path, e, here)
-    if v == "type":
-        want = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
-        words = _or([_TYPE_WORDS.get(str(w), str(w)) for w in want])
-        hint = ""
-        if "string" in want and isinstance(value, int | float | bool):
-            hint = f"put it in quotes: \"{_yaml_text(value)}\""
-        return Diagnostic(
-            span, "S103", f"{here} must be {words}, not {type_name(value)} ({_show(value)})",
-            hint,
-        )
-    if v == "enum":
-        options = [str(o) for o in e.validator_value]
-        if len(path) >= 2 and path[0] == "then" and isinstance(path[1], int) and len(path) == 2:
-            return _bare_check(doc, path, value)
-        return Diagnostic(
-            span,
-            "S105",
-            f"{here} must be {quoted_list(options)}; got {_show(value)}"
-            f"{did_you_mean(str(value), options)}",
-        )
-    if v == "const":
-        if e.validator_value is True:
-            return Diagnostic(
-                span, "S105",
-                f"{here} takes true; got {_show(value)}",
-                "to turn the check off, remove it",
-            )
-        return Diagnostic(span, "S105", f"{here} must be {_show(e.validator_value)}")
-    if v == "maxProperties" and _is_check_path(path):
-        keys = list(value) if isinstance(value, dict) else []
-        return Diagnostic(
-            doc.key_span((*path, keys[1])) if len(keys) > 1 else span,
-            "S106",
-            f"a check is one 'name: parameter' pair, but this one has {len(keys)} keys "
-            f"({quoted_list(keys, 'and')})",
-            "put options inside the parameter, e.g. contains: {text: \"18:00\", "
-            "ignore_case: true}, and start each check with its own '-'",
-        )
-    if v == "minProperties" and _is_check_path(path):
-        return Diagnostic(span, "S106", "a check cannot be empty",
+# ---------------------------------------------------------------- one problem per keyword
+
+
+@dataclass(frozen=True, slots=True)
+class _Problem:
+    """The best jsonschema error at one place, with what its wording needs."""
+
+    doc: Document
+    path: DataPath
+    error: Any  # jsonschema.exceptions.ValidationError
+    here: str  # the place, said for people ("'runs'", "the check 'calls'", "the scenario")
+    checks: Mapping[str, CheckExample]
+
+    @property
+    def span(self) -> Span:
+        return self.doc.span(self.path)
+
+    @property
+    def value(self) -> Any:
+        """The value found in the file."""
+        return self.error.instance
+
+    @property
+    def wanted(self) -> Any:
+        """The keyword's value in the schema: ``["given"]`` for ``required``, 1 for
+        ``minimum``."""
+        return self.error.validator_value
+
+
+def _required(p: _Problem) -> Diagnostic:
+    value = p.value
+    missing = [r for r in p.wanted if not isinstance(value, dict) or r not in value]
+    key = missing[0] if missing else "?"
+    prop = p.error.schema.get("properties", {}).get(key, {})
+    hint = ""
+    if prop.get("examples"):
+        hint = f"for example: {key}: {_show(prop['examples'][0])}"
+    place = p.doc.key_span(p.path) if p.path else p.span
+    about = _about(prop.get("description", ""))
+    return Diagnostic(place, "S104", f"{p.here} is missing '{key}'{about}", hint)
+
+
+def _type(p: _Problem) -> Diagnostic:
+    want = p.wanted if isinstance(p.wanted, list) else [p.wanted]
+    words = _or([_TYPE_WORDS.get(str(w), str(w)) for w in want])
+    hint = ""
+    if "string" in want and isinstance(p.value, int | float | bool):
+        hint = f"put it in quotes: \"{_yaml_text(p.value)}\""
+    return Diagnostic(
+        p.span, "S103",
+        f"{p.here} must be {words}, not {type_name(p.value)} ({_show(p.value)})", hint,
+    )
+
+
+def _enum(p: _Problem) -> Diagnostic:
+    if _is_check_path(p.path):  # a check written as a bare name
+        return _bare_check(p)
+    options = [str(o) for o in p.wanted]
+    return Diagnostic(
+        p.span,
+        "S105",
+        f"{p.here} must be {quoted_list(options)}; got {_show(p.value)}"
+        f"{did_you_mean(str(p.value), options)}",
+    )
+
+
+def _const(p: _Problem) -> Diagnostic:
+    if p.wanted is True:
+        return Diagnostic(p.span, "S105", f"{p.here} takes true; got {_show(p.value)}",
+                          "to turn the check off, remove it")
+    return Diagnostic(p.span, "S105", f"{p.here} must be {_show(p.wanted)}")
+
+
+def _max_properties(p: _Problem) -> Diagnostic:
+    if not _is_check_path(p.path):
+        return _in_jsonschema_words(p)
+    keys = list(p.value) if isinstance(p.value, dict) else []
+    return Diagnostic(
+        p.doc.key_span((*p.path, keys[1])) if len(keys) > 1 else p.span,
+        "S106",
+        f"a check is one 'name: parameter' pair, but this one has {len(keys)} keys "
+        f"({quoted_list(keys, 'and')})",
+        "put options inside the parameter, e.g. contains: {text: \"18:00\", "
+        "ignore_case: true}, and start each check with its own '-'",
+    )
+
+
+def _min_properties(p: _Problem) -> Diagnostic:
+    if _is_check_path(p.path):
+        return Diagnostic(p.span, "S106", "a check cannot be empty",
                           "write the check's name and its parameter, e.g. contains: \"18:00\"")
-    if v in ("minimum", "exclusiveMinimum"):
-        return Diagnostic(span, "S105", f"{here} must be at least {e.validator_value}; "
-                                         f"got {_show(value)}")
-    if v in ("maximum", "exclusiveMaximum"):
-        return Diagnostic(span, "S105", f"{here} must be at most {e.validator_value}; "
-                                         f"got {_show(value)}")
-    if v == "minLength":
-        return Diagnostic(span, "S105", f"{here} cannot be empty")
-    if v == "maxLength":
-        return Diagnostic(span, "S105", f"{here} is longer than {e.validator_value} characters")
-    if v == "minItems":
-        return Diagnostic(span, "S105", f"{here} needs at least {e.validator_value} item(s)")
-    if v == "uniqueItems":
-        return Diagnostic(span, "S105", f"{here} lists the same item twice")
-    if v == "minProperties":
-        return Diagnostic(span, "S105", f"{here} needs at least {e.validator_value} key(s)")
-    if v == "pattern":
-        return Diagnostic(span, "S105", f"{here} has an invalid form: {_show(value)}",
-                          _pattern_hint(path))
-    if v == "format":
-        return Diagnostic(span, "S105", f"{here} is not a valid {e.validator_value}")
-    if v in ("if", "then", "else", "allOf", "anyOf", "oneOf"):
-        return None
-    return Diagnostic(span, "S105", f"{here}: {e.message}")
+    return Diagnostic(p.span, "S105", f"{p.here} needs at least {p.wanted} key(s)")
+
+
+def _minimum(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} must be at least {p.wanted}; "
+                                      f"got {_show(p.value)}")
+
+
+def _maximum(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} must be at most {p.wanted}; "
+                                      f"got {_show(p.value)}")
+
+
+def _min_length(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} cannot be empty")
+
+
+def _max_length(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} is longer than {p.wanted} characters")
+
+
+def _min_items(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} needs at least {p.wanted} item(s)")
+
+
+def _unique_items(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} lists the same item twice")
+
+
+def _pattern(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} has an invalid form: {_show(p.value)}",
+                      _pattern_hint(p.path))
+
+
+def _combinator(p: _Problem) -> None:
+    """``if``/``then``/``else`` and the ``*Of`` keywords: their branches' own errors say
+    what is wrong; the combinator adds nothing."""
+    return None
+
+
+def _in_jsonschema_words(p: _Problem) -> Diagnostic:
+    """A keyword without words of its own: jsonschema's message, at the place."""
+    return Diagnostic(p.span, "S105", f"{p.here}: {p.error.message}")
+
+
+KEYWORDS: dict[str, Callable[[_Problem], Diagnostic | None]] = {
+    "required": _required,
+    "type": _type,
+    "enum": _enum,
+    "const": _const,
+    "maxProperties": _max_properties,
+    "minProperties": _min_properties,
+    "minimum": _minimum,
+    "exclusiveMinimum": _minimum,
+    "maximum": _maximum,
+    "exclusiveMaximum": _maximum,
+    "minLength": _min_length,
+    "maxLength": _max_length,
+    "minItems": _min_items,
+    "uniqueItems": _unique_items,
+    "pattern": _pattern,
+    "if": _combinator,
+    "then": _combinator,
+    "else": _combinator,
+    "allOf": _combinator,
+    "anyOf": _combinator,
+    "oneOf": _combinator,
+}
+"""The words for each JSON Schema keyword, the way python-jsonschema keeps its keyword
+functions: one plain dict, keyed by the keyword that failed. ``additionalProperties`` and
+``unevaluatedProperties`` are worded apart (:func:`_unknown_keys`: one diagnostic per
+unknown key); any other keyword gets jsonschema's own message. ``propertyNames`` needs no
+entry: jsonschema reports a bad key as its own keyword's error (``enum``, ``pattern``) with
+the key as the value."""
+
+
+def _one(doc: Document, path: DataPath, e: Any, what: str,
+         checks: Mapping[str, CheckExample]) -> Diagnostic | None:
+    here = describe_path(path) if path else what
+    words = KEYWORDS.get(e.validator, _in_jsonschema_words)
+    return words(_Problem(doc, path, e, here, checks))
 
 
 def _or(words: list[str]) -> str:
@@ -261,83 +352,15 @@ def _pattern_hint(path: DataPath) -> str:
     return ""
 
 
-def _check_names() -> list[str]:
-    from .checks import REGISTRY
-
-    return sorted(REGISTRY)
-
-
-def _bad_names(doc: Document, path: DataPath, e: Any, here: str) -> Diagnostic | None:
-    inst = e.instance if isinstance(e.instance, dict) else {}
-    names = e.validator_value.get("enum")
-    if names is not None:  # check names
-        for key in inst:
-            if key not in names:
-                return Diagnostic(
-                    doc.key_span((*path, key)),
-                    "S101",
-                    f"unknown check '{key}'{did_you_mean(key, names)}",
-                    "see the list of checks: scenarist checks, or docs/checks.md",
-                )
-        return None
-    pattern = e.validator_value.get("pattern")
-    for key in inst:
-        import re
-
-        if pattern and not re.search(pattern, key):
-            return Diagnostic(
-                doc.key_span((*path, key)),
-                "S105",
-                f"'{key}' is not a valid name in {here}",
-                "use letters, digits, '_' and '-', starting with a letter",
-            )
-    return None
-
-
-def _bare_check(doc: Document, path: DataPath, value: Any) -> Diagnostic:
-    from .checks import REGISTRY
-
-    name = str(value)
-    if name in REGISTRY:
-        example = REGISTRY[name].examples[0]
-        return Diagnostic(
-            doc.span(path),
-            "S106",
-            f"the check '{name}' needs a parameter",
-            f"write it as: - {example}",
-        )
+def _bare_check(p: _Problem) -> Diagnostic:
+    name = str(p.value)
+    known = p.checks.get(name)
+    if known is not None:
+        return Diagnostic(p.span, "S106", f"the check '{name}' needs a parameter",
+                          f"write it as: - {known.examples[0]}")
     return Diagnostic(
-        doc.span(path),
+        p.span,
         "S101",
-        f"unknown check '{name}'{did_you_mean(name, _check_names())}",
+        f"unknown check '{name}'{did_you_mean(name, sorted(p.checks))}",
         "see the list of checks: scenarist checks, or docs/checks.md",
     )
-
-
-_AUTHOR_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
-
-
-def _author_validator(schema: Mapping[str, Any]) -> Any:
-    """One validator per tool schema for the whole run (building one costs more than
-    using it)."""
-    hit = _AUTHOR_VALIDATORS.get(id(schema))
-    if hit is not None and hit[0] is schema:
-        return hit[1]
-    from jsonschema import Draft202012Validator
-
-    v = Draft202012Validator(schema)
-    _AUTHOR_VALIDATORS[id(schema)] = (schema, v)
-    return v
-
-
-def schema_problems(schema: Mapping[str, Any], instance: Any) -> list[str]:
-    """Problems of ``instance`` against an author's JSON Schema (a tool's input_schema),
-    in short sentences; used by the valid_args check."""
-    from jsonschema.exceptions import relevance
-
-    errors = sorted(_author_validator(schema).iter_errors(instance), key=relevance)
-    out: list[str] = []
-    for e in errors:
-        where = describe_path(e.absolute_path)
-        out.append(e.message if where == "the file" else f"{where}: {e.message}")
-    return out

@@ -200,8 +200,8 @@ def test_registry_entries_are_complete() -> None:
 
 
 def test_docs_checks_md_is_generated_from_the_registry() -> None:
-    from dsl.docsgen import checks_markdown
+    from dsl._buildtools.docsgen import checks_markdown
 
     path = Path(__file__).parent.parent / "docs" / "checks.md"
     assert path.read_text("utf-8") == checks_markdown(), (
-        "docs/checks.md is out of date: run python -m dsl.docsgen")
+        "docs/checks.md is out of date: run python -m dsl._buildtools.docsgen")

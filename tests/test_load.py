@@ -14,7 +14,7 @@ from dsl.load import MAX_FILE_BYTES, load_bytes, load_text, read_file
 
 def test_positions_are_one_based_for_keys_and_values() -> None:
     doc = load_text("a: 1\nlist:\n  - x\n  - {k: 'v'}\n", "f.yaml")
-    assert doc.ok
+    assert doc.diagnostics == ()
     assert doc.data == {"a": 1, "list": ["x", {"k": "v"}]}
     assert doc.span(("a",)) == Span("f.yaml", 1, 4)
     assert doc.key_span(("a",)) == Span("f.yaml", 1, 1)

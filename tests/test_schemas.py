@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from dsl.schemagen import build, dump
+from dsl._buildtools.schemagen import build, dump
 
 SCHEMAS = Path(__file__).parent.parent / "schemas"
 
@@ -16,7 +16,7 @@ SCHEMAS = Path(__file__).parent.parent / "schemas"
 @pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json", "labels.schema.json"])
 def test_schema_file_is_up_to_date(name: str) -> None:
     assert (SCHEMAS / name).read_text("utf-8") == dump(build()[name]), (
-        f"schemas/{name} is out of date: run python -m dsl.schemagen")
+        f"schemas/{name} is out of date: run python -m dsl._buildtools.schemagen")
 
 
 @pytest.mark.parametrize("name", ["scenario.schema.json", "suite.schema.json", "labels.schema.json"])

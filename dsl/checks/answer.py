@@ -9,15 +9,7 @@ from typing import Any
 
 from ..model import AttemptData, Outcome
 from ..saferegex import PatternError, RegexTimeout, SafePattern, compile_pattern
-from .registry import CheckContext, check, errored, failed, passed, show
-
-
-def _d(text: str, *examples: Any) -> dict[str, Any]:
-    """description + markdownDescription (+ examples) for a schema node."""
-    out: dict[str, Any] = {"description": text, "markdownDescription": text}
-    if examples:
-        out["examples"] = list(examples)
-    return out
+from .registry import CheckContext, check, errored, failed, passed, schema_doc, show
 
 
 def _norm(text: str, ignore_case: bool) -> str:
@@ -29,7 +21,7 @@ def _norm(text: str, ignore_case: bool) -> str:
 
 TEXTS_SCHEMA: dict[str, Any] = {
     "type": ["string", "array", "object"],
-    **_d(
+    **schema_doc(
         "Text the answer must contain: one text, a list (all of them), or "
         "`{text: ..., ignore_case: true}`.",
         "18:00",
@@ -49,11 +41,12 @@ TEXTS_SCHEMA: dict[str, Any] = {
                 "minLength": 1,
                 "items": {"type": "string", "minLength": 1},
                 "minItems": 1,
-                **_d("The text (or list of texts) to look for.", "18:00"),
+                **schema_doc("The text (or list of texts) to look for.", "18:00"),
             },
             "ignore_case": {
                 "type": "boolean",
-                **_d("Compare without regard to upper and lower case (default false).", True),
+                **schema_doc("Compare without regard to upper and lower case (default false).",
+                             True),
             },
         },
     },
@@ -108,7 +101,7 @@ def contains(p: Texts, a: AttemptData) -> Outcome:
 @check(
     "not_contains",
     doc="The answer does not contain the text (none of the texts, when given a list).",
-    schema={**TEXTS_SCHEMA, **_d("Text the answer must not contain.", "sorry", ["error"])},
+    schema={**TEXTS_SCHEMA, **schema_doc("Text the answer must not contain.", "sorry", ["error"])},
     examples=('not_contains: "I cannot"', "not_contains: {text: error, ignore_case: true}"),
     prepare=prepare_texts,
     group="answer",
@@ -152,7 +145,7 @@ def prepare_equals(param: Any, ctx: CheckContext) -> Equals:
     doc="The whole answer is exactly this text (spaces around it ignored by default).",
     schema={
         "type": ["string", "object"],
-        **_d(
+        **schema_doc(
             "The exact answer, or `{text, ignore_case, trim}`.",
             "Yes",
             {"text": "yes", "ignore_case": True},
@@ -162,14 +155,14 @@ def prepare_equals(param: Any, ctx: CheckContext) -> Equals:
             "required": ["text"],
             "additionalProperties": False,
             "properties": {
-                "text": {"type": "string", **_d("The exact answer expected.", "Yes")},
+                "text": {"type": "string", **schema_doc("The exact answer expected.", "Yes")},
                 "ignore_case": {
                     "type": "boolean",
-                    **_d("Compare without regard to case (default false).", True),
+                    **schema_doc("Compare without regard to case (default false).", True),
                 },
                 "trim": {
                     "type": "boolean",
-                    **_d(
+                    **schema_doc(
                         "Ignore spaces and line breaks around the answer (default true).",
                         False,
                     ),
@@ -220,7 +213,7 @@ def prepare_matches(param: Any, ctx: CheckContext) -> SafePattern | None:
     doc="The answer matches the regular expression (found anywhere in it, as re.search).",
     schema={
         "type": ["string", "object"],
-        **_d(
+        **schema_doc(
             "A regular expression, found anywhere in the answer; anchor with `^...$` to "
             "match the whole answer. Or `{pattern, ignore_case}`.",
             "18[:.]00",
@@ -235,11 +228,11 @@ def prepare_matches(param: Any, ctx: CheckContext) -> SafePattern | None:
                 "pattern": {
                     "type": "string",
                     "minLength": 1,
-                    **_d("The regular expression.", "\\b\\d{1,2}:\\d{2}\\b"),
+                    **schema_doc("The regular expression.", "\\b\\d{1,2}:\\d{2}\\b"),
                 },
                 "ignore_case": {
                     "type": "boolean",
-                    **_d("Match without regard to case (default false).", True),
+                    **schema_doc("Match without regard to case (default false).", True),
                 },
             },
         },
@@ -269,7 +262,7 @@ def prepare_true(param: Any, ctx: CheckContext) -> bool:
 
 TRUE_SCHEMA: dict[str, Any] = {
     "const": True,
-    **_d("Write `true` to use this check (remove the check to turn it off).", True),
+    **schema_doc("Write `true` to use this check (remove the check to turn it off).", True),
 }
 
 
@@ -319,7 +312,7 @@ def parse_json_answer(text: str) -> Any:
     doc="The answer is a JSON object, optionally with the given fields and values.",
     schema={
         "type": ["boolean", "object"],
-        **_d(
+        **schema_doc(
             "`true`, or `{fields: [...], values: {...}}`: the fields must be present, the "
             "values equal.",
             True,
@@ -334,11 +327,11 @@ def parse_json_answer(text: str) -> Any:
                 "fields": {
                     "type": "array",
                     "items": {"type": "string"},
-                    **_d("Names of fields the object must have.", ["date", "time"]),
+                    **schema_doc("Names of fields the object must have.", ["date", "time"]),
                 },
                 "values": {
                     "type": "object",
-                    **_d("Fields that must have exactly these values.", {"status": "ok"}),
+                    **schema_doc("Fields that must have exactly these values.", {"status": "ok"}),
                 },
             },
         },

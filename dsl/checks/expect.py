@@ -28,8 +28,7 @@ from ..expr import (
 from ..expr.types import GLOBALS
 from ..load import DataPath
 from ..model import AttemptData, Outcome
-from .answer import _d
-from .registry import CheckContext, check
+from .registry import CheckContext, check, schema_doc
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SCORES = {"pass": 1.0, "fail": 0.0}
@@ -37,7 +36,7 @@ _SCORES = {"pass": 1.0, "fail": 0.0}
 EXPR_SCHEMA: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
-    **_d(
+    **schema_doc(
         "An expression that must be true: the values answer, calls, pending, tools, at, "
         "latency_ms, tokens, steps; operators and, or, not, == != < <= > >=, in, matches, "
         "+ - * / %; functions such as count, called, call, len, lower, json, date, weekday. "
@@ -49,7 +48,7 @@ EXPR_SCHEMA: dict[str, Any] = {
 
 EXPECT_SCHEMA: dict[str, Any] = {
     "type": ["string", "object"],
-    **_d(
+    **schema_doc(
         "An expression that must be true (see docs/expressions.md), the name of a check "
         "defined under `checks:` in scenarist.yaml, or `{name, expr}` to give the "
         "expression a name for the report.",
@@ -66,8 +65,8 @@ EXPECT_SCHEMA: dict[str, Any] = {
             "name": {
                 "type": "string",
                 "minLength": 1,
-                **_d("What the expression checks, in words, as the report shows it.",
-                     "books a weekday"),
+                **schema_doc("What the expression checks, in words, as the report shows it.",
+                             "books a weekday"),
             },
             "expr": EXPR_SCHEMA,
         },

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import AttemptData, Outcome
-from .answer import TRUE_SCHEMA, _d, prepare_true
-from .registry import CheckContext, CheckType, register
+from .answer import TRUE_SCHEMA, prepare_true
+from .registry import CheckContext, CheckType, register, schema_doc
 
 NO_ANSWER = "no answer to judge"
 
@@ -163,18 +163,18 @@ register(CheckType(
     "judge", "The judge grades the answer against your rubric (score 0 to 1).",
     {
         "type": "object",
-        **_d("`{rubric, pass_score}`: what a good answer does, in plain words, and the score "
-             "it needs (0 to 1, default 0.7).",
-             {"rubric": "Offers the earliest free slot and asks for confirmation.",
-              "pass_score": 0.8}),
+        **schema_doc("`{rubric, pass_score}`: what a good answer does, in plain words, and the "
+                     "score it needs (0 to 1, default 0.7).",
+                     {"rubric": "Offers the earliest free slot and asks for confirmation.",
+                      "pass_score": 0.8}),
         "required": ["rubric"],
         "additionalProperties": False,
         "properties": {
             "rubric": {"type": "string", "minLength": 1,
-                       **_d("What a good answer does, in plain words.",
-                            "Apologizes once and offers a concrete next step.")},
+                       **schema_doc("What a good answer does, in plain words.",
+                                    "Apologizes once and offers a concrete next step.")},
             "pass_score": {"type": "number", "minimum": 0, "maximum": 1,
-                           **_d("The score needed to pass, 0 to 1 (default 0.7).", 0.8)},
+                           **schema_doc("The score needed to pass, 0 to 1 (default 0.7).", 0.8)},
         },
     },
     ("judge: {rubric: Offers the earliest free slot and asks for confirmation., "
@@ -189,11 +189,11 @@ register(CheckType(
     {
         "type": "array",
         "minItems": 1,
-        **_d("A list of criteria: plain text (min_score 7), or `{label, min_score}`.",
-             ["Is polite", {"label": "Gives the clinic's phone number", "min_score": 9}]),
+        **schema_doc("A list of criteria: plain text (min_score 7), or `{label, min_score}`.",
+                     ["Is polite", {"label": "Gives the clinic's phone number", "min_score": 9}]),
         "items": {
             "type": ["string", "object"],
-            **_d("One criterion.", "Is polite"),
+            **schema_doc("One criterion.", "Is polite"),
             "minLength": 1,
             "if": {"type": "object"},
             "then": {
@@ -201,9 +201,9 @@ register(CheckType(
                 "additionalProperties": False,
                 "properties": {
                     "label": {"type": "string", "minLength": 1,
-                              **_d("The criterion, in plain words.", "Is polite")},
+                              **schema_doc("The criterion, in plain words.", "Is polite")},
                     "min_score": {"type": "number", "minimum": 0, "maximum": 10,
-                                  **_d("The score it needs, 0 to 10 (default 7).", 8)},
+                                  **schema_doc("The score it needs, 0 to 10 (default 7).", 8)},
                 },
             },
         },

@@ -15,7 +15,7 @@ the check could not be evaluated on this attempt.
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -25,6 +25,22 @@ from ..model import AttemptData, Outcome, ToolSpec
 
 Prepare = Callable[[Any, "CheckContext"], Any]
 Evaluate = Callable[[Any, AttemptData], Outcome]
+
+
+@dataclass(frozen=True, slots=True)
+class NeverFails:
+    """Why no attempt of a scenario can fail a check (lint's warning W404), and where to
+    say it: ``at`` is a place under the check's parameter (``("threshold",)``), or empty
+    for the check's name."""
+
+    message: str
+    hint: str
+    at: tuple[str | int, ...] = ()
+
+
+# The check's parameter as written and the scenario's tools -> NeverFails, or None when
+# some attempt could fail the check.
+NeverFailsRule = Callable[[Any, Sequence[ToolSpec]], NeverFails | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,9 +58,20 @@ class CheckType:
     evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None
     judge_calls: Callable[[Any], int] | None = None  # questions per attempt
     describe: Callable[[Any], str] | None = None  # how people see it; default: label()
+    never_fails: NeverFailsRule | None = None  # lint's W404, for checks that can be vacuous
 
 
 REGISTRY: dict[str, CheckType] = {}
+
+
+def schema_doc(text: str, *examples: Any) -> dict[str, Any]:
+    """The help an editor shows for a schema node: ``description`` and
+    ``markdownDescription`` (the same text), and ``examples`` when given. Spread it into
+    the node: ``{"type": "string", **schema_doc("The tool's name.", "book")}``."""
+    out: dict[str, Any] = {"description": text, "markdownDescription": text}
+    if examples:
+        out["examples"] = list(examples)
+    return out
 
 
 def register(check: CheckType) -> CheckType:
@@ -65,13 +92,14 @@ def check(
     judge: bool = False,
     details: str = "",
     describe: Callable[[Any], str] | None = None,
+    never_fails: NeverFailsRule | None = None,
 ) -> Callable[[Evaluate], Evaluate]:
     """Decorator form of :func:`register` for an ``evaluate`` function."""
 
     def deco(evaluate: Evaluate) -> Evaluate:
         register(
             CheckType(name, doc, schema, examples, prepare, evaluate, judge, group, details,
-                      describe=describe)
+                      describe=describe, never_fails=never_fails)
         )
         return evaluate
 

@@ -3,24 +3,26 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..errors import did_you_mean, quoted_list
-from ..model import AttemptData, Call, Outcome
-from .answer import TRUE_SCHEMA, _d, prepare_true
-from .registry import CheckContext, check, failed, passed
+from ..model import AttemptData, Call, Outcome, ToolSpec
+from ..schemawords import schema_problems
+from .answer import TRUE_SCHEMA, prepare_true
+from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
 
 TOOL_NAME: dict[str, Any] = {
     "type": "string",
     "minLength": 1,
-    **_d("The name of one of the scenario's tools.", "book_appointment"),
+    **schema_doc("The name of one of the scenario's tools.", "book_appointment"),
 }
 TOOL_LIST: dict[str, Any] = {
     "type": "array",
     "items": TOOL_NAME,
     "minItems": 1,
-    **_d("Names of the scenario's tools.", ["search_slots", "book_appointment"]),
+    **schema_doc("Names of the scenario's tools.", ["search_slots", "book_appointment"]),
 }
 
 
@@ -83,7 +85,7 @@ def args_match(expected: dict[str, Any], actual: Any) -> bool:
     doc="The agent called this tool (optionally with these arguments, this many times).",
     schema={
         "type": ["string", "object"],
-        **_d(
+        **schema_doc(
             "A tool name, or `{name, args, times}`: `args` lists arguments that must be "
             "present with these values (others are allowed); `times` is the exact number "
             "of such calls.",
@@ -99,7 +101,7 @@ def args_match(expected: dict[str, Any], actual: Any) -> bool:
                 "name": TOOL_NAME,
                 "args": {
                     "type": "object",
-                    **_d(
+                    **schema_doc(
                         "Arguments the call must have, with these exact values.",
                         {"date": "2026-10-06"},
                     ),
@@ -107,7 +109,7 @@ def args_match(expected: dict[str, Any], actual: Any) -> bool:
                 "times": {
                     "type": "integer",
                     "minimum": 1,
-                    **_d("Exactly how many matching calls (default: at least one).", 1),
+                    **schema_doc("Exactly how many matching calls (default: at least one).", 1),
                 },
             },
         },
@@ -184,7 +186,8 @@ def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[str, ...]:
         "minLength": 1,
         "items": TOOL_NAME,
         "minItems": 1,
-        **_d("A tool name or a list of names that must not be called.", "cancel_appointment"),
+        **schema_doc("A tool name or a list of names that must not be called.",
+                     "cancel_appointment"),
     },
     examples=("not_calls: cancel_appointment", "not_calls: [delete_patient, cancel_appointment]"),
     prepare=prepare_not_calls,
@@ -206,7 +209,7 @@ def not_calls(p: tuple[str, ...], a: AttemptData) -> Outcome:
 @check(
     "calls_only",
     doc="The agent called exactly this set of tools: each of them, and no other.",
-    schema={**TOOL_LIST, **_d("The exact set of tools called.", ["search_slots", "book"])},
+    schema={**TOOL_LIST, **schema_doc("The exact set of tools called.", ["search_slots", "book"])},
     examples=("calls_only: [search_slots, book_appointment]",),
     prepare=prepare_known_names,
     group="tools",
@@ -264,6 +267,18 @@ def _prepare_tools(param: Any, ctx: CheckContext, default_mode: str) -> OrderPar
     return OrderParams(tuple(names), threshold, mode) if ok else None
 
 
+def _zero_threshold(name: str) -> NeverFailsRule:
+    def never_fails(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+        if isinstance(param, dict) and param.get("threshold") == 0:
+            return NeverFails(
+                f"{name} with threshold 0 can never fail: every score is at least 0",
+                "raise the threshold (1.0 means every expected tool), or remove the check",
+                at=("threshold",))
+        return None
+
+    return never_fails
+
+
 def prepare_order(param: Any, ctx: CheckContext) -> OrderParams | None:
     return _prepare_tools(param, ctx, "ordered")
 
@@ -272,7 +287,7 @@ THRESHOLD = {
     "type": "number",
     "minimum": 0,
     "maximum": 1,
-    **_d("The score needed to pass, from 0 to 1 (default 1.0).", 1.0, 0.5),
+    **schema_doc("The score needed to pass, from 0 to 1 (default 1.0).", 1.0, 0.5),
 }
 
 
@@ -281,7 +296,7 @@ THRESHOLD = {
     doc="The agent called these tools in this order (others may come between them).",
     schema={
         "type": ["array", "object"],
-        **_d(
+        **schema_doc(
             "Tool names in the expected order, or `{tools, threshold}`. Score = the longest "
             "run of the expected tools found in order in the actual calls ÷ the number "
             "expected.",
@@ -302,6 +317,7 @@ THRESHOLD = {
         "calls_in_order: {tools: [search, validate, book], threshold: 0.66}",
     ),
     prepare=prepare_order,
+    never_fails=_zero_threshold("calls_in_order"),
     group="tools",
     details="The score is the length of the longest common subsequence of the expected "
     "and the actual call names, divided by the number of expected names.",
@@ -337,7 +353,7 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
     doc="Score the calls against the expected tools: any (share called), exact or ordered.",
     schema={
         "type": ["array", "object"],
-        **_d(
+        **schema_doc(
             "Expected tool names, or `{tools, mode, threshold}`. Modes: `any` (score = "
             "share of the expected tools that were called), `exact` (1 when the calls are "
             "exactly the expected list, in order, else 0), `ordered` (longest common "
@@ -355,8 +371,8 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
                 "tools": TOOL_LIST,
                 "mode": {
                     "enum": ["any", "exact", "ordered"],
-                    **_d("How calls are compared with the expected tools (default any).",
-                         "exact"),
+                    **schema_doc("How calls are compared with the expected tools (default any).",
+                                 "exact"),
                 },
                 "threshold": THRESHOLD,
             },
@@ -368,6 +384,7 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
         "tool_correctness: {tools: [search, book], mode: any, threshold: 0.5}",
     ),
     prepare=prepare_correctness,
+    never_fails=_zero_threshold("tool_correctness"),
     group="tools",
     details="Expected `[search, book]`: calls `[search, validate, book]` score 1.0 in `any` "
     "and 0.0 in `exact`; `[search]` scores 0.5; `[validate]` scores 0.0.",
@@ -394,8 +411,6 @@ def tool_correctness(p: OrderParams, a: AttemptData) -> Outcome:
     group="tools",
 )
 def valid_args(p: bool, a: AttemptData) -> Outcome:
-    from ..validate import schema_problems  # jsonschema, only when the check runs
-
     if not a.calls:
         return passed("no tool was called, so no arguments to check")
     tools = {t.name: t for t in a.tools}
@@ -416,6 +431,16 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- does_not_modify
 
 
+def _all_read(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+    if not all(t.action == "read" for t in tools):
+        return None
+    why = ("the scenario has no tools" if not tools else
+           "every tool of the scenario is action: read, so no call changes anything")
+    return NeverFails(f"does_not_modify can never fail here: {why}",
+                      "remove the check, or give the tool that must not run its real action "
+                      "(create, update or delete)")
+
+
 @check(
     "does_not_modify",
     doc="No executed call changed anything: every call was to a tool with action: read.",
@@ -424,6 +449,7 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
     prepare=prepare_true,
     group="tools",
     details="Calls held for confirmation were not executed, so they do not count.",
+    never_fails=_all_read,
 )
 def does_not_modify(p: bool, a: AttemptData) -> Outcome:
     changes = [c for c in a.calls if c.executed and c.action not in ("read", None)]
@@ -454,7 +480,7 @@ def prepare_confirmable(param: Any, ctx: CheckContext) -> str | None:
 @check(
     "asks_to_confirm",
     doc="The agent asked the person to confirm this tool's call before running it.",
-    schema={**TOOL_NAME, **_d("A tool with `confirm: true`.", "cancel_appointment")},
+    schema={**TOOL_NAME, **schema_doc("A tool with `confirm: true`.", "cancel_appointment")},
     examples=("asks_to_confirm: cancel_appointment",),
     prepare=prepare_confirmable,
     group="tools",
@@ -470,6 +496,15 @@ def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
                   f"{_names(a.calls)}")
 
 
+def _none_confirm(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+    if any(t.confirm for t in tools):
+        return None
+    return NeverFails("asks_nothing_to_confirm can never fail here: no tool of the scenario "
+                      "has confirm: true, so the agent is never stopped to ask",
+                      "remove the check, or add confirm: true to the tool that needs a yes "
+                      "first")
+
+
 @check(
     "asks_nothing_to_confirm",
     doc="The agent did not stop to ask for any confirmation.",
@@ -477,6 +512,7 @@ def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
     examples=("asks_nothing_to_confirm: true",),
     prepare=prepare_true,
     group="tools",
+    never_fails=_none_confirm,
 )
 def asks_nothing_to_confirm(p: bool, a: AttemptData) -> Outcome:
     if a.pending:

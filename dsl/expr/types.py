@@ -172,10 +172,6 @@ def plural(t: Type) -> str:
     return _WORDS[t.kind][1]
 
 
-def is_text(t: Type) -> bool:
-    return t.kind == "text"
-
-
 def maybe(t: Type, *kinds: str) -> bool:
     """``t`` is one of ``kinds``, or may be at run time (json)."""
     return t.kind in kinds or t.kind == "json"

@@ -3,8 +3,9 @@
 
 A kind gives:
 
-* its **settings** — one frozen dataclass per kind (:class:`OpenAISettings`,
-  :class:`ReplaySettings`, :class:`PythonSettings`), held by :attr:`Target.config`;
+* its **settings** — one frozen dataclass per kind (``OpenAISettings``,
+  ``ReplaySettings``, ``PythonSettings`` in dsl/targets/settings.py), held by
+  :attr:`Target.config`;
 * its **schema** — the keys of its entry in ``scenarist.yaml`` (the suite's JSON Schema is
   generated from it);
 * how to **compile** a validated entry into its settings (with located diagnostics);
@@ -14,8 +15,9 @@ A kind gives:
   open a :class:`~dsl.targets.base.ChatModel`, which the judge, the simulated user and
   python agents use.
 
-Adding a kind is a settings class, a schema, and an entry in :data:`KINDS` here, plus the
-module that talks to it in this folder. Nothing else in Scenarist branches on ``kind``.
+Adding a kind is a settings class (settings.py), a schema and an entry in :data:`KINDS`
+here, plus the module that talks to it in this folder. Nothing else in Scenarist branches
+on ``kind``.
 
 This module stays light (no HTTP client): ``lint`` imports it. The clients are imported
 when a target is opened.
@@ -23,53 +25,19 @@ when a target is opened.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Collector, Diagnostic, EndpointError, InputError
 from ..load import DataPath, Document
 from ..model import Target
+from .settings import OpenAISettings, PythonSettings, ReplaySettings, Retry
 
 if TYPE_CHECKING:
     from .base import Agent, AgentContext, ChatModel
-
-
-@dataclass(frozen=True, slots=True)
-class Retry:
-    max_attempts: int = 3
-    backoff_ms: int = 500
-    retry_on_status: tuple[int, ...] = (429, 500, 502, 503, 504)
-
-
-@dataclass(frozen=True, slots=True)
-class OpenAISettings:
-    """``kind: openai`` — any OpenAI-compatible chat-completions endpoint."""
-
-    model: str
-    base_url: str  # without the trailing slash
-    api_key_env: str | None = None
-    timeout_ms: int = 60_000
-    temperature: float | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
-    system_prompt: str = ""
-    headers: Mapping[str, str] = field(default_factory=dict)
-    retry: Retry = Retry()
-
-
-@dataclass(frozen=True, slots=True)
-class ReplaySettings:
-    """``kind: replay`` — answers from a cassette recorded with ``--record``."""
-
-    cassette: str  # absolute path
-
-
-@dataclass(frozen=True, slots=True)
-class PythonSettings:
-    """``kind: python`` — your own agent, a function ``module:function``."""
-
-    entry: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -253,7 +221,10 @@ def _compile_python(doc: Document, path: DataPath, name: str, data: Mapping[str,
 def _open_python(target: Target, context: AgentContext) -> Agent:
     from .python import PythonAgent
 
-    return PythonAgent(target, context)
+    # the suite's model targets, opened when the agent first uses one
+    models = {t.name: functools.partial(open_model, t, 4)
+              for t in context.suite_targets if is_model(t)}
+    return PythonAgent(target, context, models)
 
 
 # ---- the table -----------------------------------------------------------------------------

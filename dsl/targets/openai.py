@@ -23,7 +23,7 @@ import httpx
 
 from ..errors import EndpointError
 from .base import Reply, RequestSettings, parse_completion
-from .kinds import OpenAISettings
+from .settings import OpenAISettings
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
 # (llama.cpp: "The model produced output that does not match the expected peg-native

@@ -145,15 +145,15 @@ def load_entry(entry: str, root: Path) -> Callable[..., Any]:
 class PythonAgent:
     """Runs one attempt of a scenario through the user's agent."""
 
-    def __init__(self, target: Target, context: AgentContext) -> None:
-        from .kinds import is_model
-
+    def __init__(self, target: Target, context: AgentContext,
+                 models: Mapping[str, Callable[[], ChatModel]]) -> None:
+        """``models``: an opener for each of the suite's model targets, by name."""
         self.target = target
         self.root = context.suite_root
         self._func: Callable[..., Any] | None = None
         self._load_error: EndpointError | None = None
         self._models: dict[str, ChatModel] = {}
-        self._targets = {t.name: t for t in context.suite_targets if is_model(t)}
+        self._targets = dict(models)
         self._on_reply = context.on_reply
 
     def _entry(self) -> Callable[..., Any]:
@@ -170,10 +170,8 @@ class PythonAgent:
     def _open(self, name: str) -> ChatModel:
         model = self._models.get(name)
         if model is None:
-            from .kinds import open_model
-
             try:
-                model = self._models[name] = open_model(self._targets[name], 4)
+                model = self._models[name] = self._targets[name]()
             except InputError as exc:
                 raise EndpointError("agent", exc.diagnostics[0].message) from None
         return model

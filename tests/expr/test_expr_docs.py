@@ -25,7 +25,7 @@ def yaml_blocks() -> list[Any]:
     out = []
     for i, block in enumerate(blocks):
         doc = load_text(block, f"docs/expressions.md (yaml block {i + 1})")
-        assert doc.ok, doc.diagnostics
+        assert doc.diagnostics == (), doc.diagnostics
         out.append(doc.data)
     return out
 

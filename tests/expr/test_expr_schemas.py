@@ -1,12 +1,12 @@
-"""schemas/*.json are what dsl/schemagen.py builds (run `python -m dsl.schemagen` after
+"""schemas/*.json are what dsl/_buildtools/schemagen.py builds (run `python -m dsl._buildtools.schemagen` after
 changing a check or the suite's format), and they describe `expect` and `checks:`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from dsl._buildtools.schemagen import build, dump
 from dsl.resources import read_text, resource_path
-from dsl.schemagen import build, dump
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 
@@ -14,7 +14,7 @@ SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 def test_schemas_are_regenerated() -> None:
     for name, schema in build().items():
         assert (SCHEMAS / name).read_text("utf-8") == dump(schema), \
-            f"{name} is stale: run python -m dsl.schemagen"
+            f"{name} is stale: run python -m dsl._buildtools.schemagen"
 
 
 def test_expect_and_named_checks_are_in_the_schemas() -> None:

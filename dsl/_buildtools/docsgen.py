@@ -1,7 +1,8 @@
 """Generates docs/checks.md from the check registry (and the code reference in docs/lint.md
-from ``dsl.codedocs``), so the references cannot drift.
+from ``dsl._buildtools.codedocs``), so the references cannot drift.
 
-``python -m dsl.docsgen`` rewrites the file; a test fails when it is out of date.
+``python -m dsl._buildtools.docsgen`` rewrites both; a test fails when either is out of
+date.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .checks import REGISTRY
+from ..checks import REGISTRY
 
 GROUPS = (
     ("answer", "Checks on the answer"),
@@ -35,7 +36,8 @@ def checks_markdown() -> str:
     lines = [
         "# Check reference",
         "",
-        "<!-- Generated from the check registry by `python -m dsl.docsgen`. Do not edit. -->",
+        "<!-- Generated from the check registry by `python -m dsl._buildtools.docsgen`. "
+        "Do not edit. -->",
         "",
         "Each item of a scenario's `then:` list is one check: its name, a colon, and its "
         "parameter. An attempt passes when every check passes. A check's result is "
@@ -73,7 +75,7 @@ def checks_markdown() -> str:
 def main(argv: list[str]) -> int:
     from .codedocs import update_lint_doc
 
-    root = Path(__file__).resolve().parent.parent
+    root = Path(__file__).resolve().parents[2]
     out = Path(argv[0]) if argv else root / "docs" / "checks.md"
     out.write_text(checks_markdown(), "utf-8")
     print(f"wrote {out}")

@@ -1,9 +1,10 @@
-"""Builds ``schemas/scenario.schema.json`` and ``schemas/suite.schema.json``.
+"""Builds ``schemas/scenario.schema.json``, ``schemas/suite.schema.json`` and
+``schemas/labels.schema.json`` (the judge's labelled examples).
 
 The check registry is the source of the checks' parameter schemas (STYLE.md §6); this
 module puts them together with the rest of the format. The JSON files in ``schemas/`` are
-what the validator and editors read; ``python -m dsl.schemagen`` rewrites them and a test
-fails when they differ from what this module builds, so they cannot drift.
+what the validator and editors read; ``python -m dsl._buildtools.schemagen`` rewrites them
+and a test fails when they differ from what this module builds, so they cannot drift.
 
 Every property carries ``description``, ``markdownDescription`` and ``examples`` so that
 editors (VS Code's YAML extension, JetBrains) show help while people type.
@@ -16,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .checks import REGISTRY
-from .checks.answer import _d
-from .model import ACTIONS
+from ..checks import REGISTRY
+from ..checks.registry import schema_doc
+from ..model import ACTIONS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-/]*$"
@@ -32,14 +33,14 @@ def _tool(named: bool) -> dict[str, Any]:
             "type": "string",
             "pattern": NAME_PATTERN,
             "maxLength": 64,
-            **_d(
+            **schema_doc(
                 "The tool's name, as the model sees it (letters, digits, `_` and `-`).",
                 "book_appointment",
             ),
         },
         "description": {
             "type": "string",
-            **_d(
+            **schema_doc(
                 "What the tool does, as the model reads it. Write it as the real tool's "
                 "description.",
                 "Book an appointment for a patient.",
@@ -47,7 +48,7 @@ def _tool(named: bool) -> dict[str, Any]:
         },
         "input_schema": {
             "type": "object",
-            **_d(
+            **schema_doc(
                 "A JSON Schema of the tool's arguments (an object), as in the OpenAI "
                 "tools format. Default: no arguments.",
                 {
@@ -59,7 +60,7 @@ def _tool(named: bool) -> dict[str, Any]:
         },
         "action": {
             "enum": list(ACTIONS),
-            **_d(
+            **schema_doc(
                 "What calling the tool does to the world: `read` (default), `create`, "
                 "`update` or `delete`. `does_not_modify` fails when a non-read tool runs.",
                 "update",
@@ -67,14 +68,14 @@ def _tool(named: bool) -> dict[str, Any]:
         },
         "confirm": {
             "type": "boolean",
-            **_d(
+            **schema_doc(
                 "When true, the agent must ask the person before this tool runs: a call is "
                 "held as *pending*, never executed, and the attempt ends there.",
                 True,
             ),
         },
         "returns": {
-            **_d(
+            **schema_doc(
                 "What the tool gives back to the model: fixed text or data (mappings and "
                 "lists are sent as JSON), or a text template over the call's arguments, "
                 "e.g. `Booked {{ args.date }}`. Default: `OK`.",
@@ -88,7 +89,7 @@ def _tool(named: bool) -> dict[str, Any]:
         "type": "object",
         "additionalProperties": False,
         "properties": props,
-        **_d(
+        **schema_doc(
             "A fake tool: what the model sees, and what it gets back when it calls it.",
             {
                 "name": "set_business_hours",
@@ -123,7 +124,7 @@ def check_schema() -> dict[str, Any]:
     ]
     return {
         "type": ["object", "string"],
-        **_d(
+        **schema_doc(
             "One check: a mapping with one key, the check's name, and its parameter. "
             + BOOLEAN_CHECKS_NOTE,
             {"contains": "18:00"},
@@ -154,7 +155,7 @@ def scenario_schema() -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": "https://scenarist.dev/schemas/scenario.schema.json",
         "title": "Scenarist scenario",
-        **_d(
+        **schema_doc(
             "A scenario: given a moment and some tools, when someone says something, then "
             "the agent should do this and not that — tried `runs` times."
         ),
@@ -165,7 +166,7 @@ def scenario_schema() -> dict[str, Any]:
             "id": {
                 "type": "string",
                 "pattern": ID_PATTERN,
-                **_d(
+                **schema_doc(
                     "A unique name for the scenario. Default: the file's path inside the "
                     "suite, with '.' for '/' and without '.yaml'.",
                     "clinic.hours_today",
@@ -173,7 +174,7 @@ def scenario_schema() -> dict[str, Any]:
             },
             "description": {
                 "type": "string",
-                **_d(
+                **schema_doc(
                     "One sentence for the report: what situation this is.",
                     "A clerk asks until what time the clinic is open today.",
                 ),
@@ -182,20 +183,20 @@ def scenario_schema() -> dict[str, Any]:
                 "type": "array",
                 "items": {"type": "string", "minLength": 1},
                 "uniqueItems": True,
-                **_d("Labels to filter by in the report.", ["clinic", "smoke"]),
+                **schema_doc("Labels to filter by in the report.", ["clinic", "smoke"]),
             },
             "given": {
                 "type": "object",
                 "required": ["at"],
                 "additionalProperties": False,
-                **_d(
+                **schema_doc(
                     "The situation: the moment, optional extra instructions, the tools.",
                     {"at": "2026-09-29T10:00:00-03:00", "tools": ["list_business_hours"]},
                 ),
                 "properties": {
                     "at": {
                         "type": "string",
-                        **_d(
+                        **schema_doc(
                             "The moment the person speaks: date, time and UTC offset "
                             "(ISO 8601). The agent is told this date and time.",
                             "2026-09-29T10:00:00-03:00",
@@ -204,7 +205,7 @@ def scenario_schema() -> dict[str, Any]:
                     },
                     "system": {
                         "type": "string",
-                        **_d(
+                        **schema_doc(
                             "Extra instructions for the agent in this scenario, added to "
                             "the target's system prompt.",
                             "You are the assistant of Clínica Sonrisa.",
@@ -214,7 +215,7 @@ def scenario_schema() -> dict[str, Any]:
                         "type": "array",
                         "items": {
                             "type": ["string", "object"],
-                            **_d(
+                            **schema_doc(
                                 "The name of a tool from the suite's library, or a tool "
                                 "defined here.",
                                 "list_business_hours",
@@ -223,7 +224,7 @@ def scenario_schema() -> dict[str, Any]:
                             "then": {"$ref": "#/$defs/tool"},
                             "else": {"minLength": 1},
                         },
-                        **_d(
+                        **schema_doc(
                             "The fake tools the agent can call: names from the suite's "
                             "library, or tools defined here.",
                             ["list_business_hours", "search_slots"],
@@ -234,12 +235,12 @@ def scenario_schema() -> dict[str, Any]:
             "when": {
                 "type": "string",
                 "minLength": 1,
-                **_d("What the person says to the agent.", "¿Hasta qué hora atienden hoy?"),
+                **schema_doc("What the person says to the agent.", "¿Hasta qué hora atienden hoy?"),
             },
             "then": {
                 "type": "array",
                 "items": {"$ref": "#/$defs/check"},
-                **_d(
+                **schema_doc(
                     "The checks. An attempt passes when all of them pass.",
                     [{"calls": "list_business_hours"}, {"contains": "18:00"}],
                 ),
@@ -248,18 +249,18 @@ def scenario_schema() -> dict[str, Any]:
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 10000,
-                **_d("How many times to try the scenario (default from the suite).", 10),
+                **schema_doc("How many times to try the scenario (default from the suite).", 10),
             },
             "min_pass": {
                 "type": "integer",
                 "minimum": 0,
-                **_d("How many of the runs must pass for the scenario to pass.", 9),
+                **schema_doc("How many of the runs must pass for the scenario to pass.", 9),
             },
             "min_pass_rate": {
                 "type": "number",
                 "minimum": 0,
                 "maximum": 1,
-                **_d(
+                **schema_doc(
                     "The share of runs that must pass, instead of min_pass "
                     "(min_pass = rate × runs, rounded up).",
                     0.8,
@@ -269,7 +270,7 @@ def scenario_schema() -> dict[str, Any]:
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 100,
-                **_d("The most model calls in one attempt (default 6).", 6),
+                **schema_doc("The most model calls in one attempt (default 6).", 6),
             },
         },
         "$defs": {"tool": _tool(True), "check": check_schema(), "params": params},
@@ -280,7 +281,7 @@ def _target() -> dict[str, Any]:
     common = {
         "kind": {
             "enum": ["openai", "replay", "python"],
-            **_d(
+            **schema_doc(
                 "`openai`: any OpenAI-compatible chat-completions endpoint; `replay`: "
                 "answers from a recorded cassette; `python`: your own agent.",
                 "openai",
@@ -289,17 +290,18 @@ def _target() -> dict[str, Any]:
         "concurrency": {
             "type": "integer",
             "minimum": 1,
-            **_d("The most attempts in flight against this target at once (halved while "
-                 "the endpoint answers HTTP 429, then grown back).", 4),
+            **schema_doc("The most attempts in flight against this target at once (halved while "
+                         "the endpoint answers HTTP 429, then grown back).", 4),
         },
     }
     attempt_timeout = {
         "attempt_timeout_ms": {
             "type": "integer",
             "minimum": 1,
-            **_d("The most one whole attempt (all its model calls and tool calls) may take, "
-                 "in milliseconds; past it the attempt ends as a timeout error. Default: "
-                 "no limit.", 300000),
+            **schema_doc(
+                "The most one whole attempt (all its model calls and tool calls) may take, in "
+                "milliseconds; past it the attempt ends as a timeout error. Default: no limit.",
+                300000),
         },
     }
     openai_props = {
@@ -308,36 +310,38 @@ def _target() -> dict[str, Any]:
         "base_url": {
             "type": "string",
             "pattern": "^https?://",
-            **_d("The endpoint's base URL, up to and including /v1.",
-                 "http://127.0.0.1:8080/v1"),
+            **schema_doc("The endpoint's base URL, up to and including /v1.",
+                         "http://127.0.0.1:8080/v1"),
         },
         "model": {"type": "string", "minLength": 1,
-                  **_d("The model name sent in each request.", "qwen2.5-0.5b-instruct")},
+                  **schema_doc("The model name sent in each request.", "qwen2.5-0.5b-instruct")},
         "api_key_env": {
             "type": "string",
             "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
-            **_d(
+            **schema_doc(
                 "The name of the environment variable that holds the API key (sent as "
                 "`Authorization: Bearer ...`). The key itself is never written anywhere.",
                 "OPENAI_API_KEY",
             ),
         },
         "timeout_ms": {"type": "integer", "minimum": 1,
-                       **_d("How long to wait for one reply, in milliseconds.", 60000)},
+                       **schema_doc("How long to wait for one reply, in milliseconds.", 60000)},
         "temperature": {"type": "number", "minimum": 0, "maximum": 2,
-                        **_d("Sampling temperature sent with each request.", 0.7)},
+                        **schema_doc("Sampling temperature sent with each request.", 0.7)},
         "params": {
             "type": "object",
-            **_d("Extra request fields sent as they are.", {"top_p": 0.9, "max_tokens": 512}),
+            **schema_doc("Extra request fields sent as they are.",
+                         {"top_p": 0.9, "max_tokens": 512}),
         },
         "headers": {
             "type": "object",
             "additionalProperties": {"type": "string"},
-            **_d("Extra HTTP headers (not secrets: use api_key_env).", {"X-Team": "clinic"}),
+            **schema_doc("Extra HTTP headers (not secrets: use api_key_env).",
+                         {"X-Team": "clinic"}),
         },
         "system_prompt": {
             "type": "string",
-            **_d(
+            **schema_doc(
                 "The agent's system prompt, a template: `{{ now }}` is the moment in words, "
                 "`{{ system }}` the scenario's given.system, `{{ at }}` the moment itself.",
                 "You are a clinic assistant.\n{{ system }}\nCurrent date and time: {{ now }}.",
@@ -346,25 +350,26 @@ def _target() -> dict[str, Any]:
         "retry": {
             "type": "object",
             "additionalProperties": False,
-            **_d("How failed requests are retried.",
-                 {"max_attempts": 3, "backoff_ms": 500, "retry_on_status": [429, 503]}),
+            **schema_doc("How failed requests are retried.",
+                         {"max_attempts": 3, "backoff_ms": 500, "retry_on_status": [429, 503]}),
             "properties": {
                 "max_attempts": {"type": "integer", "minimum": 1, "maximum": 20,
-                                 **_d("Tries per request, the first included.", 3)},
+                                 **schema_doc("Tries per request, the first included.", 3)},
                 "backoff_ms": {"type": "integer", "minimum": 0,
-                               **_d("Wait before the first retry; doubles each time.", 500)},
+                               **schema_doc("Wait before the first retry; doubles each time.",
+                                            500)},
                 "retry_on_status": {"type": "array", "items": {"type": "integer"},
-                                    **_d("HTTP statuses worth retrying.", [429, 500, 503])},
+                                    **schema_doc("HTTP statuses worth retrying.", [429, 500, 503])},
             },
         },
     }
     return {
         "type": "object",
         "required": ["kind"],
-        **_d("A system under test.",
-             {"kind": "openai", "base_url": "http://127.0.0.1:8080/v1",
-              "model": "qwen2.5-0.5b-instruct"},
-             {"kind": "replay", "cassette": "cassettes/local.jsonl"}),
+        **schema_doc("A system under test.",
+                     {"kind": "openai", "base_url": "http://127.0.0.1:8080/v1",
+                      "model": "qwen2.5-0.5b-instruct"},
+                     {"kind": "replay", "cassette": "cassettes/local.jsonl"}),
         "properties": {"kind": common["kind"]},
         "allOf": [
             {
@@ -384,8 +389,8 @@ def _target() -> dict[str, Any]:
                         **common,
                         "cassette": {
                             "type": "string",
-                            **_d("The cassette file, relative to scenarist.yaml.",
-                                 "cassettes/qwen.jsonl"),
+                            **schema_doc("The cassette file, relative to scenarist.yaml.",
+                                         "cassettes/qwen.jsonl"),
                         },
                     },
                 },
@@ -401,7 +406,7 @@ def _target() -> dict[str, Any]:
                         "entry": {
                             "type": "string",
                             "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
-                            **_d("module:function of your agent.", "myapp.agent:run"),
+                            **schema_doc("module:function of your agent.", "myapp.agent:run"),
                         },
                     },
                 },
@@ -415,8 +420,8 @@ def suite_schema() -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": "https://scenarist.dev/schemas/suite.schema.json",
         "title": "Scenarist suite (scenarist.yaml)",
-        **_d("The suite: the targets under test, defaults, the shared tool library and "
-             "named checks."),
+        **schema_doc("The suite: the targets under test, defaults, the shared tool library and "
+                     "named checks."),
         "type": "object",
         "additionalProperties": False,
         "properties": {
@@ -424,71 +429,73 @@ def suite_schema() -> dict[str, Any]:
                 "type": "object",
                 "propertyNames": {"pattern": NAME_PATTERN},
                 "additionalProperties": {"$ref": "#/$defs/target"},
-                **_d("The systems under test, by name.",
-                     {"local": {"kind": "openai", "base_url": "http://127.0.0.1:8080/v1",
-                                "model": "qwen2.5-0.5b-instruct"}}),
+                **schema_doc("The systems under test, by name.",
+                             {"local": {"kind": "openai", "base_url": "http://127.0.0.1:8080/v1",
+                                        "model": "qwen2.5-0.5b-instruct"}}),
             },
             "defaults": {
                 "type": "object",
                 "additionalProperties": False,
-                **_d("Values every scenario gets unless it says otherwise.",
-                     {"target": "local", "runs": 5, "min_pass_rate": 0.8}),
+                **schema_doc("Values every scenario gets unless it says otherwise.",
+                             {"target": "local", "runs": 5, "min_pass_rate": 0.8}),
                 "properties": {
                     "target": {"type": "string",
-                               **_d("The target used when --target is not given.", "local")},
+                               **schema_doc("The target used when --target is not given.",
+                                            "local")},
                     "runs": {"type": "integer", "minimum": 1, "maximum": 10000,
-                             **_d("Runs per scenario (default 5).", 5)},
+                             **schema_doc("Runs per scenario (default 5).", 5)},
                     "min_pass_rate": {
                         "type": "number", "minimum": 0, "maximum": 1,
-                        **_d("Share of runs that must pass (default 0.8).", 0.8),
+                        **schema_doc("Share of runs that must pass (default 0.8).", 0.8),
                     },
                     "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024,
-                                    **_d("Attempts in flight at once (default 8).", 8)},
+                                    **schema_doc("Attempts in flight at once (default 8).", 8)},
                     "max_steps": {"type": "integer", "minimum": 1, "maximum": 100,
-                                  **_d("Most model calls per attempt (default 6).", 6)},
+                                  **schema_doc("Most model calls per attempt (default 6).", 6)},
                 },
             },
             "tools": {
                 "type": "object",
                 "propertyNames": {"pattern": NAME_PATTERN},
                 "additionalProperties": {"$ref": "#/$defs/library_tool"},
-                **_d("Tools defined once and used by name in scenarios' given.tools.",
-                     {"list_business_hours": {
-                         "description": "List the clinic's opening hours, by day.",
-                         "returns": {"monday": "09:00-18:00"}}}),
+                **schema_doc("Tools defined once and used by name in scenarios' given.tools.",
+                             {"list_business_hours": {
+                                 "description": "List the clinic's opening hours, by day.",
+                                 "returns": {"monday": "09:00-18:00"}}}),
             },
             "judge": {
                 "type": "object",
                 "required": ["target"],
                 "additionalProperties": False,
-                **_d("The LLM judge for checks like faithful, answers_the_question, judge and "
-                     "criteria.", {"target": "local", "min_confidence": 0.8}),
+                **schema_doc("The LLM judge for checks like faithful, answers_the_question, judge "
+                             "and criteria.", {"target": "local", "min_confidence": 0.8}),
                 "properties": {
-                    "target": {"type": "string", **_d(
+                    "target": {"type": "string", **schema_doc(
                         "The target that judges: any kind: openai (or replay) target.",
                         "local")},
-                    "model": {"type": "string", **_d(
+                    "model": {"type": "string", **schema_doc(
                         "A model name to send instead of the target's.", "qwen2.5-7b-instruct")},
-                    "temperature": {"type": "number", "minimum": 0, "maximum": 2, **_d(
+                    "temperature": {"type": "number", "minimum": 0, "maximum": 2, **schema_doc(
                         "The judge's temperature (default 0: the same question gets the "
                         "same answer).", 0)},
-                    "seed": {"type": "integer", **_d("The judge's seed (default 0).", 0)},
-                    "min_confidence": {"type": "number", "minimum": 0, "maximum": 1, **_d(
+                    "seed": {"type": "integer", **schema_doc("The judge's seed (default 0).", 0)},
+                    "min_confidence": {"type": "number", "minimum": 0, "maximum": 1, **schema_doc(
                         "Below this confidence a verdict is 'unsure', never a pass "
                         "(default 0.8).", 0.8)},
-                    "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10, **_d(
+                    "max_attempts": {"type": "integer", "minimum": 1, "maximum": 10, **schema_doc(
                         "How many times to ask when the reply cannot be read (default 3).",
                         3)},
-                    "cache": {"type": ["string", "boolean"], **_d(
+                    "cache": {"type": ["string", "boolean"], **schema_doc(
                         "Where judged questions are kept, relative to scenarist.yaml "
                         "(default .scenarist/judge-cache); false for no cache.",
                         ".scenarist/judge-cache", False)},
                     "prompts": {
                         "type": "object",
                         "additionalProperties": {"type": "string"},
-                        **_d("Your own prompt templates (files relative to scenarist.yaml) "
-                             "for system, faithful, answers_the_question, rubric, criterion.",
-                             {"faithful": "prompts/faithful.j2"}),
+                        **schema_doc(
+                            "Your own prompt templates (files relative to scenarist.yaml) for "
+                            "system, faithful, answers_the_question, rubric, criterion.",
+                            {"faithful": "prompts/faithful.j2"}),
                     },
                     **_judge_logprobs_keys(),
                 },
@@ -496,17 +503,18 @@ def suite_schema() -> dict[str, Any]:
             "redact": {
                 "type": "object",
                 "additionalProperties": False,
-                **_d("Secrets replaced by [REDACTED:NAME] before anything reaches the judge "
-                     "or a file. The values of every target's api_key_env are always "
-                     "redacted.", {"env": ["CRM_TOKEN"], "patterns": {"ticket": "TCK-\\d+"}}),
+                **schema_doc(
+                    "Secrets replaced by [REDACTED:NAME] before anything reaches the judge or a "
+                    "file. The values of every target's api_key_env are always redacted.",
+                    {"env": ["CRM_TOKEN"], "patterns": {"ticket": "TCK-\\d+"}}),
                 "properties": {
-                    "env": {"type": "array", "items": {"type": "string"}, **_d(
+                    "env": {"type": "array", "items": {"type": "string"}, **schema_doc(
                         "More environment variables whose values are secrets.",
                         ["CRM_TOKEN"])},
                     "patterns": {"type": "object", "additionalProperties": {"type": "string"},
-                                 **_d("Named regular expressions of secrets.",
-                                      {"patient-id": "PAT-\\d{6}"})},
-                    "default_patterns": {"type": "boolean", **_d(
+                                 **schema_doc("Named regular expressions of secrets.",
+                                              {"patient-id": "PAT-\\d{6}"})},
+                    "default_patterns": {"type": "boolean", **schema_doc(
                         "Also redact common key formats: sk-..., Bearer ..., AWS and GitHub "
                         "keys (default true).", True)},
                 },
@@ -514,8 +522,8 @@ def suite_schema() -> dict[str, Any]:
             "exclude": {
                 "type": "array",
                 "items": {"type": "string"},
-                **_d("Glob patterns of YAML files under the suite that are not scenarios.",
-                     ["fixtures/**"]),
+                **schema_doc("Glob patterns of YAML files under the suite that are not scenarios.",
+                             ["fixtures/**"]),
             },
             "checks": {
                 "type": "object",
@@ -523,13 +531,13 @@ def suite_schema() -> dict[str, Any]:
                 "additionalProperties": {
                     "type": "string",
                     "minLength": 1,
-                    **_d(
+                    **schema_doc(
                         "An expression (docs/expressions.md) that scenarios use by its "
                         "name: `- expect: books_a_weekday`.",
                         "weekday(date(call('book_table').args.date)) < 5",
                     ),
                 },
-                **_d(
+                **schema_doc(
                     "Named checks: expressions written once and used in any scenario as "
                     "`- expect: NAME`. Names use letters, digits and `_`.",
                     {"books_a_weekday": "weekday(date(call('book_table').args.date)) < 5"},
@@ -545,20 +553,20 @@ def _judge_logprobs_keys() -> dict[str, Any]:
     dsl/judge_logprobs.py, docs/judge.md)."""
 
     def temperature(what: str, example: float) -> dict[str, Any]:
-        return {"type": "number", "exclusiveMinimum": 0, "maximum": 100, **_d(
+        return {"type": "number", "exclusiveMinimum": 0, "maximum": 100, **schema_doc(
             f"The calibration temperature of {what} (default 1.0: the probabilities as the "
             "model gives them; above 1 softens an over-confident judge). scenarist "
             "judge-check --calibrate measures it.", example)}
 
     return {
-        "mode": {"enum": ["json", "logprobs"], **_d(
+        "mode": {"enum": ["json", "logprobs"], **schema_doc(
             "How the verdict is read: json (default), the judge's own JSON verdict and "
             "stated confidence; logprobs, one word or digit whose token probabilities give "
             "the verdict (needs a server that returns logprobs).", "logprobs")},
         "calibration": {
             "type": "object",
             "additionalProperties": False,
-            **_d("logprobs mode: temperatures that calibrate the token probabilities, as "
+            **schema_doc("logprobs mode: temperatures that calibrate the token probabilities, as "
                  "printed by scenarist judge-check --calibrate.",
                  {"yes_no": 1.56, "digits": 1.11}),
             "properties": {
@@ -576,32 +584,34 @@ def labels_schema() -> dict[str, Any]:
         "$schema": DIALECT,
         "$id": "https://scenarist.dev/schemas/labels.schema.json",
         "title": "Scenarist judge labels (scenarist judge-check)",
-        **_d("Hand-labelled examples to measure how often the judge agrees with people."),
+        **schema_doc("Hand-labelled examples to measure how often the judge agrees with people."),
         "type": "object",
         "required": ["examples"],
         "additionalProperties": False,
         "properties": {
-            "judge": {"type": "string", **_d(
+            "judge": {"type": "string", **schema_doc(
                 "The target that judges (default: the suite's judge.target).", "grader")},
             "examples": {
                 "type": "array",
                 "minItems": 1,
-                **_d("The labelled examples.",
-                     [{"check": "faithful", "message": "¿Hasta qué hora atienden hoy?",
-                       "answer": "Hoy atendemos hasta las 18:00.", "expected": "pass"}]),
+                **schema_doc("The labelled examples.",
+                             [{"check": "faithful", "message": "¿Hasta qué hora atienden hoy?",
+                               "answer": "Hoy atendemos hasta las 18:00.", "expected": "pass"}]),
                 "items": {
                     "type": "object",
                     "required": ["check", "message", "answer", "expected"],
                     "additionalProperties": False,
-                    **_d("One answer, the judge check to ask, and the verdict a person gave."),
+                    **schema_doc(
+                        "One answer, the judge check to ask, and the verdict a person gave."),
                     "properties": {
-                        "id": {"type": "string", **_d("A name for the example.",
-                                                      "hours-invented")},
+                        "id": {"type": "string", **schema_doc("A name for the example.",
+                                                              "hours-invented")},
                         "check": {
                             "type": ["string", "object"],
-                            **_d(f"The judge check: {', '.join(judged)} (with its parameter "
-                                 "when it takes one).", "faithful",
-                                 {"judge": {"rubric": "Offers a slot", "pass_score": 0.7}}),
+                            **schema_doc(
+                                f"The judge check: {', '.join(judged)} (with its parameter when "
+                                "it takes one).", "faithful",
+                                {"judge": {"rubric": "Offers a slot", "pass_score": 0.7}}),
                             "if": {"type": "string"},
                             "then": {"enum": [n for n in judged
                                               if REGISTRY[n].schema.get("const") is True]},
@@ -613,36 +623,36 @@ def labels_schema() -> dict[str, Any]:
                                               n: {"$ref": f"#/$defs/params/{n}"}}}}
                                          for n in judged]},
                         },
-                        "at": {"type": "string", **_d(
+                        "at": {"type": "string", **schema_doc(
                             "The moment of the conversation (default 2026-01-01T12:00:00Z).",
                             "2026-09-29T10:00:00-03:00")},
-                        "message": {"type": "string", **_d("What the person wrote.",
-                                                           "¿Hasta qué hora atienden hoy?")},
-                        "answer": {"type": "string", **_d("The answer being judged.",
-                                                          "Hoy atendemos hasta las 18:00.")},
+                        "message": {"type": "string", **schema_doc(
+                            "What the person wrote.", "¿Hasta qué hora atienden hoy?")},
+                        "answer": {"type": "string", **schema_doc(
+                            "The answer being judged.", "Hoy atendemos hasta las 18:00.")},
                         "tool_results": {
                             "type": "array",
-                            **_d("What the tools returned to the assistant.",
-                                 [{"name": "list_business_hours",
-                                   "output": {"tuesday": "09:00-18:00"}}]),
+                            **schema_doc("What the tools returned to the assistant.",
+                                         [{"name": "list_business_hours",
+                                           "output": {"tuesday": "09:00-18:00"}}]),
                             "items": {
                                 "type": "object",
                                 "required": ["name", "output"],
                                 "additionalProperties": False,
-                                **_d("One tool call and its result."),
+                                **schema_doc("One tool call and its result."),
                                 "properties": {
-                                    "name": {"type": "string", **_d("The tool.",
-                                                                    "list_business_hours")},
-                                    "args": {"type": "object", **_d("Its arguments.", {})},
-                                    "output": {**_d("What it returned (text or data).",
-                                                    '{"tuesday": "09:00-18:00"}')},
+                                    "name": {"type": "string", **schema_doc("The tool.",
+                                                                            "list_business_hours")},
+                                    "args": {"type": "object", **schema_doc("Its arguments.", {})},
+                                    "output": {**schema_doc("What it returned (text or data).",
+                                                            '{"tuesday": "09:00-18:00"}')},
                                 },
                             },
                         },
-                        "expected": {"enum": ["pass", "fail"], **_d(
+                        "expected": {"enum": ["pass", "fail"], **schema_doc(
                             "The verdict a careful person gives.", "pass")},
-                        "note": {"type": "string", **_d("Why, for the next reader.",
-                                                        "18:00 is Tuesday's closing time.")},
+                        "note": {"type": "string", **schema_doc(
+                            "Why, for the next reader.", "18:00 is Tuesday's closing time.")},
                     },
                 },
             },
@@ -661,7 +671,7 @@ def dump(schema: dict[str, Any]) -> str:
 
 
 def main(argv: list[str]) -> int:
-    out = Path(argv[0]) if argv else Path(__file__).resolve().parent.parent / "schemas"
+    out = Path(argv[0]) if argv else Path(__file__).resolve().parents[2] / "schemas"
     for name, schema in build().items():
         (out / name).write_text(dump(schema), "utf-8")
         print(f"wrote {out / name}")

@@ -1,0 +1,190 @@
+"""Discover: the files a command works on, each with the suite it belongs to.
+
+``run`` and ``plan`` (:func:`dsl.compile.compile_paths`) and ``lint``
+(:func:`dsl.lint.lint_paths`) start here, so they cannot disagree on which files are
+scenarios, which suite a file belongs to, or which files a suite excludes: a file that
+lint passes is one that a run of its suite accepts, and the reverse.
+
+The rules, in the order they apply:
+
+1. A path on the command line is a file, or a folder searched recursively for ``*.yaml``
+   and ``*.yml`` (:func:`dsl.load.iter_yaml_files`: hidden files and folders and
+   ``runs/`` are skipped, symlinked folders are not followed, the order is stable). A file
+   met twice (named twice, or through a symlink) counts once.
+2. Every ``scenarist.yaml``, named or met in a folder, is a suite and never a scenario.
+   Every other file belongs to its *nearest* suite: the ``scenarist.yaml`` in its folder
+   or in the closest folder above. A folder named on the command line brings its own
+   nearest suite even when it holds no scenario file.
+3. Each suite is loaded (:func:`dsl.suite.load_suite`), and its ``exclude:`` patterns
+   (globs relative to the suite's folder) drop the files they match.
+4. A suite is *whole* when every one of its scenario files is here: a folder at or above
+   the suite's own was named, or all its files were named one by one. Lint reports unused
+   library tools (W403) only for a whole suite.
+
+What each command then does with the groups is its own rule: lint checks every group
+against its own suite; run and plan need the files of exactly one suite (E211).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import Collector, Diagnostic
+from .load import iter_yaml_files, walk_yaml_files
+from .suite import SUITE_FILE, Suite, load_suite
+
+
+@dataclass(frozen=True, slots=True)
+class ScenarioFile:
+    """One scenario file: where it is (symlinks resolved) and its name in messages
+    (relative to the current folder when below it, otherwise as it was found)."""
+
+    path: Path
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class SuiteFiles:
+    """The scenario files of one suite (or of none: ``suite_file`` is None for the files
+    under no ``scenarist.yaml``)."""
+
+    suite_file: Path | None  # resolved
+    suite: Suite | None  # loaded; None when suite_file is None
+    diagnostics: tuple[Diagnostic, ...]  # found while loading the suite
+    files: tuple[ScenarioFile, ...]  # in the order found, the suite's exclusions applied
+    whole: bool  # every scenario file of the suite is in ``files`` (never without a suite)
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """What :func:`discover` found: the groups in the order they were first met, and the
+    nearest suite of each path as named (None: the path is under no suite)."""
+
+    groups: tuple[SuiteFiles, ...]
+    named: tuple[Path | None, ...]
+    cwd: Path  # resolved; the root of scenario ids when there is no suite
+
+
+def discover(paths: Sequence[Path]) -> Discovery:
+    """The scenario files under ``paths``, grouped by suite (the rules are this module's
+    docstring). Loads each suite; never raises on bad input: a suite's problems are in
+    its group's ``diagnostics``, a missing path is left to the caller to report."""
+    where = _Where()
+    found: dict[Path | None, dict[Path, Path]] = {}  # suite file -> real path -> as found
+    seen: set[Path] = set()
+    named: list[Path | None] = []
+    walked: list[Path] = []
+
+    def add(given: Path) -> None:
+        real = where.real(given)
+        if real in seen:
+            return
+        seen.add(real)
+        if real.name == SUITE_FILE:
+            found.setdefault(real, {})
+        else:
+            found.setdefault(where.suite_of(real.parent), {})[real] = given
+
+    for p in paths:
+        if p.is_dir():
+            real_dir = p.resolve()
+            walked.append(real_dir)
+            suite_file = where.suite_of(real_dir)
+            named.append(suite_file)
+            if suite_file is not None:
+                found.setdefault(suite_file, {})
+            for f in iter_yaml_files(p):
+                add(f)
+        else:
+            real = where.real(p)
+            named.append(real if real.name == SUITE_FILE else where.suite_of(real.parent))
+            add(p)
+    groups = tuple(_group(suite_file, files, walked, where)
+                   for suite_file, files in found.items())
+    return Discovery(groups, tuple(named), where.cwd)
+
+
+def _group(suite_file: Path | None, files: dict[Path, Path], walked: list[Path],
+           where: _Where) -> SuiteFiles:
+    if suite_file is None:
+        return SuiteFiles(None, None, (), _named(files, where), whole=False)
+    diags = Collector()
+    suite = load_suite(suite_file, diags)
+    kept = {real: given for real, given in files.items()
+            if not _excluded(real, suite.root, suite.exclude)}
+    root = suite_file.parent
+    whole = (any(w == root or w in root.parents for w in walked)
+             or _every_file_is_here(suite, set(kept), walked))
+    return SuiteFiles(suite_file, suite, tuple(diags.diagnostics), _named(kept, where), whole)
+
+
+def _named(files: dict[Path, Path], where: _Where) -> tuple[ScenarioFile, ...]:
+    return tuple(ScenarioFile(real, where.display(real, given)) for real, given in files.items())
+
+
+def _excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
+    if not patterns:
+        return False
+    try:
+        rel = real.relative_to(root).as_posix()
+    except ValueError:
+        return False
+    return any(fnmatch.fnmatch(rel, pat) for pat in patterns)
+
+
+def _every_file_is_here(suite: Suite, here: set[Path], walked: Sequence[Path]) -> bool:
+    """Is every scenario file of the suite in ``here``? Walks the suite's folder as rule 1
+    does, but not the folders of other suites, nor the ``walked`` folders (whose files
+    were all found already); stops at the first file that is missing."""
+    done = set(walked)
+
+    def skip(folder: Path) -> bool:
+        return folder in done or (folder / SUITE_FILE).is_file()  # walked, or another suite's
+
+    for _, f in walk_yaml_files(suite.root, skip):
+        if (f.name != SUITE_FILE and f not in here
+                and not _excluded(f, suite.root, suite.exclude)):
+            return False
+    return True
+
+
+class _Where:
+    """Real paths, names for messages and nearest suites, with one system call per folder
+    rather than per file."""
+
+    def __init__(self) -> None:
+        self.cwd = Path.cwd().resolve()
+        self._dirs: dict[Path, Path] = {}
+        self._suites: dict[Path, Path | None] = {}
+
+    def real(self, path: Path) -> Path:
+        if path.is_symlink():
+            return path.resolve()
+        parent = self._dirs.get(path.parent)
+        if parent is None:
+            parent = self._dirs[path.parent] = path.parent.resolve()
+        return parent / path.name
+
+    def display(self, real: Path, given: Path) -> str:
+        """Relative to the current folder when below it (as ``dsl.suite.display_path``)."""
+        try:
+            return str(real.relative_to(self.cwd))
+        except ValueError:
+            return str(given)
+
+    def suite_of(self, real_dir: Path) -> Path | None:
+        """The nearest ``scenarist.yaml`` in ``real_dir`` or above it."""
+        if real_dir in self._suites:
+            return self._suites[real_dir]
+        candidate = real_dir / SUITE_FILE
+        if candidate.is_file():
+            found: Path | None = candidate
+        elif real_dir.parent == real_dir:
+            found = None
+        else:
+            found = self.suite_of(real_dir.parent)
+        self._suites[real_dir] = found
+        return found

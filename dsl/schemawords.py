@@ -1,0 +1,64 @@
+"""Schema words: JSON Schema problems said for people, shared by two stages.
+
+:mod:`dsl.validate` explains what is wrong with a scenario file or ``scenarist.yaml``
+against our schemas; the ``valid_args`` check (:mod:`dsl.checks.tools`) explains what is
+wrong with a model's tool-call arguments against the author's ``input_schema``. Both name
+a place in the data the same way (:func:`describe_path`). This module is a leaf: it imports
+nothing of Scenarist's, so either side can use it without importing the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+def describe_path(path: Iterable[str | int]) -> str:
+    """A place in the data, said for people: ``'action' in given.tools (item 1)``,
+    ``the check 'calls'``, ``'args' in the check 'calls'``."""
+    p = tuple(path)
+    if not p:
+        return "the file"
+    if len(p) >= 3 and p[0] == "then" and isinstance(p[1], int):
+        check = f"the check '{p[2]}'"
+        return check if len(p) == 3 else f"'{_dotted(p[3:])}' in {check}"
+    last, parent = p[-1], p[:-1]
+    if isinstance(last, int):
+        return f"item {last + 1} of {_dotted(parent)}" if parent else f"item {last + 1}"
+    return f"'{last}' in {_dotted(parent)}" if parent else f"'{last}'"
+
+
+def _dotted(path: tuple[str | int, ...]) -> str:
+    out = ""
+    for k in path:
+        out += f" (item {k + 1})" if isinstance(k, int) else (f".{k}" if out else k)
+    return out
+
+
+_AUTHOR_VALIDATORS: dict[int, tuple[Mapping[str, Any], Any]] = {}
+
+
+def _author_validator(schema: Mapping[str, Any]) -> Any:
+    """One validator per tool schema for the whole run (building one costs more than
+    using it)."""
+    hit = _AUTHOR_VALIDATORS.get(id(schema))
+    if hit is not None and hit[0] is schema:
+        return hit[1]
+    from jsonschema import Draft202012Validator
+
+    v = Draft202012Validator(schema)
+    _AUTHOR_VALIDATORS[id(schema)] = (schema, v)
+    return v
+
+
+def schema_problems(schema: Mapping[str, Any], instance: Any) -> list[str]:
+    """Problems of ``instance`` against an author's JSON Schema (a tool's input_schema),
+    in short sentences, most relevant first; used by the valid_args check."""
+    from jsonschema.exceptions import relevance
+
+    errors = sorted(_author_validator(schema).iter_errors(instance), key=relevance)
+    out: list[str] = []
+    for e in errors:
+        where = describe_path(e.absolute_path)
+        out.append(e.message if where == "the file" else f"{where}: {e.message}")
+    return out

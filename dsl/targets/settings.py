@@ -1,0 +1,45 @@
+"""The settings of each target kind, as compiled from ``scenarist.yaml``: one frozen
+dataclass per kind, held by :attr:`dsl.model.Target.config`. A leaf module: the clients
+(openai.py, cassette.py, python.py) and the kinds table (kinds.py) all read it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Retry:
+    max_attempts: int = 3
+    backoff_ms: int = 500
+    retry_on_status: tuple[int, ...] = (429, 500, 502, 503, 504)
+
+
+@dataclass(frozen=True, slots=True)
+class OpenAISettings:
+    """``kind: openai`` — any OpenAI-compatible chat-completions endpoint."""
+
+    model: str
+    base_url: str  # without the trailing slash
+    api_key_env: str | None = None
+    timeout_ms: int = 60_000
+    temperature: float | None = None
+    params: Mapping[str, Any] = field(default_factory=dict)
+    system_prompt: str = ""
+    headers: Mapping[str, str] = field(default_factory=dict)
+    retry: Retry = Retry()
+
+
+@dataclass(frozen=True, slots=True)
+class ReplaySettings:
+    """``kind: replay`` — answers from a cassette recorded with ``--record``."""
+
+    cassette: str  # absolute path
+
+
+@dataclass(frozen=True, slots=True)
+class PythonSettings:
+    """``kind: python`` — your own agent, a function ``module:function``."""
+
+    entry: str
