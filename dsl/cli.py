@@ -205,7 +205,7 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     if p.judge_calls:
         judge_name = p.judge.target.name if p.judge else "?"
         judged = (f" and {p.judge_calls} judge questions ({judge_name}; up to "
-                  f"{p.judge.max_attempts if p.judge else 1} tries each)")
+                  f"{p.judge.tries if p.judge else 1} tries each)")
     click.echo(f"\n{len(p.scenarios)} scenarios × {len(p.targets)} target(s) [{names}] = "
                f"{p.attempts} attempts; at most {p.max_model_calls} model calls{judged}")
 

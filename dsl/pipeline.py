@@ -257,8 +257,12 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         if state.lowest_concurrency:
             info["throttled"] = state.lowest_concurrency
         if state.judge is not None:
+            from .judge_validation import validation_for
+
+            checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
             info["judge"] = {**state.judge, "cache": request.judge_cache,
-                             "target": plan.judge.target.name if plan.judge else None}
+                             "target": plan.judge.target.name if plan.judge else None,
+                             "validation": checked.as_json() if checked else None}
         complete = not state.interrupted and state.write_error is None
         kept = [r.finish(complete) for r in recordings]
         if state.write_error is not None:

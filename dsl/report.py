@@ -166,6 +166,7 @@ class Headline:
     run_id: str
     suite: str
     interrupted: bool
+    judge: str  # the judge and whether judge-check measured it ("" without a judge)
 
 
 @dataclass(frozen=True, slots=True)
@@ -186,6 +187,12 @@ class ReportView:
     baseline: BaselineView | None
     blobs: tuple[str, ...]  # per row: its attempts, escaped for <script type=application/json>
     generated: str
+
+
+def _judge_line(judge: Any) -> str:
+    if not isinstance(judge, dict):
+        return ""
+    return visible(f"{judge.get('target') or 'the judge'}: {judge.get('validation') or ''}")
 
 
 def _bar(rate: float | None, low: float, high: float, mark: float | None, label: str) -> Bar:
@@ -528,7 +535,8 @@ def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[s
         started=_when(summary.get("started_at")), duration=_duration(summary.get("duration_s")),
         run_id=visible(str(summary.get("run_id") or info.get("run_id") or "")),
         suite=visible(str(summary.get("suite") or "")),
-        interrupted=bool(summary.get("interrupted")))
+        interrupted=bool(summary.get("interrupted")),
+        judge=_judge_line(summary.get("judge")))
     baseline = None
     if comparison is not None:
         baseline = BaselineView(

@@ -145,9 +145,21 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
         "early_stop": info.get("early_stop"),
         "shard": plan.get("shard"),
         "targets": plan["targets"],
+        "judge": _judge(info.get("judge")),
         "totals": totals,
         "scenarios": rows,
     }
+
+
+def _judge(info: Any) -> dict[str, Any] | None:
+    """The run's judge and whether it was measured (judge-check), in words."""
+    if not isinstance(info, dict):
+        return None
+    from .judge_validation import ValidationInfo, validation_text
+
+    checked = ValidationInfo.from_json(info.get("validation"))
+    return {"target": info.get("target"), "validated": checked is not None,
+            "validation": validation_text(checked)}
 
 
 def _new_acc(spec: dict[str, Any] | None) -> _Acc:

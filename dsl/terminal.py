@@ -137,8 +137,9 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
     if t.get("judge_questions"):
         cached = t["judge_questions"] - t["judge_asked"]
         q = t["judge_questions"]
+        validation = (summary.get("judge") or {}).get("validation")
         parts.append(f"judge: {q} question{'s' if q != 1 else ''} ({cached} cached), "
-                     f"{t['judge_tokens']:,} tokens")
+                     f"{t['judge_tokens']:,} tokens" + (f", {validation}" if validation else ""))
     early = summary.get("early_stop") or {}
     if early.get("runs"):
         parts.append(f"early stop saved {early['runs']} runs (~{early['model_calls']} model "

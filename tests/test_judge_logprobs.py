@@ -443,3 +443,34 @@ def test_brier_and_calibration_error() -> None:
     f = figures(cases)
     assert (f.agreement, f.coverage, f.agreement_covered) == (pytest.approx(1 / 3),
                                                               pytest.approx(1 / 3), 1.0)
+
+
+def test_a_run_says_whether_its_judge_was_measured(tmp_path: Path, agent: FakeServer,
+                                                   jserver: FakeServer,
+                                                   cli_env: dict[str, str]) -> None:
+    """Beside judge verdicts, the terminal and the report show the judge's measured kappa
+    and coverage, or that nobody measured it."""
+    rules = [{"match": f"ans-{q}", "replies": [said({"Yes": p, "No": 1 - p})]}
+             for q, p in P_YES.items()]
+    jserver.script({"rules": [*rules, {"match": "FAITHFUL", "replies": [said({"yes": 0.95,
+                                                                              "no": 0.05})]}]})
+    suite(tmp_path, agent.url, jserver.url)
+    scenario(tmp_path, "  - faithful\n")
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "316 tokens, not validated — run scenarist judge-check · " in r.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    html = (run_dir / "report.html").read_text()
+    assert "Judge grader: not validated — run scenarist judge-check</p>" in html
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["judge"] == {"target": "grader", "validated": False,
+                                "validation": "not validated — run scenarist judge-check"}
+
+    write(tmp_path / "labels.yaml", LABELS)
+    assert run_cli("judge-check", "labels.yaml", cwd=tmp_path).exit_code == 0
+    r = run_cli("run", "hours.yaml", "--out", "again", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert ", κ 1.00, coverage 50% (judge-check on 4 labelled questions, " in r.output
+    (run_dir,) = (tmp_path / "again").iterdir()
+    assert "Judge grader: κ 1.00, coverage 50% (judge-check on 4 labelled questions, " in (
+        run_dir / "report.html").read_text()

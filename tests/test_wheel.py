@@ -34,7 +34,7 @@ def test_wheel_contents(wheel: Path) -> None:
     assert grammars, "grammar/ must ship inside the package"
     for f in (REPO / "grammar").iterdir():
         assert f"dsl/grammar/{f.name}" in names
-    assert not any(n.startswith(("tests/", "scenarios/")) for n in names)
+    assert not any(n.startswith(("tests/", "scenarios/", "dsl/_buildtools/")) for n in names)
     entry = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry[0]).decode()
     assert "scenarist = dsl.cli:main" in text

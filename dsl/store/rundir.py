@@ -153,11 +153,20 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "concurrency": plan.concurrency,
         "shard": list(plan.shard) if plan.shard else None,
         "full_plan": plan.full_hash,
-        "judge": ({"target": plan.judge.target.name, "model": plan.judge.model,
-                   "min_confidence": plan.judge.min_confidence}
-                  if plan.judge is not None else None),
+        "judge": _judge_json(plan.judge),
         "judge_calls": plan.judge_calls,
     }
+
+
+def _judge_json(judge: Any) -> dict[str, Any] | None:
+    if judge is None:
+        return None
+    out: dict[str, Any] = {"target": judge.target.name, "model": judge.model,
+                           "min_confidence": judge.min_confidence, "mode": judge.mode}
+    if judge.mode == "logprobs":
+        out["calibration"] = {"yes_no": judge.calibration.yes_no,
+                              "digits": judge.calibration.digits}
+    return out
 
 
 class ResultsWriter:
