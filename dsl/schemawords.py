@@ -3,8 +3,10 @@
 :mod:`dsl.validate` explains what is wrong with a scenario file or ``scenarist.yaml``
 against our schemas; the ``valid_args`` check (:mod:`dsl.checks.tools`) explains what is
 wrong with a model's tool-call arguments against the author's ``input_schema``. Both name
-a place in the data the same way (:func:`describe_path`). This module is a leaf: it imports
-nothing of Scenarist's, so either side can use it without importing the other.
+a place in the data the same way (:func:`describe_path`). And the help an editor shows for
+a node of our schemas (:func:`schema_doc`), for the checks and the target kinds that
+declare their own keys. This module is a leaf: it imports nothing of Scenarist's, so any
+stage can use it without importing another.
 """
 
 from __future__ import annotations
@@ -61,4 +63,14 @@ def schema_problems(schema: Mapping[str, Any], instance: Any) -> list[str]:
     for e in errors:
         where = describe_path(e.absolute_path)
         out.append(e.message if where == "the file" else f"{where}: {e.message}")
+    return out
+
+
+def schema_doc(text: str, *examples: Any) -> dict[str, Any]:
+    """The help an editor shows for a schema node: ``description`` and
+    ``markdownDescription`` (the same text), and ``examples`` when given. Spread it into
+    the node: ``{"type": "string", **schema_doc("The tool's name.", "book")}``."""
+    out: dict[str, Any] = {"description": text, "markdownDescription": text}
+    if examples:
+        out["examples"] = list(examples)
     return out

@@ -20,6 +20,7 @@ from typing import Any
 from ..checks import REGISTRY
 from ..checks.registry import schema_doc
 from ..model import ACTIONS
+from ..targets.kinds import KINDS
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 ID_PATTERN = r"^[A-Za-z0-9_][A-Za-z0-9_.\-/]*$"
@@ -278,89 +279,28 @@ def scenario_schema() -> dict[str, Any]:
 
 
 def _target() -> dict[str, Any]:
+    """A target's entry: the keys every kind shares, then each kind's own keys (from the
+    kinds table, dsl/targets/kinds.py), chosen with if/then on ``kind``."""
+    kinds = KINDS.values()
     common = {
         "kind": {
-            "enum": ["openai", "replay", "python"],
-            **schema_doc(
-                "`openai`: any OpenAI-compatible chat-completions endpoint; `replay`: "
-                "answers from a recorded cassette; `python`: your own agent.",
-                "openai",
-            ),
+            "enum": [k.name for k in kinds],
+            **schema_doc("; ".join(f"`{k.name}`: {k.doc}" for k in kinds) + ".", "openai"),
         },
         "concurrency": {
             "type": "integer",
             "minimum": 1,
-            **schema_doc("The most attempts in flight against this target at once (halved while "
-                         "the endpoint answers HTTP 429, then grown back).", 4),
+            **schema_doc("The most attempts in flight against this target at once (halved "
+                         "while the endpoint answers HTTP 429, then grown back).", 4),
         },
     }
     attempt_timeout = {
         "attempt_timeout_ms": {
             "type": "integer",
             "minimum": 1,
-            **schema_doc(
-                "The most one whole attempt (all its model calls and tool calls) may take, in "
-                "milliseconds; past it the attempt ends as a timeout error. Default: no limit.",
-                300000),
-        },
-    }
-    openai_props = {
-        **common,
-        **attempt_timeout,
-        "base_url": {
-            "type": "string",
-            "pattern": "^https?://",
-            **schema_doc("The endpoint's base URL, up to and including /v1.",
-                         "http://127.0.0.1:8080/v1"),
-        },
-        "model": {"type": "string", "minLength": 1,
-                  **schema_doc("The model name sent in each request.", "qwen2.5-0.5b-instruct")},
-        "api_key_env": {
-            "type": "string",
-            "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
-            **schema_doc(
-                "The name of the environment variable that holds the API key (sent as "
-                "`Authorization: Bearer ...`). The key itself is never written anywhere.",
-                "OPENAI_API_KEY",
-            ),
-        },
-        "timeout_ms": {"type": "integer", "minimum": 1,
-                       **schema_doc("How long to wait for one reply, in milliseconds.", 60000)},
-        "temperature": {"type": "number", "minimum": 0, "maximum": 2,
-                        **schema_doc("Sampling temperature sent with each request.", 0.7)},
-        "params": {
-            "type": "object",
-            **schema_doc("Extra request fields sent as they are.",
-                         {"top_p": 0.9, "max_tokens": 512}),
-        },
-        "headers": {
-            "type": "object",
-            "additionalProperties": {"type": "string"},
-            **schema_doc("Extra HTTP headers (not secrets: use api_key_env).",
-                         {"X-Team": "clinic"}),
-        },
-        "system_prompt": {
-            "type": "string",
-            **schema_doc(
-                "The agent's system prompt, a template: `{{ now }}` is the moment in words, "
-                "`{{ system }}` the scenario's given.system, `{{ at }}` the moment itself.",
-                "You are a clinic assistant.\n{{ system }}\nCurrent date and time: {{ now }}.",
-            ),
-        },
-        "retry": {
-            "type": "object",
-            "additionalProperties": False,
-            **schema_doc("How failed requests are retried.",
-                         {"max_attempts": 3, "backoff_ms": 500, "retry_on_status": [429, 503]}),
-            "properties": {
-                "max_attempts": {"type": "integer", "minimum": 1, "maximum": 20,
-                                 **schema_doc("Tries per request, the first included.", 3)},
-                "backoff_ms": {"type": "integer", "minimum": 0,
-                               **schema_doc("Wait before the first retry; doubles each time.",
-                                            500)},
-                "retry_on_status": {"type": "array", "items": {"type": "integer"},
-                                    **schema_doc("HTTP statuses worth retrying.", [429, 500, 503])},
-            },
+            **schema_doc("The most one whole attempt (all its model calls and tool calls) may "
+                         "take, in milliseconds; past it the attempt ends as a timeout error. "
+                         "Default: no limit.", 300000),
         },
     }
     return {
@@ -373,44 +313,15 @@ def _target() -> dict[str, Any]:
         "properties": {"kind": common["kind"]},
         "allOf": [
             {
-                "if": {"properties": {"kind": {"const": "openai"}}, "required": ["kind"]},
+                "if": {"properties": {"kind": {"const": k.name}}, "required": ["kind"]},
                 "then": {
-                    "required": ["base_url", "model"],
+                    "required": list(k.required),
                     "additionalProperties": False,
-                    "properties": openai_props,
+                    "properties": {**common, **(attempt_timeout if k.attempt_timeout else {}),
+                                   **k.schema},
                 },
-            },
-            {
-                "if": {"properties": {"kind": {"const": "replay"}}, "required": ["kind"]},
-                "then": {
-                    "required": ["cassette"],
-                    "additionalProperties": False,
-                    "properties": {
-                        **common,
-                        "cassette": {
-                            "type": "string",
-                            **schema_doc("The cassette file, relative to scenarist.yaml.",
-                                         "cassettes/qwen.jsonl"),
-                        },
-                    },
-                },
-            },
-            {
-                "if": {"properties": {"kind": {"const": "python"}}, "required": ["kind"]},
-                "then": {
-                    "required": ["entry"],
-                    "additionalProperties": False,
-                    "properties": {
-                        **common,
-                        **attempt_timeout,
-                        "entry": {
-                            "type": "string",
-                            "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
-                            **schema_doc("module:function of your agent.", "myapp.agent:run"),
-                        },
-                    },
-                },
-            },
+            }
+            for k in kinds
         ],
     }
 

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import Collector, Span
 from ..load import DataPath, Document
 from ..model import AttemptData, Outcome, ToolSpec
+from ..schemawords import schema_doc as schema_doc  # the checks declare their schemas with it
 
 Prepare = Callable[[Any, "CheckContext"], Any]
 Evaluate = Callable[[Any, AttemptData], Outcome]
@@ -62,16 +63,6 @@ class CheckType:
 
 
 REGISTRY: dict[str, CheckType] = {}
-
-
-def schema_doc(text: str, *examples: Any) -> dict[str, Any]:
-    """The help an editor shows for a schema node: ``description`` and
-    ``markdownDescription`` (the same text), and ``examples`` when given. Spread it into
-    the node: ``{"type": "string", **schema_doc("The tool's name.", "book")}``."""
-    out: dict[str, Any] = {"description": text, "markdownDescription": text}
-    if examples:
-        out["examples"] = list(examples)
-    return out
 
 
 def register(check: CheckType) -> CheckType:

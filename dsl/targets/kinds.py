@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import Collector, Diagnostic, EndpointError, InputError
 from ..load import DataPath, Document
 from ..model import Target
+from ..schemawords import schema_doc
 from .settings import OpenAISettings, PythonSettings, ReplaySettings, Retry
 
 if TYPE_CHECKING:
@@ -229,25 +230,18 @@ def _open_python(target: Target, context: AgentContext) -> Agent:
 
 # ---- the table -----------------------------------------------------------------------------
 
-def _d(description: str, *examples: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"description": description}
-    if examples:
-        out["examples"] = list(examples)
-    return out
-
-
 _RETRY = {
     "type": "object",
     "additionalProperties": False,
-    **_d("How failed requests are retried.",
+    **schema_doc("How failed requests are retried.",
          {"max_attempts": 3, "backoff_ms": 500, "retry_on_status": [429, 503]}),
     "properties": {
         "max_attempts": {"type": "integer", "minimum": 1, "maximum": 20,
-                         **_d("Tries per request, the first included.", 3)},
+                         **schema_doc("Tries per request, the first included.", 3)},
         "backoff_ms": {"type": "integer", "minimum": 0,
-                       **_d("Wait before the first retry; doubles each time.", 500)},
+                       **schema_doc("Wait before the first retry; doubles each time.", 500)},
         "retry_on_status": {"type": "array", "items": {"type": "integer"},
-                            **_d("HTTP statuses worth retrying.", [429, 500, 503])},
+                            **schema_doc("HTTP statuses worth retrying.", [429, 500, 503])},
     },
 }
 
@@ -255,33 +249,33 @@ OPENAI_SCHEMA: dict[str, Any] = {
     "base_url": {
         "type": "string",
         "pattern": "^https?://",
-        **_d("The endpoint's base URL, up to and including /v1.", "http://127.0.0.1:8080/v1"),
+        **schema_doc("The endpoint's base URL, up to and including /v1.", "http://127.0.0.1:8080/v1"),
     },
     "model": {"type": "string", "minLength": 1,
-              **_d("The model name sent in each request.", "qwen2.5-0.5b-instruct")},
+              **schema_doc("The model name sent in each request.", "qwen2.5-0.5b-instruct")},
     "api_key_env": {
         "type": "string",
         "pattern": "^[A-Za-z_][A-Za-z0-9_]*$",
-        **_d("The name of the environment variable that holds the API key (sent as "
+        **schema_doc("The name of the environment variable that holds the API key (sent as "
              "`Authorization: Bearer ...`). The key itself is never written anywhere.",
              "OPENAI_API_KEY"),
     },
     "timeout_ms": {"type": "integer", "minimum": 1,
-                   **_d("How long to wait for one reply, in milliseconds.", 60000)},
+                   **schema_doc("How long to wait for one reply, in milliseconds.", 60000)},
     "temperature": {"type": "number", "minimum": 0, "maximum": 2,
-                    **_d("Sampling temperature sent with each request.", 0.7)},
+                    **schema_doc("Sampling temperature sent with each request.", 0.7)},
     "params": {
         "type": "object",
-        **_d("Extra request fields sent as they are.", {"top_p": 0.9, "max_tokens": 512}),
+        **schema_doc("Extra request fields sent as they are.", {"top_p": 0.9, "max_tokens": 512}),
     },
     "headers": {
         "type": "object",
         "additionalProperties": {"type": "string"},
-        **_d("Extra HTTP headers (not secrets: use api_key_env).", {"X-Team": "clinic"}),
+        **schema_doc("Extra HTTP headers (not secrets: use api_key_env).", {"X-Team": "clinic"}),
     },
     "system_prompt": {
         "type": "string",
-        **_d("The agent's system prompt, a template: `{{ now }}` is the moment in words, "
+        **schema_doc("The agent's system prompt, a template: `{{ now }}` is the moment in words, "
              "`{{ system }}` the scenario's given.system, `{{ at }}` the moment itself.",
              "You are a clinic assistant.\n{{ system }}\nCurrent date and time: {{ now }}."),
     },
@@ -305,7 +299,7 @@ KINDS: dict[str, TargetKind] = {
         name="replay",
         doc="answers from a recorded cassette",
         schema={"cassette": {"type": "string",
-                             **_d("The cassette file, relative to scenarist.yaml.",
+                             **schema_doc("The cassette file, relative to scenarist.yaml.",
                                   "cassettes/qwen.jsonl")}},
         required=("cassette",),
         compile=_compile_replay,
@@ -319,7 +313,7 @@ KINDS: dict[str, TargetKind] = {
         name="python",
         doc="your own agent",
         schema={"entry": {"type": "string", "pattern": r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$",
-                          **_d("module:function of your agent.", "myapp.agent:run")}},
+                          **schema_doc("module:function of your agent.", "myapp.agent:run")}},
         required=("entry",),
         compile=_compile_python,
         describe=lambda s: f"python {s.entry}",
