@@ -179,3 +179,55 @@ def wait_for_lines(path: Path, n: int, timeout: float = 30) -> None:
             return
         time.sleep(0.02)
     raise AssertionError(f"{path} never reached {n} lines")
+
+
+# ---- suites and run folders shared by the run-stage tests --------------------------------
+
+ONE_RUN = HOURS + "runs: 1\nmin_pass: 1\n"
+
+
+def plain_suite(tmp_path: Path, url: str, **target: Any) -> None:
+    """One openai target at ``url`` with quick retries; ``target`` overrides its keys."""
+    t = {"kind": "openai", "base_url": url, "model": "m", "timeout_ms": 2000,
+         "retry": {"max_attempts": 2, "backoff_ms": 1}, **target}
+    write(tmp_path / "scenarist.yaml", suite_yaml(url, targets={"fake": t}))
+
+
+def records_of(run_dir: Path) -> list[dict[str, Any]]:
+    return [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+
+
+def the_run(parent: Path) -> Path:
+    (d,) = parent.iterdir()
+    return d
+
+
+EARLY = {  # by seed: pass (18:00) or fail (no hours) — deterministic per run index
+    "rules": [
+        {"match": "always", "replies": [{"text": "Abrimos hasta las 18:00."}]},
+        {"match": "never", "replies": [{"text": "No sé."}]},
+        {"match": "odd", "by_seed": {str(i): [{"text": "18:00" if i % 2 else "no"}]
+                                     for i in range(1, 11)}},
+    ]
+}
+
+
+def early_suite(tmp_path: Path, url: str) -> None:
+    plain_suite(tmp_path, url)
+    for name, runs, min_pass in (("always", 10, 8), ("never", 10, 2), ("odd", 9, 5)):
+        write(tmp_path / f"{name}.yaml", f"""
+            given: {{at: "2026-09-29T10:00:00-03:00"}}
+            when: {name}
+            then: [{{contains: "18:00"}}]
+            runs: {runs}
+            min_pass: {min_pass}
+            """)
+
+
+def two_targets(tmp_path: Path, url: str, default: str | None = None) -> None:
+    """A suite with two openai targets, a and b, and the hours scenario."""
+    targets = {"a": {"kind": "openai", "base_url": url, "model": "m1"},
+               "b": {"kind": "openai", "base_url": url, "model": "m2"}}
+    defaults = {"target": default} if default else {}
+    write(tmp_path / "scenarist.yaml", suite_yaml(url, targets=targets, defaults=defaults))
+    write(tmp_path / "hours.yaml", HOURS)

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .conftest import HOURS, REPO, FakeServer, run_cli, suite_yaml, write
+from .conftest import HOURS, REPO, TOOL_THEN_ANSWER, FakeServer, run_cli, suite_yaml, write
 
 
 def agent_suite(tmp_path: Path, url: str, code: str) -> None:
@@ -86,8 +86,6 @@ async def run(env):
 
 def test_async_agent_uses_the_suites_model_targets(
         tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
-    from .conftest import TOOL_THEN_ANSWER
-
     server.script(TOOL_THEN_ANSWER)
     agent_suite(tmp_path, server.url, ASYNC_AGENT)
     write(tmp_path / "hours.yaml", HOURS + "runs: 2\nmin_pass: 2\n")

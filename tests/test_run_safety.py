@@ -22,15 +22,11 @@ from .conftest import (
     cli_process,
     run_cli,
     suite_yaml,
+    the_run,
     write,
 )
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
-
-
-def the_run(parent: Path) -> Path:
-    (d,) = parent.iterdir()
-    return d
 
 
 def lines(run_dir: Path) -> list[dict[str, Any]]:
