@@ -29,12 +29,11 @@ from .verdict import min_pass_for, scaled_min_pass
 
 @dataclass(slots=True)
 class Compiled:
-    """Everything ``lint`` and ``plan`` need: the suite, the scenarios that compiled,
-    their documents, and every diagnostic."""
+    """What compiling the paths gave: the suite, the scenarios that compiled, and every
+    diagnostic."""
 
     suite: Suite | None
     scenarios: list[Scenario] = field(default_factory=list)
-    documents: dict[str, Document] = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
 
     @property
@@ -133,7 +132,6 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     for f in group.files:
         name = f.name
         doc = read_file(f.path, name)
-        result.documents[name] = doc
         scenario = compile_document(doc, suite, root, diags, runs=runs)
         if scenario is None:
             continue

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import gc
 import json
-import math
 import os
 import pickle
 from collections.abc import Callable, Iterable, Sequence
@@ -45,6 +44,7 @@ from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_l
 from .load import MAX_FILE_BYTES, DataPath, Document, read_file
 from .model import Scenario
 from .suite import Suite
+from .verdict import min_pass_for
 
 Format = Literal["text", "json", "github"]
 JSON_SCHEMA_VERSION = 1
@@ -433,7 +433,7 @@ def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[D
     if doc is None or not isinstance(doc.data, dict):
         return []
     d = suite.defaults
-    need = math.ceil(d.min_pass_rate * d.runs - 1e-9)
+    need = min_pass_for(d.min_pass_rate, d.runs)
     if d.runs > 5 and need >= d.runs:
         defaults = doc.data.get("defaults") or {}
         path: DataPath = ("defaults", "min_pass_rate" if "min_pass_rate" in defaults
