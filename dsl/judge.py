@@ -144,7 +144,7 @@ def find_json_object(text: str) -> dict[str, Any]:
         data = json.loads(t)
         if isinstance(data, dict):
             return data
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     decoder = json.JSONDecoder()
     for m in re.finditer(r"\{", t):
@@ -152,6 +152,8 @@ def find_json_object(text: str) -> dict[str, Any]:
             data, _ = decoder.raw_decode(t, m.start())
         except ValueError:
             continue
+        except RecursionError:  # each later '{' would nest as deep: stop here
+            raise Unreadable("the reply's JSON is nested too deeply to read") from None
         if isinstance(data, dict):
             return data
     raise Unreadable("no JSON object in the reply")
@@ -301,8 +303,8 @@ class Judge:
             self.asked += 1
             tokens += reply.tokens.total
             self.tokens += reply.tokens.total
-            text = reply.message.get("content") or ""
-            text = text if isinstance(text, str) else json.dumps(text)
+            text = reply.message.get("content") or ""  # text or text parts (checked)
+            text = text if isinstance(text, str) else "".join(p["text"] for p in text)
             replies.append(self.redact(text))
             try:
                 verdict, score, confidence, reason = read_reply(text, scale)

@@ -130,6 +130,7 @@ class Target:
     concurrency: int | None = None
     attempt_timeout_ms: int | None = None  # the whole attempt (all its model calls)
     retry: Retry = Retry()
+    max_reply_bytes: int = 8 * 2**20  # openai: the most a reply may hold, once decoded
 
     def describe(self) -> str:
         if self.kind == "openai":

@@ -323,7 +323,13 @@ def _target() -> dict[str, Any]:
             ),
         },
         "timeout_ms": {"type": "integer", "minimum": 1,
-                       **_d("How long to wait for one reply, in milliseconds.", 60000)},
+                       **_d("The most one request may take, in milliseconds: connecting, "
+                            "sending and the whole reply (a reply still arriving then is "
+                            "a timeout).", 60000)},
+        "max_reply_bytes": {"type": "integer", "minimum": 1024,
+                            **_d("The most bytes one reply may hold once decoded (default "
+                                 "8 MiB); a longer reply ends its attempt as a malformed "
+                                 "error, and reading stops there.", 8388608)},
         "temperature": {"type": "number", "minimum": 0, "maximum": 2,
                         **_d("Sampling temperature sent with each request.", 0.7)},
         "params": {

@@ -286,8 +286,9 @@ def compile_tool(
             diags.error(
                 doc.span_in_string((*path, "returns"), offset),
                 "E208",
-                f"the template in returns of the tool '{name}' does not compile: "
+                f"the template in returns of the tool '{name}' {trouble.verb}: "
                 f"{trouble.message}",
+                _limit_hint() if trouble.limit else
                 "templates use {{ args.name }} for an argument; check the braces",
             )
     action: Action = data.get("action", "read")
@@ -301,6 +302,12 @@ def compile_tool(
         span=doc.span(path),
         template=template,
     )
+
+
+def _limit_hint() -> str:
+    from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
+
+    return LIMITS_HINT
 
 
 def _line_offset(text: str, line: int) -> int:
@@ -327,11 +334,13 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
                 doc.span_in_string((*path, "system_prompt"), _line_offset(prompt,
                                                                           problem.line)),
                 "E208",
-                f"the system_prompt of the target '{name}' does not compile: "
+                f"the system_prompt of the target '{name}' {problem.verb}: "
                 f"{problem.message}",
+                _limit_hint() if problem.limit else
                 "use {{ now }} for the moment and {{ system }} for the scenario's "
                 "instructions",
             )
+        _check_connection(doc, path, data, diags)
         r = data.get("retry") or {}
         retry = Retry(
             max_attempts=r.get("max_attempts", 3),
@@ -353,6 +362,8 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
             concurrency=data.get("concurrency"),
             attempt_timeout_ms=data.get("attempt_timeout_ms"),
             retry=retry,
+            **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data
+               else {}),
         )
     if kind == "replay":
         cassette = (root / data["cassette"]).resolve()
@@ -361,6 +372,26 @@ def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
     return Target(name=name, kind="python", span=span, entry=data["entry"],
                   concurrency=data.get("concurrency"),
                   attempt_timeout_ms=data.get("attempt_timeout_ms"))
+
+
+def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
+                      diags: Collector) -> None:
+    """What the schema lets through but no HTTP request can carry: a port above 65535, an
+    unbalanced IPv6 address, a header that is not ASCII or holds a line break."""
+    from .targets.base import header_problem, url_problem
+
+    url = data["base_url"]
+    problem = url_problem(url)
+    if problem is not None:
+        diags.error(doc.span((*path, "base_url")), "S105",
+                    f"the base_url {url!r} cannot be used: {problem}",
+                    "write it as http://host:port/v1, e.g. http://127.0.0.1:8080/v1")
+    for hname, value in (data.get("headers") or {}).items():
+        trouble = header_problem(hname, value)
+        if trouble is not None:
+            here = (*path, "headers", hname)
+            bad_name = header_problem(hname, "") is not None
+            diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
 
 
 def select_targets(suite: Suite, names: Iterable[str]) -> tuple[list[Target], list[Diagnostic]]:
