@@ -243,7 +243,8 @@ class Judge:
     def key(self, prompt: Prompt, rendered: str) -> str:
         parts = [self.model_name, prompt.version, self.config.temperature, self.config.seed,
                  rendered]
-        return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+        text = json.dumps(parts, ensure_ascii=False)  # surrogatepass: half an emoji hashes
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     async def ask(self, name: str, ctx: Mapping[str, Any], scale: float = 1) -> Verdict:
         prompt = self.config.prompt(name)
@@ -349,7 +350,7 @@ class Judge:
                 "tokens": v.tokens,
                 "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(self.redact(json.dumps(data, ensure_ascii=False, indent=1)), "utf-8")
+        tmp.write_text(self.redact(json.dumps(data, indent=1)), "utf-8")  # ASCII: \ud83d too
         os.replace(tmp, path)
 
     def stats(self) -> dict[str, int]:

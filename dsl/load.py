@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import itertools
+import json
 import math
 import os
 import re
@@ -346,6 +347,8 @@ def load_text(text: str, name: str) -> Document:
         return Document(name, text, None, node, (builder.too_many(exc),))
     if builder.diagnostics:
         return Document(name, text, None, node, tuple(builder.diagnostics))
+    if ("\\u" in text or "\\U" in text) and (bad := _surrogate_escape(text, data, name)):
+        return Document(name, text, None, node, (bad,))
     if data is None:  # '---' with nothing after it, or '~' or 'null' alone
         mark = node.start_mark
         at = Span(name, mark.line + 1, mark.column + 1)
@@ -356,6 +359,26 @@ def load_text(text: str, name: str) -> Document:
         return Document(name, text, None, node, (Diagnostic(
             at, "Y108", f"the file holds only null ({node.value!r}), not a mapping", hint),))
     return Document(name, text, data, node)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u[dD][89a-fA-F][0-9a-fA-F]{2}"
+                               r"|U0000[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def _surrogate_escape(text: str, data: Any, name: str) -> Diagnostic | None:
+    """A ``"\\ud800"`` escape: YAML makes it a lone surrogate, which no UTF-8 file,
+    request or result can hold (YAML does not pair ``\\ud83d\\ude00`` either)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    m = _SURROGATE_ESCAPE.search(text)
+    line, col = _line_col(text, m.start()) if m else (1, 1)
+    escape = f"the escape {m.group(0)}" if m else "an escape"
+    return Diagnostic(Span(name, line, col), "Y105",
+                      f"{escape} is a surrogate, which is not a character",
+                      "write the character itself, or \\U0001F600 for one beyond U+FFFF")
 
 
 def _failed(name: str, diagnostic: Diagnostic, text: str = "") -> Document:
@@ -760,7 +783,7 @@ class _BrokenLink(type(FsPath())):  # type: ignore[misc]
     callers that resolve what they walk reach read_file, which reports the link."""
 
     def resolve(self, strict: bool = False) -> FsPath:
-        return self.absolute()
+        return FsPath(os.path.abspath(self))
 
 
 def source_lines(path: FsPath) -> list[str]:

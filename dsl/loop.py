@@ -218,7 +218,7 @@ def _handle_call(tc: Any, index: int, step: int, tools: dict[str, ToolSpec],
         raw_text = raw
         try:
             args, bad = (read_reply_json(raw) if raw.strip() else {}), None
-        except Unreadable as exc:  # not JSON, too deep, or a lone surrogate
+        except Unreadable as exc:  # not JSON, or too deep
             args, bad = None, exc.detail
     else:  # some servers send the arguments as an object
         raw_text, args, bad = json.dumps(raw, ensure_ascii=False), raw, None

@@ -215,10 +215,6 @@ _static({"error": 5}, "an error that is a number", "error-number")
 _static('{"choices": [{"index": 0, "message": {"role": "assistant", "content": '
         '"bad \\ud800 text"}, "finish_reason": "stop"}]}',
         "a lone surrogate in the answer (escaped)", "surrogate-content")
-_static('{"choices": [{"index": 0, "message": {"role": "assistant", "content": null, '
-        '"tool_calls": [{"id": "c", "type": "function", "function": {"name": "t\\udfff", '
-        '"arguments": "{}"}}]}, "finish_reason": "tool_calls"}]}',
-        "a lone surrogate in a tool's name", "surrogate-tool-name")
 _static('{"choices": [{"index": 0, "message": {"role": "assistant", "content": "OK"}, '
         '"finish_reason": "stop"}], "id": "\\ud800"}',
         "a lone surrogate in a field Scenarist does not read (written to cassettes)",
@@ -234,6 +230,16 @@ async def surrogate_args(r: Request) -> bool:
         tools = r.body.get("tools") if isinstance(r.body, dict) else None
         name = tools[0]["function"]["name"] if tools else "tool"
         return await send_json(r, completion(None, tool_calls=[call(name, '{"s": "\\ud800"}')]))
+    return await send_json(r, completion("OK"))
+
+
+@kind("surrogate-tool-name", "a call to a tool whose name holds a lone surrogate, then OK")
+async def surrogate_tool_name(r: Request) -> bool:
+    if r.step == 0:
+        return await send_text(r, '{"choices": [{"index": 0, "message": {"role": "assistant", '
+                                  '"content": null, "tool_calls": [{"id": "c", "type": '
+                                  '"function", "function": {"name": "t\\udfff", "arguments": '
+                                  '"{}"}}]}, "finish_reason": "tool_calls"}]}')
     return await send_json(r, completion("OK"))
 
 
@@ -302,7 +308,7 @@ _BOMBS: dict[tuple[str, int], bytes] = {}
 
 def bomb(encoding: str, mib: int) -> bytes:
     """A reply that decodes to ``mib`` MiB of JSON whitespace, compressed once."""
-    key = (encoding, mib)
+    key = (encoding, mib)  # compressed once (about 3 s for 1 GiB), then reused
     if key not in _BOMBS:
         wbits = 31 if encoding == "gzip" else 15
         c = zlib.compressobj(9, zlib.DEFLATED, wbits)
@@ -362,9 +368,14 @@ async def double_gzip(r: Request) -> bool:
     return False
 
 
+_HUGE: list[bytes] = []
+
+
 @kind("huge-body", "a correct completion whose answer is 20 MB (over the 8 MiB default)")
 async def huge_body(r: Request) -> bool:
-    await send_json(r, completion("A" * 20_000_000))
+    if not _HUGE:
+        _HUGE.append(json.dumps(completion("A" * 20_000_000)).encode())
+    await send(r, 200, _HUGE[0])
     return False
 
 

@@ -2,8 +2,8 @@
 
 A reply is untrusted data. :func:`read_reply_json` and :func:`parse_completion` are the
 one place that reads it: anything that is not a chat completion Scenarist can use — JSON
-too deep to read, a lone surrogate, a content part that is not text, ``tool_calls: 5``,
-a token count that is text, negative or absurd — raises
+too deep to read, a content part that is not text, ``tool_calls: 5``, a token count that
+is text, negative or absurd — raises
 ``EndpointError("malformed", <what is wrong, in plain words>)``, so one bad reply ends its
 own attempt as an error and never the run.
 """
@@ -72,31 +72,20 @@ _TOO_DEEP = f"nested more than {MAX_REPLY_DEPTH} levels deep"
 
 def read_reply_json(text: str) -> Any:
     """``json.loads`` for text that came from outside: raises :class:`Unreadable` when it
-    is not JSON, nests deeper than MAX_REPLY_DEPTH or holds a lone surrogate (which no
-    file can hold as UTF-8)."""
+    is not JSON or nests deeper than MAX_REPLY_DEPTH. The depth is only walked when the
+    text has enough brackets to be that deep, so a usual reply costs two scans of its
+    text. (A lone surrogate, half an emoji cut by max_tokens, is kept: the files written
+    keep it as a ``\\ud83d`` escape.)"""
     try:
         data = json.loads(text)
     except RecursionError:
         raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP) from None
     except ValueError as exc:
         raise Unreadable(f"is not JSON: {snippet(text)}", str(exc)) from None
-    check_parsed(text, data)
-    return data
-
-
-def check_parsed(text: str, data: Any) -> None:
-    """Raise :class:`Unreadable` when ``data`` (what ``json.loads(text)`` made) nests
-    deeper than MAX_REPLY_DEPTH or holds a lone surrogate. Both checks only walk the data
-    when the text could fail them (enough brackets; a ``\\uD8xx``-style escape), so a
-    usual reply costs three scans of its text."""
     if (text.count("[") + text.count("{") > MAX_REPLY_DEPTH
             and deeper_than(data, MAX_REPLY_DEPTH)):
         raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP)
-    if "\\ud" in text or "\\uD" in text:
-        bad = lone_surrogate(data)
-        if bad is not None:
-            detail = f"a lone surrogate ({bad}), which is not Unicode text"
-            raise Unreadable(f"holds {detail}", detail)
+    return data
 
 
 def deeper_than(data: Any, limit: int) -> bool:
@@ -111,17 +100,6 @@ def deeper_than(data: Any, limit: int) -> bool:
         children = value.values() if isinstance(value, dict) else value
         stack.extend((c, depth + 1) for c in children if isinstance(c, dict | list))
     return False
-
-
-def lone_surrogate(data: Any) -> str | None:
-    """The first lone surrogate in ``data``'s strings (as ``'\\ud800'``), or None."""
-    try:
-        json.dumps(data, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError as exc:
-        return repr(exc.object[exc.start:exc.end])
-    except (ValueError, RecursionError):  # cannot happen for data json.loads made
-        return None
-    return None
 
 
 def snippet(text: str) -> str:
@@ -237,8 +215,9 @@ def _count(usage: dict[str, Any], key: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
-        _malformed(f"the reply's usage.{key} is {_what(value)} ({_shown(value)}), not a "
-                   "number of tokens")
+        _malformed(f"the reply's usage.{key} is {_what(value)} "
+                   f"({_shown(json.dumps(value, ensure_ascii=False))}), not a number of "
+                   "tokens")
     if isinstance(value, float):
         if not value.is_integer():
             _malformed(f"the reply's usage.{key} is {value}, not a whole number of tokens")

@@ -47,7 +47,8 @@ def canonical(body: dict[str, Any]) -> dict[str, Any]:
 def request_key(body: dict[str, Any]) -> str:
     text = json.dumps(canonical(body), sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    # surrogatepass: a lone surrogate (half an emoji in a reply) still makes a key
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Recorder:
@@ -81,7 +82,7 @@ class Recorder:
             line = self._redact(line)
         try:
             self._file.write(line + "\n")
-        except UnicodeEncodeError:  # a lone surrogate (from a scenario's own text):
+        except UnicodeEncodeError:  # a lone surrogate (half an emoji in a reply):
             line = json.dumps(obj)  # escaped, the line is ASCII and reads back the same
             self._file.write((self._redact(line) if self._redact else line) + "\n")
         self._file.flush()
@@ -218,10 +219,13 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
 
 
 def _torn(line: str) -> bool:
+    """Is this line cut short (as an interrupted recording leaves its last line)?"""
     try:
         json.loads(line)
-    except (ValueError, RecursionError):
+    except ValueError:
         return True
+    except RecursionError:  # complete or not, it is too deep: report it
+        return False
     return False
 
 

@@ -275,7 +275,7 @@ class OpenAIModel:
         retry = self.target.retry
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
-        except UnicodeEncodeError:  # a lone surrogate from a YAML "\ud800": send it escaped
+        except UnicodeEncodeError:  # a lone surrogate (half an emoji): send it escaped
             content = json.dumps(body).encode()
         started = time.perf_counter()
         last: EndpointError | None = None
