@@ -221,6 +221,21 @@ def test_half_a_surrogate_pair_is_kept_as_it_came(
     assert hostile_records["surrogate-tool-name"]["calls"][0]["name"] == "t\udfff"
 
 
+def test_an_answer_of_deep_json_fails_the_json_check_and_is_null_to_expressions(
+        hostile: str, tmp_path: Path) -> None:
+    suite_with(tmp_path, {"base_url": f"{hostile}/deep-object-text/v1",
+                          "retry": {"max_attempts": 1}})
+    write(tmp_path / "s.yaml", SCENARIO.replace(
+        "  - non_empty\n", "  - json: true\n  - expect: \"json(answer) == null\"\n"))
+    assert run_cli("run", ".", cwd=tmp_path).exit_code == 1
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    (rec,) = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert [c["status"] for c in rec["checks"]] == ["fail", "pass"]
+    assert rec["checks"][0]["reason"].startswith(
+        "expected the answer to be a JSON object; it is not JSON (it is nested too deeply to "
+        "read): ")
+
+
 def test_max_reply_bytes_is_the_target_s_own(hostile: str, tmp_path: Path) -> None:
     target = {"kind": "openai", "base_url": f"{hostile}/ok/v1", "model": "m",
               "max_reply_bytes": 1024, "retry": {"max_attempts": 1}}
