@@ -86,7 +86,8 @@ CODES: dict[str, Code] = {
         Code("E205", "duplicate-id", "Two scenarios have the same id."),
         Code("E206", "unknown-target", "A target name that the suite does not define."),
         Code("E207", "no-default-target", "Several targets and no default one."),
-        Code("E208", "invalid-template", "A Jinja template that does not compile."),
+        Code("E208", "invalid-template", "A Jinja template that does not compile or passes "
+                                         "a template limit."),
         Code("E209", "invalid-moment", "given.at is not a date and time."),
         Code("E210", "no-suite", "No scenarist.yaml was found."),
         Code("E211", "mixed-suites", "The paths belong to different suites."),
@@ -159,7 +160,10 @@ class EndpointError(ScenaristError):
     ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised),
     ``unsupported_tools`` (the server refuses tool definitions for this model),
     ``tool_call_as_text`` (the server returned a tool call as plain text: it does not parse
-    the model's tool calls — check its chat template or tool-call parser).
+    the model's tool calls — check its chat template or tool-call parser), ``template``
+    (the target's system prompt passed a template limit while it rendered). A redirect is
+    a ``status`` error; ``malformed`` covers every reply that cannot be used (see
+    ``dsl.targets.base``).
     One kind is the model's fault, not the endpoint's: ``model_output`` (the server could
     not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
     the agent loop turns it into a failed attempt.

@@ -190,7 +190,7 @@ def find_json_object(text: str) -> dict[str, Any]:
         data = json.loads(t)
         if isinstance(data, dict):
             return data
-    except ValueError:
+    except (ValueError, RecursionError):
         pass
     decoder = json.JSONDecoder()
     for m in re.finditer(r"\{", t):
@@ -198,6 +198,8 @@ def find_json_object(text: str) -> dict[str, Any]:
             data, _ = decoder.raw_decode(t, m.start())
         except ValueError:
             continue
+        except RecursionError:  # each later '{' would nest as deep: stop here
+            raise Unreadable("the reply's JSON is nested too deeply to read") from None
         if isinstance(data, dict):
             return data
     raise Unreadable("no JSON object in the reply")
@@ -299,7 +301,8 @@ class Judge:
                             self.config.seed, rendered]
         if self.logprobs:  # json mode's keys stay as they were: its caches remain valid
             parts += ["logprobs", TOP_LOGPROBS]
-        return hashlib.sha256(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+        text = json.dumps(parts, ensure_ascii=False)  # surrogatepass: half an emoji hashes
+        return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
     async def ask(self, name: str, ctx: Mapping[str, Any], scale: float = 1,
                   threshold: float | None = None) -> Verdict:
@@ -418,8 +421,8 @@ class Judge:
             self.asked += 1
             tokens += reply.tokens.total
             self.tokens += reply.tokens.total
-            text = reply.message.get("content") or ""
-            text = text if isinstance(text, str) else json.dumps(text)
+            text = reply.message.get("content") or ""  # text or text parts (checked)
+            text = text if isinstance(text, str) else "".join(p["text"] for p in text)
             replies.append(self.redact(text))
             try:
                 verdict, score, confidence, reason = read_reply(text, scale)
@@ -470,7 +473,7 @@ class Judge:
                 "logprobs": v.reading.to_json() if v.reading is not None else None,
                 "created_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds")}
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(self.redact(json.dumps(data, ensure_ascii=False, indent=1)), "utf-8")
+        tmp.write_text(self.redact(json.dumps(data, indent=1)), "utf-8")  # ASCII: \ud83d too
         os.replace(tmp, path)
 
     def stats(self) -> dict[str, int]:

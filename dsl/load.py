@@ -15,10 +15,13 @@ Nothing here raises on bad input: a file that cannot be loaded becomes a ``Docum
 
 from __future__ import annotations
 
+import errno
 import itertools
+import json
 import math
 import os
 import re
+import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
@@ -196,28 +199,65 @@ def _get(data: Any, path: DataPath) -> Any:
 
 
 def read_file(path: FsPath, display: str | None = None) -> Document:
-    """Read and load one file; every problem becomes a diagnostic on the Document."""
+    """Read and load one file; every problem becomes a diagnostic on the Document. Only
+    regular files are read (a FIFO, a device or a socket is reported, never waited on),
+    and at most MAX_FILE_BYTES of them."""
     name = display if display is not None else str(path)
     origin = Span(name, 1, 1)
     try:
-        with open(path, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size > MAX_FILE_BYTES:
-                return _failed(
-                    name,
-                    Diagnostic(
-                        origin,
-                        "Y104",
-                        f"the file is {size:,} bytes; Scenarist reads files of at most "
-                        f"{MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES // 2**20} MiB)",
-                        "a scenario is a page of YAML; move large fixed data out of the "
-                        "scenario or shorten it",
-                    ),
-                )
-            raw = f.read(MAX_FILE_BYTES + 1)  # a file that grows, or a device, stops here
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer forever
+        fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
-        return _failed(name, Diagnostic(origin, "Y112", f"cannot read the file: {exc.strerror}"))
+        return _failed(name, Diagnostic(origin, "Y112", f"cannot read the file: "
+                                                        f"{_os_reason(exc)}"))
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return _failed(name, Diagnostic(
+                origin, "Y112", f"the path is {_not_regular(st.st_mode)}, not a regular file",
+                "give the path of a scenario file (a symlink to a device or a FIFO is not "
+                "one)"))
+        if st.st_size > MAX_FILE_BYTES:
+            return _failed(
+                name,
+                Diagnostic(
+                    origin,
+                    "Y104",
+                    f"the file is {st.st_size:,} bytes; Scenarist reads files of at most "
+                    f"{MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES // 2**20} MiB)",
+                    "a scenario is a page of YAML; move large fixed data out of the "
+                    "scenario or shorten it",
+                ),
+            )
+        with open(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_FILE_BYTES + 1)  # a file that grows stops here
+    except OSError as exc:
+        return _failed(name, Diagnostic(origin, "Y112", f"cannot read the file: "
+                                                        f"{_os_reason(exc)}"))
+    finally:
+        os.close(fd)
     return load_bytes(raw, name)
+
+
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _os_reason(exc: OSError) -> str:
+    if exc.errno == errno.ELOOP:
+        return "it is a symbolic link that leads back to itself (a symlink loop)"
+    return exc.strerror or str(exc)
+
+
+def _not_regular(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
 
 
 def load_bytes(raw: bytes, name: str) -> Document:
@@ -291,6 +331,11 @@ def load_text(text: str, name: str) -> Document:
             return _failed(name, _yaml_error(pure_exc, text, name), text)
         if node is None:
             return _failed(name, _yaml_error(exc, text, name), text)
+    if node is None:  # a stream without a document
+        return _failed(name, Diagnostic(Span(name, 1, 1), "Y107",
+                                        "the file holds no YAML document",
+                                        "a scenario needs at least given.at, when and then"),
+                       text)
     builder = _Builder(name)
     try:
         data = builder.convert(node, 0)
@@ -298,7 +343,38 @@ def load_text(text: str, name: str) -> Document:
         return Document(name, text, None, node, (builder.too_many(exc),))
     if builder.diagnostics:
         return Document(name, text, None, node, tuple(builder.diagnostics))
+    if ("\\u" in text or "\\U" in text) and (bad := _surrogate_escape(text, data, name)):
+        return Document(name, text, None, node, (bad,))
+    if data is None:  # '---' with nothing after it, or '~' or 'null' alone
+        mark = node.start_mark
+        at = Span(name, mark.line + 1, mark.column + 1)
+        hint = "a scenario is a mapping with given, when and then"
+        if not node.value:
+            return Document(name, text, None, node, (Diagnostic(
+                Span(name, 1, 1), "Y107", "the file holds an empty YAML document", hint),))
+        return Document(name, text, None, node, (Diagnostic(
+            at, "Y108", f"the file holds only null ({node.value!r}), not a mapping", hint),))
     return Document(name, text, data, node)
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\(?:u[dD][89a-fA-F][0-9a-fA-F]{2}"
+                               r"|U0000[dD][89a-fA-F][0-9a-fA-F]{2})")
+
+
+def _surrogate_escape(text: str, data: Any, name: str) -> Diagnostic | None:
+    """A ``"\\ud800"`` escape: YAML makes it a lone surrogate, which no UTF-8 file,
+    request or result can hold (YAML does not pair ``\\ud83d\\ude00`` either)."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    m = _SURROGATE_ESCAPE.search(text)
+    line, col = _line_col(text, m.start()) if m else (1, 1)
+    escape = f"the escape {m.group(0)}" if m else "an escape"
+    return Diagnostic(Span(name, line, col), "Y105",
+                      f"{escape} is a surrogate, which is not a character",
+                      "write the character itself, or \\U0001F600 for one beyond U+FFFF")
 
 
 def _failed(name: str, diagnostic: Diagnostic, text: str = "") -> Document:
@@ -697,9 +773,42 @@ class _TooMany(Exception):
         self.path = [node]  # innermost first
 
 
+class _BrokenLink(type(FsPath())):  # type: ignore[misc]
+    """A symlink that leads nowhere (dangling, or a loop). ``resolve()`` gives the link's
+    own absolute path instead of raising (pathlib raises RuntimeError on a loop), so the
+    callers that resolve what they walk reach read_file, which reports the link."""
+
+    def resolve(self, strict: bool = False) -> FsPath:
+        return FsPath(os.path.abspath(self))
+
+
+def source_lines(path: FsPath) -> list[str]:
+    """A file's lines for showing beside a diagnostic: [] unless it is a regular file of
+    at most MAX_FILE_BYTES (a FIFO is never waited on, a device never read)."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except OSError:
+        return []
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_FILE_BYTES:
+            return []
+        with open(fd, "rb", closefd=False) as f:
+            raw = f.read(MAX_FILE_BYTES + 1)
+    except OSError:
+        return []
+    finally:
+        os.close(fd)
+    if len(raw) > MAX_FILE_BYTES or b"\x00" in raw:
+        return []
+    return raw.decode("utf-8", errors="replace").splitlines()
+
+
 def iter_yaml_files(root: FsPath) -> Iterator[FsPath]:
     """``*.yaml`` and ``*.yml`` files under ``root`` in a stable order (sorted by their
-    path's parts), skipping hidden files and folders and ``runs/``."""
+    path's parts), skipping hidden files and folders and ``runs/``. Links named like a
+    scenario that lead nowhere (dangling, or a loop) are yielded too: reading them reports
+    them. Other entries that are not regular files (FIFOs, devices) are skipped."""
     for _, path in sorted(walk_yaml_files(root), key=lambda item: item[0]):
         yield path
 
@@ -721,11 +830,15 @@ def walk_yaml_files(root: FsPath, skip: Callable[[FsPath], bool] | None = None
             if name.startswith("."):
                 continue
             try:
-                if e.is_dir():
+                scenario = name.endswith((".yaml", ".yml"))
+                if scenario and e.is_symlink() and not os.path.exists(e.path):
+                    # a dangling link or a loop: read_file reports it, never skipped
+                    yield (*parts, name), _BrokenLink(e.path)
+                elif e.is_dir():
                     if (name != "runs" and not e.is_symlink()
                             and (skip is None or not skip(FsPath(e.path)))):
                         stack.append((e.path, (*parts, name)))
-                elif name.endswith((".yaml", ".yml")) and e.is_file():
+                elif scenario and e.is_file():
                     yield (*parts, name), FsPath(e.path)
             except OSError:
                 continue

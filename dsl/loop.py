@@ -17,7 +17,7 @@ from typing import Any
 
 from .errors import EndpointError
 from .model import AttemptData, Call, Scenario, Tokens, ToolSpec
-from .targets.base import ChatModel
+from .targets.base import ChatModel, Unreadable, read_reply_json
 from .templates import as_tool_text, compile_template, render_system, render_tool_output
 
 
@@ -52,7 +52,12 @@ def system_message(model: ChatModel, scenario: Scenario) -> str:
         template = _TEMPLATES.get(source)
         if template is None:
             template = _TEMPLATES[source] = compile_template(source)
-        text = _SYSTEM_TEXT[key] = render_system(template, scenario.system, scenario.at)
+        try:
+            text = render_system(template, scenario.system, scenario.at)
+        except Exception as exc:  # the author's template passed a limit at run time
+            raise EndpointError("template", f"the target's system_prompt could not be "
+                                            f"rendered: {exc}") from None
+        _SYSTEM_TEXT[key] = text
     return text
 
 
@@ -184,7 +189,7 @@ def tool_call_in_text(text: str, tools: dict[str, ToolSpec]) -> str | None:
         return None
     try:
         data = json.loads(t)
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None
@@ -198,9 +203,10 @@ def tool_call_in_text(text: str, tools: dict[str, ToolSpec]) -> str | None:
 
 
 def _text_parts(content: Any) -> str:
-    """Content given as a list of parts (OpenAI's newer format) → plain text."""
+    """Content given as a list of text parts (OpenAI's newer format) → plain text. The
+    reply's shape was checked when it was read (targets.base.parse_completion)."""
     if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict))
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
     return "" if content is None else str(content)
 
 
@@ -224,9 +230,9 @@ def _handle_call(tc: Any, index: int, step: int, tools: dict[str, ToolSpec],
     elif isinstance(raw, str):
         raw_text = raw
         try:
-            args, bad = (json.loads(raw) if raw.strip() else {}), None
-        except ValueError as exc:
-            args, bad = None, str(exc)
+            args, bad = (read_reply_json(raw) if raw.strip() else {}), None
+        except Unreadable as exc:  # not JSON, or too deep
+            args, bad = None, exc.detail
     else:  # some servers send the arguments as an object
         raw_text, args, bad = json.dumps(raw, ensure_ascii=False), raw, None
     tool = tools.get(name)

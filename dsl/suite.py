@@ -305,8 +305,9 @@ def compile_tool(
             diags.error(
                 doc.span_in_string((*path, "returns"), offset),
                 "E208",
-                f"the template in returns of the tool '{name}' does not compile: "
+                f"the template in returns of the tool '{name}' {trouble.verb}: "
                 f"{trouble.message}",
+                _limit_hint() if trouble.limit else
                 "templates use {{ args.name }} for an argument; check the braces",
             )
     action: Action = data.get("action", "read")
@@ -320,6 +321,12 @@ def compile_tool(
         span=doc.span(path),
         template=template,
     )
+
+
+def _limit_hint() -> str:
+    from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
+
+    return LIMITS_HINT
 
 
 def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],

@@ -3,6 +3,8 @@
 Templates come from YAML files; they may only read the values we pass in. The immutable
 sandbox refuses attribute access to Python internals and any mutation; missing values
 render as empty text (a model that leaves out an argument gets an answer, not a crash).
+Every template is bounded in the text it makes, the steps it runs and its time
+(:mod:`dsl.sandbox`); a limit it passes whatever its values is reported at lint.
 """
 
 from __future__ import annotations
@@ -25,6 +27,12 @@ DEFAULT_SYSTEM_PROMPT = (
 class TemplateProblem:
     message: str
     line: int  # 1-based line inside the template
+    limit: bool = False  # it compiles, but passes a limit of dsl.sandbox
+
+    @property
+    def verb(self) -> str:
+        """How a message says what is wrong: ``... does not compile: ...``."""
+        return "is too costly" if self.limit else "does not compile"
 
 
 def is_template(text: str) -> bool:
@@ -106,8 +114,15 @@ def check_template(source: str) -> TemplateProblem | None:
         return None
     from jinja2 import TemplateSyntaxError
 
+    from .sandbox import static_problem
+
+    env = environment()
     try:
-        environment().compile(source, raw=True)
+        tree = env.parse(source)
+        limit = static_problem(tree)
+        if limit is not None:
+            return TemplateProblem(limit[0], limit[1], limit=True)
+        env.compile(tree, raw=True)
     except TemplateSyntaxError as exc:
         return TemplateProblem(exc.message or str(exc), exc.lineno or 1)
     return None
@@ -135,9 +150,10 @@ class LazyTemplate:
 @functools.cache
 def environment() -> Any:
     from jinja2 import ChainableUndefined
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-    env = ImmutableSandboxedEnvironment(
+    from .sandbox import BoundedEnvironment
+
+    env = BoundedEnvironment(
         undefined=ChainableUndefined, autoescape=False, keep_trailing_newline=True
     )
     env.policies["json.dumps_kwargs"] = {"ensure_ascii": False, "sort_keys": False}

@@ -304,7 +304,10 @@ def parse_json_answer(text: str) -> Any:
         end = t.rfind("```")
         if first_nl > 0 and end > first_nl:
             t = t[first_nl + 1 : end].strip()
-    return json.loads(t)
+    try:
+        return json.loads(t)
+    except RecursionError:  # a model's 100,000 nested brackets
+        raise ValueError("it is nested too deeply to read") from None
 
 
 @check(

@@ -5,6 +5,11 @@ temperature, extra params, system prompt template), so a ``kind: replay`` target
 exactly the requests that were recorded. Each further line is one exchange: the
 canonical request (model, messages, tools, seed, temperature and extra params — never
 headers or keys), its key (a SHA-256 of the canonical JSON) and the reply's JSON body.
+
+A cassette is read as a file from outside: only a regular file of at most
+MAX_CASSETTE_BYTES, every line checked (JSON, UTF-8, depth, the keys and their types), and
+every problem reported as ``file:line: what is wrong`` (a :class:`RunDirError`), never a
+traceback. Only a torn last line (an interrupted recording) is skipped.
 """
 
 from __future__ import annotations
@@ -12,14 +17,26 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
 from ..errors import CassetteMiss, EndpointError, RunDirError
-from .base import ChatModel, Reply, RequestSettings, parse_completion
+from .base import (
+    ChatModel,
+    Reply,
+    RequestSettings,
+    Unreadable,
+    parse_completion,
+    read_reply_json,
+)
 
 CASSETTE_VERSION = 1
+MAX_CASSETTE_BYTES = 256 * 2**20
+# what a recorded "error" may say (the kinds the Recorder writes)
+RECORDED_ERRORS = ("status", "malformed", "model_output")
 
 
 def canonical(body: dict[str, Any]) -> dict[str, Any]:
@@ -30,7 +47,8 @@ def canonical(body: dict[str, Any]) -> dict[str, Any]:
 def request_key(body: dict[str, Any]) -> str:
     text = json.dumps(canonical(body), sort_keys=True, ensure_ascii=False,
                       separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
+    # surrogatepass: a lone surrogate (half an emoji in a reply) still makes a key
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class Recorder:
@@ -62,7 +80,11 @@ class Recorder:
         line = json.dumps(obj, ensure_ascii=False)
         if self._redact is not None:
             line = self._redact(line)
-        self._file.write(line + "\n")
+        try:
+            self._file.write(line + "\n")
+        except UnicodeEncodeError:  # a lone surrogate (half an emoji in a reply):
+            line = json.dumps(obj)  # escaped, the line is ASCII and reads back the same
+            self._file.write((self._redact(line) if self._redact else line) + "\n")
         self._file.flush()
 
     async def complete(self, body: dict[str, Any]) -> Reply:
@@ -85,15 +107,60 @@ class Recorder:
         await self.inner.aclose()
 
 
-def read_header(path: Path) -> dict[str, Any]:
+def read_cassette(path: Path, *, header_only: bool = False) -> list[str]:
+    """The cassette's lines (only the first with ``header_only``), or RunDirError: the
+    file is missing, not a regular file (a FIFO, a device), too large or unreadable."""
     try:
-        with path.open(encoding="utf-8") as f:
-            first = f.readline()
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise RunDirError(f"cannot read the cassette {path}: {exc.strerror}") from None
+    with open(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            raise RunDirError(f"the cassette {path} is not a regular file ({_file_kind(st)})")
+        if st.st_size > MAX_CASSETTE_BYTES:
+            raise RunDirError(f"the cassette {path} is {st.st_size:,} bytes; Scenarist reads "
+                              f"cassettes of at most {MAX_CASSETTE_BYTES:,} bytes")
+        try:
+            raw = f.readline(MAX_CASSETTE_BYTES) if header_only \
+                else f.read(MAX_CASSETTE_BYTES + 1)
+        except OSError as exc:
+            raise RunDirError(f"cannot read the cassette {path}: {exc.strerror}") from None
+    if len(raw) > MAX_CASSETTE_BYTES:  # it grew while we read
+        raise RunDirError(f"the cassette {path} is larger than {MAX_CASSETTE_BYTES:,} bytes")
+    out = []
+    for n, line in enumerate(raw.split(b"\n"), 1):
+        try:
+            out.append(line.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise RunDirError(f"{path}:{n}: the line is not UTF-8 text (byte "
+                              f"0x{line[exc.start]:02x} at column {exc.start + 1}); record "
+                              "the cassette again") from None
+    return out
+
+
+def _file_kind(st: os.stat_result) -> str:
+    mode = st.st_mode
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a file"
+
+
+def read_header(path: Path) -> dict[str, Any]:
+    lines = read_cassette(path, header_only=True)
+    return _header(path, lines[0] if lines else "")
+
+
+def _header(path: Path, first: str) -> dict[str, Any]:
     try:
-        header = json.loads(first)
-    except ValueError:
+        header = read_reply_json(first)
+    except Unreadable:
         header = None
     if not isinstance(header, dict) or header.get("kind") != "scenarist-cassette":
         raise RunDirError(f"{path} is not a Scenarist cassette (its first line is not a "
@@ -102,7 +169,64 @@ def read_header(path: Path) -> dict[str, Any]:
         raise RunDirError(f"the cassette {path} has schema_version "
                           f"{header.get('schema_version')!r}; this Scenarist reads version "
                           f"{CASSETTE_VERSION}; record it again")
+    s = header.get("settings")
+    problem = None
+    if not isinstance(s, dict):
+        problem = "settings is not an object"
+    elif not isinstance(s.get("model", ""), str):
+        problem = "settings.model is not text"
+    elif s.get("temperature") is not None and (
+            isinstance(s["temperature"], bool) or not isinstance(s["temperature"], int | float)):
+        problem = "settings.temperature is not a number"
+    elif not isinstance(s.get("params") or {}, dict):
+        problem = "settings.params is not an object"
+    elif not isinstance(s.get("system_prompt", ""), str):
+        problem = "settings.system_prompt is not text"
+    if problem is not None:
+        raise RunDirError(f"{path}:1: the cassette's header is damaged: {problem}; record the "
+                          "cassette again")
     return header
+
+
+def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
+    """One exchange line, checked; RunDirError says what is wrong and where."""
+    try:
+        entry = read_reply_json(line)
+    except Unreadable as exc:
+        raise RunDirError(f"{path}:{n}: the line {exc}; record the cassette again") from None
+    problem = None
+    if not isinstance(entry, dict):
+        problem = "the line is not a JSON object"
+    elif not isinstance(entry.get("key"), str):
+        problem = "the line has no 'key' (a text)"
+    elif "response" in entry:
+        if not isinstance(entry["response"], dict):
+            problem = "its 'response' is not an object"
+    elif "error" in entry:
+        err = entry["error"]
+        if not isinstance(err, dict) or err.get("kind") not in RECORDED_ERRORS \
+                or not isinstance(err.get("message"), str) \
+                or not isinstance(err.get("status"), int | None) \
+                or isinstance(err.get("status"), bool):
+            problem = ("its 'error' is not an object with a kind (status, malformed or "
+                       "model_output), a message and a status")
+    else:
+        problem = "the line has neither a 'response' nor an 'error'"
+    if problem is not None:
+        raise RunDirError(f"{path}:{n}: {problem}; record the cassette again")
+    entry["_line"] = n
+    return entry  # type: ignore[no-any-return]
+
+
+def _torn(line: str) -> bool:
+    """Is this line cut short (as an interrupted recording leaves its last line)?"""
+    try:
+        json.loads(line)
+    except ValueError:
+        return True
+    except RecursionError:  # complete or not, it is too deep: report it
+        return False
+    return False
 
 
 class ReplayModel:
@@ -110,23 +234,27 @@ class ReplayModel:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        header = read_header(path)
-        s = header.get("settings") or {}
+        lines = read_cassette(path)
+        header = _header(path, lines[0] if lines else "")
+        s = header["settings"]
         self.settings = RequestSettings(
             str(s.get("model", "")), s.get("temperature"), dict(s.get("params") or {}),
             str(s.get("system_prompt", "")),
         )
         self.replies: dict[str, dict[str, Any]] = {}
-        with path.open(encoding="utf-8") as f:
-            next(f)
-            for line in f:
-                if not line.strip():
-                    continue
-                try:
-                    entry = json.loads(line)
-                except ValueError:
+        last = len(lines)
+        while last > 1 and not lines[last - 1].strip():
+            last -= 1
+        for n, line in enumerate(lines[1:], 2):
+            if not line.strip():
+                continue
+            try:
+                entry = _entry(path, n, line)
+            except RunDirError:
+                if n == last and _torn(line):
                     continue  # a torn last line from an interrupted recording
-                self.replies.setdefault(entry["key"], entry)
+                raise
+            self.replies.setdefault(entry["key"], entry)
 
     async def complete(self, body: dict[str, Any]) -> Reply:
         entry = self.replies.get(request_key(body))
@@ -140,7 +268,12 @@ class ReplayModel:
         if "error" in entry:
             err = entry["error"]
             raise EndpointError(err["kind"], err["message"], status=err.get("status"))
-        return parse_completion(entry["response"], 0.0)
+        try:
+            return parse_completion(entry["response"], 0.0)
+        except EndpointError as exc:
+            raise EndpointError(exc.kind, f"the cassette {self.path.name}:{entry['_line']} "
+                                          f"holds a reply Scenarist cannot read: "
+                                          f"{exc.message}") from None
 
     async def aclose(self) -> None:
         return None

@@ -129,9 +129,11 @@ def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str,
         diags.error(
             doc.span_in_string((*path, "system_prompt"), line_offset(prompt, problem.line)),
             "E208",
-            f"the system_prompt of the target '{name}' does not compile: {problem.message}",
+            f"the system_prompt of the target '{name}' {problem.verb}: {problem.message}",
+            _limit_hint() if problem.limit else
             "use {{ now }} for the moment and {{ system }} for the scenario's instructions",
         )
+    _check_connection(doc, path, data, diags)
     r = data.get("retry") or {}
     return OpenAISettings(
         model=data["model"],
@@ -147,7 +149,34 @@ def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str,
             backoff_ms=r.get("backoff_ms", 500),
             retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
         ),
+        **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data else {}),
     )
+
+
+def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
+                      diags: Collector) -> None:
+    """What the schema lets through but no HTTP request can carry: a port above 65535, an
+    unbalanced IPv6 address, a header that is not ASCII or holds a line break."""
+    from .base import header_problem, url_problem
+
+    url = data["base_url"]
+    problem = url_problem(url)
+    if problem is not None:
+        diags.error(doc.span((*path, "base_url")), "S105",
+                    f"the base_url {url!r} cannot be used: {problem}",
+                    "write it as http://host:port/v1, e.g. http://127.0.0.1:8080/v1")
+    for hname, value in (data.get("headers") or {}).items():
+        trouble = header_problem(hname, value)
+        if trouble is not None:
+            here = (*path, "headers", hname)
+            bad_name = header_problem(hname, "") is not None
+            diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
+
+
+def _limit_hint() -> str:
+    from ..sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
+
+    return LIMITS_HINT
 
 
 def _openai_json(s: OpenAISettings) -> dict[str, Any]:
@@ -159,8 +188,7 @@ def _open_openai(target: Target, max_connections: int,
                  on_throttle: Callable[[], None] | None) -> ChatModel:
     from .openai import OpenAIModel
 
-    return OpenAIModel(target.config, max_connections=max_connections,
-                       on_throttle=on_throttle)
+    return OpenAIModel(target, max_connections=max_connections, on_throttle=on_throttle)
 
 
 def _open_model_agent(target: Target, context: AgentContext) -> Agent:
@@ -261,7 +289,13 @@ OPENAI_SCHEMA: dict[str, Any] = {
              "OPENAI_API_KEY"),
     },
     "timeout_ms": {"type": "integer", "minimum": 1,
-                   **schema_doc("How long to wait for one reply, in milliseconds.", 60000)},
+                   **schema_doc("The most one request may take, in milliseconds: connecting, "
+                                "sending and the whole reply (a reply still arriving then is "
+                                "a timeout).", 60000)},
+    "max_reply_bytes": {"type": "integer", "minimum": 1024,
+                        **schema_doc("The most bytes one reply may hold once decoded (default "
+                                     "8 MiB); a longer reply ends its attempt as a malformed "
+                                     "error, and reading stops there.", 8388608)},
     "temperature": {"type": "number", "minimum": 0, "maximum": 2,
                     **schema_doc("Sampling temperature sent with each request.", 0.7)},
     "params": {

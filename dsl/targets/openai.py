@@ -1,11 +1,15 @@
 """``kind: openai`` — any OpenAI-compatible chat-completions endpoint (llama.cpp server,
 vLLM, Ollama, OpenAI), over one shared ``httpx.AsyncClient`` per target.
 
-Timeouts are explicit (httpx's 5 s default is too short for a model). Only 429, the
-configured 5xx statuses, timeouts and connection errors are retried, with exponential
-backoff and jitter, honouring ``Retry-After`` (seconds or an HTTP date). Whatever still
-fails becomes an :class:`~dsl.errors.EndpointError` — an attempt with status *error*,
-never a model failure and never an aborted run.
+Timeouts are explicit (httpx's 5 s default is too short for a model), and ``timeout_ms``
+bounds the whole request, body included: a server that drips one byte at a time cannot
+keep an attempt alive. The body is read as it arrives and decoded here (gzip and deflate,
+incrementally), counting decoded bytes: past ``max_reply_bytes`` reading stops, so a gzip
+bomb never inflates. A redirect is reported as one, never followed or read as a
+completion. Only 429, the configured 5xx statuses, timeouts and connection errors are
+retried, with exponential backoff and jitter, honouring ``Retry-After`` (seconds or an
+HTTP date). Whatever still fails becomes an :class:`~dsl.errors.EndpointError` — an
+attempt with status *error*, never a model failure and never an aborted run.
 """
 
 from __future__ import annotations
@@ -17,12 +21,23 @@ import json
 import os
 import random
 import time
+import zlib
 from typing import Any
 
 import httpx
 
-from ..errors import EndpointError
-from .base import Reply, RequestSettings, parse_completion
+from ..errors import Diagnostic, EndpointError, InputError
+from ..model import Target
+from .base import (
+    Reply,
+    RequestSettings,
+    Unreadable,
+    header_problem,
+    parse_completion,
+    read_reply_json,
+    snippet,
+    url_problem,
+)
 from .settings import OpenAISettings
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
@@ -36,7 +51,6 @@ UNSUPPORTED_TOOLS = ("does not support tools", "tools are not supported",
                      "tools not supported", "tool choice requires", "tool_choice is not "
                      "supported", "enable-auto-tool-choice")
 MAX_RETRY_AFTER_S = 60.0  # a server asking for longer than this is treated as failing
-MAX_ERROR_BODY = 300
 
 
 def api_key(target: OpenAISettings) -> str | None:
@@ -96,13 +110,17 @@ class _Shards:
         ]
         self.busy = [0] * n
 
-    async def send(self, request: httpx.Request) -> tuple[int, httpx.Headers, bytes]:
+    async def send(self, request: httpx.Request, limit: int, seen: list[bool]
+                   ) -> tuple[int, httpx.Headers, bytes]:
+        """Status, headers and the decoded body (at most ``limit`` bytes: _TooLarge past
+        it). ``seen`` is set once the status line and headers have arrived."""
         i = min(range(len(self.busy)), key=self.busy.__getitem__)
         self.busy[i] += 1
         try:
             response = await self.transports[i].handle_async_request(request)
+            seen.append(True)
             try:
-                body = await response.aread()
+                body = await _read_body(response, limit)
             finally:
                 await response.aclose()
             return response.status_code, response.headers, body
@@ -112,6 +130,66 @@ class _Shards:
     async def aclose(self) -> None:
         for t in self.transports:
             await t.aclose()
+
+
+class _TooLarge(Exception):
+    """The decoded body passed the target's max_reply_bytes."""
+
+
+class _BadEncoding(Exception):
+    """The body's Content-Encoding cannot be read; the message completes "the reply ..."."""
+
+
+async def _read_body(response: httpx.Response, limit: int) -> bytes:
+    """The body as it arrives, decoded, at most ``limit`` bytes (no httpx decoder: its
+    gzip decoder inflates each chunk whole, 64 KB of bomb into 64 MB)."""
+    encoding = response.headers.get("content-encoding", "")
+    codings = [c.strip().lower() for c in encoding.split(",")]
+    codings = [c for c in codings if c not in ("", "identity")]
+    stream: Any = response.stream
+    parts: list[bytes] = []
+    total = 0
+    if not codings:
+        async for chunk in stream:
+            total += len(chunk)
+            if total > limit:
+                raise _TooLarge
+            parts.append(chunk)
+        return b"".join(parts)
+    if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
+        raise _BadEncoding(f"is encoded as {encoding.strip()!r}; Scenarist reads gzip, "
+                           "deflate or no encoding")
+    gzip = codings[0] != "deflate"
+    z = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
+    first = True
+    try:
+        async for chunk in stream:
+            data = chunk
+            while data and not z.eof:
+                try:
+                    out = z.decompress(data, limit - total + 1)
+                except zlib.error:
+                    if gzip or not first:
+                        raise
+                    # "deflate" sent raw, without the zlib wrapper (as some servers do)
+                    z = zlib.decompressobj(-zlib.MAX_WBITS)
+                    out = z.decompress(data, limit - total + 1)
+                first = False
+                total += len(out)
+                if total > limit:
+                    raise _TooLarge
+                parts.append(out)
+                data = z.unconsumed_tail
+        out = z.flush()
+    except zlib.error as exc:
+        raise _BadEncoding(f"is not valid {codings[0]} data ({exc})") from None
+    total += len(out)
+    if total > limit:
+        raise _TooLarge
+    parts.append(out)
+    if not z.eof:
+        raise _BadEncoding(f"ends in the middle of its {codings[0]} data")
+    return b"".join(parts)
 
 
 def _tls_context() -> Any:
@@ -148,28 +226,49 @@ def _proxy_for(url: httpx.URL) -> str | None:
 class OpenAIModel:
     """One target's endpoint. ``on_throttle`` is told about 429s (adaptive concurrency)."""
 
-    def __init__(self, target: OpenAISettings, *, max_connections: int = 16,
+    def __init__(self, of: Target, *, max_connections: int = 16,
                  on_throttle: Any = None) -> None:
+        """``of``: a ``kind: openai`` target (its settings: ``of.config``)."""
         from .. import __version__
 
+        self.of = of
+        target: OpenAISettings = of.config
         self.target = target
         self.settings = RequestSettings(
             target.model, target.temperature, dict(target.params), target.system_prompt
         )
-        self.url = httpx.URL(target.base_url + "/chat/completions")
+        problem = url_problem(target.base_url)
+        try:
+            self.url = httpx.URL(target.base_url + "/chat/completions")
+            host = self.url.netloc.decode("ascii")
+        except (httpx.InvalidURL, UnicodeError) as exc:
+            problem = problem or f"it is not a valid URL ({exc})"
+        if problem is not None:
+            raise _bad_target(of, f"the base_url {target.base_url!r} of the target "
+                                  f"'{of.name}' cannot be used: {problem}")
         headers = {
-            "Host": self.url.netloc.decode("ascii"),
+            "Host": host,
             "Content-Type": "application/json",
             "Accept": "application/json",
             "User-Agent": f"scenarist/{__version__}",
             **target.headers,
         }
+        for name, value in target.headers.items():
+            trouble = header_problem(name, value)
+            if trouble is not None:
+                raise _bad_target(of, f"the target '{of.name}' cannot be used: {trouble}")
         key = api_key(target)
         if key:
+            if not key.isascii() or not key.isprintable():
+                raise _bad_target(of, f"the API key in {target.api_key_env} holds a "
+                                      "character that is not printable ASCII; check the "
+                                      "variable")
             headers["Authorization"] = f"Bearer {key}"
-        self.headers = list(headers.items())
-        timeout_s = target.timeout_ms / 1000
-        self.timeout = httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)).as_dict()
+        self.headers = [(k.encode("ascii"), v.encode("ascii")) for k, v in headers.items()]
+        self.timeout_s = target.timeout_ms / 1000
+        self.timeout = httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0)
+                                     ).as_dict()
+        self.max_reply_bytes = target.max_reply_bytes
         self.shards = _Shards(self.url, max_connections)
         self.on_throttle = on_throttle
 
@@ -178,37 +277,55 @@ class OpenAIModel:
 
     async def complete(self, body: dict[str, Any]) -> Reply:
         retry = self.target.retry
-        content = json.dumps(body, ensure_ascii=False).encode()
+        try:
+            content = json.dumps(body, ensure_ascii=False).encode()
+        except UnicodeEncodeError:  # a lone surrogate (half an emoji): send it escaped
+            content = json.dumps(body).encode()
         started = time.perf_counter()
         last: EndpointError | None = None
         for i in range(retry.max_attempts):
             wait: float | None = None
             request = httpx.Request("POST", self.url, headers=self.headers, content=content,
                                     extensions={"timeout": self.timeout})
+            seen: list[bool] = []
             try:
-                status, headers, raw = await self.shards.send(request)
-            except httpx.TimeoutException:
-                last = EndpointError(
-                    "timeout", f"no reply from {self.target.base_url} within "
-                               f"{self.target.timeout_ms / 1000:g} s")
+                async with asyncio.timeout(self.timeout_s):
+                    status, headers, raw = await self.shards.send(
+                        request, self.max_reply_bytes, seen)
+            except (httpx.TimeoutException, TimeoutError):
+                last = EndpointError("timeout", self._timed_out(bool(seen)))
             except httpx.TransportError as exc:
                 last = EndpointError(
                     "connection", f"cannot reach {self.target.base_url}: {_transport(exc)}")
+            except _TooLarge:
+                raise EndpointError(
+                    "malformed", f"the reply from {self.target.base_url} is larger than "
+                                 f"{self.max_reply_bytes:,} bytes (max_reply_bytes); raise "
+                                 "max_reply_bytes if the endpoint really sends replies this "
+                                 "long") from None
+            except _BadEncoding as exc:
+                raise EndpointError("malformed", f"the reply from {self.target.base_url} "
+                                                 f"{exc}") from None
+            except httpx.DecodingError as exc:  # pragma: no cover - we decode ourselves
+                raise EndpointError("malformed", f"the reply from {self.target.base_url} "
+                                                 f"cannot be decoded ({exc})") from None
             else:
-                if status < 400:
+                if status < 300:
                     return self._parse(raw, started, i)
+                if status < 400:
+                    raise self._redirected(status, headers)
                 text = raw.decode("utf-8", errors="replace")
                 if _unparsable_output(status, text):
                     raise EndpointError(
                         "model_output", "the server could not parse the model's reply as a "
-                        f"tool call or answer (HTTP {status}: {_snippet(text)})",
+                        f"tool call or answer (HTTP {status}: {snippet(text)})",
                         status=status)
                 if status < 500 and any(p in text.lower() for p in UNSUPPORTED_TOOLS):
                     raise EndpointError(
                         "unsupported_tools", f"the endpoint does not support tool calls for "
-                        f"this model (HTTP {status}: {_snippet(text)})", status=status)
+                        f"this model (HTTP {status}: {snippet(text)})", status=status)
                 last = EndpointError("status", f"HTTP {status} from {self.target.base_url}: "
-                                               f"{_snippet(text)}", status=status)
+                                               f"{snippet(text)}", status=status)
                 if status not in retry.retry_on_status:
                     raise last
                 if status == 429 and self.on_throttle is not None:
@@ -232,13 +349,36 @@ class OpenAIModel:
     def _parse(self, raw: bytes, started: float, retries: int) -> Reply:
         latency = (time.perf_counter() - started) * 1000
         try:
-            data = json.loads(raw)
-        except ValueError:
-            text = raw.decode("utf-8", errors="replace")
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
             raise EndpointError(
-                "malformed", f"the reply from {self.target.base_url} is not JSON: "
-                             f"{_snippet(text)}") from None
+                "malformed", f"the reply from {self.target.base_url} is not UTF-8 text (byte "
+                             f"0x{raw[exc.start]:02x} at position {exc.start:,})") from None
+        try:
+            data = read_reply_json(text)
+        except Unreadable as exc:
+            raise EndpointError("malformed",
+                                f"the reply from {self.target.base_url} {exc}") from None
         return parse_completion(data, latency, retries)
+
+    def _timed_out(self, headers_arrived: bool) -> str:
+        limit = f"{self.target.timeout_ms / 1000:g} s"
+        if headers_arrived:
+            return (f"the reply from {self.target.base_url} was still arriving after {limit} "
+                    "(timeout_ms bounds the whole reply)")
+        return f"no reply from {self.target.base_url} within {limit}"
+
+    def _redirected(self, status: int, headers: httpx.Headers) -> EndpointError:
+        location = headers.get("location")
+        where = (f"redirected to {snippet(location)}" if location
+                 else "redirected without saying where (no Location header)")
+        return EndpointError("status", f"HTTP {status} from {self.target.base_url}: the "
+                                       f"endpoint {where}; set base_url to the final address",
+                             status=status)
+
+
+def _bad_target(target: Target, message: str) -> InputError:
+    return InputError([Diagnostic(target.span, "S105", message)])
 
 
 def _transport(exc: Exception) -> str:
@@ -266,8 +406,3 @@ def _unparsable_output(status: int, body: str) -> bool:
         return False
     low = body.lower()
     return any(p in low for p in UNPARSABLE_OUTPUT)
-
-
-def _snippet(text: str) -> str:
-    t = " ".join(text.split())
-    return repr(t[:MAX_ERROR_BODY] + ("…" if len(t) > MAX_ERROR_BODY else ""))

@@ -29,6 +29,7 @@ class OpenAISettings:
     system_prompt: str = ""
     headers: Mapping[str, str] = field(default_factory=dict)
     retry: Retry = Retry()
+    max_reply_bytes: int = 8 * 2**20  # the most a reply may hold, once decoded
 
 
 @dataclass(frozen=True, slots=True)
