@@ -5,6 +5,7 @@ pipeline (dsl/pipeline.py), and prints. Exit codes: dsl/exits.py (docs/cli.md).
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -26,14 +27,13 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, list
 
 
 def _read_sources(diagnostics: Sequence[Diagnostic]) -> dict[str, list[str]]:
+    from .load import source_lines  # regular files only, capped: never a FIFO or a device
+
     out: dict[str, list[str]] = {}
     for d in diagnostics:
         f = d.span.file
         if f not in out and not f.startswith("<"):
-            try:
-                out[f] = Path(f).read_text("utf-8", errors="replace").splitlines()
-            except OSError:
-                out[f] = []
+            out[f] = source_lines(Path(f))
     return out
 
 
@@ -210,9 +210,19 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                f"{p.attempts} attempts; at most {p.max_model_calls} model calls{judged}")
 
 
+def _existing(ctx: click.Context, param: click.Parameter, paths: tuple[Path, ...]
+              ) -> tuple[Path, ...]:
+    """Paths that exist as entries — a link that leads nowhere (or back to itself) exists:
+    linting it says what is wrong with it."""
+    for p in paths:
+        if not os.path.lexists(p):
+            raise click.BadParameter(f"Path '{p}' does not exist.", ctx=ctx, param=param)
+    return paths
+
+
 @main.command()
-@click.argument("paths", nargs=-1,
-                type=click.Path(exists=True, path_type=Path, allow_dash=False))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path, allow_dash=False),
+                callback=_existing)
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "github"]),
               default="text", show_default=True,
               help="text: for people; json: for tools (docs/lint.md); github: GitHub "
@@ -261,6 +271,10 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
     if output is not None and output.is_dir():
         click.echo(f"error: -o {output} is a folder; give the report's file name, e.g. "
                    f"{output / 'report.html'}", err=True)
+        sys.exit(EXIT_INPUT)
+    if output is not None and output.exists() and not output.is_file():
+        click.echo(f"error: -o {output} is not a regular file (a device or a pipe); give the "
+                   "report's file name", err=True)
         sys.exit(EXIT_INPUT)
     if output is not None and not output.parent.is_dir():
         click.echo(f"error: cannot write the report to {output}: the folder "

@@ -28,6 +28,7 @@ against its own suite; run and plan need the files of exactly one suite (E211).
 from __future__ import annotations
 
 import fnmatch
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -162,7 +163,10 @@ class _Where:
 
     def real(self, path: Path) -> Path:
         if path.is_symlink():
-            return path.resolve()
+            try:
+                return path.resolve()
+            except (OSError, RuntimeError):  # a symlink loop: reading it will say so
+                return self.real(Path(os.path.abspath(path)).parent) / path.name
         parent = self._dirs.get(path.parent)
         if parent is None:
             parent = self._dirs[path.parent] = path.parent.resolve()

@@ -41,7 +41,7 @@ from .checks import REGISTRY, label
 from .compile import compile_document
 from .discover import SuiteFiles, discover
 from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
-from .load import MAX_FILE_BYTES, DataPath, Document, read_file
+from .load import DataPath, Document, read_file, source_lines
 from .model import Scenario
 from .suite import Suite
 from .verdict import min_pass_for
@@ -167,16 +167,9 @@ def _fill_excerpts(excerpts: dict[str, dict[int, str]], diagnostics: list[Diagno
 
 
 def _lines(path: Path) -> list[str]:
-    """A file's lines for showing, or none for a file too large or binary to show."""
-    try:
-        if path.stat().st_size > MAX_FILE_BYTES:
-            return []
-        raw = path.read_bytes()
-    except OSError:
-        return []
-    if b"\x00" in raw:
-        return []
-    return raw.decode("utf-8", errors="replace").splitlines()
+    """A file's lines for showing, or none for a file too large, binary or not a regular
+    file (a FIFO is never waited on)."""
+    return source_lines(path)
 
 
 class _Linter:

@@ -241,7 +241,7 @@ async def execute(
             if options.record_judge is not None:
                 from .targets.cassette import Recorder
 
-                jmodel = Recorder(jmodel, options.record_judge, jt.name, redactor)
+                jmodel = Recorder(jmodel, options.record_judge, jt.name, redactor.value)
             judge = Judge(plan.judge, jmodel, redactor, use_cache=options.judge_cache)
         for t in plan.targets:
             cap = min(t.concurrency or options.concurrency, options.concurrency)
@@ -249,7 +249,7 @@ async def execute(
             agents[t.name] = open_agent(t, AgentContext(
                 max_connections=cap, suite_root=Path(plan.suite_root),
                 suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
-                on_throttle=limit.throttled, record=options.record, redact=redactor))
+                on_throttle=limit.throttled, record=options.record, redact=redactor.value))
         writer = ResultsWriter(run_dir, redactor.value)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0

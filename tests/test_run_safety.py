@@ -64,6 +64,13 @@ def test_secrets_in_tool_arguments_are_redacted_and_every_line_stays_json(
     resumed = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)
     assert resumed.exit_code == 0, resumed.output
     assert len(lines(run_dir)) == 3  # nothing was missing, nothing ran again
+    # a cassette is redacted the same way: valid JSON, and it still replays
+    r = run_cli("run", ".", "--record", "c.jsonl", "--out", "rec", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    cassette = (tmp_path / "c.jsonl").read_text()
+    assert AWS_SECRET not in cassette
+    assert "12345678" not in cassette
+    assert all(json.loads(x) for x in cassette.splitlines())
 
 
 def test_a_second_writer_of_a_run_folder_is_refused(tmp_path: Path, server: FakeServer,
@@ -279,3 +286,24 @@ def test_a_shard_that_holds_no_scenario_is_refused(tmp_path: Path, server: FakeS
     assert r.output == ("error E220 the shard 5/8 holds no scenario: the suite has 1 scenario, "
                         "fewer than 8 shards\n  hint: split it into at most 1 shards\n")
     assert not (tmp_path / "runs").exists()
+
+
+def test_files_that_are_not_files_never_block_lint_or_the_report(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    server.script(TOOL_THEN_ANSWER)
+    hours_suite(tmp_path, server.url)
+    os.mkfifo(tmp_path / "fifo.yaml")
+    (tmp_path / "loop.yaml").symlink_to("loop.yaml")
+    (tmp_path / "zero.yaml").symlink_to("/dev/zero")
+    for name, said in (("fifo.yaml", "the path is a FIFO (named pipe), not a regular file"),
+                       ("loop.yaml", "cannot read the file: it is a symbolic link that leads "
+                                     "back to itself (a symlink loop)"),
+                       ("zero.yaml", "the path is a device, not a regular file")):
+        r = run_cli("lint", name, cwd=tmp_path)
+        assert r.exit_code == 1
+        assert r.output.startswith(f"{name}:1:1: error Y112 {said}\n"), r.output
+    assert run_cli("run", "hours.yaml", cwd=tmp_path).exit_code == 0
+    r = run_cli("report", str(the_run(tmp_path / "runs")), "-o", "fifo.yaml", cwd=tmp_path)
+    assert (r.exit_code, r.output) == (2, "error: -o fifo.yaml is not a regular file (a device "
+                                          "or a pipe); give the report's file name\n")
+    assert (tmp_path / "fifo.yaml").is_fifo()  # not replaced by a file

@@ -90,7 +90,7 @@ class AgentContext:
     on_reply: Callable[[Reply], None] = lambda reply: None  # every model reply (budgets)
     on_throttle: Callable[[], None] | None = None  # the endpoint answered HTTP 429
     record: Path | None = None  # --record FILE: a cassette of every exchange
-    redact: Callable[[str], str] | None = None
+    redact: Callable[[Any], Any] | None = None  # a JSON-like value → its redacted copy
 
 
 class Metered:

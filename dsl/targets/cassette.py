@@ -55,7 +55,9 @@ class Recorder:
     """Wraps a model and appends every successful exchange to a cassette."""
 
     def __init__(self, inner: ChatModel, path: Path, target_name: str,
-                 redact: Callable[[str], str] | None = None) -> None:
+                 redact: Callable[[Any], Any] | None = None) -> None:
+        """``redact`` maps a JSON-like value to its redacted copy (``Redactor.value``): each
+        line is redacted value by value, so it stays valid JSON."""
         self.inner = inner
         self._redact = redact
         self.settings = inner.settings
@@ -77,14 +79,13 @@ class Recorder:
         self._write(header)
 
     def _write(self, obj: dict[str, Any]) -> None:
-        line = json.dumps(obj, ensure_ascii=False)
         if self._redact is not None:
-            line = self._redact(line)
+            obj = self._redact(obj)
+        line = json.dumps(obj, ensure_ascii=False)
         try:
             self._file.write(line + "\n")
         except UnicodeEncodeError:  # a lone surrogate (half an emoji in a reply):
-            line = json.dumps(obj)  # escaped, the line is ASCII and reads back the same
-            self._file.write((self._redact(line) if self._redact else line) + "\n")
+            self._file.write(json.dumps(obj) + "\n")  # escaped: ASCII, reads back the same
         self._file.flush()
 
     async def complete(self, body: dict[str, Any]) -> Reply:
