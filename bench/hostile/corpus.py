@@ -319,7 +319,7 @@ def _not_files(root: Path) -> list[Probe]:
     for name, what in [("fifo.yaml", "FIFO"), ("zero.yaml", "device"),
                        ("loop.yaml", "symlink loop")]:
         out.append(Probe(f"lint {name} given", "12 files", ["lint", name], g,
-                         linted("Y112", what), timeout_s=20, owner="run"))
+                         refused("error Y112", what, code=1), timeout_s=20, owner="run"))
         out.append(Probe(f"run {name} given", "12 files", ["run", name], g,
                          refused(), timeout_s=20, owner="run"))
     out.append(Probe("run a folder whose only scenario is ~", "12 files", ["run", "null.yaml"],
@@ -518,7 +518,8 @@ def _lock_probe(root: Path, server: str) -> Probe:
         results = [first] + [Result(p.returncode, o, e, 0.0, 0.0, d)
                              for p, (o, e) in zip(procs, outs, strict=True)]
         bad = [r for r in results[1:] if r.code not in (0, 1, 3)]
-        if bad and not any("lock" in r.output.lower() for r in bad):
+        refused_writer = "is being written by another scenarist process"
+        if any(r.code != 2 or refused_writer not in r.output for r in bad):
             return results, f"a resume ended with exit {bad[0].code}: {bad[0].stderr[-200:]}"
         if len(keys) != len(set(keys)):
             return results, f"{len(keys)} attempts recorded for a 20-attempt plan " \
