@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .errors import Span
 
@@ -164,14 +164,16 @@ class Tokens:
         return Tokens(self.prompt + other.prompt, self.completion + other.completion)
 
 
-@dataclass(frozen=True, slots=True)
-class Call:
+class Call(NamedTuple):
     """One tool call the agent made.
 
     ``args`` is the parsed arguments (``None`` when they were not valid JSON, with the
     text kept in ``raw_args``); ``output`` is what the fake tool returned (``None`` when the
     call is pending confirmation or was not executed); ``error`` says why a call was not
     executed (``invalid-json``, ``unknown-tool``).
+
+    A named tuple rather than a dataclass: as frozen, and built four times faster — every
+    attempt record read back (a report reads 100,000) holds several.
     """
 
     id: str

@@ -337,7 +337,7 @@ def moment(system: str) -> str:
 def _call_event(name: Any, args: Any, call: Call | None, ref: Ref) -> list[Any]:
     ev = ["c", ref(name or (call.name if call else "")),
           ref(args if type(args) is str else json.dumps(args, ensure_ascii=False)),
-          ref(call.action if call else None)]
+          (call.action or "") if call else ""]  # read, create, update, delete: short
     pending, error = (call.pending, call.error) if call else (False, None)
     if pending or error:
         ev.append(1 if pending else 0)
@@ -361,33 +361,34 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
         if rec.answer:
             out.append(["A", ref(rec.answer)])
         return out
+    # the messages are objects (the record's reader checks it); their fields are not
     last = -1
     for i in range(len(messages) - 1, -1, -1):
-        m = messages[i]
-        if isinstance(m, dict) and m.get("role") == "assistant":
+        if messages[i].get("role") == "assistant":
             last = i
             break
     names: dict[str, Any] = {}
     pending: list[str] = []
+    append = out.append
     n = 0
     for i, m in enumerate(messages):
-        if not isinstance(m, dict):
-            continue
         role = m.get("role")
         content = m.get("content")
         text = content if type(content) is str else _content(content)
-        if role == "assistant":
+        if role == "tool":
+            append(["t", ref(names.get(str(m.get("tool_call_id")), "")), ref(text)])
+        elif role == "assistant":
             tool_calls = m.get("tool_calls")
             if not tool_calls:
                 if i == last or text:
-                    out.append(["A" if i == last else "a", ref(text)])
+                    append(["A" if i == last else "a", ref(text)])
                 continue
             if text:
-                out.append(["a", ref(text)])
+                append(["a", ref(text)])
             for tc in tool_calls:
-                tc = tc if isinstance(tc, dict) else {}
+                tc = tc if type(tc) is dict else {}
                 fn = tc.get("function")
-                fn = fn if isinstance(fn, dict) else {}
+                fn = fn if type(fn) is dict else {}
                 call = calls[n] if n < len(calls) else None
                 n += 1
                 name = fn.get("name") or (call.name if call else None)
@@ -395,15 +396,13 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
                 ev = _call_event(name, fn.get("arguments", ""), call, ref)
                 if len(ev) > 4 and ev[4]:
                     pending.append(str(name))
-                out.append(ev)
-        elif role == "tool":
-            out.append(["t", ref(names.get(str(m.get("tool_call_id")), "")), ref(text)])
+                append(ev)
         elif role == "user":
-            out.append(["u", ref(text)])
+            append(["u", ref(text)])
         elif role == "system":
-            out.append(["s", ref(text), ref(moment(text))])
+            append(["s", ref(text), ref(moment(text))])
         else:
-            out.append(["o", ref(role), ref(text)])
+            append(["o", ref(role), ref(text)])
     if pending:
         out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
                              "person's confirmation, so it was not run.")])
@@ -441,7 +440,8 @@ def attempt(rec: AttemptRecord, ref: Ref) -> list[Any]:
     """One attempt record, reduced to what the report shows (see the blob's layout)."""
     err = rec.error
     return [
-        rec.run, rec.status, ref(rec.reason), ref(rec.started_at), rec.latency_ms, rec.steps,
+        # started_at is the one text no two attempts share: kept inline, not in the table
+        rec.run, rec.status, ref(rec.reason), rec.started_at, rec.latency_ms, rec.steps,
         rec.tokens.total, rec.retries,
         [ref(err.kind), ref(err.message), err.status] if err is not None else None,
         transcript(rec, ref),

@@ -109,7 +109,8 @@ def test_every_kind_opens_an_agent_that_follows_one_protocol(tmp_path: Path,
     for rec in (model, mine):
         assert (rec.status, rec.reason) == ("pass", "all 4 checks passed")
         assert [c.name for c in rec.calls] == ["list_business_hours"]
-        assert record_from_json(json.loads(json.dumps(record_json(rec)))) == rec
+        assert record_json(record_from_json(json.loads(json.dumps(record_json(rec))))) == \
+            record_json(rec)  # read back, written again: the same line
     assert (model.target, mine.target) == ("model", "mine")
     assert model.steps == 2
     assert len(replies) == 2  # the model target's two replies reached the run's meter
@@ -178,3 +179,25 @@ def test_a_line_of_another_version_is_refused_with_its_place(tmp_path: Path) -> 
     assert str(info.value) == (f"{tmp_path / 'results.jsonl'}:1 has schema_version 9; this "
                                "Scenarist reads version 1 (upgrade Scenarist, or re-run to "
                                "regenerate it)")
+
+
+def test_lines_the_fast_reader_refuses_are_read_by_the_standard_library(tmp_path: Path) -> None:
+    """orjson reads almost every line; a lone surrogate (half an emoji cut by max_tokens),
+    kept as a \\ud83d escape, and NaN are read by the json module, the same as before."""
+    from dsl.store import iter_results
+
+    base = {"schema_version": 1, "scenario": "s", "target": "t", "status": "pass"}
+    rows = [json.dumps({**base, "run": 1, "answer": "half \ud83d"}),
+            json.dumps({**base, "run": 2, "latency_ms": float("nan")}),
+            json.dumps({**base, "run": 3, "answer": "plain"})]
+    write(tmp_path / "results.jsonl", "\n".join(rows) + "\n")
+    recs = list(iter_results(tmp_path))
+    assert [r.run for r in recs] == [1, 2, 3]
+    assert recs[0].answer == "half \ud83d"
+    assert recs[1].latency_ms != recs[1].latency_ms  # NaN
+    write(tmp_path / "results.jsonl", "[" * 100_000 + "\n")
+    from dsl.errors import RunDirError
+
+    with pytest.raises(RunDirError) as info:
+        list(iter_results(tmp_path))
+    assert str(info.value) == f"{tmp_path / 'results.jsonl'}:1 is not valid JSON"
