@@ -183,7 +183,7 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
          judge_target: str | None, as_json: bool) -> None:
     """Show what a run would do: scenarios × targets × runs, and the most model calls."""
     from .compile import build_plan
-    from .store import plan_json
+    from .plan import plan_json
     from .targets.kinds import describe
 
     paths = paths or (Path("."),)
@@ -347,8 +347,8 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
     import dataclasses
 
     from .judge import Judge
-    from .judgecheck import ask_all, load_examples, report
-    from .judgecheck import calibrate as measure
+    from .judge.check import ask_all, load_examples, report
+    from .judge.check import calibrate as measure
     from .targets.kinds import is_model, open_model
 
     try:
@@ -383,7 +383,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
     data = report(results)
     stored = _store_validation(suite.root, config, labels, calibrated)
     if calibrate:
-        from .judgecheck import calibration_json, grounded_figures
+        from .judge.check import calibration_json, grounded_figures
 
         data["calibration"] = calibration_json(calibrated)
         g = grounded_figures(examples)
@@ -419,7 +419,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
 
 def _store_validation(root: Path, config: Any, labels: Path, calibrated: Any) -> str:
     """Keep the measurement for reports; say where (or why not) in one line."""
-    from .judge_validation import ValidationFileError, record_validation
+    from .judge.validation import ValidationFileError, record_validation
 
     f = calibrated.before
     try:
@@ -446,7 +446,7 @@ def _figures_row(label: str, f: Any, calibration: Any = None) -> str:
 
 
 def _calibration_lines(c: Any, grounded: Any) -> list[str]:
-    from .judgecheck import calibration_block
+    from .judge.check import calibration_block
 
     n = c.questions
     lines = [f"\nCalibration ({c.mode} mode, min_confidence {c.min_confidence:g}; "
@@ -487,7 +487,7 @@ def _calibration_lines(c: Any, grounded: Any) -> list[str]:
 
 def _edge_notes(c: Any) -> list[str]:
     """A temperature fitted at the edge of the search says the fit found nothing."""
-    from .judge_calibration import TEMPERATURE_RANGE
+    from .judge.calibration import TEMPERATURE_RANGE
 
     low, high = TEMPERATURE_RANGE
     out = []

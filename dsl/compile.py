@@ -340,7 +340,7 @@ def build_plan(
         judge=suite.judge,
         redact=suite.redact,
     )
-    from .store import plan_hash, plan_json
+    from .plan import plan_hash, plan_json
 
     plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
     if shard is not None:

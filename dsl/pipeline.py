@@ -184,6 +184,7 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
 
     from .baseline import load_summary
     from .cioutputs import write_ci_outputs
+    from .plan import plan_changes, plan_json
     from .report import regenerate
     from .run import RunOptions, execute, run_info
     from .store import (
@@ -192,8 +193,6 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         RunLock,
         create_run_dir,
         latest_records,
-        plan_changes,
-        plan_json,
         read_json,
         truncate_torn,
         write_json,
@@ -257,7 +256,7 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         if state.lowest_concurrency:
             info["throttled"] = state.lowest_concurrency
         if state.judge is not None:
-            from .judge_validation import validation_for
+            from .judge.validation import validation_for
 
             checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
             info["judge"] = {**state.judge, "cache": request.judge_cache,

@@ -153,7 +153,7 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
     if data is None:
         return None
     from .judge import PROMPT_NAMES, JudgeConfig, Prompt
-    from .judge_logprobs import Calibration
+    from .judge.logprobs import Calibration
 
     name = data["target"]
     target = targets.get(name)

@@ -155,7 +155,7 @@ def _judge(info: Any) -> dict[str, Any] | None:
     """The run's judge and whether it was measured (judge-check), in words."""
     if not isinstance(info, dict):
         return None
-    from .judge_validation import ValidationInfo, validation_text
+    from .judge.validation import ValidationInfo, validation_text
 
     checked = ValidationInfo.from_json(info.get("validation"))
     return {"target": info.get("target"), "validated": checked is not None,

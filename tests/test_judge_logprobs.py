@@ -16,9 +16,9 @@ import pytest
 from click.testing import CliRunner
 
 from dsl.cli import main
-from dsl.judge_calibration import Case, brier, expected_calibration_error, figures, fit_temperature
-from dsl.judge_logprobs import Calibration, Reading, decide, first_token_options, read_answers
-from dsl.judge_validation import NOT_VALIDATED, validation_for, validation_text
+from dsl.judge.calibration import Case, brier, expected_calibration_error, figures, fit_temperature
+from dsl.judge.logprobs import Calibration, Reading, decide, first_token_options, read_answers
+from dsl.judge.validation import NOT_VALIDATED, validation_for, validation_text
 
 from .conftest import FakeServer, start_fake_server, suite_yaml, write
 
@@ -337,7 +337,7 @@ def test_judge_check_keeps_the_validation_for_the_report(tmp_path: Path, agent: 
     assert info is not None
     assert (info.kappa, info.coverage, info.questions, info.mode) == (1.0, 0.5, 4, "logprobs")
     assert info.text.startswith("κ 1.00, coverage 50% (judge-check on 4 labelled questions, ")
-    from dsl.judge_validation import ValidationInfo
+    from dsl.judge.validation import ValidationInfo
 
     assert ValidationInfo.from_json(json.loads(json.dumps(info.as_json()))) == info
     assert ValidationInfo.from_json(None) is None

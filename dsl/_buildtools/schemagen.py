@@ -461,7 +461,7 @@ def suite_schema() -> dict[str, Any]:
 
 def _judge_logprobs_keys() -> dict[str, Any]:
     """``judge.mode`` and ``judge.calibration`` (the token-probability judge:
-    dsl/judge_logprobs.py, docs/judge.md)."""
+    dsl/judge/logprobs.py, docs/judge.md)."""
 
     def temperature(what: str, example: float) -> dict[str, Any]:
         return {"type": "number", "exclusiveMinimum": 0, "maximum": 100, **schema_doc(

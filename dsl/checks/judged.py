@@ -1,4 +1,4 @@
-"""Checks decided by the LLM judge (see dsl/judge.py for how it is asked and read).
+"""Checks decided by the LLM judge (see dsl/judge/ask.py for how it is asked and read).
 
 An empty answer is not a question: every judge check fails it with the reason
 :data:`NO_ANSWER` and asks nothing.
@@ -66,7 +66,7 @@ def prepare_rubric(param: Any, ctx: CheckContext) -> Rubric:
 
 async def rubric(p: Rubric, a: AttemptData, judge: Any) -> Outcome:
     from ..judge import context
-    from ..judge_logprobs import at_least
+    from ..judge.logprobs import at_least
 
     if _no_answer(a):
         return Outcome("fail", NO_ANSWER, 0.0)
@@ -109,7 +109,7 @@ async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Any) -> Outc
     import asyncio
 
     from ..judge import context
-    from ..judge_logprobs import at_least
+    from ..judge.logprobs import at_least
 
     if _no_answer(a):
         return Outcome("fail", NO_ANSWER, 0.0, None, tuple(

@@ -32,11 +32,7 @@ from .rundir import (
     latest_records,
     merge_runs,
     new_run_id,
-    plan_changes,
-    plan_hash,
-    plan_json,
     read_json,
-    scenario_json,
     truncate_torn,
     write_atomic,
     write_json,
@@ -44,8 +40,8 @@ from .rundir import (
 
 __all__ = [
     "PLAN", "RESULTS", "RUN", "SUMMARY", "AttemptError", "AttemptRecord", "CheckResult",
-    "ModelCallStat", "RecordError", "ResultsWriter", "RunLock", "check_version", "create_run_dir",
-    "iter_results", "latest_records", "merge_runs", "new_run_id", "plan_changes",
-    "plan_hash", "plan_json", "read_json", "record_from_json", "record_json",
-    "record_line", "scenario_json", "truncate_torn", "write_atomic", "write_json",
+    "ModelCallStat", "RecordError", "ResultsWriter", "RunLock", "check_version",
+    "create_run_dir", "iter_results", "latest_records", "merge_runs", "new_run_id",
+    "read_json", "record_from_json", "record_json", "record_line", "truncate_torn",
+    "write_atomic", "write_json",
 ]

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import RunDirError
-from ..model import SCHEMA_VERSION, Plan, Scenario
-from ..targets.kinds import target_json
+from ..model import SCHEMA_VERSION
 from .records import AttemptRecord, RecordError, check_version, record_from_json, record_line
 
 RESULTS = "results.jsonl"
@@ -114,61 +113,6 @@ def read_json(path: Path) -> Any:
     return data
 
 
-def scenario_json(s: Scenario) -> dict[str, Any]:
-    # Imported here: the checks pull in the YAML loader, which readers of a run folder
-    # (summarize, report) never need — a quarter of a second at every `scenarist report`.
-    from ..checks.tools import expected_tools
-
-    return {
-        "id": s.id,
-        "file": s.file,
-        "line": s.span.line,
-        "description": s.description,
-        "tags": list(s.tags),
-        "at": s.at.isoformat(),
-        "system": s.system,
-        "message": s.message,
-        "tools": [
-            {"name": t.name, "action": t.action, "confirm": t.confirm,
-             "description": t.description}
-            for t in s.tools
-        ],
-        "expected_tools": expected_tools(s.checks),
-        "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line}
-                   for c in s.checks],
-        "runs": s.runs,
-        "min_pass": s.min_pass,
-        "max_steps": s.max_steps,
-    }
-
-
-def plan_json(plan: Plan) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "suite": plan.suite_file,
-        "targets": [target_json(t) for t in plan.targets],
-        "scenarios": [scenario_json(s) for s in plan.scenarios],
-        "attempts": plan.attempts,
-        "max_model_calls": plan.max_model_calls,
-        "concurrency": plan.concurrency,
-        "shard": list(plan.shard) if plan.shard else None,
-        "full_plan": plan.full_hash,
-        "judge": _judge_json(plan.judge),
-        "judge_calls": plan.judge_calls,
-    }
-
-
-def _judge_json(judge: Any) -> dict[str, Any] | None:
-    if judge is None:
-        return None
-    out: dict[str, Any] = {"target": judge.target.name, "model": judge.model,
-                           "min_confidence": judge.min_confidence, "mode": judge.mode}
-    if judge.mode == "logprobs":
-        out["calibration"] = {"yes_no": judge.calibration.yes_no,
-                              "digits": judge.calibration.digits}
-    return out
-
-
 class ResultsWriter:
     """Appends attempt records to results.jsonl, one flushed line each."""
 
@@ -238,37 +182,6 @@ def iter_results(run_dir: Path) -> Iterator[AttemptRecord]:
                 raise RunDirError(f"{path}:{n} is not an attempt record: {exc}") from None
             except RunDirError as exc:
                 raise RunDirError(str(exc).replace("the line", f"{path}:{n}", 1)) from None
-
-
-def plan_hash(plan: dict[str, Any]) -> str:
-    """A fingerprint of what a plan runs (resume and merge refuse a plan that changed)."""
-    import hashlib
-
-    keep = {k: plan[k] for k in ("targets", "scenarios") if k in plan}
-    text = json.dumps(keep, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def plan_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What differs between two plans, in words."""
-    out: list[str] = []
-    old_s = {s["id"]: s for s in old.get("scenarios", [])}
-    new_s = {s["id"]: s for s in new.get("scenarios", [])}
-    for sid in sorted(new_s.keys() - old_s.keys()):
-        out.append(f"scenario {sid} was added")
-    for sid in sorted(old_s.keys() - new_s.keys()):
-        out.append(f"scenario {sid} was removed")
-    for sid in sorted(old_s.keys() & new_s.keys()):
-        a, b = old_s[sid], new_s[sid]
-        fields = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k) and k != "line"]
-        if fields:
-            out.append(f"scenario {sid} changed ({', '.join(fields)})")
-    old_t = [(t["name"], t) for t in old.get("targets", [])]
-    new_t = [(t["name"], t) for t in new.get("targets", [])]
-    if old_t != new_t:
-        out.append("the targets changed: " + ", ".join(n for n, _ in old_t) + " → "
-                   + ", ".join(n for n, _ in new_t))
-    return out
 
 
 def truncate_torn(run_dir: Path) -> bool:

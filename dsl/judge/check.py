@@ -6,7 +6,7 @@ agrees, and Cohen's kappa (agreement beyond chance: 1 is perfect, 0 is no better
 chance). Unsure and failed questions are counted apart, never as agreement.
 
 With ``--calibrate`` (:func:`calibrate`) it also measures how well the judge's
-probabilities are calibrated (``dsl/judge_calibration.py``: the figures), fits the
+probabilities are calibrated (``dsl/judge/calibration.py``: the figures), fits the
 temperatures of ``judge.calibration`` on the labels, and measures them honestly: fitted
 on one half of the labels and measured on the other. The questions are asked once; every
 other figure decides the same readings again (:func:`replay`), with the run's own rules.
@@ -25,15 +25,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .checks import REGISTRY, CheckContext
-from .errors import Collector, Diagnostic, InputError, Span
-from .judge_calibration import Case, Figures, cohen_kappa, figures, fit_temperature, log_loss
-from .judge_logprobs import MIN_ANSWER_MASS, Calibration, Kind, probability_of_pass
-from .load import read_file
-from .model import AttemptData, Call, Tokens
-from .moment import MomentError, parse_moment
-from .suite import display_path, find_suite_file, load_suite
-from .validate import validate
+from ..checks import REGISTRY, CheckContext
+from ..errors import Collector, Diagnostic, InputError, Span
+from ..load import read_file
+from ..model import AttemptData, Call, Tokens
+from ..moment import MomentError, parse_moment
+from ..suite import display_path, find_suite_file, load_suite
+from ..validate import validate
+from .calibration import Case, Figures, cohen_kappa, figures, fit_temperature, log_loss
+from .logprobs import MIN_ANSWER_MASS, Calibration, Kind, probability_of_pass
 
 DEFAULT_AT = "2026-01-01T12:00:00Z"
 
@@ -177,7 +177,7 @@ async def replay(results: Sequence[Result], judge: Any, calibration: Calibration
                  ) -> list[Result]:
     """The same questions decided again under another calibration, from the readings the
     judge kept in its memory: nothing is asked."""
-    from .judge import Judge
+    from .ask import Judge
 
     config = dataclasses.replace(judge.config, calibration=calibration)
     again = Judge(config, judge.model, judge.redact, use_cache=False, memory=judge.memory)
@@ -304,7 +304,7 @@ def calibration_json(c: Calibrated) -> dict[str, Any]:
 def grounded_figures(examples: Sequence[Example]) -> Figures | None:
     """The deterministic ``grounded`` check on the labelled ``faithful`` questions: how
     often it agrees with the people, with no judge at all."""
-    from .checks.grounded import grounded
+    from ..checks.grounded import grounded
 
     faithful = [e for e in examples if e.check == "faithful"]
     if not faithful:

@@ -55,7 +55,7 @@ class ValidationInfo:
     coverage: float | None  # share of the questions it decided
     agreement: float | None  # agreement on the questions it decided
     checked_at: str  # ISO 8601
-    figures: Mapping[str, Any]  # everything judge-check measured (judge_calibration)
+    figures: Mapping[str, Any]  # everything judge-check measured (dsl.judge.calibration)
 
     def as_json(self) -> dict[str, Any]:
         """For run.json: the report shows the validation as it was when the run ran."""

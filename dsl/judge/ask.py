@@ -15,7 +15,7 @@ can be trusted — reproducibly, honest about doubt, and without leaking secrets
 * **Token probabilities** (``mode: logprobs``). The judge is asked for one word, ``yes``
   or ``no`` (faithful, answers_the_question), or one digit 0–9 (rubric, criteria), with
   ``logprobs`` and ``top_logprobs``; the verdict is read from the first token's
-  probabilities, calibrated by a temperature (``dsl/judge_logprobs.py``: the maths).
+  probabilities, calibrated by a temperature (``dsl/judge/logprobs.py``: the maths).
 * **Caching.** The cache key is the judge model + the prompt's version + the rendered
   prompt (+ temperature and seed, + the mode when it is not json). Every outcome but an
   endpoint failure is stored under ``.scenarist/judge-cache/`` beside scenarist.yaml; a
@@ -39,8 +39,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .errors import EndpointError
-from .judge_logprobs import (
+from ..errors import EndpointError
+from ..model import SCHEMA_VERSION, AttemptData, Target
+from ..moment import say
+from ..redact import NO_REDACTION, Redactor
+from ..targets.base import ChatModel
+from .logprobs import (
     TOP_LOGPROBS,
     Calibration,
     Kind,
@@ -49,10 +53,6 @@ from .judge_logprobs import (
     first_token_options,
     read_answers,
 )
-from .model import SCHEMA_VERSION, AttemptData, Target
-from .moment import say
-from .redact import NO_REDACTION, Redactor
-from .targets.base import ChatModel
 
 PROMPT_NAMES = ("system", "faithful", "answers_the_question", "rubric", "criterion")
 MODES = ("json", "logprobs")
@@ -87,7 +87,7 @@ class Prompt:
 
     @classmethod
     def from_source(cls, name: str, source: str, origin: str = "builtin") -> Prompt:
-        from .templates import compile_template
+        from ..templates import compile_template
 
         m = _VERSION.search(source)
         version = m.group(1) if m and origin == "builtin" else \
@@ -101,7 +101,7 @@ class Prompt:
 
 @functools.cache
 def builtin_prompt(name: str, mode: str = "json") -> Prompt:
-    folder = Path(__file__).parent / "assets" / "judge"
+    folder = Path(__file__).parent.parent / "assets" / "judge"
     path = (folder / "logprobs" if mode == "logprobs" else folder) / f"{name}.j2"
     return Prompt.from_source(name, path.read_text("utf-8"))
 
