@@ -15,8 +15,9 @@ from .targets.kinds import target_json
 def scenario_json(s: Scenario) -> dict[str, Any]:
     # Imported here: the checks pull in the YAML loader, which readers of a run folder
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
-    from .checks.tools import expected_tools
+    from .checks.tools import tool_expectation
 
+    expectation = tool_expectation(s.checks, s.tools)
     return {
         "id": s.id,
         "file": s.file,
@@ -31,13 +32,30 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
              "description": t.description}
             for t in s.tools
         ],
-        "expected_tools": expected_tools(s.checks),
+        "expected_tools": list(expectation.expected) if expectation else [],
+        "tool_expectation": expectation.as_json() if expectation else None,
+        "given_when": given_when_hash(s),
         "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line}
                    for c in s.checks],
         "runs": s.runs,
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
     }
+
+
+def given_when_hash(s: Scenario) -> str:
+    """A fingerprint of the question a scenario asks — its ``given`` (the moment, the system
+    prompt, every tool as the model sees it and what it returns) and its ``when`` — but not
+    its checks: ``scenarist recheck`` re-applies changed checks to stored transcripts only
+    while this is the same."""
+    import hashlib
+
+    given = {"at": s.at.isoformat(), "system": s.system, "message": s.message,
+             "tools": [{"name": t.name, "description": t.description,
+                        "input_schema": t.input_schema, "action": t.action,
+                        "confirm": t.confirm, "returns": t.returns} for t in s.tools]}
+    text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:

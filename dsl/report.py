@@ -32,13 +32,14 @@ import gc
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .baseline import Change, Comparison, compare, pts
-from .cioutputs import pct, target_what
+from .cioutputs import pct, target_what, trend_key
+from .errors import RunDirError
 from .model import Call
 from .store import (
     PLAN,
@@ -95,6 +96,8 @@ class CheckRate:
     evaluated: int
     pass_rate: float | None
     bar: Bar
+    ci_low: float = 0.0
+    ci_high: float = 1.0
 
     @property
     def flaky(self) -> bool:
@@ -104,6 +107,26 @@ class CheckRate:
     @property
     def never(self) -> bool:
         return self.pass_rate == 0
+
+
+@dataclass(frozen=True, slots=True)
+class TrendBar:
+    """One earlier run in a row's trend: its pass rate and interval, as a small column."""
+
+    run_id: str
+    when: str
+    verdict: str
+    passes: int
+    decided: int
+    rate: float | None
+    low: float
+    high: float
+    current: bool  # this run
+
+    @property
+    def label(self) -> str:
+        return (f"{self.run_id}: {self.passes} of {self.decided} passed ({pct(self.rate)}, "
+                f"95% interval {pct(self.low)} to {pct(self.high)})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +163,9 @@ class Row:
     tokens: int
     change: Change | None
     search: str  # what the search box matches, lowercased
+    pass_k: tuple[tuple[str, float, float], ...] = ()  # (k, pass@k, pass^k)
+    tool_calls: Mapping[str, Any] | None = None  # tp, fp, fn, precision, recall, f1
+    trend: tuple[TrendBar, ...] = ()  # this scenario × target over its last runs (history)
 
     @property
     def verdict_rank(self) -> int:
@@ -178,6 +204,39 @@ class BaselineView:
 
 
 @dataclass(frozen=True, slots=True)
+class PairRow:
+    """One scenario in a target-against-target table."""
+
+    scenario: str
+    before: str  # "60% (23–88%)" or "–"
+    now: str
+    change: Change
+
+
+@dataclass(frozen=True, slots=True)
+class PairView:
+    """``run --compare old:new``: the new target against the old, scenario by scenario."""
+
+    old: str
+    new: str
+    counts: tuple[tuple[str, int], ...]
+    rows: tuple[PairRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolScore:
+    """Tool-call precision, recall and F1 of the suite or of one target."""
+
+    name: str  # "all targets" or a target's name
+    tp: int
+    fp: int
+    fn: int
+    precision: float
+    recall: float
+    f1: float
+
+
+@dataclass(frozen=True, slots=True)
 class ReportView:
     title: str
     headline: Headline
@@ -187,6 +246,9 @@ class ReportView:
     baseline: BaselineView | None
     blobs: tuple[str, ...]  # per row: its attempts, escaped for <script type=application/json>
     generated: str
+    pairs: tuple[PairView, ...] = ()
+    tool_scores: tuple[ToolScore, ...] = ()  # the suite's first, then per target
+    has_trend: bool = False
 
 
 def _judge_line(judge: Any) -> str:
@@ -235,7 +297,7 @@ def _duration(seconds: float | None) -> str:
 
 
 def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change | None,
-         models: Mapping[str, str]) -> Row:
+         models: Mapping[str, str], trend: tuple[TrendBar, ...] = ()) -> Row:
     """One summary row as the page shows it. Text is passed through :func:`visible` here,
     once, so the table, its data attributes and the filters' options all agree."""
     planned = r["planned"] or 1
@@ -246,14 +308,17 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
     for c in r["checks"]:
         cr = c["pass_rate"]
         name = visible(str(c["label"]))
+        low, high = c.get("ci_low", cr or 0), c.get("ci_high", cr or 0)
         checks.append(CheckRate(
-            name, bool(c.get("judge")), c["passes"], c["unsure"],
-            c["evaluated"], cr, _bar(cr, cr or 0, cr or 0, None, f"{name}: passed {pct(cr)}")))
+            name, bool(c.get("judge")), c["passes"], c["unsure"], c["evaluated"], cr,
+            _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
+                 f"to {pct(high)}"), low, high))
     tags = tuple(visible(str(t)) for t in r.get("tags") or ())
     scenario, target = visible(str(r["scenario"])), visible(str(r["target"]))
     file, description = visible(str(r["file"])), visible(str(r.get("description") or ""))
     search = " ".join([scenario, target, visible(models.get(r["target"], "")), file,
                        description, *tags]).lower()
+    at_k, hat_k = r.get("pass_at_k") or {}, r.get("pass_hat_k") or {}
     return Row(
         index=i, scenario=scenario, target=target, file=file, line=r["line"],
         description=description, tags=tags, at=visible(str(spec.get("at") or "")),
@@ -268,7 +333,41 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
         error_kinds=tuple((visible(str(k)), n) for k, n in
                           sorted(r["error_kinds"].items(), key=lambda kv: -kv[1])),
         latency_p50=r["latency_ms"]["p50"], latency_p95=r["latency_ms"]["p95"],
-        tokens=r["tokens"]["total"], change=change, search=search)
+        tokens=r["tokens"]["total"], change=change, search=search,
+        pass_k=tuple((k, at_k[k], hat_k.get(k, 0.0)) for k in at_k),
+        tool_calls=r.get("tool_calls"), trend=trend)
+
+
+def _trend(points: Iterable[Mapping[str, Any]], run_id: str) -> tuple[TrendBar, ...]:
+    """A row's history (oldest first), as the history store gave it."""
+    return tuple(TrendBar(visible(str(p["run_id"])), _when(p.get("started_at")),
+                          str(p["verdict"]), p["passes"], p["decided"], p["pass_rate"],
+                          p["ci_low"], p["ci_high"], p["run_id"] == run_id) for p in points)
+
+
+def _pairs(summary: Mapping[str, Any]) -> tuple[PairView, ...]:
+    from .cioutputs import side_text
+
+    out = []
+    for data in summary.get("compare") or ():
+        c = Comparison.from_json(data)
+        rows = tuple(PairRow(visible(ch.scenario), side_text(ch.before), side_text(ch.now), ch)
+                     for ch in c.ordered())
+        out.append(PairView(visible(c.before), visible(c.after),
+                            tuple((k, n) for k, n in c.counts().items() if n), rows))
+    return tuple(out)
+
+
+def _tool_scores(summary: Mapping[str, Any]) -> tuple[ToolScore, ...]:
+    data = summary.get("tool_calls")
+    if not isinstance(data, Mapping):
+        return ()
+    named = [("all targets", data["all"])]
+    by_target = data.get("by_target") or {}
+    if len(by_target) > 1:
+        named += list(by_target.items())
+    return tuple(ToolScore(visible(str(n)), d["tp"], d["fp"], d["fn"], d["precision"],
+                           d["recall"], d["f1"]) for n, d in named if d["tp"] + d["fp"] + d["fn"])
 
 
 # The data for lazy rendering: one blob per table row i (<tbody data-row="i">), in
@@ -494,33 +593,44 @@ class _Transcripts:
                             "attempts": mine, "omitted": self.seen.get(key, 0) - len(mine)})
 
 
+Trends = Mapping[str, Sequence[Mapping[str, Any]]]  # trend_key(scenario, target) → points
+
+
 def build_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
-               comparison: Comparison | None = None) -> ReportView:
+               comparison: Comparison | None = None, trends: Trends | None = None
+               ) -> ReportView:
     transcripts = _Transcripts(plan)
     for rec in records:
         transcripts.add(rec)
-    return _view(plan, transcripts, summary, run, comparison)
+    return _view(plan, transcripts, summary, run, comparison, trends)
 
 
 def summarize_and_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                        run: Mapping[str, Any] | None = None,
                        baseline: Mapping[str, Any] | None = None,
+                       trends: Trends | None = None,
                        ) -> tuple[dict[str, Any], Comparison | None, ReportView]:
-    """The summary and the report's view in one pass over the records."""
+    """The summary and the report's view in one pass over the records; the summary keeps
+    the comparison with ``baseline`` (a summary) under ``baseline``."""
     transcripts = _Transcripts(plan)
     summary = summarize_records(dict(plan), transcripts.tap(records), dict(run or {}) or None)
     comparison = compare(summary, baseline) if baseline is not None else None
-    return summary, comparison, _view(plan, transcripts, summary, run, comparison)
+    summary["baseline"] = comparison.as_json() if comparison is not None else None
+    return summary, comparison, _view(plan, transcripts, summary, run, comparison, trends)
 
 
 def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[str, Any],
-          run: Mapping[str, Any] | None, comparison: Comparison | None) -> ReportView:
+          run: Mapping[str, Any] | None, comparison: Comparison | None,
+          trends: Trends | None = None) -> ReportView:
     specs = {s["id"]: s for s in plan.get("scenarios", [])}
     models = {t["name"]: target_what(t) for t in summary["targets"]}
     changes = comparison.by_key() if comparison else {}
-    rows = tuple(_row(i, r, specs.get(r["scenario"], {}), changes.get((r["scenario"],
-                                                                       r["target"])), models)
+    trends = trends or {}
+    this_run = str(summary.get("run_id") or "")
+    rows = tuple(_row(i, r, specs.get(r["scenario"], {}),
+                      changes.get((r["scenario"], r["target"])), models,
+                      _trend(trends.get(trend_key(r["scenario"], r["target"]), ()), this_run))
                  for i, r in enumerate(summary["scenarios"]))
     blobs = [transcripts.blob((r.scenario, r.target)) for r in rows]
     t = summary["totals"]
@@ -549,7 +659,9 @@ def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[s
         title=title, headline=headline, rows=rows,
         targets=tuple(visible(str(tg["name"])) for tg in summary["targets"]), tags=tuple(tags),
         baseline=baseline, blobs=tuple(blobs),
-        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        pairs=_pairs(summary), tool_scores=_tool_scores(summary),
+        has_trend=any(len(r.trend) > 1 for r in rows))
 
 
 # ---- rendering -----------------------------------------------------------------------------
@@ -623,16 +735,34 @@ def _write(path: Path, html: str) -> None:
     write_atomic(path, html.encode("utf-8", "backslashreplace"))
 
 
+def kept_baseline(run_dir: Path) -> dict[str, Any] | None:
+    """The baseline that the run folder's summary.json was compared with (``run
+    --baseline``, ``report --baseline``), as its counts, so that a report made again —
+    after a resume too — compares with the same baseline."""
+    try:
+        data = read_json(run_dir / SUMMARY)
+    except RunDirError:
+        return None
+    kept = data.get("baseline") if isinstance(data, dict) else None
+    try:
+        return Comparison.from_json(kept).before_summary() if isinstance(kept, dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def regenerate(run_dir: Path, out: Path | None = None,
-               baseline: Mapping[str, Any] | None = None
+               baseline: Mapping[str, Any] | None = None, trends: Trends | None = None
                ) -> tuple[Path, dict[str, Any], Comparison | None]:
     """``scenarist report``: summarize the stored results again, then write summary.json and
-    the report (against ``baseline``, a summary, when given), reading results.jsonl once."""
+    the report (against ``baseline``, a summary, when given — else the comparison the
+    folder's summary.json kept), reading results.jsonl once. ``trends``: each scenario ×
+    target's last runs, from the history."""
     path = out or run_dir / REPORT
     with _collector_paused():
         plan, run = _load(run_dir)
+        against = baseline if baseline is not None else kept_baseline(run_dir)
         summary, comparison, view = summarize_and_view(plan, latest_records(run_dir), run,
-                                                       baseline)
+                                                       against, trends)
         write_json(run_dir / SUMMARY, summary)
         _write(path, render(view))
     return path, summary, comparison

@@ -64,7 +64,8 @@ def _pct(x: float | None) -> str:
 
 
 CHANGE_STYLE = {"regressed": ("▼ regressed", "red"), "improved": ("▲ improved", "green"),
-                "inconclusive": ("? flipped within noise", "yellow"), "new": ("new", None)}
+                "inconclusive": ("? flipped within noise", "yellow"), "new": ("new", None),
+                "removed": ("removed", None)}
 
 
 def _change(c: Change | None, color: bool) -> str:
@@ -147,11 +148,83 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
     if summary.get("duration_s"):
         parts.append(f"{summary['duration_s']:.1f}s")
     echo("\n" + " · ".join(parts))
+    tools = (summary.get("tool_calls") or {}).get("all")
+    if tools and tools["tp"] + tools["fp"] + tools["fn"]:
+        from .cioutputs import prf_text
+
+        by_target = summary["tool_calls"].get("by_target") or {}
+        line = f"Tool calls: {prf_text(tools)}"
+        if len(by_target) > 1:
+            line += "; " + ", ".join(f"{name} F1 {_pct(t['f1']).strip()}"
+                                     for name, t in by_target.items())
+        echo(line)
     if comparison is not None:
         counts = comparison.counts()
         said = [f"{n} {status}" for status, n in counts.items() if n]
-        if comparison.removed:
-            said.append(f"{len(comparison.removed)} removed")
         base = comparison.baseline_run_id or "the baseline"
         line = f"Against {base}: " + (", ".join(said) or "nothing to compare")
         echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)
+    for pair in summary.get("compare") or ():
+        from .baseline import Comparison as _Comparison
+
+        echo("")
+        print_pair(_Comparison.from_json(pair), color)
+
+
+def _side(side: Any) -> str:
+    from .cioutputs import side_text
+
+    return side_text(side)
+
+
+def print_pair(c: Comparison, color: bool) -> None:
+    """``run --compare old:new``: each scenario's two pass rates and the change."""
+    echo = functools.partial(click.echo, color=color)
+    echo(f"{c.after} against {c.before}:")
+    rows = c.ordered()
+    width = max((len(ch.scenario) for ch in rows), default=8)
+    w_old = max([len(c.before), *(len(_side(ch.before)) for ch in rows)])
+    w_new = max([len(c.after), *(len(_side(ch.now)) for ch in rows)])
+    echo(f"  {'scenario':<{width}}  {c.before:<{w_old}}  {c.after:<{w_new}}  change")
+    for ch in rows:
+        echo(f"  {ch.scenario:<{width}}  {_side(ch.before):<{w_old}}  {_side(ch.now):<{w_new}}"
+             f"  {_change_words(ch, color)}")
+    counts = c.counts()
+    line = "  " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)
+
+
+def _change_words(c: Change, color: bool) -> str:
+    from .baseline import describe_delta
+
+    text, fg = CHANGE_WORDS[c.status]
+    if c.delta is not None:
+        text += f" {describe_delta(c.delta, c.interval)}"
+    return style(text, color, fg=fg, bold=c.status == "regressed") if fg else text
+
+
+CHANGE_WORDS: dict[str, tuple[str, str | None]] = {
+    "regressed": ("▼ regressed", "red"), "improved": ("▲ improved", "green"),
+    "inconclusive": ("? inconclusive", "yellow"), "new": ("new", None),
+    "removed": ("removed", None), "unchanged": ("= unchanged", None)}
+
+
+def print_comparison(c: Comparison, *, quiet: bool = False) -> None:
+    """``scenarist diff`` as text: one line per scenario × target (without the unchanged
+    ones with ``quiet``), what needs a look first, then the counts."""
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    rows = [ch for ch in c.ordered() if not (quiet and ch.status == "unchanged")]
+    width = max((len(ch.scenario) for ch in rows), default=8)
+    twidth = max((len(ch.target) for ch in rows), default=6)
+    w_old = max((len(_side(ch.before)) for ch in rows), default=1)
+    w_new = max((len(_side(ch.now)) for ch in rows), default=1)
+    for ch in rows:
+        echo(f"{ch.scenario:<{width}}  {ch.target:<{twidth}}  {_side(ch.before):>{w_old}} → "
+             f"{_side(ch.now):<{w_new}}  {_change_words(ch, color)}")
+    counts = c.counts()
+    said = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    line = f"{c.after or 'the new run'} against {c.before or 'the baseline'}: " + (
+        said or "nothing to compare")
+    echo(("\n" if rows else "") + (style(line, color, fg="red", bold=True)
+                                   if counts["regressed"] else line))

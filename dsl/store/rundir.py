@@ -30,15 +30,38 @@ LOCK = ".lock"
 FSYNC_EVERY_S = 1.0  # results reach the OS at every line; the disk at least this often
 
 
-def new_run_id(now: dt.datetime | None = None) -> str:
+RUN_ID_TIME = "%Y%m%d-%H%M%S-%f"  # the time part of a run id: UTC, to the microsecond
+
+
+def new_run_id(now: dt.datetime | None = None, after: str | None = None) -> str:
+    """``20261130-091500-123456-ab12``: the time (UTC, to the microsecond), then four random
+    hex digits, so that ids sort by time — ``ls runs | tail -1`` is the latest run — and two
+    machines never make the same one. ``after``: an id this one must sort after (the
+    latest in the folder), should the clock stand still or step back."""
     now = now or dt.datetime.now(dt.UTC)
-    return now.strftime("%Y%m%d-%H%M%S") + "-" + secrets.token_hex(2)
+    if after is not None:
+        try:
+            last = dt.datetime.strptime(after[:22], RUN_ID_TIME).replace(tzinfo=dt.UTC)
+        except ValueError:
+            last = None
+        if last is not None and now <= last:
+            now = last + dt.timedelta(microseconds=1)
+    return now.astimezone(dt.UTC).strftime(RUN_ID_TIME) + "-" + secrets.token_hex(2)
+
+
+def _latest_id(parent: Path) -> str | None:
+    try:
+        names = [e.name for e in os.scandir(parent) if e.name[:1].isdigit()]
+    except OSError:
+        return None
+    return max(names, default=None)
 
 
 def create_run_dir(parent: Path, run_id: str | None = None) -> Path:
-    """A new, empty run folder in ``parent`` (created as needed). RunDirError, in plain
-    words, when it cannot be made (``parent`` is a file, read-only, the disk is full)."""
-    run_id = run_id or new_run_id()
+    """A new, empty run folder in ``parent`` (created as needed), named to sort after every
+    run folder already there. RunDirError, in plain words, when it cannot be made
+    (``parent`` is a file, read-only, the disk is full)."""
+    run_id = run_id or new_run_id(after=_latest_id(parent))
     path = parent / run_id
     if parent.exists() and not parent.is_dir():
         raise RunDirError(f"{parent} is a file, not a folder: the run folders go into a "
