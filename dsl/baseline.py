@@ -234,7 +234,7 @@ def compare_row(now: Mapping[str, Any] | None, before: Mapping[str, Any] | None,
     if "inconclusive" in (v_now, v_before):
         side = _side_words(now_name) if v_now == "inconclusive" else _side_words(before_name)
         if v_now == v_before == "inconclusive":
-            side = "either"
+            side = "both runs" if now_name == "now" else f"both {before_name} and {now_name}"
         status, note = "inconclusive", f"no verdict in {side}; {diff_text}"
     elif v_now == v_before:
         status, note = "unchanged", f"{words(v_now).past} {was} and {now_w}; {diff_text}"

@@ -58,10 +58,11 @@ def side_text(side: Side | None) -> str:
 
 
 def check_text(check: Mapping[str, Any]) -> str:
-    """A check's pass rate with its interval: ``40% (12–77%)``."""
+    """A check's pass rate with its interval: ``40%, 95% CI 12–77%``."""
     if not check.get("evaluated"):
         return "–"
-    return f"{pct(check['pass_rate'])} ({check['ci_low'] * 100:.0f}–{check['ci_high'] * 100:.0f}%)"
+    return (f"{pct(check['pass_rate'])}, 95% CI {check['ci_low'] * 100:.0f}–"
+            f"{check['ci_high'] * 100:.0f}%")
 
 
 def prf_text(t: Mapping[str, Any]) -> str:
@@ -229,7 +230,8 @@ def _md_failing(row: Mapping[str, Any]) -> str:
     failing = row["failing_checks"]
     checks = {c["label"]: c for c in row["checks"]}
     cells = [f"{md_code(fc['label'])} ×{fc['count']}"
-             + (f" (passed {check_text(checks[fc['label']])})" if fc["label"] in checks else "")
+             + (f" (pass rate {check_text(checks[fc['label']])})" if fc["label"] in checks
+                else "")
              for fc in failing[:MAX_MD_FAILING_CHECKS]]
     if len(failing) > MAX_MD_FAILING_CHECKS:
         cells.append(f"+{len(failing) - MAX_MD_FAILING_CHECKS} more")
@@ -315,11 +317,13 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     return "\n".join(out) + "\n"
 
 
+MD_ORDER = ("regressed", "improved", "unchanged", "inconclusive", "new", "removed")
+
+
 def counts_text(c: Comparison) -> str:
-    """``1 regressed · 2 unchanged``: the statuses that occur, in the order of their
-    importance."""
+    """``1 regressed · 2 unchanged``: the statuses that occur."""
     counts = c.counts()
-    return " · ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing to compare"
+    return " · ".join(f"{counts[s]} {s}" for s in MD_ORDER if counts[s]) or "nothing to compare"
 
 
 def _md_delta(c: Change) -> str:

@@ -316,11 +316,14 @@ def build_plan(
     concurrency: int | None = None,
     shard: tuple[int, int] | None = None,
     judge_target: str | None = None,
+    compare: Sequence[tuple[str, str]] = (),
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
 
     With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
-    the same files give the same split on every machine."""
+    the same files give the same split on every machine. ``compare``: target pairs to
+    compare (``--compare old:new``; each must be among the chosen targets); without it, the
+    suite's ``compare:`` pairs whose two targets are both chosen."""
     compiled = compile_paths(paths, runs=runs, judge_target=judge_target)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
@@ -330,6 +333,20 @@ def build_plan(
     chosen, problems = _select_targets(suite, targets)
     if problems:
         raise InputError(problems)
+    names = [t.name for t in chosen]
+    pairs = tuple(compare)
+    for old, new in pairs:
+        for name in (old, new):
+            if name not in names:
+                problems.append(Diagnostic(
+                    Span("<command line>", 1, 1), "E206",
+                    f"--compare {old}:{new}: '{name}' is not a target of this run"
+                    f"{did_you_mean(name, suite.targets) if name not in suite.targets else ''}",
+                    f"run it too: --target {old} --target {new} --compare {old}:{new}"))
+    if problems:
+        raise InputError(problems)
+    if not pairs:
+        pairs = tuple(p for p in suite.compare if p[0] in names and p[1] in names)
     plan = Plan(
         suite_root=str(suite.root),
         suite_file=suite.file,
@@ -339,6 +356,8 @@ def build_plan(
         suite_targets=tuple(suite.targets.values()),
         judge=suite.judge,
         redact=suite.redact,
+        compare=pairs,
+        history=suite.history,
     )
     from .plan import plan_hash, plan_json
 

@@ -100,6 +100,8 @@ CODES: dict[str, Code] = {
         Code("E218", "no-judge", "A judge check in a suite without a judge."),
         Code("E219", "bad-judge", "The judge's configuration cannot be used."),
         Code("E220", "nothing-selected", "What the command line selects holds no scenario."),
+        Code("E221", "bad-history-or-compare", "history: or compare: in scenarist.yaml cannot "
+             "be used."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),

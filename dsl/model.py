@@ -135,6 +135,8 @@ class Plan:
     full_hash: str = ""  # fingerprint of the whole plan, before sharding (merge checks it)
     judge: Any = None  # a JudgeConfig when the suite has one
     redact: Any = None  # the suite's redaction settings (RedactConfig)
+    compare: tuple[tuple[str, str], ...] = ()  # target pairs (old, new) compared in the run
+    history: Any = None  # the suite's history: setting (dsl/history/locate.py reads it)
 
     @property
     def attempts(self) -> int:

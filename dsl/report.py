@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .baseline import Change, Comparison, compare, pts
+from .baseline import Change, Comparison, compare, compare_targets, pts
 from .cioutputs import pct, target_what, trend_key
 from .errors import RunDirError
 from .model import Call
@@ -338,11 +338,19 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
         tool_calls=r.get("tool_calls"), trend=trend)
 
 
-def _trend(points: Iterable[Mapping[str, Any]], run_id: str) -> tuple[TrendBar, ...]:
-    """A row's history (oldest first), as the history store gave it."""
+def _trend(points: Iterable[Mapping[str, Any]], row: Mapping[str, Any], run_id: str,
+           started: str | None) -> tuple[TrendBar, ...]:
+    """A row's earlier runs (oldest first, as the history gave them), then this run; empty
+    when the history has no earlier run of it."""
+    earlier = [p for p in points if p["run_id"] != run_id]
+    if not earlier:
+        return ()
+    now = {"run_id": run_id, "started_at": started, "verdict": row["verdict"],
+           "passes": row["passes"], "decided": row["decided"], "pass_rate": row["pass_rate"],
+           "ci_low": row["ci_low"], "ci_high": row["ci_high"]}
     return tuple(TrendBar(visible(str(p["run_id"])), _when(p.get("started_at")),
                           str(p["verdict"]), p["passes"], p["decided"], p["pass_rate"],
-                          p["ci_low"], p["ci_high"], p["run_id"] == run_id) for p in points)
+                          p["ci_low"], p["ci_high"], p is now) for p in [*earlier, now])
 
 
 def _pairs(summary: Mapping[str, Any]) -> tuple[PairView, ...]:
@@ -611,12 +619,15 @@ def summarize_and_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord]
                        baseline: Mapping[str, Any] | None = None,
                        trends: Trends | None = None,
                        ) -> tuple[dict[str, Any], Comparison | None, ReportView]:
-    """The summary and the report's view in one pass over the records; the summary keeps
-    the comparison with ``baseline`` (a summary) under ``baseline``."""
+    """The summary and the report's view in one pass over the records. The summary keeps
+    the comparison with ``baseline`` (a summary) under ``baseline``, and that of each pair
+    of targets the run compares (run.json's ``compare``) under ``compare``."""
     transcripts = _Transcripts(plan)
     summary = summarize_records(dict(plan), transcripts.tap(records), dict(run or {}) or None)
     comparison = compare(summary, baseline) if baseline is not None else None
     summary["baseline"] = comparison.as_json() if comparison is not None else None
+    summary["compare"] = [compare_targets(summary["scenarios"], str(old), str(new)).as_json()
+                          for old, new in (run or {}).get("compare") or ()]
     return summary, comparison, _view(plan, transcripts, summary, run, comparison, trends)
 
 
@@ -630,7 +641,8 @@ def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[s
     this_run = str(summary.get("run_id") or "")
     rows = tuple(_row(i, r, specs.get(r["scenario"], {}),
                       changes.get((r["scenario"], r["target"])), models,
-                      _trend(trends.get(trend_key(r["scenario"], r["target"]), ()), this_run))
+                      _trend(trends.get(trend_key(r["scenario"], r["target"]), ()), r,
+                             this_run, summary.get("started_at")))
                  for i, r in enumerate(summary["scenarios"]))
     blobs = [transcripts.blob((r.scenario, r.target)) for r in rows]
     t = summary["totals"]
@@ -661,7 +673,7 @@ def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[s
         baseline=baseline, blobs=tuple(blobs),
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         pairs=_pairs(summary), tool_scores=_tool_scores(summary),
-        has_trend=any(len(r.trend) > 1 for r in rows))
+        has_trend=any(r.trend for r in rows))
 
 
 # ---- rendering -----------------------------------------------------------------------------

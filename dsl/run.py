@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -154,6 +155,23 @@ def attempt_status(data: AttemptData, checks: tuple[CheckResult, ...]
     return "pass", f"all {len(checks)} checks passed"
 
 
+# The reasons attempt_status gives from the checks (any other reason of a failed attempt
+# is the loop's failure): loop_failure reads them back from records older than `failure`.
+_CHECKS_REASON = re.compile(r"\d+ of \d+ checks failed: |all \d+ checks passed$"
+                            r"|no check failed, but the judge was unsure$")
+
+
+def loop_failure(record: AttemptRecord) -> str | None:
+    """Why the agent loop failed a stored attempt (max_steps), whatever its checks say:
+    the record's ``failure``; in a record written before it was kept, the reason
+    :func:`attempt_status` gave that is not about the checks."""
+    if record.failure:
+        return record.failure
+    if record.status == "fail" and record.reason and not _CHECKS_REASON.match(record.reason):
+        return record.reason
+    return None
+
+
 def make_record(scenario: Scenario, target: Target, run: int, started: dt.datetime,
                 status: AttemptStatus, reason: str, *, data: AttemptData | None = None,
                 error: EndpointError | None = None,
@@ -169,7 +187,8 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
         return dataclasses.replace(
             base, answer=data.answer, calls=data.calls, messages=data.messages,
             steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
-            retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls))
+            retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
+            failure=data.failure)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
@@ -229,8 +248,7 @@ async def execute(
     limits: dict[str, AdaptiveLimit] = {}
     agents: dict[str, Agent] = {}
     failures_in_row: dict[str, int] = {}
-    redactor = plan.redact.redactor(plan.suite_targets) if plan.redact is not None else \
-        _default_redactor(plan)
+    redactor = redactor_of(plan)
     judge = None
     try:
         if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.checks):
@@ -328,7 +346,10 @@ def _metering(scheduler: Scheduler, limit: AdaptiveLimit) -> Any:
     return on_reply
 
 
-def _default_redactor(plan: Plan) -> Any:
+def redactor_of(plan: Plan) -> Any:
+    """What the run redacts before anything reaches the judge or a file."""
+    if plan.redact is not None:
+        return plan.redact.redactor(plan.suite_targets)
     from .redact import build
 
     return build({e for e in map(key_env, plan.suite_targets) if e})

@@ -62,6 +62,8 @@ class Suite:
     judge: Any = None  # JudgeConfig
     redact: RedactConfig = field(default_factory=lambda: RedactConfig())
     checks: Mapping[str, NamedCheck] = field(default_factory=dict)
+    history: Any = None  # history: as written (a URL, a file, false); None: the default
+    compare: tuple[tuple[str, str], ...] = ()  # compare: target pairs (old, new)
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -144,8 +146,53 @@ def load_suite(file: Path, diags: Collector) -> Suite:
     judge = _judge(doc, root, data.get("judge"), targets, diags)
     redact = _redact(doc, data.get("redact") or {}, diags)
     checks = named_checks(doc, data.get("checks") or {}, diags)
+    history = data.get("history")
+    from .history.locate import setting_problem
+
+    problem = setting_problem(history)
+    if problem is not None:
+        diags.error(doc.span(("history",)), "E221", problem)
+        history = None
+    pairs = _compare(doc, data.get("compare"), targets, diags)
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
-                 judge, redact, checks)
+                 judge, redact, checks, history, pairs)
+
+
+def parse_pair(text: str) -> tuple[str, str] | None:
+    """``old:new`` as (old, new); None when it is not two names around one colon."""
+    old, sep, new = text.partition(":")
+    old, new = old.strip(), new.strip()
+    if not sep or not old or not new or ":" in new or old == new:
+        return None
+    return old, new
+
+
+def _compare(doc: Document, data: Any, targets: Mapping[str, Target],
+             diags: Collector) -> tuple[tuple[str, str], ...]:
+    """``compare: old:new`` (or a list of pairs): the targets compared within a run."""
+    if data is None:
+        return ()
+    items = [data] if isinstance(data, str) else list(data)
+    out = []
+    for i, item in enumerate(items):
+        path: DataPath = ("compare",) if isinstance(data, str) else ("compare", i)
+        pair = parse_pair(str(item))
+        if pair is None:
+            diags.error(doc.span(path), "E221",
+                        f"'{item}' is not a pair of targets: write old:new, two different "
+                        "target names around a colon")
+            continue
+        ok = True
+        for n in pair:
+            if n not in targets:
+                ok = False
+                diags.error(doc.span(path), "E206",
+                            f"compare names the target '{n}', which is not defined"
+                            f"{did_you_mean(n, targets)}",
+                            f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}")
+        if ok:
+            out.append(pair)
+    return tuple(out)
 
 
 def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,

@@ -13,9 +13,8 @@ Every figure is kept at full precision (the statistics are :mod:`dsl.stats`'s); 
 terminal, the report and summary.md round them for display. Besides the pass rate and its
 interval, each row has each check's pass rate with its interval, pass@k and pass^k, and
 tool-call precision, recall and F1 (:mod:`dsl.toolcalls` counts each attempt); the
-summary has the same F1 for the suite and per target, and — when the run compares targets
-(``run --compare old:new``) — each pair's :class:`~dsl.baseline.Comparison` under
-``compare``.
+summary has the same F1 for the suite and per target. (The comparisons — with a baseline,
+between the targets of the run — are :mod:`dsl.baseline`'s: the report stage adds them.)
 """
 
 from __future__ import annotations
@@ -33,6 +32,9 @@ from .toolcalls import ToolExpectation, expectation_of
 from .verdict import Tally
 
 __all__ = ["Z95", "exit_code", "percentile", "summarize_dir", "summarize_records", "wilson"]
+
+
+TOOL_OUTCOMES = ("tp", "fp", "fn", "tn")
 
 
 @dataclass(slots=True)
@@ -54,9 +56,6 @@ class _Acc:
     judge_cached: int = 0
     judge_tokens: int = 0
     items: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # criteria
-
-
-TOOL_OUTCOMES = ("tp", "fp", "fn", "tn")
 
 
 def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
@@ -134,7 +133,6 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
         "judge": _judge(info.get("judge")),
         "totals": totals,
         "tool_calls": _tool_calls(rows, targets),
-        "compare": _compare(rows, info.get("compare")),
         "scenarios": rows,
     }
 
@@ -153,17 +151,6 @@ def _tool_calls(rows: list[dict[str, Any]], targets: list[str]) -> dict[str, Any
     return {"all": _prf(rows).as_json(),
             "by_target": {t: _prf(r for r in rows if r["target"] == t).as_json()
                           for t in targets}}
-
-
-def _compare(rows: list[dict[str, Any]], pairs: Any) -> list[dict[str, Any]]:
-    """``run --compare old:new``: each pair's comparison (run.json keeps the pairs)."""
-    from .baseline import compare_targets
-
-    out = []
-    for pair in pairs or ():
-        old, new = pair
-        out.append(compare_targets(rows, str(old), str(new)).as_json())
-    return out
 
 
 def _judge(info: Any) -> dict[str, Any] | None:

@@ -228,3 +228,99 @@ def print_comparison(c: Comparison, *, quiet: bool = False) -> None:
         said or "nothing to compare")
     echo(("\n" if rows else "") + (style(line, color, fg="red", bold=True)
                                    if counts["regressed"] else line))
+
+
+def _when(iso: str | None) -> str:
+    """``2026-11-30 09:15`` (UTC) from an ISO time; ``–`` when there is none."""
+    import datetime as dt
+
+    if not iso:
+        return "–"
+    try:
+        t = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC)
+    return t.strftime("%Y-%m-%d %H:%M")
+
+
+def _rate_ci(rate: float | None, low: float, high: float) -> str:
+    return "–" if rate is None else f"{rate * 100:.0f}% [{low * 100:.0f}–{high * 100:.0f}]"
+
+
+def print_runs(runs: list[Any], where: str, trends: dict[Any, Any], scenario: str | None,
+               target: str | None) -> None:
+    """``scenarist runs list``: the latest runs first, one line each (with ``--scenario``,
+    its verdict and pass rate in each run)."""
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    if not runs:
+        what = " that ran " + scenario if scenario else ""
+        what += (" on " if scenario else " against ") + target if target else ""
+        echo(f"No runs{what} in the history {where}.")
+        return
+    points: dict[tuple[str, str], Any] = {}
+    for (_, tgt), found in trends.items():
+        for p in found:
+            points[(p.run_id, tgt)] = p
+    width = max(len(r.run_id) for r in runs)
+    for r in runs:
+        commit = (r.git_commit or "")[:8] or "–"
+        branch = f" {r.git_branch}" if r.git_branch else ""
+        names = ", ".join(f"{t.name} ({t.model})" if t.model else t.name for t in r.targets)
+        line = (f"{r.run_id:<{width}}  {_when(r.started_at)}  {commit}{branch}  "
+                f"{r.passed}/{r.scenarios} passed  {names}")
+        if r.recheck_of:
+            line += f"  (recheck of {r.recheck_of})"
+        echo(line)
+        if scenario:
+            for t in r.targets:
+                if target and t.name != target:
+                    continue
+                p = points.get((r.run_id, t.name))
+                if p is not None:
+                    w = _verdict_words(p.verdict)
+                    echo(f"    {style(w.mark, color, fg=w.color, bold=True)}  {t.name}  "
+                         f"{p.passes}/{p.decided}  {_rate_ci(p.pass_rate, p.ci_low, p.ci_high)}")
+    echo(f"\n{len(runs)} run{'s' if len(runs) != 1 else ''} in the history {where}")
+
+
+def _verdict_words(verdict: str) -> Any:
+    from .verdict import words
+
+    return words(verdict)
+
+
+def print_run(entry: Any) -> None:
+    """``scenarist runs show ID``: the run, its targets, and every scenario × target."""
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    echo(f"Run {entry.run_id}" + (f" (a recheck of {entry.recheck_of})"
+                                  if entry.recheck_of else ""))
+    echo(f"  started   {_when(entry.started_at)}" + (f", finished {_when(entry.finished_at)}"
+                                                     if entry.finished_at else ""))
+    if entry.git_commit:
+        echo(f"  commit    {entry.git_commit}" + (f" ({entry.git_branch})"
+                                                  if entry.git_branch else ""))
+    if entry.suite:
+        echo(f"  suite     {entry.suite}")
+    echo("  targets   " + ", ".join(f"{t.name} ({t.model})" if t.model else t.name
+                                    for t in entry.targets))
+    if entry.run_dir:
+        echo(f"  folder    {entry.run_dir}")
+    rate = "–" if entry.pass_rate is None else f"{entry.pass_rate * 100:.0f}%"
+    echo(f"  result    {entry.passed}/{entry.scenarios} passed, {entry.failed} failed, "
+         f"{entry.inconclusive} without a verdict; {rate} of {entry.attempts} attempts passed"
+         + ("; interrupted" if entry.interrupted else ""))
+    if not entry.results:
+        return
+    echo("")
+    width = max(len(r.scenario) for r in entry.results)
+    twidth = max(len(r.target) for r in entry.results)
+    for r in sorted(entry.results, key=lambda r: (_verdict_words(r.verdict).order,
+                                                  r.scenario, r.target)):
+        w = _verdict_words(r.verdict)
+        echo(f"{style(w.mark, color, fg=w.color, bold=True)}  {r.scenario:<{width}}  "
+             f"{r.target:<{twidth}}  {r.passes:>3}/{r.decided:<3} min {r.min_pass:<3} "
+             f"{_rate_ci(r.pass_rate, r.ci_low, r.ci_high)}")

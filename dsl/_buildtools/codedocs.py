@@ -307,6 +307,19 @@ EXAMPLES: dict[str, Example] = {
         note="A run that would run nothing is refused (exit 2) rather than reported as "
              "passed.",
     ),
+    "E221": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}",
+                              "judge: {target: local}\n"
+                              "history: postgresql://ci:s3cret@db.internal/scenarist"),
+        EXAMPLE_SUITE.replace("judge: {target: local}",
+                              "judge: {target: local}\n"
+                              "history: postgresql://ci@db.internal/scenarist"),
+        where="suite",
+        note="scenarist.yaml is shared: the history's password comes from PGPASSWORD, "
+             "~/.pgpass or the whole URL in SCENARIST_HISTORY. Also reported for a `history:` "
+             "URL that is not postgresql://, and for a `compare:` entry that is not two "
+             "different target names as old:new.",
+    ),
     "E219": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
                               "    entry: clinic_bot.agent:build\njudge: {target: bot}"),

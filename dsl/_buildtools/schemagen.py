@@ -326,6 +326,9 @@ def _target() -> dict[str, Any]:
     }
 
 
+PAIR_PATTERN = "^[^:]+:[^:]+$"
+
+
 def suite_schema() -> dict[str, Any]:
     return {
         "$schema": DIALECT,
@@ -435,6 +438,28 @@ def suite_schema() -> dict[str, Any]:
                 "items": {"type": "string"},
                 **schema_doc("Glob patterns of YAML files under the suite that are not scenarios.",
                              ["fixtures/**"]),
+            },
+            "history": {
+                "type": ["string", "boolean"],
+                **schema_doc(
+                    "Where runs are remembered (docs/history.md): a SQLite file relative to "
+                    "scenarist.yaml (default .scenarist/history.db), a PostgreSQL server "
+                    "shared by a team (postgresql://user@host/database, without the "
+                    "password: set PGPASSWORD), or false for none. The SCENARIST_HISTORY "
+                    "environment variable overrides it.",
+                    "postgresql://ci@db.internal:5432/scenarist", False),
+            },
+            "compare": {
+                "type": ["string", "array"],
+                "pattern": PAIR_PATTERN,
+                "items": {"type": "string", "pattern": PAIR_PATTERN,
+                          **schema_doc("Two targets, old:new.", "current:candidate")},
+                "minItems": 1,
+                **schema_doc(
+                    "Targets compared within a run when both run (like --compare): old:new, "
+                    "or a list of such pairs. Each scenario shows both pass rates, the "
+                    "difference and its 95% interval.",
+                    "current:candidate", ["v1:v2", "v1:v3"]),
             },
             "checks": {
                 "type": "object",

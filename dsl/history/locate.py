@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from .postgresql import without_password
 from .store import HistoryError, HistoryStore
 
 HISTORY_ENV = "SCENARIST_HISTORY"
@@ -37,21 +38,6 @@ class Location:
     @property
     def shown(self) -> str:
         return without_password(self.target) if self.kind == "postgresql" else self.target
-
-
-def without_password(url: str) -> str:
-    """The URL with its password (in the user part or a ``password=`` parameter) left out."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(a PostgreSQL URL that cannot be read)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, host = netloc.rsplit("@", 1)
-        netloc = f"{user.split(':', 1)[0]}@{host}"
-    query = "&".join(q for q in parts.query.split("&")
-                     if q and not q.lower().startswith("password="))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def has_password(url: str) -> bool:

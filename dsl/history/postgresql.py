@@ -10,8 +10,24 @@ written by Scenarist: libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``, or fr
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from .store import HistoryError, SqlHistory
+
+def without_password(url: str) -> str:
+    """The URL with its password (in the user part or a ``password=`` parameter) left out."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(a PostgreSQL URL that cannot be read)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = "&".join(q for q in parts.query.split("&")
+                     if q and not q.lower().startswith("password="))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
 
 CONNECT_TIMEOUT_S = 10  # a server that is down answers nothing: do not wait for ever
 MIGRATION_LOCK = 0x5C3E_A415  # pg_advisory_xact_lock key: one migrating process at a time
@@ -40,8 +56,6 @@ class PostgresHistory(SqlHistory):
 
     def _describe(self, exc: BaseException) -> str:
         # libpq's messages may quote the connection string; never its password
-        from .locate import without_password
-
         text = super()._describe(exc)
         return text.replace(self.url, without_password(self.url))
 

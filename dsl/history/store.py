@@ -7,6 +7,8 @@ connect, take the migration lock and name their driver's errors. The tests run t
 cases against both.
 """
 
+# ruff: noqa: S608 -- every query here is built from this module's own column names and
+# '?' placeholders; every value is a parameter.
 from __future__ import annotations
 
 import contextlib
@@ -104,8 +106,9 @@ class HistoryStore(ABC):
     location: str  # how to show it: a file, or a URL without its password
 
     @abstractmethod
-    def record(self, entry: RunEntry) -> None:
-        """Add a run (or replace the one with the same id: importing twice is harmless)."""
+    def record(self, entry: RunEntry, replaces: Sequence[str] = ()) -> None:
+        """Add a run (or replace the one with the same id: importing twice is harmless);
+        the runs ``replaces`` names leave the history (the shards a merged run holds)."""
 
     @abstractmethod
     def runs(self, *, scenario: str | None = None, target: str | None = None,
@@ -255,11 +258,12 @@ class SqlHistory(HistoryStore):
             row = self._execute(cur, "SELECT MAX(version) FROM scenarist_schema").fetchone()
             return int(row[0] or 0)
 
-    def record(self, entry: RunEntry) -> None:
+    def record(self, entry: RunEntry, replaces: Sequence[str] = ()) -> None:
         with self._cursor("write to", write=True) as cur:
-            self._execute(cur, "DELETE FROM results WHERE run_id = ?", (entry.run_id,))
-            self._execute(cur, "DELETE FROM run_targets WHERE run_id = ?", (entry.run_id,))
-            self._execute(cur, "DELETE FROM runs WHERE run_id = ?", (entry.run_id,))
+            for run_id in (entry.run_id, *replaces):
+                self._execute(cur, "DELETE FROM results WHERE run_id = ?", (run_id,))
+                self._execute(cur, "DELETE FROM run_targets WHERE run_id = ?", (run_id,))
+                self._execute(cur, "DELETE FROM runs WHERE run_id = ?", (run_id,))
             values = (entry.run_id, entry.started_at, entry.finished_at, entry.suite,
                       entry.git_commit, entry.git_branch, entry.run_dir, entry.scenarios,
                       entry.passed, entry.failed, entry.inconclusive, entry.attempts,

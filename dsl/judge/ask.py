@@ -62,6 +62,8 @@ LOGPROBS_MAX_TOKENS = 4  # one word is asked for; a few tokens leave room for "Y
 NO_LOGPROBS = ("the judge's reply has no logprobs (its server does not report token "
                "probabilities), so judge.mode: logprobs cannot read a verdict from it; use a "
                "server that does (llama.cpp, vLLM, OpenAI) or judge.mode: json")
+NOT_CACHED = ("the judge's answer to this question is not in its cache, and recheck asks the "
+              "judge only with --judge")
 _VERSION = re.compile(r"\{#-?\s*version:\s*([\w.\-]+)\s*-?#\}")
 _DELIMITERS = re.compile(r"</?(answer|message|tool|rubric|criterion)\b", re.I)
 
@@ -279,8 +281,12 @@ class Judge:
 
     def __init__(self, config: JudgeConfig, model: ChatModel,
                  redactor: Redactor = NO_REDACTION, *, use_cache: bool = True,
-                 memory: dict[str, Verdict] | None = None) -> None:
+                 memory: dict[str, Verdict] | None = None, ask_missing: bool = True) -> None:
+        """``ask_missing=False`` (``scenarist recheck`` without ``--judge``): a question
+        the cache does not hold is not sent; its verdict is an error that says so."""
         self.config = config
+        self.ask_missing = ask_missing
+        self.missing = 0  # questions not asked because the cache did not hold them
         self.model = model
         self.redact = redactor
         self.use_cache = use_cache and config.cache_dir is not None
@@ -335,6 +341,9 @@ class Judge:
                 self.cache_hits += 1
                 self._remember(hit)
                 return hit
+        if not self.ask_missing:
+            self.missing += 1
+            return Verdict("error", None, None, NOT_CACHED, rendered, (), key, self.model_name)
         pending = self._inflight.get(key)
         if pending is not None:  # the same question, asked right now by another attempt
             return await asyncio.shield(pending)
@@ -477,4 +486,7 @@ class Judge:
         os.replace(tmp, path)
 
     def stats(self) -> dict[str, int]:
-        return {"asked": self.asked, "cache_hits": self.cache_hits, "tokens": self.tokens}
+        out = {"asked": self.asked, "cache_hits": self.cache_hits, "tokens": self.tokens}
+        if not self.ask_missing:
+            out["not_cached"] = self.missing
+        return out

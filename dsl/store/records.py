@@ -19,7 +19,10 @@ when a check has them)::
      "tokens": {"prompt", "completion", "total"}, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
      "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?}],
-     "error": {"kind", "message", "status"} | null}
+     "error": {"kind", "message", "status"} | null, "failure"?: TEXT}
+
+``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
+checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ class AttemptRecord:
     model_calls: tuple[ModelCallStat, ...] = ()
     checks: tuple[CheckResult, ...] = ()
     error: AttemptError | None = None
+    failure: str | None = None  # the loop failed the attempt (max_steps), whatever the checks
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -150,6 +154,7 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         "checks": [check_json(c) for c in r.checks],
         "error": (None if r.error is None else
                   {"kind": r.error.kind, "message": r.error.message, "status": r.error.status}),
+        **({"failure": r.failure} if r.failure else {}),
     }
 
 
@@ -314,6 +319,7 @@ def record_from_json(d: Any) -> AttemptRecord:
     if type(tokens) is not dict:
         tokens = {}
     err = get("error")
+    failure = get("failure")
     latency = get("latency_ms")
     answer = get("answer")
     reason = get("reason")
@@ -338,6 +344,7 @@ def record_from_json(d: Any) -> AttemptRecord:
         None if type(err) is not dict else AttemptError(
             str(err.get("kind") or "unknown"), str(err.get("message") or ""),
             err.get("status") if type(err.get("status")) is int else None),
+        failure if type(failure) is str and failure else None,
     )
 
 
