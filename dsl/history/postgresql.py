@@ -14,6 +14,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from .store import HistoryError, SqlHistory
 
+
 def without_password(url: str) -> str:
     """The URL with its password (in the user part or a ``password=`` parameter) left out."""
     try:
