@@ -182,7 +182,7 @@ def print_pair(c: Comparison, color: bool) -> None:
     echo = functools.partial(click.echo, color=color)
     echo(f"{c.after} against {c.before}:")
     rows = c.ordered()
-    width = max((len(ch.scenario) for ch in rows), default=8)
+    width = max([len("scenario"), *(len(ch.scenario) for ch in rows)])
     w_old = max([len(c.before), *(len(_side(ch.before)) for ch in rows)])
     w_new = max([len(c.after), *(len(_side(ch.now)) for ch in rows)])
     echo(f"  {'scenario':<{width}}  {c.before:<{w_old}}  {c.after:<{w_new}}  change")

@@ -288,7 +288,8 @@ def start_postgres(base: Path) -> tuple[Postgres, Callable[[], None]]:
     try:
         import psycopg  # noqa: F401
     except ImportError:
-        raise RuntimeError("psycopg is not installed (pip install 'scenarist[postgresql]')")
+        raise RuntimeError("psycopg is not installed (pip install 'scenarist[postgresql]')"
+                           ) from None
     as_user: list[str] = []
     owner = None
     if os.geteuid() == 0:

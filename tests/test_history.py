@@ -104,7 +104,8 @@ def test_a_run_is_found_by_the_start_of_its_id(store: HistoryStore) -> None:
     store.record(entry("20260101-100000-000002-bbbb", "2026-01-01T10:00:01+00:00"))
     store.record(entry("20260102-100000-000001-cccc", "2026-01-02T10:00:00+00:00"))
     found = store.run("20260102")
-    assert found is not None and found.run_id == "20260102-100000-000001-cccc"
+    assert found is not None
+    assert found.run_id == "20260102-100000-000001-cccc"
     with pytest.raises(HistoryError, match="^several runs start with '20260101' "
                        r"\(20260101-100000-000001-aaaa, 20260101-100000-000002-bbbb\); give "
                        "more of the id$"):
@@ -115,7 +116,7 @@ def test_a_run_is_found_by_the_start_of_its_id(store: HistoryStore) -> None:
 def test_trends_are_the_last_runs_oldest_first(store: HistoryStore) -> None:
     for day in range(1, 14):
         store.record(entry(f"r{day:02}", f"2026-01-{day:02}T10:00:00+00:00",
-                           result("s1", passes=day % 6, decided=5 if day % 6 < 6 else 5),
+                           result("s1", passes=day % 6, decided=5),
                            result("s2")))
     found = store.trends([("s1", "t"), ("zzz", "t")], limit=10, exclude_run="r13")
     assert list(found) == [("s1", "t")]
@@ -186,7 +187,7 @@ def test_processes_opening_a_new_store_at_once_migrate_it_once(location: Locatio
         try:
             with open_history(location) as s:
                 s.record(entry(f"r{i}", f"2026-01-0{i + 1}", result("s1")))
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=open_and_write, args=(i,)) for i in range(4)]

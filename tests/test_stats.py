@@ -31,7 +31,7 @@ COUNTS = [(k, n) for n in (1, 2, 3, 5, 7, 10, 20, 50, 100, 1000) for k in sorted
 
 
 def test_z_is_the_normal_quantile() -> None:
-    assert Z95 == pytest.approx(norm.ppf(0.975), abs=1e-15)
+    assert pytest.approx(norm.ppf(0.975), abs=1e-15) == Z95
 
 
 @pytest.mark.parametrize(("k", "n"), COUNTS)
@@ -95,9 +95,11 @@ def test_pass_k_refuses_impossible_counts() -> None:
 
 def test_pass_k_table_reports_the_ks_that_fit() -> None:
     at, hat = pass_k_table(5, 3)
-    assert list(at) == ["1", "3", "5"] == list(hat)
+    assert list(at) == ["1", "3", "5"]
+    assert list(hat) == ["1", "3", "5"]
     assert set(PASS_K) == {1, 3, 5, 10}
-    assert at["5"] == 1.0 and hat["5"] == 0.0
+    assert at["5"] == 1.0
+    assert hat["5"] == 0.0
     assert hat["3"] == pytest.approx(1 / 10, abs=TOL)  # C(3,3)/C(5,3)
 
 
