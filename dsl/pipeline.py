@@ -101,7 +101,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
 
 def _settings(request: RunRequest) -> dict[str, Any]:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
-    return {"paths": [str(p.resolve()) for p in request.paths],
+    return {"paths": [str(p.resolve()) for p in request.paths or (Path("."),)],
             "targets": list(request.targets), "runs": request.runs,
             "shard": list(request.shard) if request.shard else None,
             "early_stop": request.early_stop, "judge": request.judge_target}
