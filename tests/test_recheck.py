@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from dsl.store import AttemptRecord
 from dsl.run import loop_failure
+from dsl.store import AttemptRecord
 
 from .conftest import (
     HOURS,
