@@ -17,7 +17,8 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
     from .checks.tools import expected_tools
 
-    return {
+    checks = s.all_checks
+    out: dict[str, Any] = {
         "id": s.id,
         "file": s.file,
         "line": s.span.line,
@@ -31,13 +32,24 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
              "description": t.description}
             for t in s.tools
         ],
-        "expected_tools": expected_tools(s.checks),
-        "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line}
-                   for c in s.checks],
+        "expected_tools": expected_tools(checks),
+        "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line,
+                    **({"turn": c.turn} if c.turn is not None else {})}
+                   for c in checks],
         "runs": s.runs,
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
     }
+    # only conversations have these (the fingerprints of other plans stay as they were)
+    if s.history:
+        out["history"] = [dict(m) for m in s.history]
+    if s.turns:
+        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line}
+                        for t in s.turns]
+    if s.user is not None:
+        out["user"] = {"goal": s.user.goal, "persona": s.user.persona,
+                       "target": s.user.target.name, "max_turns": s.user.max_turns}
+    return out
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:

@@ -281,9 +281,14 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
 #             error: [kind, message, http_status] | null, events, checks]
 #   event    ["s", system, moment]      ["u", user]         ["a", assistant text]
 #            ["A", the answer]          ["t", tool name, tool result]
-#            ["c", tool name, raw arguments, action, pending (0/1), error]  (last two optional)
+#            ["c", tool name, raw arguments, action, pending (0/1), error, decision]
+#                                                  (the last three optional)
 #            ["e", how the attempt ended, when not with an answer]  ["o", role, text]
-#   check    [label, status, reason, score (only when not 0 or 1), evidence | null]
+#            ["H", messages]  the messages of given.history follow, up to ["h"]
+#            ["T", turn number, kind (say | confirm | cancel), text, simulated (0/1)]
+#                             a conversation's turn starts (its events follow)
+#   check    [label, status, reason, score (only when not 0 or 1), evidence | null,
+#             turn]           (turn only for a check of one turn)
 #   evidence [reason, raw_reply, prompt, confidence]  (the judge's; any may be null)
 
 Ref = Callable[[Any], "str | int"]
@@ -338,18 +343,22 @@ def _call_event(name: Any, args: Any, call: Call | None, ref: Ref) -> list[Any]:
     ev = ["c", ref(name or (call.name if call else "")),
           ref(args if type(args) is str else json.dumps(args, ensure_ascii=False)),
           (call.action or "") if call else ""]  # read, create, update, delete: short
-    pending, error = (call.pending, call.error) if call else (False, None)
-    if pending or error:
+    pending, error, decision = (call.pending, call.error, call.decision) if call else \
+        (False, None, None)
+    if pending or error or decision:
         ev.append(1 if pending else 0)
-        if error:
-            ev.append(ref(error))
+        if error or decision:
+            ev.append(ref(error) if error else "")
+        if decision:
+            ev.append(decision)
     return ev
 
 
 def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     """An attempt's transcript as events for the script to draw (see the blob's layout):
-    system, user, assistant text, tool calls (flagged from ``calls``: pending, error), tool
-    results, the answer, and how the attempt ended when it did not end with an answer."""
+    system, user, assistant text, tool calls (flagged from ``calls``: pending, error, what
+    the person decided), tool results, the answer, and how the attempt ended when it did
+    not end with an answer. A conversation's turns and its given history are marked."""
     messages = rec.messages
     calls = rec.calls
     out: list[list[Any]] = []
@@ -371,7 +380,17 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     pending: list[str] = []
     append = out.append
     n = 0
+    history_end = 1 + rec.history if rec.history else 0
+    starts = _turn_starts(rec, history_end)
     for i, m in enumerate(messages):
+        if i == 1 and history_end:
+            append(["H", rec.history])
+        if i == history_end and history_end:
+            append(["h"])
+        turn = starts.get(i)
+        if turn is not None:
+            k, t = turn
+            append(["T", k, t.kind, ref(t.text), 1 if t.simulated else 0])
         role = m.get("role")
         content = m.get("content")
         text = content if type(content) is str else _content(content)
@@ -385,12 +404,15 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
                 continue
             if text:
                 append(["a", ref(text)])
+            given = 0 < i < history_end  # given.history: not the agent's calls
             for tc in tool_calls:
                 tc = tc if type(tc) is dict else {}
                 fn = tc.get("function")
                 fn = fn if type(fn) is dict else {}
-                call = calls[n] if n < len(calls) else None
-                n += 1
+                call = None
+                if not given:
+                    call = calls[n] if n < len(calls) else None
+                    n += 1
                 name = fn.get("name") or (call.name if call else None)
                 names[str(tc.get("id"))] = name
                 ev = _call_event(name, fn.get("arguments", ""), call, ref)
@@ -403,9 +425,32 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
             append(["s", ref(text), ref(moment(text))])
         else:
             append(["o", ref(role), ref(text)])
+    if history_end and history_end >= len(messages):
+        append(["h"])
+    for k, t in enumerate(rec.turns, 1):
+        if t.failure and k not in {v[0] for v in starts.values()}:
+            append(["T", k, t.kind, ref(t.text), 1 if t.simulated else 0])
+        if t.failure:
+            append(["e", ref(f"Turn {k} failed: {t.failure}")])
+    pending = [c.name for c in calls if c.pending] if rec.turns else pending
     if pending:
         out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
                              "person's confirmation, so it was not run.")])
+    if rec.goal_reached is not None:
+        said = "said its goal was reached" if rec.goal_reached else \
+            "did not say its goal was reached"
+        append(["e", ref(f"The simulated user {said}.")])
+    return out
+
+
+def _turn_starts(rec: AttemptRecord, history_end: int) -> dict[int, tuple[int, Any]]:
+    """The index of the message where each turn that added messages starts."""
+    out: dict[int, tuple[int, Any]] = {}
+    start = history_end or 1
+    for k, t in enumerate(rec.turns, 1):
+        if t.messages > start:
+            out[start] = (k, t)
+        start = max(start, t.messages)
     return out
 
 
@@ -433,7 +478,10 @@ def _check(c: CheckResult, ref: Ref) -> list[Any]:
             reason = ev.get("reason")
         evidence = [ref(reason), ref(raw), None,
                     confidence if isinstance(confidence, int | float) else None]
-    return [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
+    out = [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
+    if c.turn is not None:
+        out.append(c.turn)
+    return out
 
 
 def attempt(rec: AttemptRecord, ref: Ref) -> list[Any]:

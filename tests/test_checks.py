@@ -195,7 +195,7 @@ def test_registry_entries_are_complete() -> None:
         assert c.doc.endswith("."), name
         assert c.examples, name
         assert all(e.startswith(name) for e in c.examples), name
-        assert c.group in ("answer", "tools", "judge", "expression"), name
+        assert c.group in ("answer", "tools", "conversation", "judge", "expression"), name
         assert c.schema.get("description"), name
 
 
