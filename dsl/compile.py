@@ -222,7 +222,7 @@ def compile_document(
     history, history_calls = _history(doc, given.get("history") or [], by_name, local)
     message, turns, user = _when(doc, data["when"], by_name, suite, local)
     checks = compile_checks(doc, ("then",), data.get("then") or [], by_name, suite, local,
-                            extra={"simulated_user": user is not None})
+                            extra={"simulated_user": isinstance(data["when"], dict)})
 
     defaults = suite.defaults if suite else None
     scenario_runs = data.get("runs", defaults.runs if defaults else 5)

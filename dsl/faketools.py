@@ -164,7 +164,8 @@ def _template(doc: Document, path: DataPath, value: Any, what: str,
         if trouble is None:
             continue
         ok = False
-        inside = "" if not sub else " (at " + ".".join(str(k) for k in sub) + ")"
+        inside = "" if not sub else " (at " + ", ".join(
+            f"item {k + 1}" if isinstance(k, int) else f"'{k}'" for k in sub) + ")"
         diags.error(
             doc.span_in_string((*path, *sub), line_offset(source, trouble.line)),
             "E208",
