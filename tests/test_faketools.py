@@ -82,4 +82,5 @@ def test_values_compare_as_the_calls_check_compares_them() -> None:
 def test_a_template_that_fails_on_the_models_arguments_answers_with_an_error() -> None:
     t = tool("returns: {x: \"{{ args.n * 100000000000 }}\"}\n")
     out = answer(t, {"n": "ab"}, AT)
-    assert out.output.startswith("error: the tool failed: ") and out.error is None
+    assert out.output.startswith("error: the tool failed: ")
+    assert out.error is None
