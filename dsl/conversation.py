@@ -5,7 +5,8 @@ own python agent (dsl/targets/python.py) both do — through a ``take_turn(kind,
 simulated) -> Turn`` function. :func:`converse` plays the person: it takes the scenario's
 turns one by one (stopping at a turn that fails), or lets a model of the suite play the
 person (:class:`~dsl.model.SimulatedUser`) until it writes :data:`STOP_MARKER` or has
-spoken ``max_turns`` times.
+spoken ``max_turns`` times (the marker in its very first message does not count: no goal
+is reached before the agent has answered — small models write it at once).
 
 :func:`settle` is what a turn does first to the calls the agent held for confirmation:
 ``confirm`` runs the chosen ones (their fake result goes back to the agent as the tool
@@ -47,8 +48,8 @@ Your goal: {goal}
 
 Each message you receive is the assistant's reply. Answer with the person's next message \
 only: short and natural, in the person's own words and language. Give the details your \
-goal needs when the assistant asks for them. When your goal has been reached, write only \
-""" + STOP_MARKER + "."
+goal needs when the assistant asks for them. Your first message starts the conversation. \
+Once the assistant has given you what your goal needs, write only """ + STOP_MARKER + "."
 
 TakeTurn = Callable[[str, str, bool], Awaitable[Turn]]
 OpenUser = Callable[[Target], ChatModel]
@@ -132,7 +133,10 @@ async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn
     for n in range(user.max_turns + 1):
         text = await _ask_user(model, user, messages, run)
         if _STOP.search(text):
-            return True
+            if n > 0:
+                return True
+            # before the agent has said anything, no goal can have been reached
+            text = _STOP.sub("", text).strip()
         if n == user.max_turns or not text.strip():
             return False  # asked once more after the last turn: was the goal reached?
         turn = await take_turn("say", text, True)

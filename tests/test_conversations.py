@@ -413,7 +413,8 @@ def test_a_simulated_user_talks_until_its_goal_and_never_sees_the_agents_tools(
     assert "Your goal: Find out until what time the clinic is open on Tuesday." in system
     assert "Who you are: Ana, a patient who writes short messages." in system
     assert "It is now Tuesday 29 September 2026, 10:00 (UTC-03:00)." in system
-    assert system.endswith("write only GOAL_REACHED.")
+    assert system.endswith("Once the assistant has given you what your goal needs, write only "
+                           "GOAL_REACHED.")
     assert [m["role"] for m in asked[2]["messages"]] == [
         "system", "user", "assistant", "user", "assistant", "user"]
     assert asked[2]["messages"][-1]["content"] == "El martes atendemos hasta las 18:00."
@@ -754,3 +755,34 @@ def test_a_turn_sees_its_calls_as_they_stood_when_it_ended() -> None:
     assert first == (held._replace(pending=True, output=None, decision=None),)
     assert turn_calls((held, other), turns, 1) == (other,)
     assert turn_calls((held, other), turns, 2) == ()
+
+
+def test_a_python_agent_talks_with_a_simulated_user(
+        tmp_path: Path, server: FakeServer, userver: FakeServer,
+        cli_env: dict[str, str]) -> None:
+    module = "agent_" + tmp_path.name.replace("-", "_").replace(".", "_")
+    targets = {"mine": {"kind": "python", "entry": f"{module}:run"},
+               "patient": {"kind": "openai", "base_url": userver.url, "model": "user-model"}}
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url, targets=targets,
+                                                  defaults={"target": "mine"}))
+    write(tmp_path / f"{module}.py", '''
+import json
+
+def run(env):
+    if "martes" in env.message:
+        hours = json.loads(env.tools["list_business_hours"]())
+        return "El martes, hasta las " + hours["tuesday"].split("-")[1] + "."
+    return "Hola, ¿qué día?"
+''')
+    userver.script({"rules": [
+        {"match": "The chat opens", "replies": [{"text": "Hola"}]},
+        {"match": "qué día", "replies": [{"text": "El martes"}]},
+        {"match": "hasta las", "replies": [{"text": "Gracias. GOAL_REACHED"}]}]})
+    write(tmp_path / "user.yaml", USER_SCENARIO.replace('  - contains: "18:00"\n',
+                                                        "  - calls: list_business_hours\n"))
+    r = run(tmp_path)
+    assert r.exit_code == 0, r.output
+    (rec,) = records(tmp_path)
+    assert rec["goal_reached"] is True
+    assert [t["text"] for t in rec["turns"]] == ["Hola", "El martes"]
+    assert len(bodies(userver)) == 3
