@@ -786,3 +786,20 @@ def run(env):
     assert rec["goal_reached"] is True
     assert [t["text"] for t in rec["turns"]] == ["Hola", "El martes"]
     assert len(bodies(userver)) == 3
+
+
+def test_a_stop_marker_before_the_agent_has_spoken_does_not_count(
+        tmp_path: Path, server: FakeServer, userver: FakeServer,
+        cli_env: dict[str, str]) -> None:
+    server.script({"default": [{"text": "¡Hola!"}]})
+    userver.script({"rules": [{"match": "The chat opens", "replies": [
+        {"text": "GOAL_REACHED"}]}]})  # what small models do at once
+    suite(tmp_path, server.url, userver.url)
+    write(tmp_path / "user.yaml", USER_SCENARIO)
+    assert run(tmp_path).exit_code == 1
+    (rec,) = records(tmp_path)
+    assert rec["goal_reached"] is False
+    assert "turns" not in rec  # the agent was never asked
+    assert bodies(server) == []
+    assert rec["checks"][0]["reason"] == \
+        "the simulated user did not say its goal was reached (0 turns)"
