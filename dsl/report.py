@@ -381,16 +381,10 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     append = out.append
     n = 0
     history_end = 1 + rec.history if rec.history else 0
-    starts = _turn_starts(rec, history_end)
+    marks = _marks(rec, history_end, ref) if history_end or rec.turns else None
     for i, m in enumerate(messages):
-        if i == 1 and history_end:
-            append(["H", rec.history])
-        if i == history_end and history_end:
-            append(["h"])
-        turn = starts.get(i)
-        if turn is not None:
-            k, t = turn
-            append(["T", k, t.kind, ref(t.text), 1 if t.simulated else 0])
+        if marks:
+            out.extend(marks.pop(i, ()))
         role = m.get("role")
         content = m.get("content")
         text = content if type(content) is str else _content(content)
@@ -425,13 +419,9 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
             append(["s", ref(text), ref(moment(text))])
         else:
             append(["o", ref(role), ref(text)])
-    if history_end and history_end >= len(messages):
-        append(["h"])
-    for k, t in enumerate(rec.turns, 1):
-        if t.failure and k not in {v[0] for v in starts.values()}:
-            append(["T", k, t.kind, ref(t.text), 1 if t.simulated else 0])
-        if t.failure:
-            append(["e", ref(f"Turn {k} failed: {t.failure}")])
+    if marks:  # what comes after the last message: a turn that added none, its failure
+        for i in sorted(marks):
+            out.extend(marks[i])
     pending = [c.name for c in calls if c.pending] if rec.turns else pending
     if pending:
         out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
@@ -443,14 +433,22 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     return out
 
 
-def _turn_starts(rec: AttemptRecord, history_end: int) -> dict[int, tuple[int, Any]]:
-    """The index of the message where each turn that added messages starts."""
-    out: dict[int, tuple[int, Any]] = {}
+def _marks(rec: AttemptRecord, history_end: int, ref: Ref) -> dict[int, list[list[Any]]]:
+    """The events that mark a conversation, by the index of the message they come before:
+    where given.history starts and ends, where each turn starts, and — after its last
+    message — why a turn failed."""
+    out: dict[int, list[list[Any]]] = {}
+    if history_end:
+        out.setdefault(1, []).append(["H", rec.history])
+        out.setdefault(history_end, []).append(["h"])
     start = history_end or 1
     for k, t in enumerate(rec.turns, 1):
-        if t.messages > start:
-            out[start] = (k, t)
-        start = max(start, t.messages)
+        head = ["T", k, t.kind, ref(t.text), 1 if t.simulated else 0]
+        out.setdefault(start, []).append(head)
+        end = max(start, t.messages)
+        if t.failure:
+            out.setdefault(end, []).append(["e", ref(f"Turn {k} failed: {t.failure}")])
+        start = end
     return out
 
 

@@ -228,6 +228,15 @@ def test_confirm_with_nothing_pending_fails_the_attempt_with_a_reason(
         ("error", "not evaluated: the conversation never reached turn 3 (turn 2: the person "
                   "confirms set_business_hours, but no call is waiting for confirmation)")]
     assert len(bodies(server)) == 1  # the agent was not asked again
+    from dsl.report import transcript
+    from dsl.store import latest_records
+
+    (d,) = (tmp_path / "runs").iterdir()
+    (stored,) = latest_records(d)
+    assert transcript(stored, lambda v: v)[-2:] == [
+        ["T", 2, "confirm", "set_business_hours", 0],
+        ["e", "Turn 2 failed: the person confirms set_business_hours, but no call is "
+              "waiting for confirmation"]]
 
 
 def test_per_turn_checks_see_their_turn_and_final_checks_the_whole_conversation(

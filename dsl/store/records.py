@@ -173,14 +173,6 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         "answer": r.answer,
         "calls": [call_json(c) for c in r.calls],
         "messages": [dict(m) for m in r.messages],
-    }
-    if r.history:
-        d["history"] = r.history
-    if r.turns:
-        d["turns"] = [turn_json(t) for t in r.turns]
-    if r.goal_reached is not None:
-        d["goal_reached"] = r.goal_reached
-    d.update({
         "steps": r.steps,
         "latency_ms": r.latency_ms,
         "tokens": tokens_json(r.tokens),
@@ -190,8 +182,25 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         "checks": [check_json(c) for c in r.checks],
         "error": (None if r.error is None else
                   {"kind": r.error.kind, "message": r.error.message, "status": r.error.status}),
-    })
+    }
+    if r.history or r.turns or r.goal_reached is not None:
+        return _with_conversation(d, r)
     return d
+
+
+def _with_conversation(d: dict[str, Any], r: AttemptRecord) -> dict[str, Any]:
+    """A conversation's line: its history count, turns and goal after the messages."""
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        out[key] = value
+        if key == "messages":
+            if r.history:
+                out["history"] = r.history
+            if r.turns:
+                out["turns"] = [turn_json(t) for t in r.turns]
+            if r.goal_reached is not None:
+                out["goal_reached"] = r.goal_reached
+    return out
 
 
 def record_line(r: AttemptRecord, redact: Callable[[Any], Any] | None = None) -> str:
