@@ -335,9 +335,11 @@
     var into = box;
     var turn = null;
     var turns = false;
+    var drawn = {};
     function closeTurn() {
       if (turn === null) return;
       var n = turn;
+      drawn[n] = true;
       into.appendChild(checkList(checks.filter(function (c) { return c.turn === n; }), "Checks of turn " + n));
       turn = null;
     }
@@ -363,6 +365,8 @@
     closeTurn();
     box.appendChild(el("p", "stats", stats(a)));
     var whole = checks.filter(function (c) { return c.turn === null; });
+    var unreached = checks.filter(function (c) { return c.turn !== null && !drawn[c.turn]; });
+    box.appendChild(checkList(unreached, "Checks of turns the conversation never reached"));
     box.appendChild(checkList(turns ? whole : checks, turns ? "Checks of the whole conversation" : "Checks"));
     return box;
   }

@@ -332,8 +332,9 @@ def conversation_run(path: Path) -> Path:
                  answer="Listo, cerrado los sábados.",
                  checks=[("turn 1 · asks_to_confirm: set_business_hours", "pass", "asked"),
                          ('turn 2 · contains: "Listo"', "pass", "it does"),
+                         ("turn 3 · non_empty", "error", "not evaluated: never reached"),
                          ("does_not_modify", "fail", "set_business_hours ran")])
-    for c, turn in zip(rec["checks"], (1, 2, None), strict=True):
+    for c, turn in zip(rec["checks"], (1, 2, 3, None), strict=True):
         if turn is not None:
             c["turn"] = turn
     rec["status"] = "fail"
@@ -346,5 +347,5 @@ def conversation_run(path: Path) -> Path:
          "messages": 8}]
     spec = scenario("clinic.change_hours", runs=1, min_pass=1, checks=[
         "turn 1 · asks_to_confirm: set_business_hours", 'turn 2 · contains: "Listo"',
-        "does_not_modify"])
+        "turn 3 · non_empty", "does_not_modify"])
     return write_run(path, [spec], [rec])

@@ -413,7 +413,9 @@ def test_a_conversation_is_drawn_turn_by_turn_with_each_turns_checks(
     assert second.locator("ul.check-list li").all_inner_texts() == [
         'pass turn 2 · contains: "Listo" — it does']
     heads = t.locator(":scope > h5").all_inner_texts()
-    assert heads == ["Checks of the whole conversation"]
+    assert heads == ["Checks of turns the conversation never reached",
+                     "Checks of the whole conversation"]
     assert t.locator(":scope > ul.check-list li").all_inner_texts() == [
+        "error turn 3 · non_empty — not evaluated: never reached",
         "fail does_not_modify — set_business_hours ran"]
     assert_clean(watch, page)
