@@ -222,7 +222,7 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     click.echo(f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls")
     for s in p.scenarios:
         click.echo(f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
-                   f"{len(s.checks):>6}  {s.most_calls * len(p.targets):>10}")
+                   f"{len(s.all_checks):>6}  {s.most_calls * len(p.targets):>10}")
     names = ", ".join(f"{t.name} ({describe(t)})" for t in p.targets)
     judged = ""
     if p.judge_calls:

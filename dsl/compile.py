@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-from collections.abc import Sequence
+import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,12 +18,23 @@ from typing import Any
 from .checks import REGISTRY, CheckContext, label
 from .discover import Discovery, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
-from .load import Document, read_file
-from .model import CompiledCheck, Plan, Scenario, ToolSpec
+from .load import DataPath, Document, read_file
+from .model import (
+    TURN_KINDS,
+    Call,
+    CompiledCheck,
+    Plan,
+    Scenario,
+    SimulatedUser,
+    ToolSpec,
+    TurnKind,
+    TurnSpec,
+)
 from .moment import MomentError, parse_moment
 from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
+from .templates import as_tool_text
 from .validate import validate
 from .verdict import min_pass_for, scaled_min_pass
 
@@ -207,30 +219,10 @@ def compile_document(
     tools = _tools(doc, suite, given.get("tools") or [], local)
     by_name = {t.name: t for t in tools}
 
-    checks: list[CompiledCheck] = []
-    named: dict[str, Any] = dict(suite.checks) if suite else {}
-    for i, item in enumerate(data["then"]):
-        if isinstance(item, str):
-            name, param = item, True
-        else:
-            ((name, param),) = item.items()
-        ctype = REGISTRY[name]
-        ctx = CheckContext(doc, ("then", i, name) if isinstance(item, dict) else ("then", i),
-                           by_name, local, named)
-        prepared = ctype.prepare(param, ctx)
-        if prepared is None:
-            continue
-        if ctype.judge and (suite is None or suite.judge is None):
-            local.error(doc.key_span(("then", i, name)) if isinstance(item, dict)
-                        else doc.span(("then", i)), "E218",
-                        f"the check '{name}' needs the LLM judge, and "
-                        f"{suite.file if suite else 'the suite'} has no judge",
-                        "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
-            continue
-        checks.append(CompiledCheck(
-            name, label(name, param), prepared, ctype.evaluate, doc.span(("then", i)),
-            ctype.judge, ctype.evaluate_async,
-            ctype.judge_calls(prepared) if ctype.judge_calls else 0))
+    history, history_calls = _history(doc, given.get("history") or [], by_name, local)
+    message, turns, user = _when(doc, data["when"], by_name, suite, local)
+    checks = compile_checks(doc, ("then",), data.get("then") or [], by_name, suite, local,
+                            extra={"simulated_user": isinstance(data["when"], dict)})
 
     defaults = suite.defaults if suite else None
     scenario_runs = data.get("runs", defaults.runs if defaults else 5)
@@ -269,12 +261,218 @@ def compile_document(
         at=at,
         system=given.get("system", ""),
         tools=tuple(tools),
-        message=data["when"],
+        message=message,
         checks=tuple(checks),
         runs=final_runs,
         min_pass=min_pass,
         max_steps=data.get("max_steps", defaults.max_steps if defaults else 6),
+        turns=turns,
+        user=user,
+        history=history,
+        history_calls=history_calls,
     )
+
+
+def compile_checks(doc: Document, path: DataPath, items: list[Any],
+                   tools: Mapping[str, ToolSpec], suite: Suite | None, diags: Collector,
+                   *, turn: int | None = None, extra: Mapping[str, Any] | None = None
+                   ) -> tuple[CompiledCheck, ...]:
+    """The checks of one ``then`` list at ``path``: the scenario's own (the whole
+    attempt), or turn ``turn``'s (its label says the turn). Each item is compiled by
+    :func:`compile_check`; those with problems are left out, their diagnostics in
+    ``diags``."""
+    out = []
+    for i, item in enumerate(items):
+        check = compile_check(doc, (*path, i), item, tools, suite, diags, extra)
+        if check is None:
+            continue
+        if turn is not None:
+            check = dataclasses.replace(check, label=f"turn {turn} · {check.label}",
+                                        turn=turn)
+        out.append(check)
+    return tuple(out)
+
+
+def compile_check(doc: Document, path: DataPath, item: Any, tools: Mapping[str, ToolSpec],
+                  suite: Suite | None, diags: Collector,
+                  extra: Mapping[str, Any] | None = None) -> CompiledCheck | None:
+    """One item of a ``then`` list at ``path`` (validated: a bare name, or one
+    ``name: parameter`` pair)."""
+    if isinstance(item, str):
+        name, param = item, True
+    else:
+        ((name, param),) = item.items()
+    ctype = REGISTRY[name]
+    ctx = CheckContext(doc, (*path, name) if isinstance(item, dict) else path, tools, diags,
+                       suite.checks if suite else {}, dict(extra or {}))
+    prepared = ctype.prepare(param, ctx)
+    if prepared is None:
+        return None
+    if ctype.judge and (suite is None or suite.judge is None):
+        diags.error(doc.key_span((*path, name)) if isinstance(item, dict)
+                    else doc.span(path), "E218",
+                    f"the check '{name}' needs the LLM judge, and "
+                    f"{suite.file if suite else 'the suite'} has no judge",
+                    "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
+        return None
+    return CompiledCheck(
+        name, label(name, param), prepared, ctype.evaluate, doc.span(path), ctype.judge,
+        ctype.evaluate_async, ctype.judge_calls(prepared) if ctype.judge_calls else 0)
+
+
+# ---- conversations -------------------------------------------------------------------------
+
+DEFAULT_MAX_TURNS = 5
+_TURN_KEYS: tuple[TurnKind, ...] = TURN_KINDS
+
+
+def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite | None,
+          diags: Collector) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
+    """``when``: what the person says (one turn), a list of turns, or a simulated user.
+    Gives the first thing the person says, the turns and the simulated user."""
+    if isinstance(when, str):
+        return when, (), None
+    if isinstance(when, dict):
+        return "", (), _simulated_user(doc, when["user"], suite, diags)
+    turns: list[TurnSpec] = []
+    for i, item in enumerate(when):
+        path: DataPath = ("when", i)
+        if isinstance(item, str):
+            turns.append(TurnSpec("say", item, doc.span(path)))
+            continue
+        kinds = [k for k in _TURN_KEYS if k in item]
+        if len(kinds) != 1:
+            _turn_shape(doc, path, i, kinds, diags)
+            continue
+        kind = kinds[0]
+        text = item[kind]
+        if kind != "say" and not _decidable(doc, (*path, kind), i, kind, text, tools, diags):
+            continue
+        checks = compile_checks(doc, (*path, "then"), item.get("then") or [], tools, suite,
+                                diags, turn=i + 1)
+        turns.append(TurnSpec(kind, text, doc.span(path), checks))
+    message = next((t.text for t in turns if t.kind == "say"), "")
+    return message, tuple(turns), None
+
+
+def _turn_shape(doc: Document, path: DataPath, i: int, kinds: Sequence[str],
+                diags: Collector) -> None:
+    if not kinds:
+        diags.error(doc.span(path), "S104",
+                    f"turn {i + 1} says nothing: a turn needs say, confirm or cancel",
+                    "write what the person does, e.g. say: \"Sí, cambialo\", or "
+                    "confirm: set_business_hours")
+        return
+    diags.error(doc.key_span((*path, kinds[1])), "S107",
+                f"turn {i + 1} has both '{kinds[0]}' and '{kinds[1]}': a turn is one thing "
+                "the person does",
+                "put each in a turn of its own (its own '-' line), in the order they happen")
+
+
+def _decidable(doc: Document, path: DataPath, i: int, kind: str, text: str,
+               tools: Mapping[str, ToolSpec], diags: Collector) -> bool:
+    """A confirm or cancel turn names a tool with confirm: true (or all), after a turn in
+    which the agent could have asked."""
+    ok = True
+    if i == 0:
+        diags.error(doc.key_span(path), "E224",
+                    f"the conversation starts with {kind}, but nothing can be waiting for "
+                    "confirmation before the agent has answered",
+                    "start with what the person says, e.g. - say: \"Cambiá el horario del "
+                    "sábado\"")
+        ok = False
+    if text == "all":
+        if not any(t.confirm for t in tools.values()):
+            diags.error(doc.span(path), "E213",
+                        f"{kind}: all, but no tool of the scenario has confirm: true, so no "
+                        "call ever waits for the person's yes",
+                        "add 'confirm: true' to the tool that needs the person's yes")
+            ok = False
+        return ok
+    tool = tools.get(text)
+    if tool is None:
+        have = quoted_list(sorted(tools), "and") or "none"
+        diags.error(doc.span(path), "E201",
+                    f"the scenario has no tool '{text}'{did_you_mean(text, tools)}",
+                    f"the scenario's tools are {have}; {kind} names a tool of given.tools, "
+                    "or all")
+        return False
+    if not tool.confirm:
+        diags.error(doc.span(path), "E213",
+                    f"the tool '{text}' does not need confirmation, so no call to it ever "
+                    f"waits for the person to {kind} it",
+                    f"add 'confirm: true' to the tool '{text}'")
+        return False
+    return ok
+
+
+def _simulated_user(doc: Document, data: Mapping[str, Any], suite: Suite | None,
+                    diags: Collector) -> SimulatedUser | None:
+    path: DataPath = ("when", "user")
+    name = data["target"]
+    targets = suite.targets if suite else {}
+    target = targets.get(name)
+    if target is None:
+        diags.error(doc.span((*path, "target")), "E206",
+                    f"the simulated user's target '{name}' is not defined"
+                    f"{did_you_mean(name, targets)}",
+                    f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}")
+        return None
+    if not is_model(target):
+        diags.error(doc.span((*path, "target")), "E225",
+                    f"the simulated user's target '{name}' is a {target.kind} agent; a "
+                    "simulated user is played by a model",
+                    "name a kind: openai (or replay) target of the suite")
+        return None
+    return SimulatedUser(goal=data["goal"], persona=data.get("persona", ""), target=target,
+                         max_turns=data.get("max_turns", DEFAULT_MAX_TURNS),
+                         span=doc.span(path))
+
+
+def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
+             diags: Collector) -> tuple[tuple[dict[str, Any], ...], tuple[Call, ...]]:
+    """``given.history`` as OpenAI messages (an assistant's tool calls with their ids, each
+    followed by its tool result), and those calls."""
+    messages: list[dict[str, Any]] = []
+    calls: list[Call] = []
+    for i, item in enumerate(items):
+        if "user" in item:
+            messages.append({"role": "user", "content": item["user"]})
+            continue
+        said = item["assistant"]
+        if isinstance(said, str):
+            messages.append({"role": "assistant", "content": said})
+            continue
+        made: list[Call] = []
+        for j, c in enumerate(said.get("calls") or ()):
+            name = c["name"]
+            tool = tools.get(name)
+            if tool is None:
+                have = quoted_list(sorted(tools), "and") or "none"
+                diags.error(doc.span(("given", "history", i, "assistant", "calls", j, "name")),
+                            "E201",
+                            f"the history calls '{name}', which is not one of the scenario's "
+                            f"tools{did_you_mean(name, tools)}",
+                            f"the scenario's tools are {have}; add '{name}' to given.tools or "
+                            "fix the name")
+                continue
+            args = c.get("args") or {}
+            output = as_tool_text(c.get("returns", "OK"))
+            made.append(Call(f"history_{i + 1}_{j + 1}", name, args,
+                             json.dumps(args, ensure_ascii=False), output, tool.action,
+                             False, None, 0))
+        if not made and not said.get("text"):
+            continue
+        message: dict[str, Any] = {"role": "assistant", "content": said.get("text") or None}
+        if made:
+            message["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.raw_args}}
+                                     for c in made]
+        messages.append(message)
+        messages.extend({"role": "tool", "tool_call_id": c.id, "content": c.output}
+                        for c in made)
+        calls.extend(made)
+    return tuple(messages), tuple(calls)
 
 
 def _tools(doc: Document, suite: Suite | None, items: list[Any],

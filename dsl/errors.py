@@ -78,6 +78,8 @@ CODES: dict[str, Code] = {
         Code("S104", "missing-key", "A required key is missing."),
         Code("S105", "invalid-value", "A value outside what is allowed."),
         Code("S106", "check-shape", "A check written in a shape Scenarist cannot read."),
+        Code("S107", "conflicting-keys", "Keys that cannot be used together (say and "
+                                         "confirm in one turn; returns and error)."),
         # E: meaning (what the schema cannot see)
         Code("E201", "unknown-tool", "A check or scenario names a tool that does not exist."),
         Code("E202", "min-pass-above-runs", "min_pass is larger than runs."),
@@ -92,7 +94,8 @@ CODES: dict[str, Code] = {
         Code("E210", "no-suite", "No scenarist.yaml was found."),
         Code("E211", "mixed-suites", "The paths belong to different suites."),
         Code("E212", "no-scenarios", "No scenario files were found."),
-        Code("E213", "not-confirmable", "asks_to_confirm names a tool without confirm: true."),
+        Code("E213", "not-confirmable", "asks_to_confirm, or a confirm or cancel turn, names "
+                                        "a tool without confirm: true."),
         Code("E214", "invalid-schema", "A tool's input_schema is not a valid JSON Schema."),
         Code("E215", "duplicate-tool", "Two tools in one scenario have the same name."),
         Code("E216", "missing-path", "A path given on the command line does not exist."),
@@ -102,6 +105,12 @@ CODES: dict[str, Code] = {
         Code("E220", "nothing-selected", "What the command line selects holds no scenario."),
         Code("E221", "bad-history-or-compare", "history: or compare: in scenarist.yaml cannot "
              "be used."),
+        Code("E224", "nothing-to-confirm", "A conversation confirms or cancels before the "
+                                           "agent could ask for anything."),
+        Code("E225", "bad-simulated-user", "The simulated user's target cannot play the "
+                                           "person."),
+        Code("E226", "no-simulated-user", "goal_reached in a scenario without a simulated "
+                                          "user."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),

@@ -318,11 +318,11 @@ def _map_forked(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
 # ---------------------------------------------------------------- warnings
 
 
-def _check_place(doc: Document, i: int, item: Any) -> Span:
-    """Where check ``i`` of ``then`` starts: its name."""
+def _check_place(doc: Document, path: DataPath, item: Any) -> Span:
+    """Where the check at ``path`` (an item of a ``then`` list) starts: its name."""
     if isinstance(item, dict) and len(item) == 1:
-        return doc.key_span(("then", i, next(iter(item))))
-    return doc.span(("then", i))
+        return doc.key_span((*path, next(iter(item))))
+    return doc.span(path)
 
 
 def _check_item(item: Any) -> tuple[str, Any] | None:
@@ -335,62 +335,73 @@ def _check_item(item: Any) -> tuple[str, Any] | None:
     return None
 
 
+def _check_lists(data: dict[str, Any]) -> list[tuple[DataPath, list[Any]]]:
+    """Every ``then`` list of a scenario: its own, and each turn's."""
+    out: list[tuple[DataPath, list[Any]]] = [(("then",), data.get("then") or [])]
+    when = data.get("when")
+    if isinstance(when, list):
+        out += [(("when", i, "then"), t.get("then") or []) for i, t in enumerate(when)
+                if isinstance(t, dict)]
+    return out
+
+
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
     """W401, W402, W404, W405 and W406 for one compiled scenario (W404 for ``not_calls``
     comes from the check itself, while it compiles)."""
     from .fastschema import equal
 
     data: dict[str, Any] = doc.data
-    then: list[Any] = data.get("then") or []
+    lists = _check_lists(data)
     out = Collector()
 
-    if not then:
-        out.warning(doc.key_span(("then",)), "W402",
+    if not any(items for _, items in lists):
+        out.warning(doc.key_span(("then",) if "then" in data else ("when",)), "W402",
                     "this scenario has no checks, so every attempt passes",
                     "add at least one check under 'then', e.g. - contains: \"18:00\"")
 
-    earlier: dict[str, list[tuple[int, Any]]] = {}
-    for i, item in enumerate(then):
-        check = _check_item(item)
-        if check is None:
-            continue
-        name, param = check
-        same = earlier.setdefault(name, [])
-        first = next((j for j, p in same if equal(p, param)), None)
-        if first is not None:
-            line = _check_place(doc, first, then[first]).line
-            out.warning(_check_place(doc, i, item), "W406",
-                        f"the check '{label(name, param)}' is already on line {line}; "
-                        "the same check twice adds nothing",
-                        "remove one of them")
-        else:
-            same.append((i, param))
-        _cannot_fail(s, doc, i, name, param, out)
+    judged: list[tuple[DataPath, Any, str]] = []
+    for path, items in lists:
+        earlier: dict[str, list[tuple[int, Any]]] = {}
+        for i, item in enumerate(items):
+            check = _check_item(item)
+            if check is None:
+                continue
+            name, param = check
+            same = earlier.setdefault(name, [])
+            first = next((j for j, p in same if equal(p, param)), None)
+            if first is not None:
+                line = _check_place(doc, (*path, first), items[first]).line
+                out.warning(_check_place(doc, (*path, i), item), "W406",
+                            f"the check '{label(name, param)}' is already on line {line}; "
+                            "the same check twice adds nothing",
+                            "remove one of them")
+            else:
+                same.append((i, param))
+            _cannot_fail(s, doc, (*path, i), item, name, param, out)
+            if name in REGISTRY and REGISTRY[name].judge:
+                judged.append(((*path, i), item, name))
 
     _flaky_minimum(s, doc, data, suite, out)
 
-    if s.runs == 1:
-        judged = [(i, c) for i, c in enumerate(s.checks) if c.judge]
-        if judged:
-            i, c = judged[0]
-            at = doc.span(("runs",)) if "runs" in data else _check_place(doc, i, then[i])
-            out.warning(at, "W405",
-                        f"the judge check '{c.name}' runs only once (runs: 1); a judge is "
-                        "a model too, and one verdict says little",
-                        "use runs: 3 or more, so that the pass rate means something")
+    if s.runs == 1 and judged:
+        where, item, name = judged[0]
+        at = doc.span(("runs",)) if "runs" in data else _check_place(doc, where, item)
+        out.warning(at, "W405",
+                    f"the judge check '{name}' runs only once (runs: 1); a judge is "
+                    "a model too, and one verdict says little",
+                    "use runs: 3 or more, so that the pass rate means something")
     return out.diagnostics
 
 
-def _cannot_fail(s: Scenario, doc: Document, i: int, name: str, param: Any,
-                 out: Collector) -> None:
+def _cannot_fail(s: Scenario, doc: Document, path: DataPath, item: Any, name: str,
+                 param: Any, out: Collector) -> None:
     """W404 for checks that no attempt of this scenario can fail (each check type says
     when: :attr:`dsl.checks.CheckType.never_fails`)."""
     rule = REGISTRY[name].never_fails if name in REGISTRY else None
     why = rule(param, s.tools) if rule is not None else None
     if why is None:
         return
-    at = (doc.span(("then", i, name, *why.at)) if why.at
-          else _check_place(doc, i, doc.data["then"][i]))
+    at = (doc.span((*path, name, *why.at)) if why.at else _check_place(doc, path, item))
     out.warning(at, "W404", why.message, why.hint)
 
 

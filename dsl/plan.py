@@ -17,8 +17,9 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
     from .checks.tools import tool_expectation
 
-    expectation = tool_expectation(s.checks, s.tools)
-    return {
+    checks = s.all_checks
+    expectation = tool_expectation(checks, s.tools)
+    out: dict[str, Any] = {
         "id": s.id,
         "file": s.file,
         "line": s.span.line,
@@ -35,12 +36,23 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
         "expected_tools": list(expectation.expected) if expectation else [],
         "tool_expectation": expectation.as_json() if expectation else None,
         "given_when": given_when_hash(s),
-        "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line}
-                   for c in s.checks],
+        "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line,
+                    **({"turn": c.turn} if c.turn is not None else {})}
+                   for c in checks],
         "runs": s.runs,
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
     }
+    # only conversations have these (the fingerprints of other plans stay as they were)
+    if s.history:
+        out["history"] = [dict(m) for m in s.history]
+    if s.turns:
+        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line}
+                        for t in s.turns]
+    if s.user is not None:
+        out["user"] = {"goal": s.user.goal, "persona": s.user.persona,
+                       "target": s.user.target.name, "max_turns": s.user.max_turns}
+    return out
 
 
 def given_when_hash(s: Scenario) -> str:
@@ -50,10 +62,19 @@ def given_when_hash(s: Scenario) -> str:
     while this is the same."""
     import hashlib
 
-    given = {"at": s.at.isoformat(), "system": s.system, "message": s.message,
+    given: dict[str, Any] = {"at": s.at.isoformat(), "system": s.system, "message": s.message,
              "tools": [{"name": t.name, "description": t.description,
                         "input_schema": t.input_schema, "action": t.action,
-                        "confirm": t.confirm, "returns": t.returns} for t in s.tools]}
+                        "confirm": t.confirm, "returns": t.returns, "error": t.error,
+                        "answers": [{"when": a.when, "returns": a.returns, "error": a.error}
+                                    for a in t.answers]} for t in s.tools]}
+    if s.turns:  # a conversation: what the person says and decides, turn by turn
+        given["turns"] = [{"kind": t.kind, "text": t.text} for t in s.turns]
+    if s.history:
+        given["history"] = list(s.history)
+    if s.user is not None:
+        given["user"] = {"goal": s.user.goal, "persona": s.user.persona,
+                         "target": s.user.target.name, "max_turns": s.user.max_turns}
     text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

@@ -123,7 +123,9 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
         retries=record.retries,
         model_calls=tuple({"latency_ms": m.latency_ms, "finish_reason": m.finish_reason,
                            "tokens": m.tokens, "retries": m.retries}
-                          for m in record.model_calls))
+                          for m in record.model_calls),
+        turns=record.turns, history=scenario.history_calls,
+        history_messages=record.history, goal_reached=record.goal_reached)
 
 
 def has_transcript(record: AttemptRecord) -> bool:
@@ -141,7 +143,7 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
     scenarios = {s.id: s for s in plan.scenarios}
     judge = None
     model: Any = None
-    if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.checks):
+    if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
         from .judge import Judge
         from .targets.kinds import open_model
 

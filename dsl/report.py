@@ -388,9 +388,14 @@ def _tool_scores(summary: Mapping[str, Any]) -> tuple[ToolScore, ...]:
 #             error: [kind, message, http_status] | null, events, checks]
 #   event    ["s", system, moment]      ["u", user]         ["a", assistant text]
 #            ["A", the answer]          ["t", tool name, tool result]
-#            ["c", tool name, raw arguments, action, pending (0/1), error]  (last two optional)
+#            ["c", tool name, raw arguments, action, pending (0/1), error, decision]
+#                                                  (the last three optional)
 #            ["e", how the attempt ended, when not with an answer]  ["o", role, text]
-#   check    [label, status, reason, score (only when not 0 or 1), evidence | null]
+#            ["H", messages]  the messages of given.history follow, up to ["h"]
+#            ["T", turn number, kind (say | confirm | cancel), text, simulated (0/1)]
+#                             a conversation's turn starts (its events follow)
+#   check    [label, status, reason, score (only when not 0 or 1), evidence | null,
+#             turn]           (turn only for a check of one turn)
 #   evidence [reason, raw_reply, prompt, confidence]  (the judge's; any may be null)
 
 Ref = Callable[[Any], "str | int"]
@@ -445,18 +450,22 @@ def _call_event(name: Any, args: Any, call: Call | None, ref: Ref) -> list[Any]:
     ev = ["c", ref(name or (call.name if call else "")),
           ref(args if type(args) is str else json.dumps(args, ensure_ascii=False)),
           (call.action or "") if call else ""]  # read, create, update, delete: short
-    pending, error = (call.pending, call.error) if call else (False, None)
-    if pending or error:
+    pending, error, decision = (call.pending, call.error, call.decision) if call else \
+        (False, None, None)
+    if pending or error or decision:
         ev.append(1 if pending else 0)
-        if error:
-            ev.append(ref(error))
+        if error or decision:
+            ev.append(ref(error) if error else "")
+        if decision:
+            ev.append(decision)
     return ev
 
 
 def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     """An attempt's transcript as events for the script to draw (see the blob's layout):
-    system, user, assistant text, tool calls (flagged from ``calls``: pending, error), tool
-    results, the answer, and how the attempt ended when it did not end with an answer."""
+    system, user, assistant text, tool calls (flagged from ``calls``: pending, error, what
+    the person decided), tool results, the answer, and how the attempt ended when it did
+    not end with an answer. A conversation's turns and its given history are marked."""
     messages = rec.messages
     calls = rec.calls
     out: list[list[Any]] = []
@@ -478,7 +487,11 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     pending: list[str] = []
     append = out.append
     n = 0
+    history_end = 1 + rec.history if rec.history else 0
+    marks = _marks(rec, history_end, ref) if history_end or rec.turns else None
     for i, m in enumerate(messages):
+        if marks:
+            out.extend(marks.pop(i, ()))
         role = m.get("role")
         content = m.get("content")
         text = content if type(content) is str else _content(content)
@@ -492,12 +505,15 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
                 continue
             if text:
                 append(["a", ref(text)])
+            given = 0 < i < history_end  # given.history: not the agent's calls
             for tc in tool_calls:
                 tc = tc if type(tc) is dict else {}
                 fn = tc.get("function")
                 fn = fn if type(fn) is dict else {}
-                call = calls[n] if n < len(calls) else None
-                n += 1
+                call = None
+                if not given:
+                    call = calls[n] if n < len(calls) else None
+                    n += 1
                 name = fn.get("name") or (call.name if call else None)
                 names[str(tc.get("id"))] = name
                 ev = _call_event(name, fn.get("arguments", ""), call, ref)
@@ -510,9 +526,36 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
             append(["s", ref(text), ref(moment(text))])
         else:
             append(["o", ref(role), ref(text)])
+    if marks:  # what comes after the last message: a turn that added none, its failure
+        for i in sorted(marks):
+            out.extend(marks[i])
+    pending = [c.name for c in calls if c.pending] if rec.turns else pending
     if pending:
         out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
                              "person's confirmation, so it was not run.")])
+    if rec.goal_reached is not None:
+        said = "said its goal was reached" if rec.goal_reached else \
+            "did not say its goal was reached"
+        append(["e", ref(f"The simulated user {said}.")])
+    return out
+
+
+def _marks(rec: AttemptRecord, history_end: int, ref: Ref) -> dict[int, list[list[Any]]]:
+    """The events that mark a conversation, by the index of the message they come before:
+    where given.history starts and ends, where each turn starts, and — after its last
+    message — why a turn failed."""
+    out: dict[int, list[list[Any]]] = {}
+    if history_end:
+        out.setdefault(1, []).append(["H", rec.history])
+        out.setdefault(history_end, []).append(["h"])
+    start = history_end or 1
+    for k, t in enumerate(rec.turns, 1):
+        head = ["T", k, t.kind, ref(t.text), 1 if t.simulated else 0]
+        out.setdefault(start, []).append(head)
+        end = max(start, t.messages)
+        if t.failure:
+            out.setdefault(end, []).append(["e", ref(f"Turn {k} failed: {t.failure}")])
+        start = end
     return out
 
 
@@ -540,7 +583,10 @@ def _check(c: CheckResult, ref: Ref) -> list[Any]:
             reason = ev.get("reason")
         evidence = [ref(reason), ref(raw), None,
                     confidence if isinstance(confidence, int | float) else None]
-    return [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
+    out = [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
+    if c.turn is not None:
+        out.append(c.turn)
+    return out
 
 
 def attempt(rec: AttemptRecord, ref: Ref) -> list[Any]:

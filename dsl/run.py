@@ -103,33 +103,66 @@ class RunState:
 
 async def evaluate(scenario: Scenario, data: AttemptData,
                    judge: Any = None) -> tuple[tuple[CheckResult, ...], str | None]:
-    """Every check of the scenario on one attempt, and the judge's endpoint failure if
-    there was one. Judge checks are asked concurrently."""
+    """Every check of the scenario on one attempt (a conversation's: each turn's checks on
+    what that turn produced, then the scenario's own on the whole conversation), and the
+    judge's endpoint failure if there was one. Judge checks are asked concurrently."""
+    checks = scenario.all_checks
+    views = _views(scenario, data) if scenario.turns else None
 
-    async def one(c: Any) -> Outcome:
+    async def one(c: Any, d: AttemptData | Outcome) -> Outcome:
+        if isinstance(d, Outcome):
+            return d
         if not (c.judge and c.evaluate_async is not None):
-            return _sync(c, data)
+            return _sync(c, d)
         try:
-            outcome: Outcome = await c.evaluate_async(c.params, data, judge)
+            outcome: Outcome = await c.evaluate_async(c.params, d, judge)
             return outcome
         except Exception as exc:  # a bug in a check must not end the run
             return Outcome("error", f"the check could not be evaluated: "
                                     f"{type(exc).__name__}: {exc}")
 
-    if judge is not None and any(c.judge for c in scenario.checks):
-        outcomes = await asyncio.gather(*(one(c) for c in scenario.checks))
-    else:  # no question for the judge: no need for a task per check
-        outcomes = [_sync(c, data) for c in scenario.checks]
+    if views is None and not (judge is not None and any(c.judge for c in checks)):
+        # no question for the judge: no need for a task per check
+        outcomes = [_sync(c, data) for c in checks]
+    else:
+        seen = views or [data] * len(checks)
+        outcomes = list(await asyncio.gather(*(one(c, d) for c, d in zip(checks, seen,
+                                                                          strict=True))))
     out = []
     judge_failure = None
-    for c, o in zip(scenario.checks, outcomes, strict=True):
+    for c, o in zip(checks, outcomes, strict=True):
         out.append(CheckResult(
             c.name, c.label, o.status, o.reason, o.score,
             tuple({k: v for k, v in i.items() if k != "evidence"} for i in o.items),
-            o.evidence))
+            o.evidence, c.turn))
         if o.judge_error and judge_failure is None:
             judge_failure = o.reason
     return tuple(out), judge_failure
+
+
+def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]:
+    """What each check of a scripted conversation looks at: its turn's view, the whole
+    attempt, or — for a turn the conversation never reached, or whose confirm had nothing
+    to confirm — the outcome that says so."""
+    out: list[AttemptData | Outcome] = []
+    reached = len(data.turns)
+    for n, spec in enumerate(scenario.turns):
+        if not spec.checks:
+            continue
+        view: AttemptData | Outcome
+        if n >= reached:
+            ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(data.turns, 1)
+                          if t.failure), "it ended earlier")
+            view = Outcome("error", f"not evaluated: the conversation never reached turn "
+                                    f"{n + 1} ({ended})")
+        elif data.turns[n].failure is not None and not data.turns[n].steps:
+            view = Outcome("error", f"not evaluated: turn {n + 1} failed "
+                                    f"({data.turns[n].failure})")
+        else:
+            view = data.turn(n)
+        out.extend([view] * len(spec.checks))
+    out.extend([data] * len(scenario.checks))
+    return out
 
 
 def _sync(c: Any, data: AttemptData) -> Outcome:
@@ -188,12 +221,14 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             base, answer=data.answer, calls=data.calls, messages=data.messages,
             steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
             retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
-            failure=data.failure)
+            failure=data.failure, turns=data.turns, history=data.history_messages,
+            goal_reached=data.goal_reached)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
             steps=partial.steps, tokens=partial.tokens, retries=partial.retries,
-            model_calls=tuple(_stat(m) for m in partial.model_calls))
+            model_calls=tuple(_stat(m) for m in partial.model_calls),
+            turns=tuple(partial.turns), history=len(scenario.history))
     return base
 
 
@@ -251,7 +286,8 @@ async def execute(
     redactor = redactor_of(plan)
     judge = None
     try:
-        if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.checks):
+        if plan.judge is not None and any(c.judge for s in plan.scenarios
+                                          for c in s.all_checks):
             from .judge import Judge
 
             jt = plan.judge.target

@@ -13,11 +13,10 @@ from typing import Any
 
 from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
-from .fastschema import plainly_valid_schema
+from .faketools import compile_tool as compile_tool  # tools are compiled there
 from .load import DataPath, Document, read_file
-from .model import Action, Target, ToolSpec
+from .model import Target, ToolSpec
 from .targets.kinds import is_model
-from .templates import LazyTemplate, check_template, is_template, line_offset
 from .validate import validate
 
 SUITE_FILE = "scenarist.yaml"
@@ -316,64 +315,6 @@ def _kind(data: Any) -> str:
     if isinstance(data, str):
         return "a single text"
     return "a single value"
-
-
-def compile_tool(
-    doc: Document, path: DataPath, name: str, data: Mapping[str, Any], diags: Collector
-) -> ToolSpec:
-    """A tool definition (from the library or inline) as a ToolSpec."""
-    schema = data.get("input_schema") or {"type": "object", "properties": {}}
-    if "input_schema" in data and not plainly_valid_schema(schema):
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            where = list(exc.absolute_path)
-            at = doc.span((*path, "input_schema", *where))
-            problem = exc.message
-            if where and where[-1] == "type" and isinstance(exc.instance, str):
-                types = ["string", "number", "integer", "boolean", "object", "array", "null"]
-                problem = (f"'{exc.instance}' is not a JSON Schema type"
-                           f"{did_you_mean(exc.instance, types)}")
-            diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
-                                    f"Schema: {problem}",
-                        "types are string, number, integer, boolean, object, array and null; "
-                        "see https://json-schema.org/understanding-json-schema/")
-    returns = data.get("returns", "OK")
-    template = None
-    if isinstance(returns, str) and is_template(returns):
-        trouble = check_template(returns)
-        if trouble is None:
-            template = LazyTemplate(returns)
-        else:
-            offset = line_offset(returns, trouble.line)
-            diags.error(
-                doc.span_in_string((*path, "returns"), offset),
-                "E208",
-                f"the template in returns of the tool '{name}' {trouble.verb}: "
-                f"{trouble.message}",
-                _limit_hint() if trouble.limit else
-                "templates use {{ args.name }} for an argument; check the braces",
-            )
-    action: Action = data.get("action", "read")
-    return ToolSpec(
-        name=name,
-        description=data.get("description", ""),
-        input_schema=schema,
-        action=action,
-        confirm=bool(data.get("confirm", False)),
-        returns=returns,
-        span=doc.span(path),
-        template=template,
-    )
-
-
-def _limit_hint() -> str:
-    from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
-
-    return LIMITS_HINT
 
 
 def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],

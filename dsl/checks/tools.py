@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import did_you_mean, quoted_list
+from ..faketools import args_match
 from ..model import AttemptData, Call, Outcome, ToolSpec
 from ..schemawords import schema_problems
 from ..toolcalls import ToolExpectation
@@ -73,13 +74,6 @@ def prepare_calls(param: Any, ctx: CheckContext) -> CallsParams | None:
     if not require_tool(ctx, name, "name"):
         return None
     return CallsParams(name, param.get("args"), param.get("times"))
-
-
-def args_match(expected: dict[str, Any], actual: Any) -> bool:
-    """Each expected key is present with an equal value; extra arguments are allowed."""
-    if not isinstance(actual, dict):
-        return False
-    return all(k in actual and actual[k] == v for k, v in expected.items())
 
 
 @check(
@@ -457,7 +451,9 @@ def _all_read(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
     examples=("does_not_modify: true",),
     prepare=prepare_true,
     group="tools",
-    details="Calls held for confirmation were not executed, so they do not count.",
+    details="Calls held for confirmation and never confirmed were not executed, so they do "
+    "not count; a call the person confirmed in a later turn does. A call whose fake tool "
+    "answered with an error still counts: the agent did send the change.",
     never_fails=_all_read,
 )
 def does_not_modify(p: bool, a: AttemptData) -> Outcome:
@@ -493,12 +489,13 @@ def prepare_confirmable(param: Any, ctx: CheckContext) -> str | None:
     examples=("asks_to_confirm: cancel_appointment",),
     prepare=prepare_confirmable,
     group="tools",
-    details="A tool with `confirm: true` is never executed: when the agent calls it, the "
-    "call is held as *pending* and the attempt ends, as if the agent were waiting for the "
-    "person's yes.",
+    details="A tool with `confirm: true` is never executed on the agent's own word: when "
+    "the agent calls it, the call is held as *pending* and the turn ends, as if the agent "
+    "were waiting for the person's yes. In a conversation, a later turn may `confirm` or "
+    "`cancel` it; the scenario's own `then` still counts the call as asked for.",
 )
 def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
-    pend = [c for c in a.pending if c.name == p]
+    pend = [c for c in a.held if c.name == p]
     if pend:
         return passed(f"the agent asked to confirm {p} with {_args_text(pend[0].args)}")
     return failed(f"expected the agent to call {p} and wait for confirmation; calls made: "
@@ -524,9 +521,10 @@ def _none_confirm(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
     never_fails=_none_confirm,
 )
 def asks_nothing_to_confirm(p: bool, a: AttemptData) -> Outcome:
-    if a.pending:
+    held = a.held
+    if held:
         return failed(f"expected no confirmation request; the agent asked to confirm "
-                      f"{_names(a.pending)}")
+                      f"{_names(held)}")
     return passed("the agent asked nothing to confirm")
 
 

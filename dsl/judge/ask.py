@@ -258,8 +258,9 @@ def _neutralize(text: str) -> str:
 
 
 def tool_results(attempt: AttemptData) -> list[dict[str, str]]:
+    """What the tools returned to the agent: given.history's calls, then its own."""
     out = []
-    for c in attempt.calls:
+    for c in (*attempt.history, *attempt.calls):
         if c.output is None:
             continue
         args = json.dumps(c.args, ensure_ascii=False) if c.args is not None else c.raw_args
@@ -268,8 +269,45 @@ def tool_results(attempt: AttemptData) -> list[dict[str, str]]:
 
 
 def context(attempt: AttemptData, **extra: str) -> dict[str, Any]:
-    return {"message": _neutralize(attempt.message), "answer": _neutralize(attempt.answer),
+    """What a judge prompt is rendered with. In a conversation (turns, or earlier
+    history) ``message`` is the whole conversation before the answer, one line per
+    message: the judge sees what the agent saw."""
+    message = attempt.message
+    if attempt.turns or attempt.history_messages:
+        message = conversation_text(attempt)
+    return {"message": _neutralize(message), "answer": _neutralize(attempt.answer),
             "tool_results": tool_results(attempt), "now": say(attempt.at), **extra}
+
+
+def conversation_text(attempt: AttemptData) -> str:
+    """The conversation before the answer, as the judge reads it: ``The person: ...``,
+    ``The assistant: ...``, and what the person pressed (tool calls and their results are
+    given apart, as tool results)."""
+    messages = attempt.messages
+    lines: list[str] = []
+
+    def said(start: int, end: int) -> None:
+        for m in messages[start:end]:
+            content = m.get("content")
+            text = content if isinstance(content, str) else ""
+            if m.get("role") == "user":
+                lines.append(f"The person: {text}")
+            elif m.get("role") == "assistant" and text.strip():
+                lines.append(f"The assistant: {text}")
+
+    start = 1 + attempt.history_messages
+    said(1, start)
+    if not attempt.turns:
+        said(start, len(messages))
+    for t in attempt.turns:
+        if t.kind != "say":
+            what = "every pending call" if t.text == "all" else t.text
+            lines.append(f"The person pressed {t.kind} on {what}.")
+        said(start, t.messages)
+        start = t.messages
+    if lines and attempt.answer.strip() and lines[-1] == f"The assistant: {attempt.answer}":
+        lines.pop()  # the answer being judged is shown apart
+    return "\n".join(lines)
 
 
 class Judge:

@@ -13,6 +13,7 @@ from report_builders import (
     HOSTILE,
     MOMENT,
     XSS,
+    conversation_run,
     demo_run,
     hostile_run,
     passing,
@@ -380,3 +381,41 @@ def test_hostile_output_is_shown_as_text_and_never_runs(
     assert len(shown(page)) == 1
     assert page.evaluate("window.__canary") == "intact"
     assert watch.dialogs == []
+
+
+def test_a_conversation_is_drawn_turn_by_turn_with_each_turns_checks(
+        new_page: Any, tmp_path: Path) -> None:
+    path = regenerate(conversation_run(tmp_path / "run"))[0]
+    page, watch = open_report(new_page, path)
+    r = row(page, "clinic.change_hours", "fake")
+    r.locator("button.toggle").click()
+    r.locator("details.attempt > summary").first.click()
+    t = r.locator(".transcript")
+    history = t.locator("section.history")
+    assert history.locator("h5").inner_text() == (
+        "Earlier in the conversation (given.history: written by the scenario, not by the "
+        "agent)")
+    assert history.locator(".m-user .text").inner_text() == "Hola, soy la dueña."
+    assert history.locator(".m-call code").inner_text() == "list_business_hours"
+    turns = t.locator("section.turn")
+    assert turns.count() == 2
+    assert turns.locator("h5.turn-head").all_inner_texts() == [
+        "Turn 1 · the person writes",
+        "Turn 2 · the person presses confirm on set_business_hours"]
+    first, second = turns.nth(0), turns.nth(1)
+    assert first.locator(".m-user .text").inner_text() == "Los sábados cerramos."
+    assert first.locator(".m-call .badge").all_inner_texts() == [
+        "update", "held for confirmation: the person confirmed it, so it ran"]
+    assert first.locator("ul.check-list li").all_inner_texts() == [
+        "pass turn 1 · asks_to_confirm: set_business_hours — asked"]
+    assert second.locator(".m-tool").inner_text().endswith("Hours for saturday updated.")
+    assert second.locator(".m-answer .text").inner_text() == "Listo, cerrado los sábados."
+    assert second.locator("ul.check-list li").all_inner_texts() == [
+        'pass turn 2 · contains: "Listo" — it does']
+    heads = t.locator(":scope > h5").all_inner_texts()
+    assert heads == ["Checks of turns the conversation never reached",
+                     "Checks of the whole conversation"]
+    assert t.locator(":scope > ul.check-list li").all_inner_texts() == [
+        "error turn 3 · non_empty — not evaluated: never reached",
+        "fail does_not_modify — set_business_hours ran"]
+    assert_clean(watch, page)
