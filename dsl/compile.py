@@ -3,25 +3,47 @@
 Here live the checks the JSON Schema cannot express: tools named by checks exist, min_pass
 fits in runs, the moment has a UTC offset, patterns and templates compile, ids are unique.
 Each problem is a located diagnostic; every file is compiled even when others fail.
+
+A file with cases (``cases:`` or ``cases_file:``) is expanded first (:mod:`dsl.cases`):
+:func:`compile_file` compiles each case's document as a scenario of its own, sharing with
+the file's other cases every part that no template touches (a :class:`Shared`: the same
+check, the same tool, compiled and reported once). The command line's selection
+(:class:`~dsl.discover.Selection`) is applied here, before a scenario is compiled, so that
+``run``, ``plan`` and ``lint`` select alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .attachments import compile_attachments
+from .cases import (
+    CaseBinding,
+    Expansion,
+    Instance,
+    case_source,
+    case_type,
+    instance,
+    plan_templates,
+    read_table,
+    unused,
+)
 from .checks import REGISTRY, CheckContext, label
-from .discover import Discovery, SuiteFiles, discover
+from .discover import EVERYTHING, Discovery, Selection, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
 from .load import DataPath, Document, read_file
 from .model import (
     TURN_KINDS,
+    Attachment,
     Call,
+    CaseInfo,
     CompiledCheck,
     Plan,
     Scenario,
@@ -47,6 +69,8 @@ class Compiled:
     suite: Suite | None
     scenarios: list[Scenario] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    considered: int = 0  # scenarios the files hold (each case one), before the selection
+    selection: Selection = EVERYTHING
 
     @property
     def has_errors(self) -> bool:
@@ -94,22 +118,25 @@ def compile_paths(
     *,
     runs: int | None = None,
     judge_target: str | None = None,
+    selection: Selection = EVERYTHING,
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths`` (found by
     :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
-    target (``scenarist run --judge NAME``)."""
+    target (``scenarist run --judge NAME``); ``selection``: only the scenarios it selects
+    are compiled (``--tag``, ``-k``)."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
-        return _compile_paths(paths, runs=runs, judge_target=judge_target)
+        return _compile_paths(paths, runs=runs, judge_target=judge_target,
+                              selection=selection)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile_paths(paths: Sequence[Path], *, runs: int | None,
-                   judge_target: str | None) -> Compiled:
+                   judge_target: str | None, selection: Selection) -> Compiled:
     diags = Collector()
     for p in paths:
         if not p.exists():
@@ -136,29 +163,182 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     if judge_target is not None:
         suite = _override_judge(suite, judge_target, diags)
     root = suite.root
-    result = Compiled(suite)
+    result = Compiled(suite, selection=selection)
     if not group.files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
     ids: dict[str, Span] = {}
     for f in group.files:
-        name = f.name
-        doc = read_file(f.path, name)
-        scenario = compile_document(doc, suite, root, diags, runs=runs)
-        if scenario is None:
-            continue
-        first = ids.get(scenario.id)
-        if first is not None:
-            data = doc.data if isinstance(doc.data, dict) else {}
-            at = doc.span(("id",)) if "id" in data else Span(name, 1, 1)
-            diags.error(at, "E205",
-                        f"the scenario id '{scenario.id}' is already used by {first.file}",
-                        "give one of them a different 'id'")
-            continue
-        ids[scenario.id] = scenario.span
-        result.scenarios.append(scenario)
+        doc = read_file(f.path, f.name)
+        of_file = compile_file(doc, suite, root, diags, runs=runs, selection=selection)
+        result.considered += of_file.considered
+        for scenario in of_file.scenarios:
+            first = ids.get(scenario.id)
+            if first is not None:
+                diags.error(id_span(doc, scenario), "E205",
+                            f"the scenario id '{scenario.id}' is already used by {first.file}",
+                            "give one of them a different 'id'")
+                continue
+            ids[scenario.id] = scenario.span
+            result.scenarios.append(scenario)
     result.diagnostics = diags.diagnostics
     return result
+
+
+def id_span(doc: Document, scenario: Scenario) -> Span:
+    """Where a duplicate id is reported: the scenario's ``id``, or its case's id."""
+    if scenario.case is not None and "id" in scenario.case.values:
+        return scenario.case.span
+    data = doc.data if isinstance(doc.data, dict) else {}
+    return doc.span(("id",)) if "id" in data else Span(doc.path, 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class FileScenarios:
+    """What one file compiled into: its scenarios (one, or one per case) that the
+    selection kept, and how many it holds."""
+
+    scenarios: list[Scenario]
+    considered: int
+
+
+Compiled_ = Callable[[Scenario, Document], None]
+
+
+def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collector, *,
+                 runs: int | None = None, selection: Selection = EVERYTHING,
+                 each: Compiled_ | None = None) -> FileScenarios:
+    """One scenario file → its scenarios: one, or one per case (``cases:``,
+    ``cases_file:``: expanded by :mod:`dsl.cases`). Only the scenarios ``selection``
+    selects are compiled (a file it leaves out reports nothing); every problem goes to
+    ``diags``. ``each(scenario, document)`` is called for every scenario compiled (lint's
+    warnings)."""
+    data = doc.data
+    if not isinstance(data, dict) or case_source(data) is None:
+        if selection.active and not selection.selects(_plain_id(doc, root), _tags_of(data)):
+            return FileScenarios([], 1)
+        scenario = compile_document(doc, suite, root, diags, runs=runs)
+        if scenario is not None and each is not None:
+            each(scenario, doc)
+        return FileScenarios([scenario] if scenario is not None else [], 1)
+    diags.extend(doc.diagnostics)
+    problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
+    if problems:
+        diags.extend(problems)
+        return FileScenarios([], 1)
+    table = read_table(doc, root, diags)
+    if table is None:
+        return FileScenarios([], 1)
+    expansion = plan_templates(doc, table, diags)
+    if expansion is None:
+        return FileScenarios([], len(table.cases))
+    shared = Shared(expansion.touched)
+    shape = case_type(table)
+    base_id = _plain_id(doc, root)
+    reads: set[str] = set()
+    out: list[Scenario] = []
+    compiled_any = False
+    for case in table.cases:
+        if selection.active and not _case_selected(expansion, case, base_id, selection):
+            continue
+        local = Collector()
+        inst = instance(expansion, case, local)
+        if inst is None:
+            diags.extend(local.diagnostics)
+            continue
+        binding = CaseBinding(case.info(), shape)
+        scenario = compile_document(inst.doc, suite, root, local, runs=runs, case=binding,
+                                    shared=shared)
+        compiled_any = True
+        reads |= binding.reads
+        diags.extend(_about_case(expansion, inst, local.diagnostics))
+        if scenario is not None:
+            out.append(scenario)
+            if each is not None:
+                each(scenario, inst.doc)
+    if compiled_any:
+        unused(expansion, reads, diags)
+    return FileScenarios(out, len(table.cases))
+
+
+def _plain_id(doc: Document, root: Path) -> str:
+    data = doc.data if isinstance(doc.data, dict) else {}
+    given = data.get("id")
+    return given if isinstance(given, str) and given else scenario_id(Path(doc.path), root)
+
+
+def _tags_of(data: Any) -> list[str]:
+    tags = data.get("tags") if isinstance(data, dict) else None
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def _case_selected(exp: Expansion, case: Any, base_id: str, selection: Selection) -> bool:
+    """Whether the selection keeps a case — known before its templates render, unless its
+    id or tags are templates themselves."""
+    if ("id",) in exp.touched or ("tags",) in exp.touched:
+        inst = instance(exp, case, Collector())
+        if inst is None:
+            return True  # its problems are reported when it is compiled
+        data = inst.doc.data
+        sid = f"{data.get('id') or base_id}[{case.id}]"
+        return selection.selects(sid, _tags_of(data))
+    tags = case.overrides.get("tags")
+    return selection.selects(f"{base_id}[{case.id}]",
+                             tags if tags is not None else _tags_of(exp.base))
+
+
+def _about_case(exp: Expansion, inst: Instance, found: list[Diagnostic]) -> list[Diagnostic]:
+    """A case's diagnostics, each saying which case it is about when it sits in a
+    template (the value came from the case): there, and at the case."""
+    case = inst.case
+    lines = exp.lines()
+    out = []
+    for d in found:
+        in_template = d.span.file == exp.doc.path and any(
+            first <= d.span.line <= last for first, last in lines)
+        if not in_template or d.code == "E227":
+            out.append(d)
+            continue
+        out.append(Diagnostic(d.span, d.code,
+                              f"with {case.named} ({case.span.file}:{case.span.line}): "
+                              f"{d.message}", d.hint, d.severity))
+        out.append(Diagnostic(case.span, d.code,
+                              f"{case.named} gives the template at {d.span.file}:"
+                              f"{d.span.line}:{d.span.col} a value that does not work: "
+                              f"{d.message}", d.hint, d.severity))
+    return out
+
+
+class Shared:
+    """What the cases of one scenario file share: each part of the scenario that no
+    template touches (a check, a tool, the moment, a turn, the attachments) is compiled —
+    and its problems reported — once, by the first case; the others reuse it. A part a
+    case's values reach (``touched``), or that took the case's values (an expression that
+    reads ``case.NAME``), is compiled for each case."""
+
+    def __init__(self, touched: frozenset[DataPath]) -> None:
+        self.touched = touched
+        self.done: dict[DataPath, Any] = {}
+
+    def get(self, path: DataPath, binding: CaseBinding | None,
+            make: Callable[[], Any]) -> Any:
+        if path in self.touched:
+            return make()
+        if path in self.done:
+            return self.done[path]
+        if binding is None:
+            return make()
+        bound, binding.bound = binding.bound, False
+        value = make()
+        if not binding.bound:
+            self.done[path] = value
+        binding.bound = bound or binding.bound
+        return value
+
+
+def _shared(shared: Shared | None, path: DataPath, binding: CaseBinding | None,
+            make: Callable[[], Any]) -> Any:
+    return make() if shared is None else shared.get(path, binding, make)
 
 
 def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
@@ -187,8 +367,12 @@ def compile_document(
     diags: Collector,
     *,
     runs: int | None = None,
+    case: CaseBinding | None = None,
+    shared: Shared | None = None,
 ) -> Scenario | None:
-    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``)."""
+    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``). For a
+    case of a file with cases (:func:`compile_file`), ``doc`` is the case's document,
+    ``case`` the case and ``shared`` what its cases share."""
     diags.extend(doc.diagnostics)
     if doc.data is None:
         return None
@@ -210,19 +394,32 @@ def compile_document(
     local = Collector()
 
     given = data["given"]
-    try:
-        at = parse_moment(given["at"])
-    except MomentError as exc:
-        local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
-        at = None
 
-    tools = _tools(doc, suite, given.get("tools") or [], local)
+    def moment() -> Any:
+        try:
+            return parse_moment(given["at"])
+        except MomentError as exc:
+            local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
+            return None
+
+    at = _shared(shared, ("given", "at"), case, moment)
+    values = dict(case.info.values) if case is not None else None
+    tools = _tools(doc, suite, given.get("tools") or [], local, shared, case, values)
     by_name = {t.name: t for t in tools}
 
-    history, history_calls = _history(doc, given.get("history") or [], by_name, local)
-    message, turns, user = _when(doc, data["when"], by_name, suite, local)
+    history, history_calls = _shared(
+        shared, ("given", "history"), case,
+        lambda: _history(doc, given.get("history") or [], by_name, local))
+    attachments: tuple[Attachment, ...] = _shared(
+        shared, ("given", "attachments"), case,
+        lambda: compile_attachments(doc, ("given", "attachments"),
+                                    given.get("attachments") or (), root, local))
+    extra = {"simulated_user": isinstance(data["when"], dict), "case": case}
+    message, turns, user = _when(doc, data["when"], by_name, suite, local, root, shared,
+                                 extra)
     checks = compile_checks(doc, ("then",), data.get("then") or [], by_name, suite, local,
-                            extra={"simulated_user": isinstance(data["when"], dict)})
+                            extra=extra, shared=shared)
+    targets = _targets(doc, data.get("targets") or [], suite, local)
 
     defaults = suite.defaults if suite else None
     scenario_runs = data.get("runs", defaults.runs if defaults else 5)
@@ -252,6 +449,10 @@ def compile_document(
     if any(d.severity == "error" for d in diags.diagnostics[before:]) or at is None:
         return None
     sid = data.get("id") or scenario_id(Path(doc.path), root)
+    info: CaseInfo | None = None
+    if case is not None:
+        info = case.info
+        sid = f"{sid}[{info.id}]"
     return Scenario(
         id=sid,
         file=doc.path,
@@ -270,20 +471,41 @@ def compile_document(
         user=user,
         history=history,
         history_calls=history_calls,
+        attachments=attachments,
+        targets=targets,
+        case=info,
     )
+
+
+def _targets(doc: Document, names: list[str], suite: Suite | None,
+             diags: Collector) -> tuple[str, ...]:
+    """``targets:`` — the suite's targets the scenario is meant for (others skip it)."""
+    known = suite.targets if suite else {}
+    for i, name in enumerate(names):
+        if name not in known:
+            diags.error(doc.span(("targets", i)), "E206",
+                        f"the scenario is meant for the target '{name}', which "
+                        f"{suite.file if suite else 'the suite'} does not define"
+                        f"{did_you_mean(name, known)}",
+                        f"the targets are {quoted_list(sorted(known), 'and') or 'none'}")
+    return tuple(dict.fromkeys(names))
 
 
 def compile_checks(doc: Document, path: DataPath, items: list[Any],
                    tools: Mapping[str, ToolSpec], suite: Suite | None, diags: Collector,
-                   *, turn: int | None = None, extra: Mapping[str, Any] | None = None
-                   ) -> tuple[CompiledCheck, ...]:
+                   *, turn: int | None = None, extra: Mapping[str, Any] | None = None,
+                   shared: Shared | None = None) -> tuple[CompiledCheck, ...]:
     """The checks of one ``then`` list at ``path``: the scenario's own (the whole
     attempt), or turn ``turn``'s (its label says the turn). Each item is compiled by
     :func:`compile_check`; those with problems are left out, their diagnostics in
-    ``diags``."""
+    ``diags``. ``shared``: what the cases of a file share (:class:`Shared`)."""
     out = []
+    binding = (extra or {}).get("case")
     for i, item in enumerate(items):
-        check = compile_check(doc, (*path, i), item, tools, suite, diags, extra)
+        at: DataPath = (*path, i)
+        check = _shared(shared, at, binding,
+                        functools.partial(compile_check, doc, at, item, tools, suite, diags,
+                                          extra))
         if check is None:
             continue
         if turn is not None:
@@ -327,7 +549,9 @@ _TURN_KEYS: tuple[TurnKind, ...] = TURN_KINDS
 
 
 def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite | None,
-          diags: Collector) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
+          diags: Collector, root: Path, shared: Shared | None = None,
+          extra: Mapping[str, Any] | None = None,
+          ) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
     """``when``: what the person says (one turn), a list of turns, or a simulated user.
     Gives the first thing the person says, the turns and the simulated user."""
     if isinstance(when, str):
@@ -335,24 +559,44 @@ def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite 
     if isinstance(when, dict):
         return "", (), _simulated_user(doc, when["user"], suite, diags)
     turns: list[TurnSpec] = []
+    binding = (extra or {}).get("case")
     for i, item in enumerate(when):
         path: DataPath = ("when", i)
-        if isinstance(item, str):
-            turns.append(TurnSpec("say", item, doc.span(path)))
-            continue
-        kinds = [k for k in _TURN_KEYS if k in item]
-        if len(kinds) != 1:
-            _turn_shape(doc, path, i, kinds, diags)
-            continue
-        kind = kinds[0]
-        text = item[kind]
-        if kind != "say" and not _decidable(doc, (*path, kind), i, kind, text, tools, diags):
-            continue
-        checks = compile_checks(doc, (*path, "then"), item.get("then") or [], tools, suite,
-                                diags, turn=i + 1)
-        turns.append(TurnSpec(kind, text, doc.span(path), checks))
+        turn = _shared(shared, path, binding,
+                       functools.partial(_turn, doc, path, i, item, tools, suite, diags, root,
+                                         extra))
+        if turn is not None:
+            turns.append(turn)
     message = next((t.text for t in turns if t.kind == "say"), "")
     return message, tuple(turns), None
+
+
+def _turn(doc: Document, path: DataPath, i: int, item: Any, tools: Mapping[str, ToolSpec],
+          suite: Suite | None, diags: Collector, root: Path,
+          extra: Mapping[str, Any] | None) -> TurnSpec | None:
+    if isinstance(item, str):
+        return TurnSpec("say", item, doc.span(path))
+    kinds = [k for k in _TURN_KEYS if k in item]
+    if len(kinds) != 1:
+        _turn_shape(doc, path, i, kinds, diags)
+        return None
+    kind = kinds[0]
+    text = item[kind]
+    if kind != "say" and not _decidable(doc, (*path, kind), i, kind, text, tools, diags):
+        return None
+    attachments: tuple[Attachment, ...] = ()
+    if "attachments" in item:
+        if kind != "say":
+            diags.error(doc.key_span((*path, "attachments")), "S107",
+                        f"turn {i + 1} presses {kind} and has attachments: only what the "
+                        "person says can carry attachments",
+                        "move the attachments to a turn that says something")
+            return None
+        attachments = compile_attachments(doc, (*path, "attachments"), item["attachments"],
+                                          root, diags)
+    checks = compile_checks(doc, (*path, "then"), item.get("then") or [], tools, suite,
+                            diags, turn=i + 1, extra=extra)
+    return TurnSpec(kind, text, doc.span(path), checks, attachments)
 
 
 def _turn_shape(doc: Document, path: DataPath, i: int, kinds: Sequence[str],
@@ -475,14 +719,19 @@ def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
     return tuple(messages), tuple(calls)
 
 
-def _tools(doc: Document, suite: Suite | None, items: list[Any],
-           diags: Collector) -> list[ToolSpec]:
+def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
+           shared: Shared | None = None, case: CaseBinding | None = None,
+           values: dict[str, Any] | None = None) -> list[ToolSpec]:
     out: list[ToolSpec] = []
     seen: dict[str, Span] = {}
     library = suite.tools if suite else {}
     for i, item in enumerate(items):
         path = ("given", "tools", i)
-        if isinstance(item, str):
+        if not isinstance(item, str):
+            tool = _shared(shared, path, case,
+                           functools.partial(compile_tool, doc, path, item["name"], item,
+                                             diags, values))
+        elif isinstance(item, str):
             tool = library.get(item)
             if tool is None:
                 where = (f"the suite's tool library ({suite.file})" if suite
@@ -493,8 +742,6 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any],
                             f"the library has {have}; or define the tool here with name, "
                             "description and returns")
                 continue
-        else:
-            tool = compile_tool(doc, path, item["name"], item, diags)
         if tool.name in seen:
             first = seen[tool.name]
             diags.error(doc.span(path), "E215",
@@ -515,17 +762,22 @@ def build_plan(
     shard: tuple[int, int] | None = None,
     judge_target: str | None = None,
     compare: Sequence[tuple[str, str]] = (),
+    selection: Selection = EVERYTHING,
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
 
     With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
     the same files give the same split on every machine. ``compare``: target pairs to
     compare (``--compare old:new``; each must be among the chosen targets); without it, the
-    suite's ``compare:`` pairs whose two targets are both chosen."""
-    compiled = compile_paths(paths, runs=runs, judge_target=judge_target)
+    suite's ``compare:`` pairs whose two targets are both chosen. ``selection``: the
+    scenarios ``--tag`` and ``-k`` select (E220 when it selects none)."""
+    compiled = compile_paths(paths, runs=runs, judge_target=judge_target,
+                             selection=selection)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)
+    if selection.active and not compiled.scenarios:
+        raise InputError([nothing_selected(selection, compiled.considered)])
     assert compiled.suite is not None  # compile_paths reports a missing suite as an error
     suite = compiled.suite
     chosen, problems = _select_targets(suite, targets)
@@ -573,3 +825,12 @@ def build_plan(
                 f"scenario{'s' if len(ordered) != 1 else ''}, fewer than {n} shards",
                 f"split it into at most {len(ordered)} shards")])
     return plan, compiled
+
+
+def nothing_selected(selection: Selection, considered: int) -> Diagnostic:
+    """E220: the selection keeps no scenario (``run``, ``plan`` and ``lint`` alike)."""
+    held = f"{considered:,} scenario{'s' if considered != 1 else ''}"
+    return Diagnostic(Span("<command line>", 1, 1), "E220",
+                      f"{selection.flags()} selects none of the {held} found",
+                      "check the tag or the pattern: scenarist plan lists every scenario's "
+                      "id; -k matches part of an id, or a glob such as 'clinic.*'")

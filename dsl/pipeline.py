@@ -23,11 +23,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import NotReady, RunDirError
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .model import Plan
+
+if TYPE_CHECKING:
+    from .discover import Selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,7 @@ class RunRequest:
     compare: tuple[tuple[str, str], ...] = ()  # --compare old:new (else the suite's pairs)
     fail_on_regression: bool = False  # exit 1 on any regression (baseline or compare)
     argv: tuple[str, ...] = ()
+    selection: Selection | None = None  # --tag, -k (None: every scenario)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,12 +95,16 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     saved: dict[str, Any] = info.get("settings") or {}
     if not saved.get("paths"):
         raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
+    from .discover import Selection
+
     shard = saved.get("shard")
     return dataclasses.replace(
         request, paths=tuple(Path(p) for p in saved["paths"]),
         targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
         early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
-        shard=(shard[0], shard[1]) if shard else None)
+        shard=(shard[0], shard[1]) if shard else None,
+        selection=Selection(tuple(saved.get("tags") or ()),
+                            tuple(saved.get("patterns") or ())))
 
 
 def _settings(request: RunRequest) -> dict[str, Any]:
@@ -104,7 +112,9 @@ def _settings(request: RunRequest) -> dict[str, Any]:
     return {"paths": [str(p.resolve()) for p in request.paths or (Path("."),)],
             "targets": list(request.targets), "runs": request.runs,
             "shard": list(request.shard) if request.shard else None,
-            "early_stop": request.early_stop, "judge": request.judge_target}
+            "early_stop": request.early_stop, "judge": request.judge_target,
+            "tags": list(request.selection.tags) if request.selection else [],
+            "patterns": list(request.selection.patterns) if request.selection else []}
 
 
 T = TypeVar("T")
@@ -162,12 +172,14 @@ def plan_for(request: RunRequest) -> Plan:
     """Compile the request's paths into a plan that can start: InputError for the files,
     NotReady for what the environment lacks."""
     from .compile import build_plan
+    from .discover import EVERYTHING
     from .targets.kinds import missing_keys
 
     plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
                          runs=request.runs, concurrency=request.concurrency,
                          shard=request.shard, judge_target=request.judge_target,
-                         compare=request.compare)
+                         compare=request.compare,
+                         selection=request.selection or EVERYTHING)
     if request.record is not None and len(plan.targets) != 1:
         raise NotReady("--record records one target; choose it with --target NAME")
     for flag, path in (("--record", request.record), ("--record-judge", request.record_judge)):
@@ -199,6 +211,7 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         create_run_dir,
         latest_records,
         read_json,
+        store_attachments,
         truncate_torn,
         write_json,
     )
@@ -239,6 +252,10 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
             info["git"] = git_info(Path(plan.suite_root))
             info["history"] = kept_json(location)
             _write(lambda: write_json(run_dir / PLAN, new_plan), run_dir)
+            attached = {a.sha256: a.content for s in plan.scenarios
+                        for a in s.all_attachments}
+            if attached:  # the report shows them; records refer to them by hash
+                _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
         _write(lambda: write_json(run_dir / RUN, info), run_dir)
 
         done = frozenset(r.key for r in prior)

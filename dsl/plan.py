@@ -43,11 +43,20 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
     }
-    # only conversations have these (the fingerprints of other plans stay as they were)
+    # only scenarios that have them carry these (other plans' fingerprints stay the same)
+    if s.targets:
+        out["targets"] = list(s.targets)
+    if s.case is not None:
+        out["case"] = {"id": s.case.id, "number": s.case.number, "file": s.case.span.file,
+                       "line": s.case.span.line, "values": dict(s.case.values)}
+    if s.attachments:
+        out["attachments"] = [a.ref() for a in s.attachments]
     if s.history:
         out["history"] = [dict(m) for m in s.history]
     if s.turns:
-        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line}
+        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line,
+                         **({"attachments": [a.ref() for a in t.attachments]}
+                            if t.attachments else {})}
                         for t in s.turns]
     if s.user is not None:
         out["user"] = {"goal": s.user.goal, "persona": s.user.persona,
@@ -70,6 +79,13 @@ def given_when_hash(s: Scenario) -> str:
                                     for a in t.answers]} for t in s.tools]}
     if s.turns:  # a conversation: what the person says and decides, turn by turn
         given["turns"] = [{"kind": t.kind, "text": t.text} for t in s.turns]
+        if any(t.attachments for t in s.turns):
+            given["turn_attachments"] = [[a.sha256 for a in t.attachments] for t in s.turns]
+    if s.attachments:
+        given["attachments"] = [[a.kind, a.mime_type, a.label, a.sha256]
+                                for a in s.attachments]
+    if s.case is not None:  # a tool's answers read the case's values too
+        given["case"] = dict(s.case.values)
     if s.history:
         given["history"] = list(s.history)
     if s.user is not None:

@@ -176,7 +176,15 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
     """Write the recheck's run folder into ``out``; returns it."""
     from . import __version__
     from .plan import plan_json
-    from .store import PLAN, RUN, ResultsWriter, create_run_dir, latest_records, write_json
+    from .store import (
+        PLAN,
+        RUN,
+        ResultsWriter,
+        copy_attachments,
+        create_run_dir,
+        latest_records,
+        write_json,
+    )
 
     plan = prepared.plan
     wanted = {s.id for s in plan.scenarios}
@@ -215,6 +223,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
                          "validation": (old.get("judge") or {}).get("validation")}
     write_json(folder / PLAN, new_plan)
     write_json(folder / RUN, info)
+    copy_attachments([run_dir], folder)
     from .run import redactor_of
 
     writer = ResultsWriter(folder, redactor_of(plan).value)

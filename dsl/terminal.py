@@ -124,11 +124,17 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
                      f"(failed {fc['count']} of {r['decided']})")
             if len(r["failing_checks"]) > 5:
                 echo(f"      … and {len(r['failing_checks']) - 5} more failing checks")
+    skipped = summary.get("skipped") or []
+    for k in ([] if quiet else skipped):
+        echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k['scenario']:<{width}}  "
+             f"{k['target']:<{twidth}}  {k['reason']}")
     parts = [f"{t['passed']}/{t['scenarios']} passed"]
     if t["failed"]:
         parts.append(style(f"{t['failed']} failed", color, fg="red"))
     if t["inconclusive"]:
         parts.append(style(f"{t['inconclusive']} inconclusive", color, fg="yellow"))
+    if skipped:
+        parts.append(f"{len(skipped)} skipped")
     parts.append(f"{t['attempts']} attempts")
     if t["unsure"]:
         parts.append(f"{t['unsure']} unsure")
