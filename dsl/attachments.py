@@ -164,10 +164,10 @@ def _one(doc: Document, path: DataPath, item: Mapping[str, Any], suite: Path,
             return None
         text = decode_text(data, written)
         if isinstance(text, Diagnostic):
-            diags.error(at, "E231", f"the file '{written}' is not UTF-8 text "
-                                    f"({text.message.split('(')[-1].rstrip(')')}); a file "
-                                    "attachment is UTF-8 text (other binary types cannot be "
-                                    "sent)",
+            why = ("binary (it holds a NUL byte)" if text.code == "Y106" else
+                   f"not UTF-8 text at line {text.span.line}, column {text.span.col}")
+            diags.error(at, "E231", f"the file '{written}' is {why}; a file attachment is "
+                                    "UTF-8 text (other binary types cannot be sent)",
                         "save it as UTF-8 text, or attach an image with kind: image")
             return None
         if mime == "application/octet-stream":

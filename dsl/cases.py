@@ -29,6 +29,9 @@ template uses (W407, at the header).
 
 from __future__ import annotations
 
+import csv
+import dataclasses
+import io
 import json
 import re
 from collections.abc import Iterator, Mapping
@@ -68,6 +71,7 @@ class Case:
     span: Span
     overrides: Mapping[str, Any] = field(default_factory=dict)
     cells: tuple[Span, ...] = ()  # a CSV row: each value's place, in the header's order
+    last_line: int = 0  # a CSV row: its last line (a quoted value may hold line breaks)
 
     @property
     def id(self) -> str:
@@ -97,25 +101,43 @@ class Table:
     text: str = ""  # a cases file's text (for the lines beside a diagnostic)
     header: tuple[str, ...] = ()  # a CSV file's header
     doc: Document | None = None  # inline: the scenario (the places of the values)
+    starts: tuple[int, ...] = ()  # where each line of ``text`` starts (line 1 first)
+
+    def line(self, n: int) -> str:
+        """Line ``n`` (1-based) of a cases file."""
+        starts = self.starts or _starts(self.text)
+        if not 1 <= n <= len(starts):
+            return ""
+        end = starts[n] - 1 if n < len(starts) else len(self.text)
+        return self.text[starts[n - 1]:end].rstrip("\r")
 
     def cell(self, case: Case, key: str) -> Span:
         """Where ``key``'s value of ``case`` is written (the case itself when it has none)."""
         if self.source == "csv":
-            if key in self.header:
-                return case.cells[self.header.index(key)]
-            return case.span
+            if key not in self.header:
+                return case.span
+            cells = case.cells or self._cells(case)
+            return cells[self.header.index(key)] if cells else case.span
         if self.source == "inline" and self.doc is not None:
             path: DataPath = ("cases", case.number - 1, key)
             return self.doc.span(path) if key in case.values else case.span
-        line = _line_text(self.text, case.span.line)
+        line = self.line(case.span.line)
         at = line.find(json.dumps(key, ensure_ascii=False))
         return Span(self.file, case.span.line, at + 1) if at >= 0 else case.span
 
+    def _cells(self, case: Case) -> tuple[Span, ...]:
+        """A CSV row's fields' places, found when one is asked for."""
+        last = max(case.last_line, case.span.line)
+        text = "\n".join(self.line(n) for n in range(case.span.line, last + 1))
+        rows = csv_rows(text, self.file, Collector(), _delimiter(self.line(1)),
+                        case.span.line)
+        if not rows or len(rows[0][1]) != len(self.header):
+            return ()
+        return tuple(Span(self.file, ln, c) for _, ln, c in rows[0][1])
 
-def _line_text(text: str, line: int) -> str:
-    start = line_offset(text, line)
-    end = text.find("\n", start)
-    return text[start:end if end >= 0 else len(text)]
+
+def _starts(text: str) -> tuple[int, ...]:
+    return (0, *(m.end() for m in re.finditer("\n", text)))
 
 
 def case_source(data: Mapping[str, Any]) -> str | None:
@@ -179,8 +201,7 @@ def _from_file(doc: Document, name: str, root: Path, diags: Collector) -> Table 
     path = (Path(doc.path).parent / name).resolve()
     suite = root.resolve()
     if path != suite and suite not in path.parents:
-        diags.error(at, "E228", f"the cases file '{name}' is outside the suite's folder "
-                                f"({_shown(suite)})",
+        diags.error(at, "E228", f"the cases file '{name}' is outside the suite's folder",
                     "keep the cases file in the suite's folder, beside the scenario or below "
                     "it")
         return None
@@ -211,11 +232,13 @@ def _jsonl(text: str, name: str, diags: Collector) -> Table | None:
     cases: list[Case] = []
     columns: dict[str, Span] = {}
     ok = True
+    row = 0
     for n, line in enumerate(text.split("\n"), 1):
         line = line.rstrip("\r")
         stripped = line.lstrip()
         if not stripped:
             continue
+        row += 1
         col = len(line) - len(stripped) + 1
         try:
             values = json.loads(line)
@@ -242,8 +265,10 @@ def _jsonl(text: str, name: str, diags: Collector) -> Table | None:
             if key not in columns:
                 at = line.find(json.dumps(key, ensure_ascii=False))
                 columns[key] = Span(name, n, at + 1) if at >= 0 else span
-        cases.append(Case(len(cases) + 1, values, span))
-    return Table("jsonl", name, tuple(cases), columns, text) if ok else None
+        cases.append(Case(row, values, span))
+    if not ok and not cases:
+        return None  # every line was reported
+    return Table("jsonl", name, tuple(cases), columns, text, starts=_starts(text))
 
 
 def _json_kind(value: Any) -> str:
@@ -273,14 +298,17 @@ def _delimiter(text: str) -> str:
     return best if counts[best] else ","
 
 
-def csv_rows(text: str, name: str, diags: Collector) -> list[tuple[int, list[Field]]] | None:
+def csv_rows(text: str, name: str, diags: Collector, delim: str | None = None,
+             first_line: int = 1) -> list[tuple[int, list[Field]]] | None:
     """Every row of a CSV text (RFC 4180: fields in double quotes may hold the separator,
     line breaks and doubled quotes) with each field's line and column; empty lines and rows
-    of empty fields are left out. Unquoted fields lose the spaces around them."""
-    delim = _delimiter(text)
+    of empty fields are left out, and every value loses the spaces around it. This is
+    where a field's place is found (the csv module reads the rows, faster, when nothing
+    needs a place)."""
+    delim = delim or _delimiter(text)
     stop = re.compile(f"[{re.escape(delim)}\r\n]")
     rows: list[tuple[int, list[Field]]] = []
-    i, n, line, col = 0, len(text), 1, 1
+    i, n, line, col = 0, len(text), first_line, 1
     while i < n:
         row_line = line
         fields: list[Field] = []
@@ -317,6 +345,9 @@ def csv_rows(text: str, name: str, diags: Collector) -> list[tuple[int, list[Fie
                 else:
                     col += len(seg)
                 value = "".join(parts).replace("\r\n", "\n")
+                lead = len(value) - len(value.lstrip())
+                value = value.strip()
+                f_col += lead
             else:
                 m = stop.search(text, i)
                 end = m.start() if m else n
@@ -344,7 +375,47 @@ def csv_rows(text: str, name: str, diags: Collector) -> list[tuple[int, list[Fie
 
 
 def _csv(text: str, name: str, diags: Collector) -> Table | None:
-    rows = csv_rows(text, name, diags)
+    """A CSV cases file: read by the csv module; when something is wrong with it, read
+    again field by field, to say where."""
+    delim = _delimiter(text)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delim, strict=True)
+    header: list[str] | None = None
+    cases: list[Case] = []
+    try:
+        start = 1
+        for row in reader:
+            end = reader.line_num
+            values = [v.strip() for v in row]
+            if any(values):
+                if header is None:
+                    header = values
+                    if not all(header) or len(set(header)) != len(header):
+                        break
+                elif len(values) != len(header):
+                    break
+                else:
+                    cases.append(Case(len(cases) + 1, dict(zip(header, values, strict=True)),
+                                      Span(name, start, 1), last_line=end))  # no row is left out
+            start = end + 1
+        else:
+            if header is not None:
+                columns = {h: Span(name, 1, 1) for h in header}
+                table = Table("csv", name, tuple(cases), columns, text, tuple(header),
+                              starts=_starts(text))
+                return dataclasses.replace(table, columns=_header_places(table, delim))
+    except csv.Error:
+        pass
+    return _csv_located(text, name, diags, delim)
+
+
+def _header_places(table: Table, delim: str) -> dict[str, Span]:
+    rows = csv_rows(table.line(1), table.file, Collector(), delim) or []
+    places = {v: Span(table.file, ln, c) for v, ln, c in rows[0][1]} if rows else {}
+    return {h: places.get(h, Span(table.file, 1, 1)) for h in table.header}
+
+
+def _csv_located(text: str, name: str, diags: Collector, delim: str) -> Table | None:
+    rows = csv_rows(text, name, diags, delim)
     if rows is None:
         return None
     if not rows:
@@ -369,8 +440,10 @@ def _csv(text: str, name: str, diags: Collector) -> Table | None:
             ok = False
         else:
             columns[v] = Span(name, line, col)
+    if not ok:
+        return None  # without a header, no row can be read
     cases: list[Case] = []
-    for row_line, fields in body:
+    for row, (row_line, fields) in enumerate(body, 1):
         if len(fields) != len(header):
             where = fields[len(header)] if len(fields) > len(header) else fields[-1]
             at = Span(name, where[1], where[2] if len(fields) > len(header)
@@ -381,27 +454,28 @@ def _csv(text: str, name: str, diags: Collector) -> Table | None:
                         f"{len(header)} ({quoted_list(header, 'and')})",
                         'a value that holds a comma goes in double quotes: "Hola, ¿cómo '
                         'estás?"')
-            ok = False
-            continue
+            continue  # reported; the other rows are still cases
         values = {h: v for h, (v, _, _) in zip(header, fields, strict=True)}
-        cases.append(Case(len(cases) + 1, values, Span(name, row_line, 1),
-                          cells=tuple(Span(name, ln, c) for _, ln, c in fields)))
-    if not ok:
+        cases.append(Case(row, values, Span(name, row_line, 1),
+                          cells=tuple(Span(name, ln, c) for _, ln, c in fields),
+                          last_line=fields[-1][1]))
+    if not cases:
         return None
-    return Table("csv", name, tuple(cases), columns, text, header)
+    return Table("csv", name, tuple(cases), columns, text, header, starts=_starts(text))
 
 
 # ---- what each case is --------------------------------------------------------------------
 
 
 def _checked(table: Table, diags: Collector) -> Table | None:
-    """The table with each case's overrides read, its id checked and unique; None when a
-    case cannot be used."""
-    ok = True
+    """The table with each case's overrides read and its id checked and unique. A case
+    with a problem is reported and left out (the others are still checked); None when no
+    case is left."""
     seen: dict[str, Case] = {}
     cases = []
     for case in table.cases:
         overrides: dict[str, Any] = {}
+        ok = True
         for key in OVERRIDES:
             value = case.values.get(key)
             if value is None or value == "":
@@ -415,12 +489,10 @@ def _checked(table: Table, diags: Collector) -> Table | None:
                 overrides[key] = read
         given = case.values.get("id")
         if given is not None and given != "":
-            problem = _bad_id(given)
+            problem = _bad_id(given, case)
             if problem:
-                diags.error(table.cell(case, "id"), "E229",
-                            f"the id of {case.named.replace('the case ', 'case ')} {problem}",
+                diags.error(table.cell(case, "id"), "E229", problem,
                             "an id is a short name: letters, digits, '_', '-' and '.'")
-                ok = False
                 continue
         first = seen.get(case.id)
         if first is not None:
@@ -430,14 +502,15 @@ def _checked(table: Table, diags: Collector) -> Table | None:
                         f"{first.span.file}:{first.span.line}",
                         "give each case its own id, or leave id out: cases are then numbered "
                         "1, 2, 3, …")
-            ok = False
             continue
         seen[case.id] = case
-        cases.append(Case(case.number, case.values, case.span, overrides, case.cells))
-    if not ok:
+        if ok:
+            cases.append(Case(case.number, case.values, case.span, overrides, case.cells,
+                              case.last_line))
+    if not cases:
         return None
     return Table(table.source, table.file, tuple(cases), table.columns, table.text,
-                 table.header, table.doc)
+                 table.header, table.doc, table.starts)
 
 
 def _override(key: str, value: Any) -> Any:
@@ -460,14 +533,16 @@ def _override(key: str, value: Any) -> Any:
     return number
 
 
-def _bad_id(value: Any) -> str:
+def _bad_id(value: Any, case: Case) -> str:
+    """What is wrong with a case's id, in words (empty when nothing is)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
-        return "must be text or a whole number"
+        return f"the id of case {case.number} must be text or a whole number; got " \
+               f"{_show(value)}"
     text = str(value).strip()
     if not text:
-        return "is empty"
+        return f"the id of case {case.number} is empty"
     if any(c in text for c in "[]") or any(ord(c) < 32 for c in text):
-        return f"'{text}' cannot hold '[', ']' or a line break"
+        return f"the case id '{text}' cannot hold '[', ']' or a line break"
     return ""
 
 
@@ -503,22 +578,23 @@ class Template:
 @dataclass(frozen=True, slots=True)
 class Expansion:
     """What every case of a scenario shares: its data without the cases, its templates,
-    and the paths that lead to them (compile shares what lies elsewhere between cases)."""
+    the paths that lead to the templates rendered here (``touched``: compile shares what
+    lies elsewhere between cases) and to those a fake tool renders at each call
+    (``bound``: compile shares them too, bound to each case's values), and the lines the
+    templates span in the file."""
 
     doc: Document
     table: Table
     base: dict[str, Any]
     templates: tuple[Template, ...]
     touched: frozenset[DataPath]
+    bound: frozenset[DataPath]
+    lines: tuple[tuple[int, int], ...]
 
     @property
     def names(self) -> frozenset[str]:
         """Every name the templates read."""
         return frozenset(n for t in self.templates for n in t.names)
-
-    def lines(self) -> list[tuple[int, int]]:
-        """The lines each template string spans in the scenario file."""
-        return [self.doc.extent(t.path) for t in self.templates]
 
 
 def _is_call_string(path: DataPath) -> bool:
@@ -544,13 +620,24 @@ def _strings(data: Any, path: DataPath, out: list[tuple[DataPath, str]]) -> None
             _strings(v, (*path, i), out)
 
 
+def template_paths(data: Mapping[str, Any]) -> set[DataPath]:
+    """The paths of the scenario's strings that are templates."""
+    found: list[tuple[DataPath, str]] = []
+    for key in ("id", "description", "tags", "targets", "given", "when", "then", "runs",
+                "min_pass", "min_pass_rate", "max_steps"):
+        if key in data:
+            _strings(data[key], (key,), found)
+    return {path for path, _ in found}
+
+
 def plan_templates(doc: Document, table: Table, diags: Collector) -> Expansion | None:
     """The templates of a scenario with cases; None when one of them does not compile
     (E208, at its place)."""
     data: dict[str, Any] = doc.data
     base = {k: v for k, v in data.items() if k not in CASE_KEYS and not k.startswith("x-")}
     found: list[tuple[DataPath, str]] = []
-    for key in ("id", "description", "tags", "targets", "given", "when", "then"):
+    for key in ("id", "description", "tags", "targets", "given", "when", "then", "runs",
+                "min_pass", "min_pass_rate", "max_steps"):
         if key in base:
             _strings(base[key], (key,), found)
     templates = []
@@ -570,8 +657,12 @@ def plan_templates(doc: Document, table: Table, diags: Collector) -> Expansion |
         templates.append(Template(path, source, names, call, None if call else renderer))
     if not ok:
         return None
-    touched = {t.path[:k] for t in templates for k in range(1, len(t.path) + 1)}
-    return Expansion(doc, table, base, tuple(templates), frozenset(touched))
+    touched = {t.path[:k] for t in templates if not t.call
+               for k in range(1, len(t.path) + 1)}
+    bound = {t.path[:k] for t in templates if t.call for k in range(1, len(t.path) + 1)}
+    return Expansion(doc, table, base, tuple(templates), frozenset(touched),
+                     frozenset(bound - touched),
+                     tuple(doc.extent(t.path) for t in templates))
 
 
 # ---- one case -----------------------------------------------------------------------------
@@ -581,25 +672,38 @@ def plan_templates(doc: Document, table: Table, diags: Collector) -> Expansion |
 class CaseDocument(Document):
     """A case's scenario: the data with its templates rendered, read with the template's
     positions — except what the case overrides (``runs``, ``min_pass``, ``tags``), which is
-    at the case's own value."""
+    at the case's own value (found when asked for)."""
 
-    places: Mapping[DataPath, Span] = field(default_factory=dict)
+    case: Case | None = None
+    table: Table | None = None
+
+    def _place(self, path: DataPath) -> Span | None:
+        case, table = self.case, self.table
+        if not path or case is None or table is None or path[0] not in case.overrides:
+            return None
+        return table.cell(case, str(path[0]))
 
     def span(self, path: DataPath) -> Span:
-        hit = self.places.get(path[:1]) if path else None
-        return hit if hit is not None else Document.span(self, path)
+        return self._place(path) or Document.span(self, path)
 
     def key_span(self, path: DataPath) -> Span:
-        hit = self.places.get(path[:1]) if path else None
-        return hit if hit is not None else Document.key_span(self, path)
+        return self._place(path) or Document.key_span(self, path)
+
+
+def case_sets(doc: Document, key: str) -> bool:
+    """Does ``doc``'s case set ``key`` itself (``runs``, ``min_pass``, ``tags``)?"""
+    return isinstance(doc, CaseDocument) and doc.case is not None and \
+        key in doc.case.overrides
 
 
 @dataclass(frozen=True, slots=True)
 class Instance:
-    """One case, ready to compile: its scenario as a document, and the case."""
+    """One case, ready to compile: its scenario as a document, the case, and the strings
+    its templates rendered (by path)."""
 
     doc: CaseDocument
     case: Case
+    rendered: Mapping[DataPath, str] = field(default_factory=dict)
 
 
 def instance(exp: Expansion, case: Case, diags: Collector) -> Instance | None:
@@ -629,14 +733,12 @@ def instance(exp: Expansion, case: Case, diags: Collector) -> Instance | None:
     if not ok:
         return None
     data = _rebuild(exp.base, rendered)
-    places: dict[DataPath, Span] = {}
     for key, value in case.overrides.items():
         data[key] = value
-        places[(key,)] = exp.table.cell(case, key)
         if key == "min_pass":
             data.pop("min_pass_rate", None)
-    return Instance(CaseDocument(doc.path, doc.text, data, doc.root, (), doc._keys, places),
-                    case)
+    return Instance(CaseDocument(doc.path, doc.text, data, doc.root, (), doc._keys,
+                                 doc._places, case, exp.table), case, rendered)
 
 
 def missing_value(exp: Expansion, case: Case, t: Template, name: str,
@@ -648,11 +750,11 @@ def missing_value(exp: Expansion, case: Case, t: Template, name: str,
     diags.error(case.span, "E227",
                 f"{case.named} has no value '{name}', which the template at "
                 f"{at.file}:{at.line}:{at.col} reads",
-                f"add a '{name}' {what} to every case, or change the template")
+                f"add the {what} '{name}' to every case, or change the template")
     diags.error(at, "E227",
                 f"this template reads '{name}', which {case.named} "
                 f"({case.span.file}:{case.span.line}) does not have",
-                f"add a '{name}' {what} to every case, or change the template")
+                f"add the {what} '{name}' to every case, or change the template")
 
 
 def missing_in_expression(case: CaseInfo, name: str, at: Span, diags: Collector) -> None:
@@ -752,6 +854,8 @@ def case_type(table: Table) -> Any:
             return TEXT
         return NULL if v is None else JSON
 
+    if table.source == "csv":  # every value of a CSV file is text
+        return case_of({k: TEXT for k in table.header if _NAME.match(k)})
     found: dict[str, Type] = {}
     for case in table.cases:
         for k, v in case.values.items():

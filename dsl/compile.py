@@ -28,16 +28,19 @@ from .cases import (
     CaseBinding,
     Expansion,
     Instance,
+    case_sets,
     case_source,
     case_type,
     instance,
     plan_templates,
     read_table,
+    template_paths,
     unused,
 )
 from .checks import REGISTRY, CheckContext, label
 from .discover import EVERYTHING, Discovery, Selection, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
+from .faketools import bind_tool
 from .load import DataPath, Document, read_file
 from .model import (
     TURN_KINDS,
@@ -57,7 +60,7 @@ from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
 from .templates import as_tool_text
-from .validate import validate
+from .validate import TEMPLATE_MAKES_TEXT, failing_paths, string_rule, validate
 from .verdict import min_pass_for, scaled_min_pass
 
 
@@ -223,7 +226,11 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
         return FileScenarios([scenario] if scenario is not None else [], 1)
     diags.extend(doc.diagnostics)
     problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
-    if problems:
+    # a template where the schema wants something else (a check's name, a number) is
+    # checked once rendered: each case's document is then validated whole
+    deferred = bool(problems) and failing_paths(doc, "scenario.schema.json") <= \
+        template_paths(data)
+    if problems and not deferred:
         diags.extend(problems)
         return FileScenarios([], 1)
     table = read_table(doc, root, diags)
@@ -232,8 +239,11 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
     expansion = plan_templates(doc, table, diags)
     if expansion is None:
         return FileScenarios([], len(table.cases))
-    shared = Shared(expansion.touched)
+    shared = Shared(expansion.touched, expansion.bound)
     shape = case_type(table)
+    # the template is valid: a case is, when each string it renders fits where it goes
+    fits = {} if deferred else {t.path: string_rule("scenario.schema.json", doc.data, t.path)
+                                for t in expansion.templates if not t.call}
     base_id = _plain_id(doc, root)
     reads: set[str] = set()
     out: list[Scenario] = []
@@ -247,8 +257,10 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
             diags.extend(local.diagnostics)
             continue
         binding = CaseBinding(case.info(), shape)
+        valid = all((rule := fits.get(path)) is not None and rule(text)
+                    for path, text in inst.rendered.items())
         scenario = compile_document(inst.doc, suite, root, local, runs=runs, case=binding,
-                                    shared=shared)
+                                    shared=shared, valid=valid)
         compiled_any = True
         reads |= binding.reads
         diags.extend(_about_case(expansion, inst, local.diagnostics))
@@ -291,7 +303,7 @@ def _about_case(exp: Expansion, inst: Instance, found: list[Diagnostic]) -> list
     """A case's diagnostics, each saying which case it is about when it sits in a
     template (the value came from the case): there, and at the case."""
     case = inst.case
-    lines = exp.lines()
+    lines = exp.lines
     out = []
     for d in found:
         in_template = d.span.file == exp.doc.path and any(
@@ -299,13 +311,14 @@ def _about_case(exp: Expansion, inst: Instance, found: list[Diagnostic]) -> list
         if not in_template or d.code == "E227":
             out.append(d)
             continue
+        hint = TEMPLATE_MAKES_TEXT if d.code == "S103" else d.hint
         out.append(Diagnostic(d.span, d.code,
                               f"with {case.named} ({case.span.file}:{case.span.line}): "
-                              f"{d.message}", d.hint, d.severity))
+                              f"{d.message}", hint, d.severity))
         out.append(Diagnostic(case.span, d.code,
                               f"{case.named} gives the template at {d.span.file}:"
                               f"{d.span.line}:{d.span.col} a value that does not work: "
-                              f"{d.message}", d.hint, d.severity))
+                              f"{d.message}", hint, d.severity))
     return out
 
 
@@ -316,8 +329,10 @@ class Shared:
     case's values reach (``touched``), or that took the case's values (an expression that
     reads ``case.NAME``), is compiled for each case."""
 
-    def __init__(self, touched: frozenset[DataPath]) -> None:
+    def __init__(self, touched: frozenset[DataPath],
+                 bound: frozenset[DataPath] = frozenset()) -> None:
         self.touched = touched
+        self.bound = bound  # a fake tool's answers read the case: shared, then rebound
         self.done: dict[DataPath, Any] = {}
 
     def get(self, path: DataPath, binding: CaseBinding | None,
@@ -369,10 +384,12 @@ def compile_document(
     runs: int | None = None,
     case: CaseBinding | None = None,
     shared: Shared | None = None,
+    valid: bool = False,
 ) -> Scenario | None:
     """One scenario file → a Scenario (or None, with its diagnostics in ``diags``). For a
     case of a file with cases (:func:`compile_file`), ``doc`` is the case's document,
-    ``case`` the case and ``shared`` what its cases share."""
+    ``case`` the case, ``shared`` what its cases share, and ``valid`` says it is known to
+    fit the schema (its template does, and so does each string it renders)."""
     diags.extend(doc.diagnostics)
     if doc.data is None:
         return None
@@ -385,7 +402,8 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
+    problems = [] if valid else validate(doc, "scenario.schema.json", "the scenario",
+                                         checks=REGISTRY)
     if problems:
         diags.extend(problems)
         return None
@@ -430,8 +448,11 @@ def compile_document(
     if "min_pass" in data:
         min_pass = data["min_pass"]
         if min_pass > scenario_runs:
+            # where the author fixes it: the case's runs, when the case set only those
+            fix = "runs" if case_sets(doc, "runs") and not case_sets(doc, "min_pass") \
+                else "min_pass"
             local.error(
-                doc.span(("min_pass",)),
+                doc.span((fix,)),
                 "E202",
                 f"min_pass is {min_pass} but runs is {scenario_runs}: the scenario could "
                 "never pass",
@@ -731,6 +752,8 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collecto
             tool = _shared(shared, path, case,
                            functools.partial(compile_tool, doc, path, item["name"], item,
                                              diags, values))
+            if shared is not None and path in shared.bound and values is not None:
+                tool = bind_tool(tool, values)
         elif isinstance(item, str):
             tool = library.get(item)
             if tool is None:
@@ -809,10 +832,10 @@ def build_plan(
         compare=pairs,
         history=suite.history,
     )
-    from .plan import plan_hash, plan_json
-
-    plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
     if shard is not None:
+        from .plan import plan_hash, plan_json
+
+        plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
         i, n = shard
         ordered = sorted(plan.scenarios, key=lambda s: s.id)
         mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}

@@ -33,6 +33,7 @@ from .load import DataPath, Document
 from .model import Action, ToolAnswer, ToolSpec
 from .templates import (
     as_tool_text,
+    bound,
     check_template,
     data_template,
     line_offset,
@@ -135,6 +136,16 @@ def compile_tool(
         error=error,
         has_returns=has_returns,
     )
+
+
+def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
+    """``tool`` (compiled for one case) for another case: its templates read ``values``."""
+    import dataclasses
+
+    return dataclasses.replace(
+        tool, template=bound(tool.template, values),
+        answers=tuple(dataclasses.replace(a, template=bound(a.template, values))
+                      for a in tool.answers))
 
 
 def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],

@@ -105,6 +105,9 @@ class Document:
     # mapping node id -> {key: (key node, value node)}, built on the first lookup in it
     _keys: dict[int, dict[str, tuple[Any, Any]]] = field(
         default_factory=dict, repr=False, compare=False)
+    # (value 0 | key 1, path) -> its place, found once (a file's cases ask for the same)
+    _places: dict[tuple[int, DataPath], Span] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @property
     def lines(self) -> list[str]:
@@ -160,7 +163,10 @@ class Document:
 
     def span(self, path: DataPath) -> Span:
         """The place of the value at ``path``, or of its nearest parent that has one."""
-        return self._at(self._walk(path)[0])
+        found = self._places.get((0, path))
+        if found is None:
+            found = self._places[(0, path)] = self._at(self._walk(path)[0])
+        return found
 
     def extent(self, path: DataPath) -> tuple[int, int]:
         """The first and last line of the value at ``path``."""
@@ -173,8 +179,12 @@ class Document:
 
     def key_span(self, path: DataPath) -> Span:
         """The place of the key that holds the value at ``path`` (falls back to the value)."""
-        node, key_node, _ = self._walk(path)
-        return self._at(key_node if key_node is not None else node)
+        found = self._places.get((1, path))
+        if found is None:
+            node, key_node, _ = self._walk(path)
+            found = self._places[(1, path)] = self._at(key_node if key_node is not None
+                                                       else node)
+        return found
 
     def style(self, path: DataPath) -> str:
         """How the scalar at ``path`` is written: ``""`` (plain), ``'``, ``"``, ``|``, ``>``."""

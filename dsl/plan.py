@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import SCHEMA_VERSION, Plan, Scenario
+from .model import SCHEMA_VERSION, Plan, Scenario, ToolSpec
 from .targets.kinds import target_json
 
 
@@ -72,11 +72,7 @@ def given_when_hash(s: Scenario) -> str:
     import hashlib
 
     given: dict[str, Any] = {"at": s.at.isoformat(), "system": s.system, "message": s.message,
-             "tools": [{"name": t.name, "description": t.description,
-                        "input_schema": t.input_schema, "action": t.action,
-                        "confirm": t.confirm, "returns": t.returns, "error": t.error,
-                        "answers": [{"when": a.when, "returns": a.returns, "error": a.error}
-                                    for a in t.answers]} for t in s.tools]}
+                             "tools": _TOOLS}
     if s.turns:  # a conversation: what the person says and decides, turn by turn
         given["turns"] = [{"kind": t.kind, "text": t.text} for t in s.turns]
         if any(t.attachments for t in s.turns):
@@ -92,11 +88,41 @@ def given_when_hash(s: Scenario) -> str:
         given["user"] = {"goal": s.user.goal, "persona": s.user.persona,
                          "target": s.user.target.name, "max_turns": s.user.max_turns}
     text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
+    # the tools' JSON, each written once however many scenarios share it (the text is the
+    # one json.dumps writes for the whole list, so the fingerprints are as they were)
+    tools = "[" + ", ".join(_tool_text(t) for t in s.tools) + "]"
+    text = text.replace(_TOOLS_JSON, tools, 1)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+_TOOLS = "\x00tools\x00"  # where the tools go in a fingerprint's text
+_TOOLS_JSON = json.dumps(_TOOLS)
+_TOOL_TEXTS: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
+
+
+def _tool_text(t: ToolSpec) -> str:
+    """A tool as a fingerprint writes it: cached by what it holds (a thousand cases share
+    one tool's schema and answers, bound to each case or not)."""
+    parts = (t.input_schema, t.returns, *(x for a in t.answers for x in (a.when, a.returns)))
+    key = (t.name, t.description, t.action, t.confirm, t.error, *map(id, parts),
+           *(a.error for a in t.answers))
+    hit = _TOOL_TEXTS.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
+        return hit[1]
+    text = json.dumps({"name": t.name, "description": t.description,
+                       "input_schema": t.input_schema, "action": t.action,
+                       "confirm": t.confirm, "returns": t.returns, "error": t.error,
+                       "answers": [{"when": a.when, "returns": a.returns, "error": a.error}
+                                   for a in t.answers]},
+                      sort_keys=True, ensure_ascii=False, default=str)
+    if len(_TOOL_TEXTS) > 4096:
+        _TOOL_TEXTS.clear()
+    _TOOL_TEXTS[key] = (parts, text)  # the parts are kept: their ids stay theirs
+    return text
+
+
 def plan_json(plan: Plan) -> dict[str, Any]:
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "suite": plan.suite_file,
         "targets": [target_json(t) for t in plan.targets],
@@ -109,6 +135,9 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "judge": _judge_json(plan.judge),
         "judge_calls": plan.judge_calls,
     }
+    if not out["full_plan"]:  # a whole plan (not a shard) is its own full plan
+        out["full_plan"] = plan_hash(out)
+    return out
 
 
 def _judge_json(judge: Any) -> dict[str, Any] | None:

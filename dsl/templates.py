@@ -207,6 +207,25 @@ def data_template(data: Any, values: dict[str, Any] | None = None) -> Any:
     return DataTemplate(_with_leaves(data, values))
 
 
+def bound(template: Any, values: dict[str, Any]) -> Any:
+    """A tool's template (:func:`data_template`'s) reading ``values`` instead."""
+    if isinstance(template, LazyTemplate):
+        return LazyTemplate(template.source, values)
+    if isinstance(template, DataTemplate):
+        return DataTemplate(_rebound(template.data, values))
+    return template
+
+
+def _rebound(data: Any, values: dict[str, Any]) -> Any:
+    if isinstance(data, LazyTemplate):
+        return LazyTemplate(data.source, values)
+    if isinstance(data, dict):
+        return {k: _rebound(v, values) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_rebound(v, values) for v in data]
+    return data
+
+
 def _with_leaves(data: Any, values: dict[str, Any] | None) -> Any:
     if isinstance(data, str):
         return LazyTemplate(data, values) if is_template(data) else data
