@@ -121,7 +121,8 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
                 _add_excerpt(excerpts, g.suite.doc, g.diagnostics)
             work.extend((gi, f.path, f.name) for f in g.files)
         linter = _Linter(discovery.groups, discovery.cwd, selection)
-        reports = _map(linter.file, work, _jobs(jobs, len(work)))
+        reports = _map(linter.file, work,
+                       _jobs(jobs, len(work), lambda: _holds_cases(w[1] for w in work)))
     finally:
         if paused:
             gc.enable()
@@ -268,15 +269,33 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _jobs(jobs: int | None, count: int) -> int:
+def _jobs(jobs: int | None, count: int, heavy: Callable[[], bool] = lambda: False) -> int:
+    """Processes for ``count`` files: one per core for a large batch — or for a few files
+    that are large batches themselves (``heavy``: some hold cases)."""
     if not hasattr(os, "fork"):
         return 1
     if jobs is None:
-        if count < PARALLEL_MIN_FILES:
+        if count < PARALLEL_MIN_FILES and (count < 2 or not heavy()):
             return 1
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
             os.cpu_count() or 1)
     return max(1, min(jobs, count))
+
+
+def _holds_cases(paths: Iterable[Path]) -> bool:
+    """Does one of these scenario files have cases (each a scenario to compile)?"""
+    for p in paths:
+        try:
+            with p.open("rb") as f:
+                head = f.read(MAX_SCAN_BYTES)
+        except OSError:
+            continue
+        if b"cases_file:" in head or b"\ncases:" in head or head.startswith(b"cases:"):
+            return True
+    return False
+
+
+MAX_SCAN_BYTES = 64 * 1024
 
 
 def _map(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
