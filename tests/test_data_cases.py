@@ -116,7 +116,7 @@ def test_each_row_of_a_csv_is_a_scenario_with_its_values_in_every_template(
     labels = [c["label"] for c in by_id["clinic.hours[pt]"]["checks"]]
     assert labels == ['calls: "list_business_hours"', 'contains: "18:00"',
                       "expect: case.closes in answer and case.id != ''"]
-    pt = [x for x in records_of(run_dir) if x["scenario"] == "clinic.hours[pt]"][0]
+    pt = next(x for x in records_of(run_dir) if x["scenario"] == "clinic.hours[pt]")
     assert pt["checks"][2]["reason"] == \
         "expected case.closes in answer and case.id != '' to be true; it was false: " \
         "case.closes in answer is false (case.closes = \"18:00\"; answer = \"Não sei.\")"
@@ -312,7 +312,8 @@ def test_targets_skip_the_others_shown_as_skipped_not_failed(
                                    "reason": "the scenario is meant for big"}]
     assert summary["totals"]["skipped"] == 1
     junit = ET.parse(run_dir / "junit.xml").getroot()
-    assert junit.get("skipped") == "1" and junit.get("tests") == "4"
+    assert junit.get("skipped") == "1"
+    assert junit.get("tests") == "4"
     (case,) = [c for c in junit.iter("testcase") if c.find("skipped") is not None]
     assert (case.get("name"), case.get("classname")) == ("hard", "small")
     assert "Skipped (meant for other targets): `hard` on `small`." in \
@@ -393,7 +394,8 @@ def test_attachments_go_to_the_model_as_content_parts_and_records_keep_reference
         "type": "attachment", "path": "files/receipt.png", "kind": "image",
         "mime_type": "image/png", "label": "receipt.png", "sha256": sha, "size": len(PNG)}
     line = (run_dir / "results.jsonl").read_text()
-    assert "base64" not in line and "Alergias" not in line  # references, not the bytes
+    assert "base64" not in line
+    assert "Alergias" not in line
     kept = sorted(p.name for p in (run_dir / "attachments").iterdir())
     assert kept == sorted(hashlib.sha256(x).hexdigest()
                           for x in (PNG, JPEG, WEBP, notes.encode()))
@@ -443,7 +445,8 @@ def test_a_recorded_cassette_keys_attachments_by_their_hash_and_replays(
     r = run_cli("run", ".", "-t", "live", "--record", str(cassette), cwd=tmp_path)
     assert r.exit_code == 0, r.output
     text = cassette.read_text()
-    assert "data:image" not in text and "base64" not in text
+    assert "data:image" not in text
+    assert "base64" not in text
     assert f"sha256:{hashlib.sha256(PNG).hexdigest()}" in text
     assert len(text) < 6000
     requests = len(server.requests())
