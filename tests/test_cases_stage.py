@@ -201,7 +201,8 @@ def test_a_rendered_string_is_valid_exactly_when_the_whole_document_is(
         path: tuple[Any, ...]) -> None:
     doc = load_text(SCENARIO, "s.yaml")
     whole = fast_validator("scenario.schema.json")
-    assert whole is not None and whole(doc.data)
+    assert whole is not None
+    assert whole(doc.data)
     rule = string_rule("scenario.schema.json", doc.data, path)
     if rule is None:  # a place whose rules it does not follow: validated whole
         return
