@@ -779,8 +779,11 @@ class CaseBinding:
 
     info: CaseInfo
     type: Any
+    base_id: str = ""  # the scenario's id, before [CASE]
     reads: set[str] = field(default_factory=set)
     bound: bool = False
+    programs: dict[str, Any] = field(default_factory=dict)  # expressions compiled for
+    # ``type``, by source: shared by the cases of one file (``type`` is theirs)
 
     def take(self, names: Iterator[str] | list[str]) -> dict[str, Any]:
         self.bound = True

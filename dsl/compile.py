@@ -241,6 +241,7 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
         return FileScenarios([], len(table.cases))
     shared = Shared(expansion.touched, expansion.bound)
     shape = case_type(table)
+    programs: dict[str, Any] = {}  # the file's expressions, compiled for its cases
     # the template is valid: a case is, when each string it renders fits where it goes
     fits = {} if deferred else {t.path: string_rule("scenario.schema.json", doc.data, t.path)
                                 for t in expansion.templates if not t.call}
@@ -256,7 +257,7 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
         if inst is None:
             diags.extend(local.diagnostics)
             continue
-        binding = CaseBinding(case.info(), shape)
+        binding = CaseBinding(case.info(), shape, base_id, programs=programs)
         valid = all((rule := fits.get(path)) is not None and rule(text)
                     for path, text in inst.rendered.items())
         scenario = compile_document(inst.doc, suite, root, local, runs=runs, case=binding,
@@ -469,11 +470,12 @@ def compile_document(
     diags.extend(local.diagnostics)
     if any(d.severity == "error" for d in diags.diagnostics[before:]) or at is None:
         return None
-    sid = data.get("id") or scenario_id(Path(doc.path), root)
     info: CaseInfo | None = None
     if case is not None:
         info = case.info
-        sid = f"{sid}[{info.id}]"
+        sid = f"{data.get('id') or case.base_id}[{info.id}]"
+    else:
+        sid = data.get("id") or scenario_id(Path(doc.path), root)
     return Scenario(
         id=sid,
         file=doc.path,
@@ -547,7 +549,7 @@ def compile_check(doc: Document, path: DataPath, item: Any, tools: Mapping[str, 
         ((name, param),) = item.items()
     ctype = REGISTRY[name]
     ctx = CheckContext(doc, (*path, name) if isinstance(item, dict) else path, tools, diags,
-                       suite.checks if suite else {}, dict(extra or {}))
+                       suite.checks if suite else {}, extra if extra is not None else {})
     prepared = ctype.prepare(param, ctx)
     if prepared is None:
         return None

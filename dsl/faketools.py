@@ -140,12 +140,11 @@ def compile_tool(
 
 def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
     """``tool`` (compiled for one case) for another case: its templates read ``values``."""
-    import dataclasses
-
-    return dataclasses.replace(
-        tool, template=bound(tool.template, values),
-        answers=tuple(dataclasses.replace(a, template=bound(a.template, values))
-                      for a in tool.answers))
+    answers = tuple(ToolAnswer(a.when, a.returns, a.span, a.error, bound(a.template, values))
+                    for a in tool.answers)
+    return ToolSpec(tool.name, tool.description, tool.input_schema, tool.action, tool.confirm,
+                    tool.returns, tool.span, bound(tool.template, values), answers, tool.error,
+                    tool.has_returns)
 
 
 def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],

@@ -197,12 +197,8 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
     Raises InputError, NotReady or RunDirError before anything is sent."""
     import asyncio  # here, not at the top: lint's start-up does without it
 
-    from .baseline import load_summary
-    from .cioutputs import write_ci_outputs
     from .history import git_info, location_for
     from .history.locate import kept_json
-    from .plan import plan_changes, plan_json
-    from .report import regenerate
     from .run import RunOptions, execute, run_info
     from .store import (
         PLAN,
@@ -215,17 +211,23 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         truncate_torn,
         write_json,
     )
-    from .summarize import exit_code
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
-    baseline = load_summary(request.baseline) if request.baseline is not None else None
+    baseline = None
+    if request.baseline is not None:
+        from .baseline import load_summary
+
+        baseline = load_summary(request.baseline)
     plan = plan_for(request)
     location = location_for(Path(plan.suite_root), plan.history)
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
-    new_plan = plan_json(plan)
+    # A new run's plan.json is made and written while its first attempts run (a plan of
+    # 10,000 scenarios takes most of a second); the first record waits for it, so a run
+    # folder never holds results without its plan. Resuming compares plans first.
+    planned = PlanWriter(plan, request.resume is None)
     prior: list[Any] = []
     run_dir = request.resume if request.resume is not None else create_run_dir(request.out)
     with RunLock(run_dir):
@@ -235,7 +237,9 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
                 info = read_json(run_dir / RUN)
             except RunDirError as exc:
                 raise NotReady(f"cannot resume: {exc}") from None
-            changes = plan_changes(old_plan, new_plan)
+            from .plan import plan_changes
+
+            changes = plan_changes(old_plan, planned.result())
             if changes:
                 raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
                                + "; ".join(changes) + ". Start a new run instead.")
@@ -251,7 +255,7 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
             info["compare"] = [list(pair) for pair in plan.compare]
             info["git"] = git_info(Path(plan.suite_root))
             info["history"] = kept_json(location)
-            _write(lambda: write_json(run_dir / PLAN, new_plan), run_dir)
+            planned.write_to(run_dir / PLAN)
             attached = {a.sha256: a.content for s in plan.scenarios
                         for a in s.all_attachments}
             if attached:  # the report shows them; records refer to them by hash
@@ -266,9 +270,18 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
             early_stop=request.early_stop, max_calls=request.max_calls,
             max_tokens=request.max_tokens, done=done, prior=tuple(prior),
             handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
-            record_judge=recordings[-1].partial if request.record_judge else None)
-        state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
-                                    notify=hooks.notify))
+            record_judge=recordings[-1].partial if request.record_judge else None,
+            before_results=planned.wait)
+        try:
+            state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
+                                        notify=hooks.notify))
+        finally:
+            planned.wait_quietly()
+        if planned.error is not None and state.write_error is None:
+            state.write_error = planned.error
+        from .cioutputs import write_ci_outputs
+        from .report import regenerate
+        from .summarize import exit_code
 
         sched = state.scheduler
         info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -296,7 +309,8 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
                               f"{run_dir}")
         _write(lambda: write_json(run_dir / RUN, info), run_dir)
         history = History(location)
-        trends = history.trends(plan_keys(new_plan), run_dir)
+        trends = history.trends([(sc.id, t.name) for sc in plan.scenarios
+                                 for t in plan.targets], run_dir)
         summary, comparison = _write(lambda: regenerate(run_dir, None, baseline, trends)[1:],
                                      run_dir)
         _write(lambda: write_ci_outputs(run_dir, summary, comparison), run_dir)
@@ -317,6 +331,94 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
     if request.fail_on_regression and regressions(summary, comparison):
         code = EXIT_FAILED
     return RunResult(run_dir, summary, comparison, code, tuple(notes))
+
+
+class PlanWriter:
+    """``plan.json``, made beside the run's first attempts (``background``) — in a forked
+    process where the system has ``fork`` (on the other core), else in a thread — or at
+    once when asked for (:meth:`result`). :meth:`wait`, called before the first record is
+    written, returns once the file is there, and raises OSError when it could not be."""
+
+    def __init__(self, plan: Plan, background: bool) -> None:
+        import threading
+
+        self.plan = plan
+        self.background = background
+        self.path: Path | None = None
+        self.error: str | None = None
+        self._data: dict[str, Any] | None = None
+        self._child = 0
+        self._thread: threading.Thread | None = None
+        self._done = False
+
+    def write_to(self, path: Path) -> None:
+        self.path = path
+        if not self.background:
+            self._make()
+            return
+        if hasattr(os, "fork"):
+            import gc
+
+            gc.freeze()  # the child only reads the plan: keep its pages shared
+            try:
+                pid = os.fork()
+            except OSError:
+                pid = -1
+            finally:
+                gc.unfreeze()
+            if pid == 0:  # pragma: no cover - the child; the tests see its plan.json
+                status = 1
+                try:
+                    self._make()
+                    status = 0 if self.error is None else 1
+                finally:
+                    os._exit(status)
+            if pid > 0:
+                self._child = pid
+                return
+        import threading
+
+        self._thread = threading.Thread(target=self._make, daemon=True)
+        self._thread.start()
+
+    def _make(self) -> None:
+        from .plan import plan_json
+        from .store import write_json
+
+        try:
+            if self._data is None:
+                self._data = plan_json(self.plan)
+            if self.path is not None:
+                write_json(self.path, self._data)
+        except OSError as exc:
+            self.error = f"cannot write {self.path}: {exc.strerror or exc}"
+
+    def _join(self) -> None:
+        if self._done:
+            return
+        self._done = True
+        if self._child:
+            _, status = os.waitpid(self._child, 0)
+            if status != 0 and self.error is None:
+                self.error = f"cannot write {self.path}: the process that wrote it failed"
+        elif self._thread is not None:
+            self._thread.join()
+
+    def wait(self) -> None:
+        self._join()
+        if self.error is not None:
+            raise OSError(self.error)
+
+    def wait_quietly(self) -> None:
+        self._join()
+
+    def result(self) -> dict[str, Any]:
+        """plan.json's contents (made here when it was made elsewhere)."""
+        if self._data is None:
+            from .plan import plan_json
+
+            self._data = plan_json(self.plan)
+        return self._data
 
 
 def regressions(summary: dict[str, Any], comparison: Any) -> list[Any]:

@@ -107,8 +107,12 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
             return None
     binding = ctx.extra.get("case")
     try:
-        program = compile_expression(source, named,
-                                     case=binding.type if binding is not None else None)
+        program = binding.programs.get(source) if binding is not None else None
+        if program is None:
+            program = compile_expression(source, named,
+                                         case=binding.type if binding is not None else None)
+            if binding is not None:
+                binding.programs[source] = program
     except ProblemsFound as exc:
         for p in exc.problems:
             at = ctx.doc.span_in_string(path, p.offset)

@@ -107,7 +107,7 @@ class CheckContext:
     tools: Mapping[str, ToolSpec]
     diagnostics: Collector
     named_checks: Mapping[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
 
     def span(self, *sub: str | int) -> Span:
         return self.doc.span((*self.path, *sub))
