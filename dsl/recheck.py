@@ -125,7 +125,8 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
                            "tokens": m.tokens, "retries": m.retries}
                           for m in record.model_calls),
         turns=record.turns, history=scenario.history_calls,
-        history_messages=record.history, goal_reached=record.goal_reached)
+        history_messages=record.history, goal_reached=record.goal_reached,
+        attachments=scenario.all_attachments)  # the same files: given_when says so
 
 
 def has_transcript(record: AttemptRecord) -> bool:

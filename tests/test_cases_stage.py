@@ -279,3 +279,34 @@ def test_requests_without_content_parts_keep_their_keys() -> None:
     assert canonical(plain) == plain
     text = json.dumps(plain, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     assert request_key(plain) == hashlib.sha256(text.encode()).hexdigest()
+
+
+# ---- what the judge and grounded read of an attachment --------------------------------------
+
+
+def test_the_judge_and_grounded_read_what_the_person_attached() -> None:
+    import dataclasses
+    import hashlib
+
+    from dsl.checks.grounded import grounded
+    from dsl.expr.sample import attempt
+    from dsl.judge.ask import conversation_text
+    from dsl.model import Attachment
+
+    notes = "Reintegro aprobado: 4.350 pesos.\n".encode()
+    files = (Attachment("a/receipt.png", "image", "image/png", "receipt.png", "1" * 64, 9,
+                        Span("s.yaml", 1, 1), IMAGE),
+             Attachment("a/notes.txt", "file", "text/plain", "notas",
+                        hashlib.sha256(notes).hexdigest(), len(notes), Span("s.yaml", 2, 1),
+                        notes))
+    said = {"role": "user", "content": [{"type": "text", "text": "¿Cuánto me devuelven?"},
+                                        *({"type": "attachment", **a.ref()} for a in files)]}
+    a = dataclasses.replace(
+        attempt(answer="Le devuelven 4.350 pesos.", calls=()), attachments=files,
+        messages=({"role": "system", "content": "s"}, said,
+                  {"role": "assistant", "content": "Le devuelven 4.350 pesos."}))
+    assert conversation_text(a) == (
+        "The person: ¿Cuánto me devuelven?\n\n[attached image: receipt.png]\n\n"
+        "Attached file: notas\n\nReintegro aprobado: 4.350 pesos.\n")
+    assert grounded(True, a).status == "pass"  # the amount was in the attached file
+    assert grounded(True, dataclasses.replace(a, attachments=())).status == "fail"
