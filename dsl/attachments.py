@@ -90,6 +90,8 @@ def compile_attachments(doc: Document, path: DataPath, items: Sequence[Mapping[s
                         root: Path, diags: Collector) -> tuple[Attachment, ...]:
     """The attachments listed at ``path`` (validated items), read and checked; those with
     problems are left out, their diagnostics in ``diags``."""
+    if not items:
+        return ()
     suite = root.resolve()
     out = []
     for i, item in enumerate(items):
