@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,13 +17,14 @@ from typing import Any
 from .checks import REGISTRY, CheckContext, label
 from .discover import Discovery, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
-from .load import Document, read_file
+from .load import DataPath, Document, read_file
 from .model import CompiledCheck, Plan, Scenario, ToolSpec
 from .moment import MomentError, parse_moment
+from .schemawords import CHECK_MODIFIERS
 from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
-from .validate import validate
+from .validate import Shape, validate_shape
 from .verdict import min_pass_for, scaled_min_pass
 
 
@@ -168,6 +169,62 @@ def scenario_id(path: Path, root: Path) -> str:
     return ".".join(rel.with_suffix("").parts)
 
 
+@dataclass(frozen=True, slots=True)
+class CheckItem:
+    """One item of a ``then`` list, read: the check's key and parameter, where the
+    parameter is, and the modifiers written beside it —
+    ``- {not_calls: create_refill_request, always: true, name: never refills an empty one}``.
+    """
+
+    check: str  # the check's key: not_calls
+    param: Any  # its parameter (true for a bare name: ``- non_empty``)
+    at: DataPath  # the item's place: ("then", 3)
+    path: DataPath  # its parameter's: ("then", 3, "not_calls"); the item's when bare
+    always: bool = False  # `always: true`: it must pass in every attempt
+    title: str = ""  # `name: TEXT`: how people see it ("" when not given)
+
+
+def read_check_item(item: Any, path: DataPath) -> CheckItem | None:
+    """A ``then`` item at ``path`` as a :class:`CheckItem`; None when it is not one check
+    (the schema says why: two checks, none, an unknown one)."""
+    if isinstance(item, str):
+        return CheckItem(item, True, path, path) if item in REGISTRY else None
+    if not isinstance(item, dict):
+        return None
+    keys = [k for k in item if k not in CHECK_MODIFIERS]
+    if len(keys) != 1 or keys[0] not in REGISTRY:
+        return None
+    (name,) = keys
+    title = item.get("name")
+    return CheckItem(name, item[name], path, (*path, name), item.get("always") is True,
+                     " ".join(title.split()) if isinstance(title, str) else "")
+
+
+def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
+                  diags: Collector, *, suite: Suite | None,
+                  broken_tools: frozenset[str] = frozenset()) -> CompiledCheck | None:
+    """One check item → a CompiledCheck (or None, with its diagnostics in ``diags``).
+    Every ``then`` list is compiled item by item through here, so the modifiers mean the
+    same wherever a check is written."""
+    ctype = REGISTRY[item.check]
+    named: dict[str, Any] = dict(suite.checks) if suite else {}
+    ctx = CheckContext(doc, item.path, tools, diags, named, broken_tools=broken_tools)
+    prepared = ctype.prepare(item.param, ctx)
+    if prepared is None:
+        return None
+    if ctype.judge and (suite is None or suite.judge is None):
+        diags.error(doc.key_span(item.path), "E218",
+                    f"the check '{item.check}' needs the LLM judge, and "
+                    f"{suite.file if suite else 'the suite'} has no judge",
+                    "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
+        return None
+    return CompiledCheck(
+        item.check, label(item.check, item.param, item.title), prepared, ctype.evaluate,
+        doc.span(item.at), ctype.judge, ctype.evaluate_async,
+        ctype.judge_calls(prepared) if ctype.judge_calls else 0, always=item.always,
+        named=bool(item.title))
+
+
 def compile_document(
     doc: Document,
     suite: Suite | None,
@@ -176,8 +233,17 @@ def compile_document(
     *,
     runs: int | None = None,
 ) -> Scenario | None:
-    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``)."""
+    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``).
+
+    A file with mistakes is compiled as far as it can be, so that one pass reports every
+    independent one: the schema says which places are wrong (:class:`dsl.validate.Shape`),
+    and every part that is sound — the moment, each tool, each check, runs and min_pass —
+    is still checked for what the schema cannot see. A check naming a tool whose own
+    definition is wrong says nothing about that tool (the tool's mistake is reported)."""
     diags.extend(doc.diagnostics)
+    loaded_wrong = any(d.severity == "error" for d in doc.diagnostics)
+    if doc.data is None and doc.salvaged is not None:  # duplicate keys: go on with the rest
+        doc = dataclasses.replace(doc, data=doc.salvaged)
     if doc.data is None:
         return None
     if not isinstance(doc.data, dict):
@@ -189,58 +255,47 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
-    if problems:
-        diags.extend(problems)
-        return None
+    shape = validate_shape(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
+    diags.extend(shape.diagnostics)
+    sound = shape.sound
     data: dict[str, Any] = doc.data
     before = len(diags.diagnostics)
     local = Collector()
 
-    given = data["given"]
-    try:
-        at = parse_moment(given["at"])
-    except MomentError as exc:
-        local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
-        at = None
+    given = data.get("given")
+    given = given if isinstance(given, dict) else {}
+    at = None
+    if isinstance(given.get("at"), str) and sound(("given", "at")):
+        try:
+            at = parse_moment(given["at"])
+        except MomentError as exc:
+            local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
 
-    tools = _tools(doc, suite, given.get("tools") or [], local)
+    items = given.get("tools")
+    tools, broken_tools = _tools(doc, suite, items if isinstance(items, list) else [], local,
+                                 shape)
     by_name = {t.name: t for t in tools}
 
     checks: list[CompiledCheck] = []
-    named: dict[str, Any] = dict(suite.checks) if suite else {}
-    for i, item in enumerate(data["then"]):
-        if isinstance(item, str):
-            name, param = item, True
-        else:
-            ((name, param),) = item.items()
-        ctype = REGISTRY[name]
-        ctx = CheckContext(doc, ("then", i, name) if isinstance(item, dict) else ("then", i),
-                           by_name, local, named)
-        prepared = ctype.prepare(param, ctx)
-        if prepared is None:
+    then = data.get("then")
+    for i, raw in enumerate(then if isinstance(then, list) else []):
+        item = read_check_item(raw, ("then", i)) if sound(("then", i)) else None
+        if item is None:
             continue
-        if ctype.judge and (suite is None or suite.judge is None):
-            local.error(doc.key_span(("then", i, name)) if isinstance(item, dict)
-                        else doc.span(("then", i)), "E218",
-                        f"the check '{name}' needs the LLM judge, and "
-                        f"{suite.file if suite else 'the suite'} has no judge",
-                        "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
-            continue
-        checks.append(CompiledCheck(
-            name, label(name, param), prepared, ctype.evaluate, doc.span(("then", i)),
-            ctype.judge, ctype.evaluate_async,
-            ctype.judge_calls(prepared) if ctype.judge_calls else 0))
+        compiled = compile_check(item, doc, by_name, local, suite=suite,
+                                 broken_tools=broken_tools)
+        if compiled is not None:
+            checks.append(compiled)
 
     defaults = suite.defaults if suite else None
-    scenario_runs = data.get("runs", defaults.runs if defaults else 5)
+    scenario_runs = _number(data, "runs", shape, defaults.runs if defaults else 5)
     if "min_pass" in data and "min_pass_rate" in data:
         local.error(doc.key_span(("min_pass_rate",)), "S105",
                     "use either min_pass or min_pass_rate, not both",
                     "min_pass is a number of runs; min_pass_rate a share of them")
-    if "min_pass" in data:
-        min_pass = data["min_pass"]
-        if min_pass > scenario_runs:
+    min_pass = _number(data, "min_pass", shape, None)
+    if min_pass is not None:
+        if scenario_runs is not None and min_pass > scenario_runs:
             local.error(
                 doc.span(("min_pass",)),
                 "E202",
@@ -248,17 +303,19 @@ def compile_document(
                 "never pass",
                 f"lower min_pass to at most {scenario_runs}, or raise runs",
             )
-    else:
+    elif "min_pass" not in data and scenario_runs is not None:
         rate = data.get("min_pass_rate", defaults.min_pass_rate if defaults else 0.8)
-        min_pass = min_pass_for(rate, scenario_runs)
+        if isinstance(rate, int | float) and sound(("min_pass_rate",)):
+            min_pass = min_pass_for(rate, scenario_runs)
+
+    diags.extend(local.diagnostics)
+    if (loaded_wrong or shape.diagnostics or at is None or scenario_runs is None or min_pass is None
+            or any(d.severity == "error" for d in diags.diagnostics[before:])):
+        return None
     final_runs = scenario_runs
     if runs is not None and runs != scenario_runs:
         final_runs = runs
         min_pass = scaled_min_pass(min_pass, scenario_runs, runs)
-
-    diags.extend(local.diagnostics)
-    if any(d.severity == "error" for d in diags.diagnostics[before:]) or at is None:
-        return None
     sid = data.get("id") or scenario_id(Path(doc.path), root)
     return Scenario(
         id=sid,
@@ -274,16 +331,35 @@ def compile_document(
         runs=final_runs,
         min_pass=min_pass,
         max_steps=data.get("max_steps", defaults.max_steps if defaults else 6),
+        file_runs=scenario_runs if final_runs != scenario_runs else None,
     )
 
 
-def _tools(doc: Document, suite: Suite | None, items: list[Any],
-           diags: Collector) -> list[ToolSpec]:
+def _number(data: dict[str, Any], key: str, shape: Shape, default: int | None) -> int | None:
+    """A whole number the schema found sound, the default when it is not written, and
+    None when it is written wrong (its mistake is reported already)."""
+    if key not in data:
+        return default
+    value = data[key]
+    ok = isinstance(value, int) and not isinstance(value, bool) and shape.sound((key,))
+    return value if ok else None
+
+
+def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
+           shape: Shape) -> tuple[list[ToolSpec], frozenset[str]]:
+    """The scenario's tools, and the names of those whose definition is wrong (checks that
+    name them are not checked against them)."""
     out: list[ToolSpec] = []
+    broken: set[str] = set()
     seen: dict[str, Span] = {}
     library = suite.tools if suite else {}
     for i, item in enumerate(items):
         path = ("given", "tools", i)
+        if not shape.sound(path):
+            name = item.get("name") if isinstance(item, dict) else item
+            if isinstance(name, str):
+                broken.add(name)
+            continue
         if isinstance(item, str):
             tool = library.get(item)
             if tool is None:
@@ -305,7 +381,7 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any],
             continue
         seen[tool.name] = doc.span(path)
         out.append(tool)
-    return out
+    return out, frozenset(broken - seen.keys())
 
 
 def build_plan(

@@ -83,6 +83,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
     settings = model.settings
     answer = ""
     failure: str | None = None
+    failure_kind: str | None = None
     while True:
         body: dict[str, Any] = {"model": settings.model, "messages": p.messages}
         if openai_tools:
@@ -100,7 +101,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
             p.steps += 1  # the model was called and answered badly: its failure
             p.model_calls.append({"latency_ms": None, "finish_reason": "unparsable",
                                   "tokens": 0, "retries": 0})
-            failure = exc.message
+            failure, failure_kind = exc.message, exc.kind
             break
         p.steps += 1
         p.tokens = p.tokens + reply.tokens
@@ -142,6 +143,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
         if p.steps >= scenario.max_steps:
             failure = (f"reached max_steps ({scenario.max_steps} model calls) without a text "
                        "answer")
+            failure_kind = "max_steps"
             break
     return AttemptData(
         message=scenario.message,
@@ -154,6 +156,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
         tokens=p.tokens,
         messages=tuple(p.messages),
         failure=failure,
+        failure_kind=failure_kind,
         retries=p.retries,
         model_calls=tuple(p.model_calls),
     )

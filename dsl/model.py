@@ -37,6 +37,10 @@ class ToolSpec:
     returns: Any
     span: Span
     template: Any = None  # a compiled jinja2 Template when ``returns`` is a template
+    # Whether the author wrote the input_schema: True, False (the tool takes no arguments
+    # as the model sees it), None when it cannot be trusted (not valid): lint checks the
+    # arguments a check expects against it only when True (dsl/arguments.py).
+    args_declared: bool | None = True
 
     def openai(self) -> dict[str, Any]:
         return {
@@ -73,6 +77,8 @@ class CompiledCheck:
     judge: bool = False
     evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None
     judge_calls: int = 0  # questions asked to the judge per attempt
+    always: bool = False  # `always: true`: one failed attempt fails the scenario
+    named: bool = False  # the label is the readable name its author gave it (`name:`)
 
     def run(self, attempt: AttemptData) -> Outcome:
         return self.evaluate(self.params, attempt)
@@ -95,6 +101,12 @@ class Scenario:
     runs: int
     min_pass: int
     max_steps: int
+    file_runs: int | None = None  # the runs the file asks for, when --runs changed them
+
+    @property
+    def always(self) -> bool:
+        """Some check must pass in every attempt (``always: true``)."""
+        return any(c.always for c in self.checks)
 
     @property
     def most_calls(self) -> int:
@@ -205,6 +217,7 @@ class AttemptData:
     tokens: Tokens
     messages: tuple[Mapping[str, Any], ...] = ()
     failure: str | None = None  # the loop itself failed the attempt (max_steps)
+    failure_kind: str | None = None  # max_steps, or model_output (dsl/errors.py explains)
     retries: int = 0  # requests retried after 429/5xx/timeouts
     model_calls: tuple[Mapping[str, Any], ...] = ()  # per model call: latency, tokens, ...
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import SCHEMA_VERSION, Plan, Scenario
+from .model import SCHEMA_VERSION, CompiledCheck, Plan, Scenario
 from .targets.kinds import target_json
 
 
@@ -32,12 +32,23 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
             for t in s.tools
         ],
         "expected_tools": expected_tools(s.checks),
-        "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line}
-                   for c in s.checks],
+        "checks": [_check_json(c) for c in s.checks],
         "runs": s.runs,
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
+        # only when --runs changed them (a plan's fingerprint stays as it was otherwise)
+        **({"file_runs": s.file_runs} if s.file_runs is not None else {}),
     }
+
+
+def _check_json(c: CompiledCheck) -> dict[str, Any]:
+    out: dict[str, Any] = {"check": c.name, "label": c.label, "judge": c.judge,
+                           "line": c.span.line}
+    if c.always:  # only when set: plans without them keep their fingerprint
+        out["always"] = True
+    if c.named:
+        out["named"] = True
+    return out
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:

@@ -125,7 +125,7 @@ async def evaluate(scenario: Scenario, data: AttemptData,
         out.append(CheckResult(
             c.name, c.label, o.status, o.reason, o.score,
             tuple({k: v for k, v in i.items() if k != "evidence"} for i in o.items),
-            o.evidence))
+            o.evidence, c.always))
         if o.judge_error and judge_failure is None:
             judge_failure = o.reason
     return tuple(out), judge_failure
@@ -169,7 +169,8 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
         return dataclasses.replace(
             base, answer=data.answer, calls=data.calls, messages=data.messages,
             steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
-            retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls))
+            retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
+            failure=data.failure_kind if data.failure else None)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),

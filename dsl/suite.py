@@ -259,6 +259,7 @@ def _tools_as_named(doc: Document) -> dict[str, ToolSpec]:
             name=tname, description="", input_schema={"type": "object", "properties": {}},
             action=action if action in ("read", "create", "update", "delete") else "read",
             confirm=t.get("confirm") is True, returns="OK", span=doc.key_span(("tools", tname)),
+            args_declared=None,
         )
     return out
 
@@ -276,6 +277,7 @@ def compile_tool(
 ) -> ToolSpec:
     """A tool definition (from the library or inline) as a ToolSpec."""
     schema = data.get("input_schema") or {"type": "object", "properties": {}}
+    declared: bool | None = "input_schema" in data
     if "input_schema" in data and not plainly_valid_schema(schema):
         from jsonschema import Draft202012Validator
         from jsonschema.exceptions import SchemaError
@@ -290,6 +292,7 @@ def compile_tool(
                 types = ["string", "number", "integer", "boolean", "object", "array", "null"]
                 problem = (f"'{exc.instance}' is not a JSON Schema type"
                            f"{did_you_mean(exc.instance, types)}")
+            declared = None
             diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
                                     f"Schema: {problem}",
                         "types are string, number, integer, boolean, object, array and null; "
@@ -320,6 +323,7 @@ def compile_tool(
         returns=returns,
         span=doc.span(path),
         template=template,
+        args_declared=declared,
     )
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import REGISTRY
-from ..checks.registry import schema_doc
+from ..checks.registry import MODIFIERS, schema_doc
 from ..model import ACTIONS
 from ..targets.kinds import KINDS
 
@@ -114,6 +114,9 @@ BOOLEAN_CHECKS_NOTE = "Checks that take `true` may also be written as a bare nam
 
 
 def check_schema() -> dict[str, Any]:
+    """One item of ``then``: a bare flag check, or a mapping of exactly one check (its key
+    and parameter, each check's parameter chosen with if/then on its key) and, beside it,
+    the modifiers (``always``, ``name``)."""
     names = sorted(REGISTRY)
     flag_names = sorted(n for n, c in REGISTRY.items() if c.schema.get("const") is True)
     branches = [
@@ -126,18 +129,23 @@ def check_schema() -> dict[str, Any]:
     return {
         "type": ["object", "string"],
         **schema_doc(
-            "One check: a mapping with one key, the check's name, and its parameter. "
+            "One check: a mapping with the check's name and its parameter, and optionally "
+            "`always: true` (it must pass in every attempt) and `name:` (how people see it). "
             + BOOLEAN_CHECKS_NOTE,
             {"contains": "18:00"},
             {"calls": "list_business_hours"},
             "non_empty",
+            {"not_calls": "create_refill_request", "always": True,
+             "name": "never refills an empty prescription"},
         ),
         "if": {"type": "string"},
         "then": {"enum": flag_names},
         "else": {
             "minProperties": 1,
-            "maxProperties": 1,
-            "propertyNames": {"enum": names},
+            "propertyNames": {"enum": [*names, *MODIFIERS]},
+            "properties": {k: dict(v) for k, v in MODIFIERS.items()},
+            # exactly one key is a check: the others are modifiers
+            "oneOf": [{"required": [name]} for name in names],
             "allOf": branches,
         },
     }

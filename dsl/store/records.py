@@ -8,7 +8,9 @@ these two functions, never by key.
 
 One line, as written (keys in this order; ``raw_args`` only when the arguments were not
 valid JSON, ``error`` only when a call was not executed, ``items`` and ``evidence`` only
-when a check has them)::
+when a check has them, ``always`` only when the check is marked ``always: true``,
+``failure`` only when the attempt failed before its checks decided — the kind, which
+dsl/errors.py explains in words; the reason holds what was said)::
 
     {"schema_version": 1, "scenario": ID, "target": NAME, "run": N, "seed": N,
      "status": "pass" | "fail" | "unsure" | "error", "reason": TEXT,
@@ -18,8 +20,10 @@ when a check has them)::
      "messages": [OpenAI chat messages], "steps": N, "latency_ms": MS | null,
      "tokens": {"prompt", "completion", "total"}, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
-     "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?}],
-     "error": {"kind", "message", "status"} | null}
+     "checks": [{"check", "label", "status", "score", "reason", "always"?, "items"?,
+                 "evidence"?}],
+     "error": {"kind", "message", "status"} | null,
+     "failure"?: "model_output" | "max_steps"}
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..model import SCHEMA_VERSION, Call, CheckStatus, Tokens
-from ..verdict import AttemptStatus
+from ..verdict import AttemptStatus, breaks_always
 
 STATUSES = ("pass", "fail", "unsure", "error")
 _STATUS = frozenset(STATUSES)
@@ -46,12 +50,13 @@ class CheckResult(NamedTuple):
     report of 100,000 attempts builds half a million of them.)"""
 
     check: str  # the check's key: contains
-    label: str  # how people see it: contains: "18:00"
+    label: str  # how people see it: its name: (or contains: "18:00")
     status: CheckStatus
     reason: str
     score: float | None = None
     items: tuple[Mapping[str, Any], ...] = ()  # per criterion (criteria)
     evidence: Mapping[str, Any] | None = None  # the judge's reply, confidence, ...
+    always: bool = False  # `always: true`: it must pass in every attempt
 
 
 class AttemptError(NamedTuple):
@@ -91,10 +96,16 @@ class AttemptRecord:
     model_calls: tuple[ModelCallStat, ...] = ()
     checks: tuple[CheckResult, ...] = ()
     error: AttemptError | None = None
+    failure: str | None = None  # model_output, max_steps: failed before the checks decided
 
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.scenario, self.target, self.run)
+
+    @property
+    def broke_always(self) -> bool:
+        """This attempt broke a check marked ``always: true`` (dsl/verdict.py)."""
+        return breaks_always(self.status, ((c.always, c.status) for c in self.checks))
 
     @property
     def seed(self) -> int:
@@ -116,6 +127,8 @@ def call_json(c: Call) -> dict[str, Any]:
 def check_json(c: CheckResult) -> dict[str, Any]:
     d: dict[str, Any] = {"check": c.check, "label": c.label, "status": c.status,
                          "score": c.score, "reason": c.reason}
+    if c.always:
+        d["always"] = True
     if c.items:
         d["items"] = [dict(i) for i in c.items]
     if c.evidence is not None:
@@ -150,6 +163,7 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         "checks": [check_json(c) for c in r.checks],
         "error": (None if r.error is None else
                   {"kind": r.error.kind, "message": r.error.message, "status": r.error.status}),
+        **({"failure": r.failure} if r.failure else {}),
     }
 
 
@@ -272,7 +286,7 @@ def _check(d: Any) -> CheckResult:
         float(score) if type(score) is float or type(score) is int else None,
         tuple([_obj(i, "a check item") for i in items]) if items and type(items) is list
         else (),
-        evidence if type(evidence) is dict else None))
+        evidence if type(evidence) is dict else None, d.get("always") is True))
 
 
 def _model_call(d: Any) -> ModelCallStat:
@@ -338,6 +352,7 @@ def record_from_json(d: Any) -> AttemptRecord:
         None if type(err) is not dict else AttemptError(
             str(err.get("kind") or "unknown"), str(err.get("message") or ""),
             err.get("status") if type(err.get("status")) is int else None),
+        failure if type(failure := get("failure")) is str and failure else None,
     )
 
 

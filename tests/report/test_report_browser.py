@@ -236,7 +236,15 @@ def test_judge_evidence_and_endpoint_errors(new_page: Any, demo_report: Path) ->
     errors.locator("button.toggle").click()
     errors.locator("details.attempt > summary").first.click()
     box = errors.locator(".transcript .m-error")
-    assert box.inner_text().startswith("ENDPOINT ERROR\ntimeout\nno answer within 30 s")
+    # the kind, what it means in plain words, and the server's words one click away
+    assert box.inner_text() == (
+        "ENDPOINT ERROR\ntimeout\nThe endpoint took longer to answer than the target allows "
+        "(timeout_ms, or attempt_timeout_ms for the whole attempt); it says nothing about the "
+        "model, so it counts neither as a pass nor as a failure.\nWhat the server said")
+    said = box.locator("details.said")
+    assert said.locator(".text").is_hidden()
+    said.locator("summary").click()
+    assert said.locator(".text").inner_text() == "no answer within 30 s"
     assert_clean(watch, page)
 
 
