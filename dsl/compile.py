@@ -345,6 +345,17 @@ def _number(data: dict[str, Any], key: str, shape: Shape, default: int | None) -
     return value if ok else None
 
 
+# What checks rely on in a tool's definition: when these are sound, a tool with another
+# mistake (an unknown key, an action misspelt) is still compiled, so that checks naming it
+# are checked against it too.
+_TOOL_ESSENTIALS = ("name", "input_schema", "confirm")
+
+
+def _usable_tool(item: Any, path: DataPath, shape: Shape) -> bool:
+    return (isinstance(item, dict) and isinstance(item.get("name"), str)
+            and all(shape.sound((*path, k)) for k in _TOOL_ESSENTIALS))
+
+
 def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
            shape: Shape) -> tuple[list[ToolSpec], frozenset[str]]:
     """The scenario's tools, and the names of those whose definition is wrong (checks that
@@ -355,7 +366,7 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collecto
     library = suite.tools if suite else {}
     for i, item in enumerate(items):
         path = ("given", "tools", i)
-        if not shape.sound(path):
+        if not shape.sound(path) and not _usable_tool(item, path, shape):
             name = item.get("name") if isinstance(item, dict) else item
             if isinstance(name, str):
                 broken.add(name)

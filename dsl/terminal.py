@@ -157,7 +157,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
             extra.append(f"{r['unsure']} unsure")
         if r["errors"]:
             kinds = ", ".join(f"{k}" for k in r["error_kinds"])
-            extra.append(f"{r['errors']} errors ({kinds})")
+            extra.append(f"{r['errors']} error{'s' if r['errors'] != 1 else ''} ({kinds})")
         if r["not_run"]:
             extra.append(f"{r['not_run']} not run")
         if r.get("saved"):
