@@ -18,7 +18,6 @@ from report_builders import CHROMIUM_ARGS, demo_run
 
 from dsl.report import regenerate
 
-
 _SKIPPED = pytest.StashKey[tuple[int, Verdict]]()
 
 
