@@ -5,6 +5,7 @@ sets it) a missing browser fails them."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -65,13 +66,16 @@ def test_without_a_browser_the_run_passes_with_one_line() -> None:
     assert p.returncode == 0, p.stdout + p.stderr
     lines = p.stdout.splitlines()
     said = [line for line in lines if "browser" in line.lower()]
-    assert said == [f"skipped 17 browser tests: SCENARIST_CHROMIUM=/nonexistent/chromium does "
-                    f"not exist; {HOW}"]
-    assert lines[-1].startswith("1 passed, 17 deselected")
+    assert len(said) == 1
+    m = re.fullmatch(r"skipped (\d+) browser tests: (.*)", said[0])
+    assert m is not None, said
+    assert m.group(2) == f"SCENARIST_CHROMIUM=/nonexistent/chromium does not exist; {HOW}"
+    assert int(m.group(1)) > 10  # every browser test of the module
+    assert lines[-1].startswith(f"1 passed, {m.group(1)} deselected")
 
 
 def test_with_the_ci_variable_a_missing_browser_fails() -> None:
     p = pytest_run(SCENARIST_REQUIRE_BROWSER="1")
     assert p.returncode == 1, p.stdout
     assert "(SCENARIST_REQUIRE_BROWSER is set)" in p.stdout
-    assert p.stdout.splitlines()[-1].startswith("1 passed, 17 errors")
+    assert re.match(r"1 passed, \d+ errors", p.stdout.splitlines()[-1])

@@ -388,3 +388,42 @@ def test_hostile_output_is_shown_as_text_and_never_runs(
     assert len(shown(page)) == 1
     assert page.evaluate("window.__canary") == "intact"
     assert watch.dialogs == []
+
+
+def test_always_checks_names_and_failed_attempts_in_a_browser(new_page: Any,
+                                                              tmp_path: Path) -> None:
+    spec = scenario("refill", checks=["looks the prescription up",
+                                      "never refills an empty prescription"], runs=2,
+                    min_pass=1)
+    spec["checks"][0]["named"] = True
+    spec["checks"][1].update(named=True, always=True)
+    good = passing("refill", 1, ["looks the prescription up",
+                                 "never refills an empty prescription"])
+    bad = passing("refill", 2, ["looks the prescription up"])
+    bad.update(status="fail", failure="model_output", checks=bad["checks"] + [{
+        "check": "not_calls", "label": "never refills an empty prescription",
+        "status": "fail", "score": 0.0, "always": True,
+        "reason": "create_refill_request was called"}],
+        reason="the server could not parse the model's reply as a tool call or answer "
+               "(HTTP 500: 'does not match the expected peg-native format')")
+    path = regenerate(write_run(tmp_path / "run", [spec], [good, bad]))[0]
+    page, watch = open_report(new_page, path)
+    refill = row(page, "refill", "fake")
+    assert refill.locator(".problems").inner_text().startswith(
+        "✗ never refills an empty prescription always ×1")
+    refill.locator("button.toggle").click()
+    assert refill.locator(".notice.always-broken").inner_text() == (
+        "Failed by an always check: it did not pass in 1 attempt, and one is enough to fail "
+        "the scenario, whatever min_pass says.")
+    refill.locator("details.attempt > summary").nth(1).click()
+    failed = refill.locator(".transcript .m-error")
+    assert failed.inner_text() == (
+        "FAILED ATTEMPT\nmodel_output\nThe model's reply was neither a valid tool call nor an "
+        "answer — small models do this; it counts as a failed attempt.\nWhat the server said")
+    failed.locator("details.said summary").click()
+    assert failed.locator("details.said .text").inner_text().startswith(
+        "the server could not parse the model's reply")
+    broken = refill.locator(".transcript ul.check-list > li").nth(1)
+    assert broken.inner_text().startswith(
+        "fail never refills an empty prescription always — create_refill_request was called")
+    assert_clean(watch, page)
