@@ -12,7 +12,7 @@ import gc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .checks import REGISTRY, CheckContext, label
 from .discover import Discovery, SuiteFiles, discover
@@ -169,34 +169,45 @@ def scenario_id(path: Path, root: Path) -> str:
     return ".".join(rel.with_suffix("").parts)
 
 
-@dataclass(frozen=True, slots=True)
-class CheckItem:
+class CheckItem(NamedTuple):
     """One item of a ``then`` list, read: the check's key and parameter, where the
     parameter is, and the modifiers written beside it —
     ``- {not_calls: create_refill_request, always: true, name: never refills an empty one}``.
+    (A named tuple: as frozen as a dataclass, and quicker to build — lint reads every item
+    of every file.)
     """
 
     check: str  # the check's key: not_calls
     param: Any  # its parameter (true for a bare name: ``- non_empty``)
-    at: DataPath  # the item's place: ("then", 3)
+    at: DataPath  # the item's place in the data: ("then", 3)
     path: DataPath  # its parameter's: ("then", 3, "not_calls"); the item's when bare
+    span: Span  # where the item starts in the file
     always: bool = False  # `always: true`: it must pass in every attempt
     title: str = ""  # `name: TEXT`: how people see it ("" when not given)
 
 
-def read_check_item(item: Any, path: DataPath) -> CheckItem | None:
-    """A ``then`` item at ``path`` as a :class:`CheckItem`; None when it is not one check
-    (the schema says why: two checks, none, an unknown one)."""
+# built from a tuple of every field: a named tuple's own __new__ costs twice as much
+_new = tuple.__new__
+
+
+def read_check_item(item: Any, path: DataPath, span: Span) -> CheckItem | None:
+    """A ``then`` item at ``path`` (starting at ``span``) as a :class:`CheckItem`; None
+    when it is not one check (the schema says why: two checks, none, an unknown one)."""
     if isinstance(item, str):
-        return CheckItem(item, True, path, path) if item in REGISTRY else None
+        return _new(CheckItem, (item, True, path, path, span, False, "")) \
+            if item in REGISTRY else None
     if not isinstance(item, dict):
         return None
+    if len(item) == 1:  # the usual item: one check, no modifier
+        ((name, param),) = item.items()
+        return _new(CheckItem, (name, param, path, (*path, name), span, False, "")) \
+            if name in REGISTRY else None
     keys = [k for k in item if k not in CHECK_MODIFIERS]
     if len(keys) != 1 or keys[0] not in REGISTRY:
         return None
     (name,) = keys
     title = item.get("name")
-    return CheckItem(name, item[name], path, (*path, name), item.get("always") is True,
+    return CheckItem(name, item[name], path, (*path, name), span, item.get("always") is True,
                      " ".join(title.split()) if isinstance(title, str) else "")
 
 
@@ -207,8 +218,8 @@ def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
     Every ``then`` list is compiled item by item through here, so the modifiers mean the
     same wherever a check is written."""
     ctype = REGISTRY[item.check]
-    named: dict[str, Any] = dict(suite.checks) if suite else {}
-    ctx = CheckContext(doc, item.path, tools, diags, named, broken_tools=broken_tools)
+    ctx = CheckContext(doc, item.path, tools, diags, suite.checks if suite else {}, {},
+                       broken_tools)
     prepared = ctype.prepare(item.param, ctx)
     if prepared is None:
         return None
@@ -220,9 +231,9 @@ def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
         return None
     return CompiledCheck(
         item.check, label(item.check, item.param, item.title), prepared, ctype.evaluate,
-        doc.span(item.at), ctype.judge, ctype.evaluate_async,
-        ctype.judge_calls(prepared) if ctype.judge_calls else 0, always=item.always,
-        named=bool(item.title))
+        item.span, ctype.judge, ctype.evaluate_async,
+        ctype.judge_calls(prepared) if ctype.judge_calls else 0, item.always,
+        bool(item.title), item)
 
 
 def compile_document(
@@ -241,7 +252,7 @@ def compile_document(
     is still checked for what the schema cannot see. A check naming a tool whose own
     definition is wrong says nothing about that tool (the tool's mistake is reported)."""
     diags.extend(doc.diagnostics)
-    loaded_wrong = any(d.severity == "error" for d in doc.diagnostics)
+    loaded_wrong = bool(doc.diagnostics) and any(d.severity == "error" for d in doc.diagnostics)
     if doc.data is None and doc.salvaged is not None:  # duplicate keys: go on with the rest
         doc = dataclasses.replace(doc, data=doc.salvaged)
     if doc.data is None:
@@ -265,7 +276,7 @@ def compile_document(
     given = data.get("given")
     given = given if isinstance(given, dict) else {}
     at = None
-    if isinstance(given.get("at"), str) and sound(("given", "at")):
+    if isinstance(given.get("at"), str) and (not shape.broken or sound(("given", "at"))):
         try:
             at = parse_moment(given["at"])
         except MomentError as exc:
@@ -278,8 +289,12 @@ def compile_document(
 
     checks: list[CompiledCheck] = []
     then = data.get("then")
+    spans = doc.item_spans(("then",)) if isinstance(then, list) else []
     for i, raw in enumerate(then if isinstance(then, list) else []):
-        item = read_check_item(raw, ("then", i)) if sound(("then", i)) else None
+        path: DataPath = ("then", i)
+        if shape.broken and not sound(path):  # most files: nothing broken, no call
+            continue
+        item = read_check_item(raw, path, spans[i])
         if item is None:
             continue
         compiled = compile_check(item, doc, by_name, local, suite=suite,
@@ -305,7 +320,7 @@ def compile_document(
             )
     elif "min_pass" not in data and scenario_runs is not None:
         rate = data.get("min_pass_rate", defaults.min_pass_rate if defaults else 0.8)
-        if isinstance(rate, int | float) and sound(("min_pass_rate",)):
+        if isinstance(rate, int | float) and (not shape.broken or sound(("min_pass_rate",))):
             min_pass = min_pass_for(rate, scenario_runs)
 
     diags.extend(local.diagnostics)
@@ -341,7 +356,8 @@ def _number(data: dict[str, Any], key: str, shape: Shape, default: int | None) -
     if key not in data:
         return default
     value = data[key]
-    ok = isinstance(value, int) and not isinstance(value, bool) and shape.sound((key,))
+    ok = isinstance(value, int) and not isinstance(value, bool) and (
+        not shape.broken or shape.sound((key,)))
     return value if ok else None
 
 
@@ -366,7 +382,7 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collecto
     library = suite.tools if suite else {}
     for i, item in enumerate(items):
         path = ("given", "tools", i)
-        if not shape.sound(path) and not _usable_tool(item, path, shape):
+        if shape.broken and not shape.sound(path) and not _usable_tool(item, path, shape):
             name = item.get("name") if isinstance(item, dict) else item
             if isinstance(name, str):
                 broken.add(name)

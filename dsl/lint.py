@@ -338,8 +338,11 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                     "this scenario has no checks, so every attempt passes",
                     "add at least one check under 'then', e.g. - contains: \"18:00\"")
 
-    read = (read_check_item(raw, ("then", i)) for i, raw in enumerate(then))
-    items = [item for item in read if item is not None]
+    items: list[CheckItem] = [c.item for c in s.checks]  # as written, each with its place
+    if None in items:  # checks not made by compile_check: read them
+        spans = doc.item_spans(("then",))
+        read = (read_check_item(raw, ("then", i), spans[i]) for i, raw in enumerate(then))
+        items = [item for item in read if item is not None]
     earlier: dict[str, list[CheckItem]] = {}
     titles: dict[str, CheckItem] = {}
     for item in items:
@@ -368,7 +371,8 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
         judged = [(i, c) for i, c in enumerate(s.checks) if c.judge]
         if judged:
             i, c = judged[0]
-            at = doc.span(("runs",)) if "runs" in data else _check_place(doc, items[i])
+            at = (doc.span(("runs",)) if "runs" in data or i >= len(items)
+                  else _check_place(doc, items[i]))
             out.warning(at, "W405",
                         f"the judge check '{c.name}' runs only once (runs: 1); a judge is "
                         "a model too, and one verdict says little",

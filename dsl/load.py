@@ -149,6 +149,15 @@ class Document:
         """The place of the value at ``path``, or of its nearest parent that has one."""
         return self._at(self._walk(path)[0])
 
+    def item_spans(self, path: DataPath) -> list[Span]:
+        """The place of every item of the list at ``path`` (one walk for all of them; []
+        when there is no list there)."""
+        node, _, found = self._walk(path)
+        if not found or node is None or node.id != "sequence":
+            return []
+        at = self._at
+        return [at(item) for item in node.value]
+
     def key_span(self, path: DataPath) -> Span:
         """The place of the key that holds the value at ``path`` (falls back to the value)."""
         node, key_node, _ = self._walk(path)

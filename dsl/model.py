@@ -79,6 +79,7 @@ class CompiledCheck:
     judge_calls: int = 0  # questions asked to the judge per attempt
     always: bool = False  # `always: true`: one failed attempt fails the scenario
     named: bool = False  # the label is the readable name its author gave it (`name:`)
+    item: Any = None  # the compile.CheckItem it came from: the check as written, its place
 
     def run(self, attempt: AttemptData) -> Outcome:
         return self.evaluate(self.params, attempt)

@@ -118,11 +118,50 @@ def validate_shape(doc: Document, schema_name: str, what: str, *,
     fast = fast_validator(schema_name)
     if fast is not None and fast(doc.data):
         return VALID  # valid: jsonschema (and its import) is needed only to explain errors
-    errors = list(validator(schema_name).iter_errors(doc.data))
+    errors = _errors(schema_name, doc.data)
     if not errors:
         return VALID
-    return Shape(tuple(_diagnose(doc, errors, what, checks)),
+    return Shape(tuple(sorted(_diagnose(doc, errors, what, checks), key=Diagnostic.sort_key)),
                  frozenset(tuple(e.absolute_path) for e in errors))
+
+
+# The list whose items jsonschema checks one by one, each only when the fast check refuses it:
+# most of a scenario's schema is its checks (every check's parameter is an if/then branch),
+# and in a file with one wrong check the others need no explaining.
+ITEMWISE: dict[str, str] = {"scenario.schema.json": "then"}
+
+
+@functools.cache
+def _itemwise(name: str, key: str) -> tuple[Any, Any, Callable[[Any], bool] | None]:
+    """The schema without ``key``'s items, a validator of one item, and its fast check."""
+    import copy
+
+    from jsonschema import Draft202012Validator
+
+    from .fastschema import compile_schema
+
+    schema = load_schema(name)
+    rest = copy.deepcopy(dict(schema))
+    item = {"$defs": schema.get("$defs", {}), **rest["properties"][key].pop("items")}
+    return (Draft202012Validator(rest), Draft202012Validator(item), compile_schema(item))
+
+
+def _errors(schema_name: str, data: Any) -> list[Any]:
+    """Every jsonschema error of ``data`` (what :func:`validate` words)."""
+    key = ITEMWISE.get(schema_name)
+    if key is None or not isinstance(data, dict):
+        return list(validator(schema_name).iter_errors(data))
+    rest, one, fast = _itemwise(schema_name, key)
+    errors = list(rest.iter_errors(data))
+    items = data.get(key)
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if fast is not None and fast(item):
+            continue
+        for e in one.iter_errors(item):
+            e.path.appendleft(i)  # the item's errors, at their place in the file
+            e.path.appendleft(key)
+            errors.append(e)
+    return errors
 
 
 def _diagnose(doc: Document, errors: list[Any], what: str,
@@ -301,6 +340,10 @@ def _min_properties(p: _Problem) -> Diagnostic:
     return Diagnostic(p.span, "S105", f"{p.here} needs at least {p.wanted} key(s)")
 
 
+def _max_properties(p: _Problem) -> Diagnostic:
+    return Diagnostic(p.span, "S105", f"{p.here} has more than {p.wanted} key(s)")
+
+
 def _minimum(p: _Problem) -> Diagnostic:
     return Diagnostic(p.span, "S105", f"{p.here} must be at least {p.wanted}; "
                                       f"got {_show(p.value)}")
@@ -348,6 +391,7 @@ KEYWORDS: dict[str, Callable[[_Problem], Diagnostic | None]] = {
     "type": _type,
     "enum": _enum,
     "const": _const,
+    "maxProperties": _max_properties,
     "minProperties": _min_properties,
     "minimum": _minimum,
     "exclusiveMinimum": _minimum,

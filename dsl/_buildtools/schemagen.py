@@ -12,6 +12,7 @@ editors (VS Code's YAML extension, JetBrains) show help while people type.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
@@ -113,6 +114,20 @@ def _tool(named: bool) -> dict[str, Any]:
 BOOLEAN_CHECKS_NOTE = "Checks that take `true` may also be written as a bare name: `- non_empty`."
 
 
+def _one_check() -> dict[str, Any]:
+    """As many keys as the item has modifiers, plus one (the check). An item of one key
+    (the usual one) is decided by the first test."""
+    mods = list(MODIFIERS)
+    out: dict[str, Any] = {"maxProperties": 1}
+    # the outermost count is "every modifier present"; each else, one fewer
+    for k in range(1, len(mods) + 1):
+        combos = [list(c) for c in itertools.combinations(mods, k)]
+        out = {"if": {"anyOf": [{"required": c} for c in combos]} if len(combos) > 1
+               else {"required": combos[0]},
+               "then": {"minProperties": k + 1, "maxProperties": k + 1}, "else": out}
+    return {"if": {"maxProperties": 1}, "else": out}
+
+
 def check_schema() -> dict[str, Any]:
     """One item of ``then``: a bare flag check, or a mapping of exactly one check (its key
     and parameter, each check's parameter chosen with if/then on its key) and, beside it,
@@ -125,6 +140,12 @@ def check_schema() -> dict[str, Any]:
             "then": {"properties": {name: {"$ref": f"#/$defs/params/{name}"}}},
         }
         for name in names
+    ] + [  # the modifiers, checked the same way: only when the item has them
+        {
+            "if": {"type": "object", "required": [name]},
+            "then": {"properties": {name: dict(schema)}},
+        }
+        for name, schema in MODIFIERS.items()
     ]
     return {
         "type": ["object", "string"],
@@ -143,10 +164,15 @@ def check_schema() -> dict[str, Any]:
         "else": {
             "minProperties": 1,
             "propertyNames": {"enum": [*names, *MODIFIERS]},
-            "properties": {k: dict(v) for k, v in MODIFIERS.items()},
-            # exactly one key is a check: the others are modifiers
-            "oneOf": [{"required": [name]} for name in names],
-            "allOf": branches,
+            # for editors: what each modifier is (they are checked in the branches)
+            "properties": {k: {d: v[d] for d in ("description", "markdownDescription",
+                                                  "examples") if d in v}
+                           for k, v in MODIFIERS.items()},
+            "allOf": branches,  # only the branches: fastschema dispatches them by key
+            # exactly one key is a check, the others modifiers: with the keys limited to
+            # checks and modifiers, that is a count of keys (cheaper than a oneOf of every
+            # check: lint checks it on every item of every file)
+            **_one_check(),
         },
     }
 

@@ -149,6 +149,11 @@ class CheckContext:
         self.diagnostics.warning(at or self.span(), code, message, hint)
 
 
+# one encoder for every label: json.dumps with options builds a new one on each call, and
+# lint labels every check of every file
+_LABEL_JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
 def label(name: str, params: Any, title: str = "") -> str:
     """How a check is shown to people: its readable name when the author gave one
     (``name: never refills an empty prescription``), else the check as written, shortened:
@@ -161,7 +166,7 @@ def label(name: str, params: Any, title: str = "") -> str:
         return ctype.describe(params)
     if params is True:
         return name
-    text = json.dumps(params, ensure_ascii=False, separators=(", ", ": "))
+    text = _LABEL_JSON(params)
     if len(text) > 80:
         text = text[:77] + "..."
     return f"{name}: {text}"
