@@ -505,7 +505,7 @@ def _edge_notes(c: Any) -> list[str]:
 
 
 @main.command()
-@click.argument("folder", required=False, default=".",
+@click.argument("folder", metavar="[DIR]", required=False, default=".",
                 type=click.Path(path_type=Path))
 @click.option("--base-url", metavar="URL", help="Test this OpenAI-compatible endpoint "
               "(with --model) instead of the recorded example agent.")
@@ -514,7 +514,7 @@ def _edge_notes(c: Any) -> list[str]:
               "the endpoint's API key (its name, never the key).")
 def init(folder: Path, base_url: str | None, model: str | None,
          api_key_env: str | None) -> None:
-    """Start a suite in FOLDER (default: the current folder, created when missing): a
+    """Start a suite in DIR (default: the current folder, created when missing): a
     commented scenarist.yaml and one commented example scenario that lints and runs.
 
     The example runs against the endpoint named with --base-url and --model, or, without

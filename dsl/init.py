@@ -125,7 +125,7 @@ def init_suite(folder: Path, endpoint: Endpoint | None = None) -> Initialized:
         names = ", ".join(str(folder / rel) for rel in there)
         raise InitRefused(f"{names} already exist{'s' if len(there) == 1 else ''}, and init "
                           "never overwrites a file: nothing was written. Choose another "
-                          "folder (scenarist init NEW_FOLDER), or move "
+                          "folder (scenarist init NEW_DIR), or move "
                           f"{'it' if len(there) == 1 else 'them'} away first")
     for rel, data in files:
         path = folder / rel

@@ -74,7 +74,7 @@ def test_init_never_overwrites_a_file(tmp_path: Path) -> None:
     assert (p.returncode, p.stdout) == (2, "")
     assert p.stderr == (
         "error: pharmacy/scenarist.yaml already exists, and init never overwrites a file: "
-        "nothing was written. Choose another folder (scenarist init NEW_FOLDER), or move it "
+        "nothing was written. Choose another folder (scenarist init NEW_DIR), or move it "
         "away first\n")
     assert (suite / "scenarist.yaml").read_text("utf-8") == "# mine\n"
     assert sorted(f.name for f in suite.iterdir()) == ["scenarist.yaml"]  # nothing else
