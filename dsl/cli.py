@@ -159,6 +159,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         sys.exit(EXIT_INPUT)
     progress_done()
     print_summary(result.summary, quiet=quiet, comparison=result.comparison)
+    _refreshed_certificate(result.run_dir, result.summary, result.comparison)  # --resume
     if fmt == "github":
         from .cioutputs import emit_github
 
@@ -190,6 +191,18 @@ def _progress_hooks(quiet: bool) -> tuple[Any, Callable[[], None]]:
     hooks = Hooks(on_attempt=lambda rec, totals: progress.update(rec, totals),
                   notify=notify, handle_signals=True, started=started)
     return hooks, lambda: progress.done()
+
+
+def _refreshed_certificate(run_dir: Path, summary: dict[str, Any], comparison: Any,
+                           show: bool = True) -> None:
+    """A conformance run's certificate, made again with its summary (and shown)."""
+    from .conformance import refresh_certificate
+
+    cert = refresh_certificate(run_dir, summary, comparison)
+    if cert is not None and show:
+        from .terminal import print_conformance
+
+        print_conformance(cert)
 
 
 def _load_baseline(path: Path | None) -> dict[str, Any] | None:
@@ -320,6 +333,7 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
     try:
         path, summary, comparison = regenerate(run_dir, output, before, trends)
         write_ci_outputs(run_dir, summary, comparison)
+        _refreshed_certificate(run_dir, summary, comparison, show=False)
     except RunDirError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)

@@ -29,14 +29,18 @@ asks exactly the requests that were recorded.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import Diagnostic, InputError, NotReady, Span
 from .model import SCHEMA_VERSION
 from .stats import PRF, percentile
+
+if TYPE_CHECKING:
+    from .baseline import Change, Comparison
+    from .pipeline import Hooks, RunRequest, RunResult
 
 CASES_DIR = Path(__file__).resolve().parent / "assets" / "conformance"
 CONFORMANCE = "conformance.json"  # the certificate, in the run folder
@@ -121,7 +125,7 @@ class Certificate:
     timed: int  # how many attempts the percentiles are over
     errors: Mapping[str, int]  # endpoint errors by kind
     baseline: str | None = None  # the earlier conformance run's id, with --baseline
-    regressions: tuple[Any, ...] = ()  # baseline.Change: passed there, fails here
+    regressions: tuple[Change, ...] = ()  # passed there, fails here
     changes: Mapping[str, int] | None = None  # every status of the comparison, counted
 
     def with_status(self, status: str) -> list[Behaviour]:
@@ -180,15 +184,14 @@ def _ids(behaviours: Sequence[Behaviour]) -> str:
 class ConformanceResult:
     """A conformance run: the run itself (dsl/pipeline.py) and its certificate."""
 
-    run: Any  # pipeline.RunResult
+    run: RunResult
     certificate: Certificate
 
     @property
     def exit_code(self) -> int:
         """The run's: 0 every behaviour certified, 1 one not certified, 3 one inconclusive
         and none failed, 130 interrupted (dsl/exits.py)."""
-        code: int = self.run.exit_code
-        return code
+        return self.run.exit_code
 
 
 # ---- the cases -----------------------------------------------------------------------------
@@ -277,7 +280,7 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
 
 # ---- the run -------------------------------------------------------------------------------
 
-def run_request(request: ConformanceRequest) -> Any:
+def run_request(request: ConformanceRequest) -> RunRequest:
     """The :class:`~dsl.pipeline.RunRequest` of a conformance run (InputError when there is
     no suite here, or a --with path is wrong)."""
     from .pipeline import RunRequest
@@ -322,7 +325,8 @@ def earlier_run(path: Path, target: str) -> dict[str, Any]:
     return {**summary, "scenarios": rows}
 
 
-def run_conformance(request: ConformanceRequest, hooks: Any = None) -> ConformanceResult:
+def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
+                    ) -> ConformanceResult:
     """``scenarist conformance --target NAME``: the cases as a normal run (results, summary,
     report, junit.xml), then the certificate, kept in the run folder as conformance.json.
     Raises InputError, NotReady or RunDirError before anything is sent."""
@@ -335,17 +339,18 @@ def run_conformance(request: ConformanceRequest, hooks: Any = None) -> Conforman
     if request.baseline is not None:
         run = dataclasses.replace(run, baseline=earlier_run(request.baseline, request.target))
     result = run_suite(run, hooks or Hooks())
-    builtin = {str(p.resolve()) for p in builtin_cases()}
+    files = {p.resolve() for p in builtin_cases()}
+    builtin = {s.id for s in plan.scenarios if Path(s.file).resolve() in files}
     cert = certify(result.run_dir, result.summary, result.comparison,
                    describe(plan.targets[0]), builtin)
     write_json(result.run_dir / CONFORMANCE, cert.as_json())
     return ConformanceResult(result, cert)
 
 
-def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Any, endpoint: str,
-            builtin: set[str] | frozenset[str] = frozenset()) -> Certificate:
+def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Comparison | None,
+            endpoint: str, builtin: Set[str] = frozenset()) -> Certificate:
     """The certificate of a conformance run folder, from its summary (and its comparison
-    with the baseline, when there was one). ``builtin``: the files of the built-in cases."""
+    with the baseline, when there was one). ``builtin``: the ids of the built-in cases."""
     from .store import PLAN, latest_records, read_json
 
     plan = read_json(run_dir / PLAN)
@@ -355,8 +360,8 @@ def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Any, endpoint
     for spec in plan["scenarios"]:
         r = rows[spec["id"]]
         behaviours.append(Behaviour(
-            spec["id"], spec.get("description", ""),
-            str(Path(spec["file"]).resolve()) in builtin, certification(r["verdict"]),
+            spec["id"], spec.get("description", ""), spec["id"] in builtin,
+            certification(r["verdict"]),
             r["verdict"], r["passes"], r["decided"], r["planned"], r["min_pass"], r["errors"],
             r["ci_low"], r["ci_high"], r["latency_ms"]["p50"], r["latency_ms"]["p95"]))
     latencies = [r.latency_ms for r in latest_records(run_dir)
@@ -366,8 +371,9 @@ def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Any, endpoint
     for r in summary["scenarios"]:
         for kind, n in r["error_kinds"].items():
             errors[kind] = errors.get(kind, 0) + n
-    regressions: tuple[Any, ...] = ()
-    baseline = counts = None
+    regressions: tuple[Change, ...] = ()
+    baseline: str | None = None
+    counts: dict[str, int] | None = None
     if comparison is not None:
         baseline = comparison.before
         regressions = comparison.regressions
@@ -378,7 +384,28 @@ def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Any, endpoint
                        errors, baseline, regressions, counts)
 
 
+def refresh_certificate(run_dir: Path, summary: Mapping[str, Any],
+                        comparison: Comparison | None) -> Certificate | None:
+    """The certificate of a conformance run folder, made again after its summary was
+    (``scenarist report``, ``scenarist run --resume``) and kept in place of the old one;
+    None, and nothing written, when the folder is not a conformance run."""
+    from .errors import RunDirError
+    from .store import read_json, write_json
+
+    path = run_dir / CONFORMANCE
+    if not path.is_file():
+        return None
+    try:
+        old = read_json(path)
+    except RunDirError:
+        return None
+    builtin = {str(b.get("case")) for b in old.get("behaviours") or () if b.get("builtin")}
+    cert = certify(run_dir, summary, comparison, str(old.get("endpoint") or ""), builtin)
+    write_json(path, cert.as_json())
+    return cert
+
+
 __all__ = ["CASES_DIR", "CERTIFICATION", "CONFORMANCE", "Behaviour", "Case", "Certificate",
            "ConformanceRequest", "ConformanceResult", "builtin_cases", "certification",
-           "certify", "earlier_run", "list_cases", "run_conformance", "run_request",
-           "team_cases"]
+           "certify", "earlier_run", "list_cases", "refresh_certificate", "run_conformance",
+           "run_request", "team_cases"]

@@ -502,3 +502,25 @@ def test_the_kept_cassettes_replay_as_documented(tmp_path: Path, target: str, mo
     replayed = {b["case"]: (b["status"], f"{b['passes']}/{b['decided']}")
                 for b in cert["behaviours"]}
     assert replayed == documented(model)
+
+
+def test_report_and_resume_make_the_certificate_again(tmp_path: Path, server: FakeServer,
+                                                      cli_env: Any) -> None:
+    conformance_suite(tmp_path, server)
+    server.script(CONFORMING)
+    assert conformance(tmp_path, "--target", "fake", "--out", "out").exit_code == 0
+    run_dir = the_run(tmp_path / "out")
+    results = run_dir / "results.jsonl"
+    results.write_text("".join(results.read_text().splitlines(keepends=True)[:40]))
+    r = run_cli("report", str(run_dir), cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    cert = certificate(run_dir)
+    assert cert["latency_ms"]["attempts"] == 40
+    assert {b["status"] for b in cert["behaviours"]} == {"inconclusive"}  # 30 not run
+    assert cert["endpoint"] == f"fake-model at {server.url}"
+
+    r = run_cli("run", "--resume", str(run_dir), cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert table(r.output).endswith("Conclusion: fake conforms: all 7 behaviours certified.")
+    assert certificate(run_dir)["latency_ms"]["attempts"] == 70
+    assert len((run_dir / "results.jsonl").read_text().splitlines()) == 70
