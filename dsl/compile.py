@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .checks import REGISTRY, CheckContext, label
-from .discover import Discovery, SuiteFiles, discover
+from .discover import Discovery, ScenarioFile, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
 from .load import DataPath, Document, read_file
 from .model import (
@@ -94,22 +94,25 @@ def compile_paths(
     *,
     runs: int | None = None,
     judge_target: str | None = None,
+    cases: Sequence[Path] = (),
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths`` (found by
     :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
-    target (``scenarist run --judge NAME``)."""
+    target (``scenarist run --judge NAME``). ``cases`` are scenario files compiled against
+    the suite of ``paths`` wherever they are (``scenarist conformance``'s cases, which
+    ship in the package); ``paths`` may then be the suite file alone."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
-        return _compile_paths(paths, runs=runs, judge_target=judge_target)
+        return _compile_paths(paths, runs=runs, judge_target=judge_target, cases=cases)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile_paths(paths: Sequence[Path], *, runs: int | None,
-                   judge_target: str | None) -> Compiled:
+                   judge_target: str | None, cases: Sequence[Path]) -> Compiled:
     diags = Collector()
     for p in paths:
         if not p.exists():
@@ -135,13 +138,24 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     suite = group.suite
     if judge_target is not None:
         suite = _override_judge(suite, judge_target, diags)
-    root = suite.root
     result = Compiled(suite)
-    if not group.files and not diags.has_errors:
+    if not group.files and not cases and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
+    extra = tuple(ScenarioFile(p.resolve(), display_path(p)) for p in cases)
+    result.scenarios = compile_files((*group.files, *extra), suite, diags, runs=runs)
+    result.diagnostics = diags.diagnostics
+    return result
+
+
+def compile_files(files: Sequence[ScenarioFile], suite: Suite | None, diags: Collector, *,
+                  runs: int | None = None) -> list[Scenario]:
+    """Each scenario file compiled against ``suite`` (None: no suite, no tool library), in
+    order; a scenario id used twice is E205. Diagnostics go to ``diags``."""
+    root = suite.root if suite is not None else Path.cwd().resolve()
+    out: list[Scenario] = []
     ids: dict[str, Span] = {}
-    for f in group.files:
+    for f in files:
         name = f.name
         doc = read_file(f.path, name)
         scenario = compile_document(doc, suite, root, diags, runs=runs)
@@ -156,9 +170,8 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
                         "give one of them a different 'id'")
             continue
         ids[scenario.id] = scenario.span
-        result.scenarios.append(scenario)
-    result.diagnostics = diags.diagnostics
-    return result
+        out.append(scenario)
+    return out
 
 
 def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
@@ -515,14 +528,16 @@ def build_plan(
     shard: tuple[int, int] | None = None,
     judge_target: str | None = None,
     compare: Sequence[tuple[str, str]] = (),
+    cases: Sequence[Path] = (),
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
 
     With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
     the same files give the same split on every machine. ``compare``: target pairs to
     compare (``--compare old:new``; each must be among the chosen targets); without it, the
-    suite's ``compare:`` pairs whose two targets are both chosen."""
-    compiled = compile_paths(paths, runs=runs, judge_target=judge_target)
+    suite's ``compare:`` pairs whose two targets are both chosen. ``cases``: scenario files
+    compiled against the suite wherever they are (:func:`compile_paths`)."""
+    compiled = compile_paths(paths, runs=runs, judge_target=judge_target, cases=cases)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)

@@ -324,3 +324,61 @@ def print_run(entry: Any) -> None:
         echo(f"{style(w.mark, color, fg=w.color, bold=True)}  {r.scenario:<{width}}  "
              f"{r.target:<{twidth}}  {r.passes:>3}/{r.decided:<3} min {r.min_pass:<3} "
              f"{_rate_ci(r.pass_rate, r.ci_low, r.ci_high)}")
+
+
+def _ms(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.0f}"
+
+
+CERTIFICATION_COLOR = {"certified": "green", "not certified": "red", "inconclusive": "yellow"}
+
+
+def print_conformance(cert: Any) -> None:
+    """``scenarist conformance``: each behaviour certified, not certified or inconclusive,
+    tool-call precision, recall and F1, latency, the regressions against a baseline, and the
+    conclusion (a :class:`dsl.conformance.Certificate`)."""
+    from .baseline import describe_delta
+    from .cioutputs import prf_text, side_text
+    from .verdict import words
+
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    rows = cert.behaviours
+    width = max([len("case"), *(len(b.case) for b in rows)])
+    swidth = max(len(s) for s in CERTIFICATION_COLOR)
+    counts = [f"{b.passes}/{b.decided}" for b in rows]
+    cwidth = max([len("passed"), *(len(c) for c in counts)])
+    echo(f"\nConformance of {cert.target} ({cert.endpoint}):")
+    echo(f"  {'case':<{width}}  {'status':<{swidth}}  {'passed':>{cwidth}}  min  {'p50 ms':>7}"
+         f"  {'p95 ms':>7}  certifies")
+    for b, n in zip(rows, counts, strict=True):
+        status = style(f"{b.status:<{swidth}}", color, fg=CERTIFICATION_COLOR[b.status],
+                       bold=b.status != "certified")
+        echo(f"  {b.case:<{width}}  {status}  {n:>{cwidth}}  {b.min_pass:>3}  "
+             f"{_ms(b.p50_ms):>7}  {_ms(b.p95_ms):>7}  {b.certifies}")
+    tools = cert.tool_calls
+    echo("Tool calls: " + (prf_text(tools.as_json()) if tools.relevant
+                           else "nothing to count (no attempt of a case that expects a tool "
+                                "call, or none, reached the endpoint)"))
+    if cert.timed:
+        echo(f"Latency per attempt: p50 {_ms(cert.p50_ms)} ms, p95 {_ms(cert.p95_ms)} ms "
+             f"(over {cert.timed} attempt{'s' if cert.timed != 1 else ''})")
+    else:
+        echo("Latency per attempt: no attempt reached the endpoint")
+    if cert.errors:
+        n = sum(cert.errors.values())
+        kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(cert.errors.items()))
+        echo(f"Endpoint errors: {n} ({kinds})")
+    if cert.baseline is not None:
+        said = ", ".join(f"{n} {status}" for status, n in (cert.changes or {}).items())
+        if not cert.regressions:
+            echo(f"Regressions against {cert.baseline}: none ({said or 'nothing to compare'})")
+        else:
+            echo(style(f"Regressions against {cert.baseline}: {len(cert.regressions)} "
+                       f"({said})", color, fg="red", bold=True))
+            for c in cert.regressions:
+                echo(f"  ▼ {c.scenario}  {side_text(c.before)} → {side_text(c.now)}  "
+                     f"{describe_delta(c.delta, c.interval)}")
+    worst = "pass" if cert.certified else (
+        "fail" if cert.with_status("not certified") else "inconclusive")
+    echo(style(f"Conclusion: {cert.conclusion}", color, fg=words(worst).color, bold=True))
