@@ -94,25 +94,26 @@ def compile_paths(
     *,
     runs: int | None = None,
     judge_target: str | None = None,
-    cases: Sequence[Path] = (),
+    extra_files: Sequence[Path] = (),
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths`` (found by
     :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
-    target (``scenarist run --judge NAME``). ``cases`` are scenario files compiled against
+    target (``scenarist run --judge NAME``). ``extra_files`` are scenario files compiled against
     the suite of ``paths`` wherever they are (``scenarist conformance``'s cases, which
     ship in the package); ``paths`` may then be the suite file alone."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
-        return _compile_paths(paths, runs=runs, judge_target=judge_target, cases=cases)
+        return _compile_paths(paths, runs=runs, judge_target=judge_target,
+                              extra_files=extra_files)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile_paths(paths: Sequence[Path], *, runs: int | None,
-                   judge_target: str | None, cases: Sequence[Path]) -> Compiled:
+                   judge_target: str | None, extra_files: Sequence[Path]) -> Compiled:
     diags = Collector()
     for p in paths:
         if not p.exists():
@@ -139,10 +140,10 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     if judge_target is not None:
         suite = _override_judge(suite, judge_target, diags)
     result = Compiled(suite)
-    if not group.files and not cases and not diags.has_errors:
+    if not group.files and not extra_files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
-    extra = tuple(ScenarioFile(p.resolve(), display_path(p)) for p in cases)
+    extra = tuple(ScenarioFile(p.resolve(), display_path(p)) for p in extra_files)
     result.scenarios = compile_files((*group.files, *extra), suite, diags, runs=runs)
     result.diagnostics = diags.diagnostics
     return result
@@ -528,16 +529,17 @@ def build_plan(
     shard: tuple[int, int] | None = None,
     judge_target: str | None = None,
     compare: Sequence[tuple[str, str]] = (),
-    cases: Sequence[Path] = (),
+    extra_files: Sequence[Path] = (),
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
 
     With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
     the same files give the same split on every machine. ``compare``: target pairs to
     compare (``--compare old:new``; each must be among the chosen targets); without it, the
-    suite's ``compare:`` pairs whose two targets are both chosen. ``cases``: scenario files
+    suite's ``compare:`` pairs whose two targets are both chosen. ``extra_files``: scenario files
     compiled against the suite wherever they are (:func:`compile_paths`)."""
-    compiled = compile_paths(paths, runs=runs, judge_target=judge_target, cases=cases)
+    compiled = compile_paths(paths, runs=runs, judge_target=judge_target,
+                             extra_files=extra_files)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)

@@ -263,7 +263,7 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
     builtin = builtin_cases()
     files = (*builtin, *team)
     if suite_file is not None:
-        compiled = compile_paths((suite_file,), runs=runs, cases=files)
+        compiled = compile_paths((suite_file,), runs=runs, extra_files=files)
         diagnostics, scenarios = compiled.diagnostics, compiled.scenarios
     else:
         diags = Collector()
@@ -297,7 +297,8 @@ def run_request(request: ConformanceRequest) -> RunRequest:
     if problems:
         raise InputError(problems)
     return RunRequest(
-        paths=(suite_file,), cases=(*builtin_cases(), *team), targets=(request.target,),
+        paths=(suite_file,), extra_files=(*builtin_cases(), *team),
+        targets=(request.target,),
         runs=request.runs, concurrency=request.concurrency, out=request.out,
         record=request.record, early_stop=False, argv=request.argv)
 

@@ -35,7 +35,8 @@ class RunRequest:
     """What a person asked ``scenarist run`` for."""
 
     paths: tuple[Path, ...] = ()
-    cases: tuple[Path, ...] = ()  # files compiled against the suite of paths (conformance)
+    extra_files: tuple[Path, ...] = ()  # files compiled against the suite of paths
+    # (conformance's built-in cases)
     targets: tuple[str, ...] = ()
     runs: int | None = None
     concurrency: int | None = None
@@ -95,7 +96,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     shard = saved.get("shard")
     return dataclasses.replace(
         request, paths=tuple(Path(p) for p in saved["paths"]),
-        cases=tuple(Path(p) for p in saved.get("cases") or ()),
+        extra_files=tuple(Path(p) for p in saved.get("extra_files") or ()),
         targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
         early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
         shard=(shard[0], shard[1]) if shard else None)
@@ -104,7 +105,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
 def _settings(request: RunRequest) -> dict[str, Any]:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
     return {"paths": [str(p.resolve()) for p in request.paths or (Path("."),)],
-            "cases": [str(p.resolve()) for p in request.cases],
+            "extra_files": [str(p.resolve()) for p in request.extra_files],
             "targets": list(request.targets), "runs": request.runs,
             "shard": list(request.shard) if request.shard else None,
             "early_stop": request.early_stop, "judge": request.judge_target}
@@ -170,7 +171,7 @@ def plan_for(request: RunRequest) -> Plan:
     plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
                          runs=request.runs, concurrency=request.concurrency,
                          shard=request.shard, judge_target=request.judge_target,
-                         compare=request.compare, cases=request.cases)
+                         compare=request.compare, extra_files=request.extra_files)
     if request.record is not None and len(plan.targets) != 1:
         raise NotReady("--record records one target; choose it with --target NAME")
     for flag, path in (("--record", request.record), ("--record-judge", request.record_judge)):

@@ -82,14 +82,15 @@ def prepare(run_dir: Path) -> RecheckPlan:
     if not paths:
         raise NotReady(f"cannot recheck {run_dir}: its run.json does not say which files it "
                        "ran")
-    missing = [p for p in (*paths, *(settings.get("cases") or ())) if not Path(p).exists()]
+    missing = [p for p in (*paths, *(settings.get("extra_files") or ()))
+               if not Path(p).exists()]
     if missing:
         raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
                        "exists")
     names = [t["name"] for t in old_plan.get("targets", [])]
     plan, _ = build_plan(tuple(Path(p) for p in paths), targets=names,
                          runs=settings.get("runs"), judge_target=settings.get("judge"),
-                         cases=tuple(Path(p) for p in settings.get("cases") or ()))
+                         extra_files=tuple(Path(p) for p in settings.get("extra_files") or ()))
     old = {s["id"]: s for s in old_plan.get("scenarios", [])}
     keep: list[Scenario] = []
     refused: list[Refusal] = []

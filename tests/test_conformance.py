@@ -200,7 +200,7 @@ def test_a_conforming_endpoint_is_certified(tmp_path: Path, server: FakeServer,
     assert cert["baseline"] is None
     settings = json.loads((run_dir / "run.json").read_text())["settings"]
     assert settings["early_stop"] is False
-    assert [Path(p).name for p in settings["cases"]] == sorted(
+    assert [Path(p).name for p in settings["extra_files"]] == sorted(
         f.name for f in CASES_DIR.glob("*.yaml"))
 
 
