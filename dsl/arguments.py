@@ -6,9 +6,9 @@ sends what the tool's ``input_schema`` describes. So an argument the schema does
 (``dat``), or a value the schema refuses (a number where it says text, ``limpieza`` where it
 lists ``cleaning``), is a mistake in the scenario, reported where it is written:
 
-* ``E221`` an argument the tool does not have, with "did you mean";
-* ``E222`` a value of the wrong type (or outside the schema's ``enum``, ``pattern``, ...);
-* ``W408`` arguments for a tool that has no ``input_schema`` (the model is told it takes
+* ``E232`` an argument the tool does not have, with "did you mean";
+* ``E233`` a value of the wrong type (or outside the schema's ``enum``, ``pattern``, ...);
+* ``W410`` arguments for a tool that has no ``input_schema`` (the model is told it takes
   none).
 
 :func:`argument_problems` is the rule, for any mapping of arguments a scenario writes for a
@@ -56,7 +56,7 @@ def argument_problems(tool: ToolSpec, args: Mapping[str, Any]) -> list[ArgumentP
     if tool.args_declared is False:
         names = quoted_list(list(args), "and")
         return [ArgumentProblem(
-            (), True, "W408",
+            (), True, "W410",
             f"the tool '{tool.name}' has no input_schema, so the model is told it takes no "
             f"arguments, and it will not send {names}",
             f"describe its arguments in the tool's input_schema, e.g. input_schema: {{type: "
@@ -73,7 +73,7 @@ def argument_problems(tool: ToolSpec, args: Mapping[str, Any]) -> list[ArgumentP
             if not extra_allowed:
                 have = quoted_list(sorted(props), "and") or "none"
                 out.append(ArgumentProblem(
-                    (name,), True, "E221",
+                    (name,), True, "E232",
                     f"the tool '{tool.name}' has no argument '{name}'"
                     f"{did_you_mean(name, props)}",
                     f"the arguments in its input_schema: {have}"))
@@ -160,7 +160,7 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
         message = (f"the argument '{name}'{inner} of the tool '{tool.name}' does not fit its "
                    f"input_schema: {e.message}")
         hint = ""
-    return [ArgumentProblem(where, False, "E222", message, hint)]
+    return [ArgumentProblem(where, False, "E233", message, hint)]
 
 
 def _kind(value: Any) -> str:

@@ -1,7 +1,8 @@
-"""Baseline: compare this run's summary with an earlier one, scenario × target by scenario ×
-target.
+"""Compare: two sets of summary rows, scenario × target by scenario × target — a run
+against a baseline run (``scenarist diff``, ``run --baseline``), or one target against
+another within a run (``run --compare old:new``).
 
-Each row of the current summary gets a :class:`Change`:
+Each scenario × target gets a :class:`Change`:
 
 * ``regressed`` — it passed before and fails now, and the drop in pass rate is real: the
   95% interval of the difference lies below zero;
@@ -10,79 +11,140 @@ Each row of the current summary gets a :class:`Change`:
 * ``inconclusive`` — either side has no verdict (endpoint errors decided it), or the verdict
   flipped but the interval of the difference contains zero: with this few attempts the
   flip may be chance, so it is reported as such rather than as a regression;
-* ``new`` — the baseline has no such scenario × target.
-
-Rows that only the baseline has are listed in :attr:`Comparison.removed`.
+* ``new`` — only the new side has it;
+* ``removed`` — only the old side has it.
 
 The difference is ``now − before`` of the pass rates (passes ÷ decided attempts), with
-Newcombe's hybrid score interval (method 10 in Newcombe, *Statistics in Medicine* 1998),
-built from the two 95% Wilson intervals that ``summarize`` reports.
+Newcombe's hybrid score interval (:func:`dsl.stats.newcombe`).
+
+:func:`diff` is ``scenarist diff`` as a function: two run folders (or summary.json files)
+in, a :class:`Comparison` out. :meth:`Comparison.as_json` is what ``diff --format json``
+prints and what summary.json keeps under ``baseline`` and ``compare``;
+:meth:`Comparison.from_json` reads it back.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import RunDirError
-from .store import SUMMARY, read_json
-from .summarize import summarize_dir, wilson
+from .stats import Interval, newcombe
 from .verdict import words
 
-ChangeStatus = Literal["regressed", "improved", "unchanged", "inconclusive", "new"]
+ChangeStatus = Literal["regressed", "improved", "unchanged", "inconclusive", "new", "removed"]
+# The order every list of changes is shown in: what needs a look first.
 CHANGE_STATUSES: tuple[ChangeStatus, ...] = (
-    "regressed", "improved", "inconclusive", "new", "unchanged")
+    "regressed", "improved", "inconclusive", "new", "removed", "unchanged")
+ComparisonKind = Literal["baseline", "targets"]
+
+__all__ = ["CHANGE_STATUSES", "Change", "ChangeStatus", "Comparison", "Interval", "Side",
+           "compare", "compare_row", "compare_targets", "describe_delta", "diff",
+           "load_summary", "newcombe", "pts"]
 
 
 @dataclass(frozen=True, slots=True)
-class Interval:
-    low: float
-    high: float
+class Side:
+    """One side of a change: what that run (or target) counted."""
 
-    def excludes_zero(self) -> bool:
-        return self.low > 0 or self.high < 0
+    verdict: str
+    passes: int
+    decided: int
 
+    @property
+    def rate(self) -> float | None:
+        return self.passes / self.decided if self.decided else None
 
-def newcombe(k1: int, n1: int, k2: int, n2: int) -> tuple[float, Interval]:
-    """The difference p1 − p2 (p = k ÷ n) and its 95% hybrid score interval."""
-    if n1 <= 0 or n2 <= 0:
-        raise ValueError("both sides need at least one decided attempt")
-    p1, p2 = k1 / n1, k2 / n2
-    l1, u1 = wilson(k1, n1)
-    l2, u2 = wilson(k2, n2)
-    d = p1 - p2
-    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
-    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
-    return d, Interval(max(-1.0, low), min(1.0, high))
+    @classmethod
+    def of(cls, row: Mapping[str, Any]) -> Side:
+        return cls(str(row["verdict"]), int(row["passes"]), int(row["decided"]))
 
 
 @dataclass(frozen=True, slots=True)
 class Change:
-    """How one scenario × target moved against the baseline."""
+    """How one scenario × target moved from the old side to the new."""
 
     scenario: str
-    target: str
+    target: str  # the new side's target (for target against target: the new target)
     status: ChangeStatus
-    verdict_before: str | None
-    verdict_now: str
-    rate_before: float | None
-    rate_now: float | None
-    delta: float | None  # rate_now − rate_before
-    interval: Interval | None  # 95% interval of delta
+    before: Side | None  # None: new
+    now: Side | None  # None: removed
+    delta: float | None  # rate now − rate before, when both sides decided something
+    interval: Interval | None  # its 95% interval
     note: str  # the status in plain words
+    target_before: str = ""  # the old side's target ("" : the same as target)
+
+    @property
+    def verdict_before(self) -> str | None:
+        return self.before.verdict if self.before else None
+
+    @property
+    def verdict_now(self) -> str | None:
+        return self.now.verdict if self.now else None
+
+    @property
+    def rate_before(self) -> float | None:
+        return self.before.rate if self.before else None
+
+    @property
+    def rate_now(self) -> float | None:
+        return self.now.rate if self.now else None
+
+    def as_json(self) -> dict[str, Any]:
+        def side(s: Side | None) -> dict[str, Any] | None:
+            return None if s is None else {"verdict": s.verdict, "passes": s.passes,
+                                           "decided": s.decided, "pass_rate": s.rate}
+
+        return {"scenario": self.scenario, "target": self.target,
+                "target_before": self.target_before or self.target, "status": self.status,
+                "before": side(self.before), "now": side(self.now), "delta": self.delta,
+                "ci_low": self.interval.low if self.interval else None,
+                "ci_high": self.interval.high if self.interval else None, "note": self.note}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Change:
+        def side(s: Any) -> Side | None:
+            return None if not isinstance(s, Mapping) else Side(
+                str(s["verdict"]), int(s["passes"]), int(s["decided"]))
+
+        interval = (Interval(float(d["ci_low"]), float(d["ci_high"]))
+                    if d.get("ci_low") is not None and d.get("ci_high") is not None else None)
+        target = str(d["target"])
+        before_target = str(d.get("target_before") or target)
+        return cls(str(d["scenario"]), target, d["status"], side(d.get("before")),
+                   side(d.get("now")), d.get("delta"), interval, str(d.get("note") or ""),
+                   "" if before_target == target else before_target)
 
 
 @dataclass(frozen=True, slots=True)
 class Comparison:
-    """This run against a baseline run."""
+    """The new side against the old: a run against its baseline, or a target against
+    another target of the same run."""
 
-    baseline_run_id: str | None
-    baseline_started_at: str | None
-    changes: tuple[Change, ...]
-    removed: tuple[tuple[str, str], ...]  # (scenario, target) only the baseline has
+    kind: ComparisonKind
+    before: str  # the baseline's run id, or the old target's name
+    after: str  # this run's id, or the new target's name
+    changes: tuple[Change, ...]  # in the new side's order, then those removed
+    before_started_at: str | None = None
+
+    # -- the older names, kept for the callers that read them
+    @property
+    def baseline_run_id(self) -> str | None:
+        return self.before or None
+
+    @property
+    def baseline_started_at(self) -> str | None:
+        return self.before_started_at
+
+    @property
+    def removed(self) -> tuple[tuple[str, str], ...]:
+        return tuple((c.scenario, c.target) for c in self.changes if c.status == "removed")
+
+    @property
+    def regressions(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.status == "regressed")
 
     def get(self, scenario: str, target: str) -> Change | None:
         for c in self.changes:
@@ -91,13 +153,42 @@ class Comparison:
         return None
 
     def by_key(self) -> dict[tuple[str, str], Change]:
-        return {(c.scenario, c.target): c for c in self.changes}
+        """The changes of the rows the new side has, by (scenario, target)."""
+        return {(c.scenario, c.target): c for c in self.changes if c.status != "removed"}
+
+    def by_scenario(self) -> dict[str, Change]:
+        return {c.scenario: c for c in self.changes}
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = dict.fromkeys(CHANGE_STATUSES, 0)
         for c in self.changes:
             out[c.status] += 1
         return out
+
+    def ordered(self) -> list[Change]:
+        """What needs a look first: regressions, improvements, … unchanged last."""
+        rank = {s: i for i, s in enumerate(CHANGE_STATUSES)}
+        return sorted(self.changes, key=lambda c: (rank[c.status], c.scenario, c.target))
+
+    def before_summary(self) -> dict[str, Any]:
+        """The old side's counts as a summary that :func:`compare` takes again."""
+        rows = [{"scenario": c.scenario, "target": c.target_before or c.target,
+                 "verdict": c.before.verdict, "passes": c.before.passes,
+                 "decided": c.before.decided} for c in self.changes if c.before is not None]
+        return {"run_id": self.before, "started_at": self.before_started_at,
+                "scenarios": rows}
+
+    def as_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "before": self.before, "after": self.after,
+                "before_started_at": self.before_started_at, "counts": self.counts(),
+                "changes": [c.as_json() for c in self.changes]}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Comparison:
+        return cls(d.get("kind", "baseline"), str(d.get("before") or ""),
+                   str(d.get("after") or ""),
+                   tuple(Change.from_json(c) for c in d.get("changes") or ()),
+                   d.get("before_started_at"))
 
 
 def pts(x: float) -> str:
@@ -114,61 +205,105 @@ def describe_delta(delta: float | None, interval: Interval | None) -> str:
     return (f"{pts(delta)} pts (95% CI {pts(interval.low)} to {pts(interval.high)})")
 
 
-def compare_row(now: Mapping[str, Any], before: Mapping[str, Any] | None) -> Change:
-    """The change of one summary row against the baseline's row (None: not in baseline)."""
-    scenario, target, v_now = now["scenario"], now["target"], now["verdict"]
-    rate_now = now["passes"] / now["decided"] if now["decided"] else None
+def compare_row(now: Mapping[str, Any] | None, before: Mapping[str, Any] | None, *,
+                before_name: str = "before", now_name: str = "now") -> Change:
+    """The change of one summary row against the old side's row (None: that side does not
+    have it). ``before_name`` and ``now_name`` are how the note calls the two sides."""
+    if now is None and before is None:
+        raise ValueError("a change needs at least one side")
+    if now is None:
+        assert before is not None  # for the type checker: checked just above
+        return Change(before["scenario"], before["target"], "removed", Side.of(before), None,
+                      None, None, f"not in {_side_words(now_name)}")
+    scenario, target = now["scenario"], now["target"]
+    s_now = Side.of(now)
     if before is None:
-        return Change(scenario, target, "new", None, v_now, None, rate_now, None, None,
-                      "not in the baseline")
-    v_before = before["verdict"]
-    rate_before = before["passes"] / before["decided"] if before["decided"] else None
+        return Change(scenario, target, "new", None, s_now, None, None,
+                      f"not in {_side_words(before_name)}")
+    s_before = Side.of(before)
+    target_before = "" if before["target"] == target else str(before["target"])
     delta: float | None = None
     interval: Interval | None = None
-    if now["decided"] and before["decided"]:
-        delta, interval = newcombe(now["passes"], now["decided"],
-                                   before["passes"], before["decided"])
-    diff = describe_delta(delta, interval)
+    if s_now.decided and s_before.decided:
+        delta, interval = newcombe(s_now.passes, s_now.decided,
+                                   s_before.passes, s_before.decided)
+    diff_text = describe_delta(delta, interval)
+    v_now, v_before = s_now.verdict, s_before.verdict
+    was, now_w = _when_words(before_name), _when_words(now_name)
     status: ChangeStatus
     if "inconclusive" in (v_now, v_before):
-        side = "this run" if v_now == "inconclusive" else "the baseline"
+        side = _side_words(now_name) if v_now == "inconclusive" else _side_words(before_name)
         if v_now == v_before == "inconclusive":
-            side = "both runs"
-        status, note = "inconclusive", f"no verdict in {side}; {diff}"
+            side = "both runs" if now_name == "now" else f"both {before_name} and {now_name}"
+        status, note = "inconclusive", f"no verdict in {side}; {diff_text}"
     elif v_now == v_before:
-        status, note = "unchanged", f"{words(v_now).past} before and now; {diff}"
+        status, note = "unchanged", f"{words(v_now).past} {was} and {now_w}; {diff_text}"
     elif interval is None or not interval.excludes_zero():
-        was = "passed before, fails now" if v_before == "pass" else "failed before, passes now"
-        status, note = "inconclusive", f"{was}, but the difference may be chance: {diff}"
+        flip = (f"passed {was}, fails {now_w}" if v_before == "pass"
+                else f"failed {was}, passes {now_w}")
+        status, note = "inconclusive", f"{flip}, but the difference may be chance: {diff_text}"
     elif v_before == "pass":
-        status, note = "regressed", f"passed before, fails now: {diff}"
+        status, note = "regressed", f"passed {was}, fails {now_w}: {diff_text}"
     else:
-        status, note = "improved", f"failed before, passes now: {diff}"
-    return Change(scenario, target, status, v_before, v_now, rate_before, rate_now, delta,
-                  interval, note)
+        status, note = "improved", f"failed {was}, passes {now_w}: {diff_text}"
+    return Change(scenario, target, status, s_before, s_now, delta, interval, note,
+                  target_before)
+
+
+def _when_words(name: str) -> str:
+    return {"before": "before", "now": "now"}.get(name, f"on {name}")
+
+
+def _side_words(name: str) -> str:
+    return {"before": "the baseline", "now": "this run"}.get(name, name)
 
 
 def compare(now: Mapping[str, Any], before: Mapping[str, Any]) -> Comparison:
-    """Compare two summaries (``summary.json`` values)."""
+    """Compare two summaries (``summary.json`` values): ``now`` against its baseline."""
     old = {(r["scenario"], r["target"]): r for r in before["scenarios"]}
-    changes = tuple(compare_row(r, old.get((r["scenario"], r["target"])))
-                    for r in now["scenarios"])
     current = {(r["scenario"], r["target"]) for r in now["scenarios"]}
-    removed = tuple(k for k in old if k not in current)
-    return Comparison(before.get("run_id"), before.get("started_at"), changes, removed)
+    changes = [compare_row(r, old.get((r["scenario"], r["target"]))) for r in now["scenarios"]]
+    changes += [compare_row(None, r) for k, r in old.items() if k not in current]
+    return Comparison("baseline", str(before.get("run_id") or ""),
+                      str(now.get("run_id") or ""), tuple(changes), before.get("started_at"))
+
+
+def compare_targets(rows: Sequence[Mapping[str, Any]], old: str, new: str) -> Comparison:
+    """Within one run: target ``new`` against target ``old``, scenario by scenario."""
+    before = {r["scenario"]: r for r in rows if r["target"] == old}
+    after = {r["scenario"]: r for r in rows if r["target"] == new}
+    changes = [compare_row(r, before.get(sid), before_name=old, now_name=new)
+               for sid, r in after.items()]
+    changes += [compare_row(None, r, before_name=old, now_name=new)
+                for sid, r in before.items() if sid not in after]
+    return Comparison("targets", old, new, tuple(changes))
 
 
 def load_summary(path: Path) -> dict[str, Any]:
-    """A baseline's summary: a run folder (its summary.json, or summarized from its stored
+    """A run's summary: a run folder (its summary.json, or summarized from its stored
     results when there is none) or a summary.json file itself."""
+    from .store import SUMMARY, read_json
+
     if path.is_dir():
         stored = path / SUMMARY
-        data = read_json(stored) if stored.exists() else summarize_dir(path)
+        if stored.exists():
+            data = read_json(stored)
+        else:
+            from .summarize import summarize_dir
+
+            data = summarize_dir(path)
     elif path.is_file():
         data = read_json(path)
     else:
-        raise RunDirError(f"the baseline {path} does not exist; give a run folder or its "
-                          "summary.json")
-    if not isinstance(data.get("scenarios"), list):
-        raise RunDirError(f"the baseline {path} is not a run summary (no 'scenarios' list)")
+        raise RunDirError(f"{path} does not exist; give a run folder or its summary.json")
+    if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
+        raise RunDirError(f"{path} is not a run summary (no 'scenarios' list)")
     return dict(data)
+
+
+def diff(base: Path | Mapping[str, Any], new: Path | Mapping[str, Any]) -> Comparison:
+    """``scenarist diff BASE NEW``: each a run folder, a summary.json file, or a summary
+    already read. RunDirError when one is neither."""
+    before = load_summary(base) if isinstance(base, Path) else base
+    after = load_summary(new) if isinstance(new, Path) else new
+    return compare(after, before)

@@ -22,8 +22,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .baseline import Change, Comparison, pts
+from .baseline import Change, Comparison, Side, describe_delta, pts
 from .errors import explain
+from .stats import wilson
 from .store import write_atomic
 from .verdict import check_title, words
 
@@ -46,6 +47,34 @@ def ci_text(row: Mapping[str, Any]) -> str:
 def rate_text(row: Mapping[str, Any]) -> str:
     """``60% (23–88%)``: the pass rate and its 95% interval; ``–`` when nothing was decided."""
     return f"{pct(row['pass_rate'])} ({ci_text(row)})" if row["decided"] else "–"
+
+
+def side_text(side: Side | None) -> str:
+    """One side of a change: ``3/5 60% (23–88%)``; ``–`` when it has no decided attempt."""
+    if side is None or not side.decided:
+        return "–"
+    low, high = wilson(side.passes, side.decided)
+    return (f"{side.passes}/{side.decided} {pct(side.rate)} "
+            f"({low * 100:.0f}–{high * 100:.0f}%)")
+
+
+def check_text(check: Mapping[str, Any]) -> str:
+    """A check's pass rate with its interval: ``40%, 95% CI 12–77%``."""
+    if not check.get("evaluated"):
+        return "–"
+    return (f"{pct(check['pass_rate'])}, 95% CI {check['ci_low'] * 100:.0f}–"
+            f"{check['ci_high'] * 100:.0f}%")
+
+
+def prf_text(t: Mapping[str, Any]) -> str:
+    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``."""
+    return (f"F1 {pct(t['f1'])} (precision {pct(t['precision'])}, recall "
+            f"{pct(t['recall'])}; {t['tp']} right, {t['fp']} wrong, {t['fn']} missed)")
+
+
+def trend_key(scenario: str, target: str) -> str:
+    """How a trend is looked up (the history's rows, the report's rows)."""
+    return f"{scenario}\x00{target}"
 
 
 def _kinds(kinds: Mapping[str, int]) -> str:
@@ -199,17 +228,23 @@ def md_code(text: str) -> str:
     return f"{fence}{text}{fence}"
 
 
+def _md_status(c: Change) -> str:
+    return {"regressed": "🔻 ", "improved": "🔺 "}.get(c.status, "") + c.status
+
+
 def _md_change(c: Change | None) -> str:
     if c is None:
         return ""
-    icon = {"regressed": "🔻 ", "improved": "🔺 "}.get(c.status, "")
     delta = f" {pts(c.delta)} pts" if c.delta is not None else ""
-    return f"{icon}{c.status}{delta}"
+    return f"{_md_status(c)}{delta}"
 
 
 def _md_failing(row: Mapping[str, Any]) -> str:
     failing = row["failing_checks"]
+    checks = {c["label"]: c for c in row["checks"]}
     cells = [f"{md_code(fc['label'])}{' (always)' if fc.get('always') else ''} ×{fc['count']}"
+             + (f" (pass rate {check_text(checks[fc['label']])})" if fc["label"] in checks
+                else "")
              for fc in failing[:MAX_MD_FAILING_CHECKS]]
     if len(failing) > MAX_MD_FAILING_CHECKS:
         cells.append(f"+{len(failing) - MAX_MD_FAILING_CHECKS} more")
@@ -259,14 +294,17 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     if summary.get("duration_s"):
         meta.append(f"{summary['duration_s']:.1f} s")
     out += ["", " · ".join(meta)]
+    tools = (summary.get("tool_calls") or {}).get("all")
+    if tools and tools["tp"] + tools["fp"] + tools["fn"]:
+        line = f"Tool calls: {prf_text(tools)}"
+        by_target = summary["tool_calls"].get("by_target") or {}
+        if len(by_target) > 1:
+            line += " · " + " · ".join(f"{md_code(n)} F1 {pct(t['f1'])}"
+                                       for n, t in by_target.items())
+        out += ["", line]
     if comparison is not None:
-        counts = comparison.counts()
         base = md_code(comparison.baseline_run_id or "baseline")
-        parts = [f"{counts[s]} {s}" for s in ("regressed", "improved", "unchanged",
-                                               "inconclusive", "new") if counts[s]]
-        if comparison.removed:
-            parts.append(f"{len(comparison.removed)} removed")
-        out += ["", f"Against {base}: " + (" · ".join(parts) or "nothing to compare")]
+        out += ["", f"Against {base}: {counts_text(comparison)}"]
     head = ["Verdict", "Scenario", "Target", "Passed", "Pass rate (95% CI)"]
     align = [":--", ":--", ":--", "--:", ":--"]
     if comparison is not None:
@@ -287,6 +325,53 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     if len(ordered) > MAX_MD_ROWS:
         out += ["", f"… and {len(ordered) - MAX_MD_ROWS} more (all passed); "
                     "the full list is in report.html."]
+    for pair in summary.get("compare") or ():
+        out += ["", *pair_markdown(Comparison.from_json(pair))]
+    return "\n".join(out) + "\n"
+
+
+MD_ORDER = ("regressed", "improved", "unchanged", "inconclusive", "new", "removed")
+
+
+def counts_text(c: Comparison) -> str:
+    """``1 regressed · 2 unchanged``: the statuses that occur."""
+    counts = c.counts()
+    return " · ".join(f"{counts[s]} {s}" for s in MD_ORDER if counts[s]) or "nothing to compare"
+
+
+def _md_delta(c: Change) -> str:
+    if c.delta is None or c.interval is None:
+        return _md_status(c)
+    return f"{_md_status(c)} {describe_delta(c.delta, c.interval)}"
+
+
+def pair_markdown(c: Comparison) -> list[str]:
+    """``run --compare old:new``: one table, the new target against the old."""
+    old, new = md_code(c.before), md_code(c.after)
+    out = [f"### {new} against {old}", "", counts_text(c), "",
+           f"| Scenario | {old} | {new} | Change (95% CI) |", "|:--|:--|:--|:--|"]
+    for ch in c.ordered()[:MAX_MD_ROWS]:
+        out.append(f"| {md_code(ch.scenario)} | {side_text(ch.before)} | {side_text(ch.now)} | "
+                   f"{_md_delta(ch)} |")
+    return out
+
+
+def comparison_markdown(c: Comparison) -> str:
+    """``scenarist diff --format markdown``: the changes, what needs a look first."""
+    before = md_code(c.before or "the baseline")
+    after = md_code(c.after or "the new run")
+    regressed = len(c.regressions)
+    title = (f"{regressed} regression{'s' if regressed != 1 else ''}" if regressed
+             else "no regression")
+    out = [f"## Scenarist diff: {title}", "", f"{after} against {before}: {counts_text(c)}", "",
+           "| Change | Scenario | Target | Before | Now | Delta (95% CI) |",
+           "|:--|:--|:--|:--|:--|:--|"]
+    for ch in c.ordered()[:MAX_MD_ROWS]:
+        delta = describe_delta(ch.delta, ch.interval) if ch.delta is not None else "–"
+        out.append(f"| {_md_status(ch)} | {md_code(ch.scenario)} | {md_code(ch.target)} | "
+                   f"{side_text(ch.before)} | {side_text(ch.now)} | {delta} |")
+    if len(c.changes) > MAX_MD_ROWS:
+        out += ["", f"… and {len(c.changes) - MAX_MD_ROWS} more."]
     return "\n".join(out) + "\n"
 
 

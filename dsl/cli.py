@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,7 +51,11 @@ PATHS = click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 BASELINE = click.option(
     "--baseline", type=click.Path(path_type=Path, exists=True), metavar="RUNDIR",
     help="Compare with an earlier run (its folder, or its summary.json): regressions, "
-         "improvements and the change in pass rate.")
+         "improvements and the change in pass rate (kept in summary.json).")
+FAIL_ON_REGRESSION = click.option(
+    "--fail-on-regression", is_flag=True,
+    help="Exit 1 when any scenario regressed: passed before and fails now, by more than "
+         "chance (against --baseline, and between --compare targets).")
 
 
 def parse_shard(value: str | None) -> tuple[int, int] | None:
@@ -102,27 +106,78 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
               show_default=True, help="github: also print ::error annotations for failing "
               "scenarios and append summary.md to $GITHUB_STEP_SUMMARY.")
 @BASELINE
+@click.option("--compare", "compare", multiple=True, metavar="OLD:NEW",
+              help="Compare two targets of this run, scenario by scenario: both pass rates, "
+              "the difference and its 95% interval (repeat for several pairs; default: the "
+              "suite's compare:).")
+@FAIL_ON_REGRESSION
 def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         concurrency: int | None, out: Path, record: Path | None, no_early_stop: bool,
         max_calls: int | None, max_tokens: int | None, resume: Path | None,
         retry_errors: bool, shard: str | None, judge_target: str | None,
         no_judge_cache: bool, record_judge: Path | None, quiet: bool, fmt: str,
-        baseline: Path | None) -> None:
-    """Run the scenarios in PATHS (files or folders; default: the current folder)."""
-    from .pipeline import Hooks, RunRequest, run_suite
+        baseline: Path | None, compare: tuple[str, ...], fail_on_regression: bool) -> None:
+    """Run the scenarios in PATHS (files or folders; default: the current folder).
+
+    Exit status: 0 every scenario passed, 1 one failed (or, with --fail-on-regression, one
+    regressed), 2 invalid input, 3 endpoint errors left one without a verdict, 130
+    interrupted."""
+    from .pipeline import RunRequest, run_suite
+    from .suite import parse_pair
 
     if retry_errors and resume is None:
         raise click.UsageError("--retry-errors needs --resume RUNDIR")
+    pairs = []
+    for text in compare:
+        pair = parse_pair(text)
+        if pair is None:
+            raise click.BadParameter(f"'{text}' is not OLD:NEW, two different target names "
+                                     "around a colon (for example --compare v1:v2)",
+                                     param_hint="'--compare'")
+        pairs.append(pair)
     shard_spec = parse_shard(shard)
-    if resume is not None and (paths or targets or runs or shard_spec):
-        raise click.UsageError("--resume takes the paths, targets, runs and shard of the "
-                               "run it resumes; give only --resume RUNDIR")
+    if resume is not None and (paths or targets or runs or shard_spec or pairs):
+        raise click.UsageError("--resume takes the paths, targets, runs, shard and compared "
+                               "targets of the run it resumes; give only --resume RUNDIR")
     request = RunRequest(
         paths=paths, targets=targets, runs=runs, concurrency=concurrency, out=out,
         record=record, early_stop=not no_early_stop, max_calls=max_calls,
         max_tokens=max_tokens, resume=resume, retry_errors=retry_errors, shard=shard_spec,
         judge_target=judge_target, judge_cache=not no_judge_cache, record_judge=record_judge,
-        baseline=baseline, argv=tuple(sys.argv[1:]))
+        baseline=baseline, compare=tuple(pairs), fail_on_regression=fail_on_regression,
+        argv=tuple(sys.argv[1:]))
+    hooks, progress_done = _progress_hooks(quiet)
+    try:
+        result = run_suite(request, hooks)
+    except InputError as exc:
+        progress_done()
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    except (NotReady, RunDirError) as exc:
+        progress_done()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    progress_done()
+    print_summary(result.summary, quiet=quiet, comparison=result.comparison)
+    _refreshed_certificate(result.run_dir, result.summary, result.comparison)  # --resume
+    if fmt == "github":
+        from .cioutputs import emit_github
+
+        emit_github(result.summary, result.run_dir, result.comparison, click.echo,
+                    lambda m: click.echo(m, err=True))
+    for note in result.notes:
+        click.echo(note, err=True)
+    click.echo(f"\nReport: {result.run_dir / 'report.html'}")
+    if result.interrupted:
+        click.echo(result.interrupted, err=True)
+    sys.exit(result.exit_code)
+
+
+def _progress_hooks(quiet: bool) -> tuple[Any, Callable[[], None]]:
+    """The run's hooks for the terminal (a progress line on stderr, messages as they come,
+    Ctrl-C handled), and how to clear the progress line."""
+    from .pipeline import Hooks
+
     progress = ProgressLine(0, enabled=False)
 
     def started(todo: int) -> None:
@@ -135,29 +190,19 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
 
     hooks = Hooks(on_attempt=lambda rec, totals: progress.update(rec, totals),
                   notify=notify, handle_signals=True, started=started)
-    try:
-        result = run_suite(request, hooks)
-    except InputError as exc:
-        progress.done()
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
-    except (NotReady, RunDirError) as exc:
-        progress.done()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    progress.done()
-    print_summary(result.summary, quiet=quiet, comparison=result.comparison)
-    if fmt == "github":
-        from .cioutputs import emit_github
+    return hooks, lambda: progress.done()
 
-        emit_github(result.summary, result.run_dir, result.comparison, click.echo,
-                    lambda m: click.echo(m, err=True))
-    for note in result.notes:
-        click.echo(note, err=True)
-    click.echo(f"\nReport: {result.run_dir / 'report.html'}")
-    if result.interrupted:
-        click.echo(result.interrupted, err=True)
-    sys.exit(result.exit_code)
+
+def _refreshed_certificate(run_dir: Path, summary: dict[str, Any], comparison: Any,
+                           show: bool = True) -> None:
+    """A conformance run's certificate, made again with its summary (and shown)."""
+    from .conformance import refresh_certificate
+
+    cert = refresh_certificate(run_dir, summary, comparison)
+    if cert is not None and show:
+        from .terminal import print_conformance
+
+        print_conformance(cert)
 
 
 def _load_baseline(path: Path | None) -> dict[str, Any] | None:
@@ -199,7 +244,7 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     click.echo(f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls")
     for s in p.scenarios:
         click.echo(f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
-                   f"{len(s.checks):>6}  {s.most_calls * len(p.targets):>10}")
+                   f"{len(s.all_checks):>6}  {s.most_calls * len(p.targets):>10}")
     names = ", ".join(f"{t.name} ({describe(t)})" for t in p.targets)
     judged = ""
     if p.judge_calls:
@@ -280,9 +325,15 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
         click.echo(f"error: cannot write the report to {output}: the folder "
                    f"{output.parent} does not exist", err=True)
         sys.exit(EXIT_INPUT)
+    from .pipeline import report_trends
+
+    trends, warnings = report_trends(run_dir)
+    for w in warnings:
+        click.echo(w, err=True)
     try:
-        path, summary, comparison = regenerate(run_dir, output, before)
+        path, summary, comparison = regenerate(run_dir, output, before, trends)
         write_ci_outputs(run_dir, summary, comparison)
+        _refreshed_certificate(run_dir, summary, comparison, show=False)
     except RunDirError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
@@ -314,8 +365,12 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
         sys.exit(EXIT_INPUT)
     for w in warnings:
         click.echo(f"warning: {w}", err=True)
+    from .pipeline import record_merged
+
     _, summary, _ = regenerate(merged)
     write_ci_outputs(merged, summary, None)
+    for note in record_merged(merged, summary, list(run_dirs)):
+        click.echo(note, err=True)
     print_summary(summary, quiet=quiet)
     click.echo(f"\nMerged {len(run_dirs)} runs into {merged}\nReport: {merged / 'report.html'}")
     sys.exit(exit_code(summary))
@@ -567,3 +622,286 @@ def checks() -> None:
     for name, c in sorted(REGISTRY.items(), key=lambda kv: (kv[1].group, kv[0])):
         judge = " (judge)" if c.judge else ""
         click.echo(f"{name:<{width}}  {c.doc}{judge}")
+
+
+@main.command()
+@click.argument("base", type=click.Path(path_type=Path, exists=True), metavar="BASE")
+@click.argument("new", type=click.Path(path_type=Path, exists=True), metavar="NEW")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+              default="text", show_default=True, help="text: for people; json: for tools "
+              "(the comparison summary.json keeps); markdown: for a pull-request comment.")
+@click.option("--quiet", "-q", is_flag=True, help="Text format: leave out the unchanged.")
+@FAIL_ON_REGRESSION
+def diff(base: Path, new: Path, fmt: str, quiet: bool, fail_on_regression: bool) -> None:
+    """Compare two runs: each scenario × target is regressed, improved, unchanged,
+    inconclusive (the verdict changed, but the interval of the difference spans 0), new or
+    removed, with the change in pass rate and its 95% interval (no model calls).
+
+    BASE and NEW are run folders or their summary.json files.
+
+    Exit status: 0 (with --fail-on-regression: no regression), 1 a scenario regressed
+    (with --fail-on-regression), 2 a folder or file that is not a run."""
+    from .baseline import diff as compare_runs
+    from .cioutputs import comparison_markdown
+    from .terminal import print_comparison
+
+    try:
+        comparison = compare_runs(base, new)
+    except RunDirError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    if fmt == "json":
+        click.echo(json.dumps(comparison.as_json(), ensure_ascii=False, indent=2))
+    elif fmt == "markdown":
+        click.echo(comparison_markdown(comparison), nl=False)
+    else:
+        print_comparison(comparison, quiet=quiet)
+    sys.exit(EXIT_FAILED if fail_on_regression and comparison.regressions else EXIT_OK)
+
+
+@main.command()
+@click.argument("run_dir", type=click.Path(path_type=Path, file_okay=False, exists=True),
+                metavar="RUNDIR")
+@click.option("--out", type=click.Path(path_type=Path), help="Folder that receives the new "
+              "run folder (default: the folder that holds RUNDIR).")
+@click.option("--judge", "ask_judge", is_flag=True, help="Ask the suite's judge the "
+              "questions its cache does not hold (without it, such an attempt has no "
+              "verdict).")
+@click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
+def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool) -> None:
+    """Apply the scenarios' current checks to the transcripts RUNDIR stored, with no model
+    calls, into a new run folder marked as a recheck of RUNDIR. Judge checks are answered
+    from the judge's cache.
+
+    A scenario whose given or when changed since the run is refused by name: its
+    transcripts answer a different question.
+
+    Exit status as for run; 2 when nothing can be rechecked."""
+    from .pipeline import recheck_run
+
+    try:
+        result = recheck_run(run_dir, out, ask_judge)
+    except InputError as exc:
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    except (NotReady, RunDirError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    print_summary(result.summary, quiet=quiet)
+    for note in result.notes:
+        click.echo(note, err=True)
+    click.echo(f"\nRechecked {run_dir} into {result.run_dir}\n"
+               f"Report: {result.run_dir / 'report.html'}")
+    sys.exit(result.exit_code)
+
+
+def _history() -> Any:
+    """The history the commands below use: SCENARIST_HISTORY, else history: in the
+    scenarist.yaml of this folder or its parents, else its default."""
+    from .history import HISTORY_ENV, location_for, setting_problem
+    from .load import read_file
+    from .suite import find_suite_file
+
+    if os.environ.get(HISTORY_ENV, "").strip():
+        location = location_for(None)
+    else:
+        suite = find_suite_file(Path.cwd())
+        if suite is None:
+            click.echo(f"error: no scenarist.yaml here or in a parent folder, so no history; "
+                       f"run this from the suite's folder, or set {HISTORY_ENV}", err=True)
+            sys.exit(EXIT_INPUT)
+        doc = read_file(suite, str(suite))
+        setting = doc.data.get("history") if isinstance(doc.data, dict) else None
+        problem = setting_problem(setting)
+        if problem is not None:
+            click.echo(f"error: {suite}: {problem}", err=True)
+            sys.exit(EXIT_INPUT)
+        location = location_for(suite.parent.resolve(), setting)
+    if location is None:
+        click.echo("error: the history is off (history: false, or "
+                   f"{HISTORY_ENV}=off)", err=True)
+        sys.exit(EXIT_INPUT)
+    return location
+
+
+@main.group()
+def runs() -> None:
+    """The runs the history remembers (docs/history.md)."""
+
+
+@runs.command("list")
+@click.option("--scenario", metavar="ID", help="Only runs that ran this scenario (and show "
+              "its pass rate in each).")
+@click.option("--target", "-t", metavar="T", help="Only runs against this target.")
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=20, show_default=True,
+              help="How many runs, the latest first.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+def runs_list(scenario: str | None, target: str | None, limit: int, as_json: bool) -> None:
+    """List the latest runs: when, the git commit, the targets, how many scenarios passed.
+
+    Exit status: 0, 2 no history here, 4 the history could not be read."""
+    from .exits import EXIT_HISTORY
+    from .history import HistoryError, open_history
+    from .terminal import print_runs
+
+    location = _history()
+    try:
+        with open_history(location) as store:
+            found = store.runs(scenario=scenario, target=target, limit=limit)
+            rows = store.trends([(scenario, t.name) for e in found for t in e.targets],
+                                limit=limit) if scenario else {}
+    except HistoryError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_HISTORY)
+    if as_json:
+        from .history.views import run_json
+
+        click.echo(json.dumps([run_json(e) for e in found], ensure_ascii=False, indent=2))
+        return
+    print_runs(found, location.shown, rows, scenario, target)
+
+
+@runs.command("show")
+@click.argument("run_id", metavar="ID")
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+def runs_show(run_id: str, as_json: bool) -> None:
+    """Show one run (ID, or the start of one): its targets and each scenario × target's
+    verdict and pass rate with its 95% interval.
+
+    Exit status: 0, 2 no such run (or no history here), 4 the history could not be
+    read."""
+    from .exits import EXIT_HISTORY
+    from .history import HistoryError, open_history
+    from .terminal import print_run
+
+    location = _history()
+    try:
+        with open_history(location) as store:
+            entry = store.run(run_id)
+    except HistoryError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_HISTORY)
+    if entry is None:
+        click.echo(f"error: the history {location.shown} has no run '{run_id}'; see "
+                   "scenarist runs list", err=True)
+        sys.exit(EXIT_INPUT)
+    if as_json:
+        from .history.views import run_json
+
+        click.echo(json.dumps(run_json(entry), ensure_ascii=False, indent=2))
+        return
+    print_run(entry)
+
+
+@main.group()
+def history() -> None:
+    """The history of runs: SQLite beside scenarist.yaml, or a shared PostgreSQL server
+    (docs/history.md)."""
+
+
+@history.command("import")
+@click.argument("run_dirs", nargs=-1, required=True, metavar="RUNDIR...",
+                type=click.Path(path_type=Path, file_okay=False, exists=True))
+def history_import(run_dirs: tuple[Path, ...]) -> None:
+    """Add run folders to the history (runs made before it existed, or while it could not
+    be written). Importing a run twice replaces it.
+
+    Exit status: 0 all imported, 2 a folder is not a run (the others are imported), 4 the
+    history could not be written."""
+    from .exits import EXIT_HISTORY
+    from .history import HistoryError
+    from .pipeline import import_runs
+
+    location = _history()
+    try:
+        done = import_runs(list(run_dirs), location)
+    except HistoryError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_HISTORY)
+    failed = [d for d in done if d.problem]
+    for d in failed:
+        click.echo(f"error: {d.run_dir} was not imported: {d.problem}", err=True)
+    n = len(done) - len(failed)
+    click.echo(f"Added {n} run{'s' if n != 1 else ''} to the history {location.shown}.")
+    sys.exit(EXIT_INPUT if failed else EXIT_OK)
+
+
+@main.command()
+@click.option("--target", "-t", metavar="NAME", help="The target to certify: one of the "
+              "targets of the scenarist.yaml in this folder or above (required, except with "
+              "--list).")
+@click.option("--with", "with_paths", multiple=True, metavar="PATH",
+              type=click.Path(path_type=Path, exists=True),
+              help="Add your own canonical cases: a scenario file, or a folder of them "
+              "(repeat for several).")
+@click.option("--list", "list_only", is_flag=True, help="Print the cases (the built-in ones "
+              "and those of --with) and what each certifies; run nothing.")
+@click.option("--runs", type=click.IntRange(min=1), help="Runs per case (default: each "
+              "case's own, 10 for the built-in ones; min_pass is scaled to match).")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1),
+              help="Attempts in flight at once (default: the suite's defaults.concurrency).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
+              help="Folder that receives the run folder.")
+@click.option("--record", type=click.Path(path_type=Path), metavar="FILE",
+              help="Record every request and reply into a cassette, for a replay target.")
+@click.option("--baseline", type=click.Path(path_type=Path, exists=True), metavar="RUNDIR",
+              help="An earlier conformance run (its folder): list the cases whose verdict "
+              "regressed since.")
+def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: bool,
+                runs: int | None, concurrency: int | None, out: Path, record: Path | None,
+                baseline: Path | None) -> None:
+    """Certify an endpoint: run the built-in canonical cases (and yours, with --with)
+    against a target of the suite in this folder, as a normal run, and say for each
+    behaviour whether it is certified — a plain reply, a deterministic answer, a tool
+    call with valid arguments, no tool when none fits, a JSON-only answer, a tool result
+    carried into the answer, a reply in the question's language.
+
+    Exit status: 0 every behaviour certified, 1 one is not certified (a regression against
+    --baseline is one), 2 invalid input or usage, 3 none failed but endpoint errors left
+    one inconclusive, 130 interrupted."""
+    from .conformance import CASES_DIR, ConformanceRequest, list_cases, run_conformance
+    from .terminal import print_conformance
+
+    if list_only:
+        try:
+            cases = list_cases(with_paths, runs)
+        except InputError as exc:
+            print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+            sys.exit(EXIT_INPUT)
+        width = max([len("case"), *(len(c.id) for c in cases)])
+        click.echo(f"{'case':<{width}}  runs  min_pass  certifies")
+        for c in cases:
+            mine = "" if c.builtin else f"  ({c.file})"
+            click.echo(f"{c.id:<{width}}  {c.runs:>4}  {c.min_pass:>8}  {c.certifies}{mine}")
+        builtin = sum(c.builtin for c in cases)
+        theirs = len(cases) - builtin
+        click.echo(f"\n{builtin} built-in cases (in {CASES_DIR})"
+                   + (f" and {theirs} of yours" if theirs else "")
+                   + "; a case is certified when at least min_pass of its runs pass.")
+        return
+    if target is None:
+        raise click.UsageError("Missing option '--target': name the target to certify "
+                               "(or give --list to see the cases)")
+    request = ConformanceRequest(target, with_paths, runs, concurrency, out, record, baseline,
+                                 tuple(sys.argv[1:]))
+    hooks, progress_done = _progress_hooks(False)
+    try:
+        result = run_conformance(request, hooks)
+    except InputError as exc:
+        progress_done()
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    except (NotReady, RunDirError) as exc:
+        progress_done()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    progress_done()
+    run_result = result.run
+    print_summary(run_result.summary, comparison=run_result.comparison)
+    print_conformance(result.certificate)
+    for note in run_result.notes:
+        click.echo(note, err=True)
+    click.echo(f"\nReport: {run_result.run_dir / 'report.html'}")
+    if run_result.interrupted:
+        click.echo(run_result.interrupted, err=True)
+    sys.exit(result.exit_code)

@@ -9,22 +9,34 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from .checks import REGISTRY, CheckContext, label
-from .discover import Discovery, SuiteFiles, discover
+from .discover import Discovery, ScenarioFile, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
 from .load import DataPath, Document, read_file
-from .model import CompiledCheck, Plan, Scenario, ToolSpec
+from .model import (
+    TURN_KINDS,
+    Call,
+    CompiledCheck,
+    Plan,
+    Scenario,
+    SimulatedUser,
+    ToolSpec,
+    TurnKind,
+    TurnSpec,
+)
 from .moment import MomentError, parse_moment
 from .schemawords import CHECK_MODIFIERS
 from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
-from .validate import Shape, validate_shape
+from .templates import as_tool_text
+from .validate import VALID, Shape, validate_shape
 from .verdict import min_pass_for, scaled_min_pass
 
 
@@ -83,22 +95,26 @@ def compile_paths(
     *,
     runs: int | None = None,
     judge_target: str | None = None,
+    extra_files: Sequence[Path] = (),
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths`` (found by
     :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
-    target (``scenarist run --judge NAME``)."""
+    target (``scenarist run --judge NAME``). ``extra_files`` are scenario files compiled against
+    the suite of ``paths`` wherever they are (``scenarist conformance``'s cases, which
+    ship in the package); ``paths`` may then be the suite file alone."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
-        return _compile_paths(paths, runs=runs, judge_target=judge_target)
+        return _compile_paths(paths, runs=runs, judge_target=judge_target,
+                              extra_files=extra_files)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile_paths(paths: Sequence[Path], *, runs: int | None,
-                   judge_target: str | None) -> Compiled:
+                   judge_target: str | None, extra_files: Sequence[Path]) -> Compiled:
     diags = Collector()
     for p in paths:
         if not p.exists():
@@ -124,13 +140,24 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     suite = group.suite
     if judge_target is not None:
         suite = _override_judge(suite, judge_target, diags)
-    root = suite.root
     result = Compiled(suite)
-    if not group.files and not diags.has_errors:
+    if not group.files and not extra_files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
+    extra = tuple(ScenarioFile(p.resolve(), display_path(p)) for p in extra_files)
+    result.scenarios = compile_files((*group.files, *extra), suite, diags, runs=runs)
+    result.diagnostics = diags.diagnostics
+    return result
+
+
+def compile_files(files: Sequence[ScenarioFile], suite: Suite | None, diags: Collector, *,
+                  runs: int | None = None) -> list[Scenario]:
+    """Each scenario file compiled against ``suite`` (None: no suite, no tool library), in
+    order; a scenario id used twice is E205. Diagnostics go to ``diags``."""
+    root = suite.root if suite is not None else Path.cwd().resolve()
+    out: list[Scenario] = []
     ids: dict[str, Span] = {}
-    for f in group.files:
+    for f in files:
         name = f.name
         doc = read_file(f.path, name)
         scenario = compile_document(doc, suite, root, diags, runs=runs)
@@ -145,9 +172,8 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
                         "give one of them a different 'id'")
             continue
         ids[scenario.id] = scenario.span
-        result.scenarios.append(scenario)
-    result.diagnostics = diags.diagnostics
-    return result
+        out.append(scenario)
+    return out
 
 
 def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
@@ -213,13 +239,15 @@ def read_check_item(item: Any, path: DataPath, span: Span) -> CheckItem | None:
 
 def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
                   diags: Collector, *, suite: Suite | None,
-                  broken_tools: frozenset[str] = frozenset()) -> CompiledCheck | None:
+                  broken_tools: frozenset[str] = frozenset(), turn: int | None = None,
+                  extra: Mapping[str, Any] | None = None) -> CompiledCheck | None:
     """One check item → a CompiledCheck (or None, with its diagnostics in ``diags``).
-    Every ``then`` list is compiled item by item through here, so the modifiers mean the
-    same wherever a check is written."""
+    Every ``then`` list — the scenario's and each turn's — is compiled item by item through
+    here, so the modifiers mean the same wherever a check is written. A check of turn
+    ``turn`` says so in its label (``turn 2 · contains: "sábado"``)."""
     ctype = REGISTRY[item.check]
-    ctx = CheckContext(doc, item.path, tools, diags, suite.checks if suite else {}, {},
-                       broken_tools)
+    ctx = CheckContext(doc, item.path, tools, diags, suite.checks if suite else {},
+                       dict(extra) if extra else {}, broken_tools)
     prepared = ctype.prepare(item.param, ctx)
     if prepared is None:
         return None
@@ -229,11 +257,12 @@ def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
                     f"{suite.file if suite else 'the suite'} has no judge",
                     "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
         return None
+    text = label(item.check, item.param, item.title)
     return CompiledCheck(
-        item.check, label(item.check, item.param, item.title), prepared, ctype.evaluate,
-        item.span, ctype.judge, ctype.evaluate_async,
-        ctype.judge_calls(prepared) if ctype.judge_calls else 0, item.always,
-        bool(item.title), item)
+        item.check, text if turn is None else f"turn {turn} · {text}", prepared,
+        ctype.evaluate, item.span, ctype.judge, ctype.evaluate_async,
+        ctype.judge_calls(prepared) if ctype.judge_calls else 0, turn=turn,
+        always=item.always, named=bool(item.title), item=item)
 
 
 def compile_document(
@@ -287,20 +316,13 @@ def compile_document(
                                  shape)
     by_name = {t.name: t for t in tools}
 
-    checks: list[CompiledCheck] = []
-    then = data.get("then")
-    spans = doc.item_spans(("then",)) if isinstance(then, list) else []
-    for i, raw in enumerate(then if isinstance(then, list) else []):
-        path: DataPath = ("then", i)
-        if shape.broken and not sound(path):  # most files: nothing broken, no call
-            continue
-        item = read_check_item(raw, path, spans[i])
-        if item is None:
-            continue
-        compiled = compile_check(item, doc, by_name, local, suite=suite,
-                                 broken_tools=broken_tools)
-        if compiled is not None:
-            checks.append(compiled)
+    history, history_calls = _history(doc, given.get("history"), by_name, local, shape,
+                                      broken_tools)
+    when = data.get("when")
+    message, turns, user = _when(doc, when, by_name, suite, local, shape, broken_tools)
+    checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
+                            shape=shape, broken_tools=broken_tools,
+                            extra={"simulated_user": isinstance(when, dict)})
 
     defaults = suite.defaults if suite else None
     scenario_runs = _number(data, "runs", shape, defaults.runs if defaults else 5)
@@ -341,13 +363,220 @@ def compile_document(
         at=at,
         system=given.get("system", ""),
         tools=tuple(tools),
-        message=data["when"],
+        message=message,
         checks=tuple(checks),
         runs=final_runs,
         min_pass=min_pass,
         max_steps=data.get("max_steps", defaults.max_steps if defaults else 6),
+        turns=turns,
+        user=user,
+        history=history,
+        history_calls=history_calls,
         file_runs=scenario_runs if final_runs != scenario_runs else None,
     )
+
+
+def compile_checks(doc: Document, path: DataPath, items: Any,
+                   tools: Mapping[str, ToolSpec], suite: Suite | None, diags: Collector,
+                   *, shape: Shape = VALID, broken_tools: frozenset[str] = frozenset(),
+                   turn: int | None = None, extra: Mapping[str, Any] | None = None
+                   ) -> tuple[CompiledCheck, ...]:
+    """The checks of one ``then`` list at ``path``: the scenario's own (the whole
+    attempt), or turn ``turn``'s (its label says the turn). Each item is read by
+    :func:`read_check_item` and compiled by :func:`compile_check`; items the schema found
+    wrong (``shape``) and those with problems are left out, their diagnostics in
+    ``diags``."""
+    if not isinstance(items, list):
+        return ()
+    spans = doc.item_spans(path)
+    out = []
+    for i, raw in enumerate(items):
+        at: DataPath = (*path, i)
+        if shape.broken and not shape.sound(at):  # most files: nothing broken, no call
+            continue
+        item = read_check_item(raw, at, spans[i])
+        if item is None:
+            continue
+        check = compile_check(item, doc, tools, diags, suite=suite, broken_tools=broken_tools,
+                              turn=turn, extra=extra)
+        if check is not None:
+            out.append(check)
+    return tuple(out)
+
+
+# ---- conversations -------------------------------------------------------------------------
+
+DEFAULT_MAX_TURNS = 5
+_TURN_KEYS: tuple[TurnKind, ...] = TURN_KINDS
+
+
+def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite | None,
+          diags: Collector, shape: Shape = VALID, broken_tools: frozenset[str] = frozenset()
+          ) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
+    """``when``: what the person says (one turn), a list of turns, or a simulated user.
+    Gives the first thing the person says, the turns and the simulated user. Parts the
+    schema found wrong are left out; every sound turn, and every sound check of a turn, is
+    still compiled (one pass reports every independent mistake)."""
+    if isinstance(when, str):
+        return when, (), None
+    if isinstance(when, dict):
+        if shape.broken and not shape.sound(("when",)):
+            return "", (), None
+        return "", (), _simulated_user(doc, when["user"], suite, diags)
+    if not isinstance(when, list):
+        return "", (), None
+    turns: list[TurnSpec] = []
+    for i, item in enumerate(when):
+        path: DataPath = ("when", i)
+        if isinstance(item, str):
+            turns.append(TurnSpec("say", item, doc.span(path)))
+            continue
+        if not isinstance(item, dict):
+            continue
+        kinds = [k for k in _TURN_KEYS if k in item]
+        if len(kinds) != 1:
+            _turn_shape(doc, path, i, kinds, diags)
+            continue
+        kind = kinds[0]
+        text = item[kind]
+        usable = isinstance(text, str) and (not shape.broken or shape.sound((*path, kind)))
+        if usable and kind != "say":
+            usable = _decidable(doc, (*path, kind), i, kind, text, tools, broken_tools, diags)
+        checks = compile_checks(doc, (*path, "then"), item.get("then"), tools, suite, diags,
+                                shape=shape, broken_tools=broken_tools, turn=i + 1)
+        if usable:
+            turns.append(TurnSpec(kind, text, doc.span(path), checks))
+    message = next((t.text for t in turns if t.kind == "say"), "")
+    return message, tuple(turns), None
+
+
+def _turn_shape(doc: Document, path: DataPath, i: int, kinds: Sequence[str],
+                diags: Collector) -> None:
+    if not kinds:
+        diags.error(doc.span(path), "S104",
+                    f"turn {i + 1} says nothing: a turn needs say, confirm or cancel",
+                    "write what the person does, e.g. say: \"Sí, cambialo\", or "
+                    "confirm: set_business_hours")
+        return
+    diags.error(doc.key_span((*path, kinds[1])), "S107",
+                f"turn {i + 1} has both '{kinds[0]}' and '{kinds[1]}': a turn is one thing "
+                "the person does",
+                "put each in a turn of its own (its own '-' line), in the order they happen")
+
+
+def _decidable(doc: Document, path: DataPath, i: int, kind: str, text: str,
+               tools: Mapping[str, ToolSpec], broken_tools: frozenset[str],
+               diags: Collector) -> bool:
+    """A confirm or cancel turn names a tool with confirm: true (or all), after a turn in
+    which the agent could have asked."""
+    ok = True
+    if i == 0:
+        diags.error(doc.key_span(path), "E224",
+                    f"the conversation starts with {kind}, but nothing can be waiting for "
+                    "confirmation before the agent has answered",
+                    "start with what the person says, e.g. - say: \"Cambiá el horario del "
+                    "sábado\"")
+        ok = False
+    if text == "all":
+        if not any(t.confirm for t in tools.values()):
+            diags.error(doc.span(path), "E213",
+                        f"{kind}: all, but no tool of the scenario has confirm: true, so no "
+                        "call ever waits for the person's yes",
+                        "add 'confirm: true' to the tool that needs the person's yes")
+            ok = False
+        return ok
+    tool = tools.get(text)
+    if tool is None:
+        if text in broken_tools:  # defined, but wrongly: its own mistake is reported
+            return False
+        have = quoted_list(sorted(tools), "and") or "none"
+        diags.error(doc.span(path), "E201",
+                    f"the scenario has no tool '{text}'{did_you_mean(text, tools)}",
+                    f"the scenario's tools are {have}; {kind} names a tool of given.tools, "
+                    "or all")
+        return False
+    if not tool.confirm:
+        diags.error(doc.span(path), "E213",
+                    f"the tool '{text}' does not need confirmation, so no call to it ever "
+                    f"waits for the person to {kind} it",
+                    f"add 'confirm: true' to the tool '{text}'")
+        return False
+    return ok
+
+
+def _simulated_user(doc: Document, data: Mapping[str, Any], suite: Suite | None,
+                    diags: Collector) -> SimulatedUser | None:
+    path: DataPath = ("when", "user")
+    name = data["target"]
+    targets = suite.targets if suite else {}
+    target = targets.get(name)
+    if target is None:
+        diags.error(doc.span((*path, "target")), "E206",
+                    f"the simulated user's target '{name}' is not defined"
+                    f"{did_you_mean(name, targets)}",
+                    f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}")
+        return None
+    if not is_model(target):
+        diags.error(doc.span((*path, "target")), "E225",
+                    f"the simulated user's target '{name}' is a {target.kind} agent; a "
+                    "simulated user is played by a model",
+                    "name a kind: openai (or replay) target of the suite")
+        return None
+    return SimulatedUser(goal=data["goal"], persona=data.get("persona", ""), target=target,
+                         max_turns=data.get("max_turns", DEFAULT_MAX_TURNS),
+                         span=doc.span(path))
+
+
+def _history(doc: Document, items: Any, tools: Mapping[str, ToolSpec], diags: Collector,
+             shape: Shape = VALID, broken_tools: frozenset[str] = frozenset()
+             ) -> tuple[tuple[dict[str, Any], ...], tuple[Call, ...]]:
+    """``given.history`` as OpenAI messages (an assistant's tool calls with their ids, each
+    followed by its tool result), and those calls. Messages the schema found wrong are left
+    out (the scenario does not compile; the others are still checked)."""
+    messages: list[dict[str, Any]] = []
+    calls: list[Call] = []
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if shape.broken and not shape.sound(("given", "history", i)):
+            continue
+        if "user" in item:
+            messages.append({"role": "user", "content": item["user"]})
+            continue
+        said = item["assistant"]
+        if isinstance(said, str):
+            messages.append({"role": "assistant", "content": said})
+            continue
+        made: list[Call] = []
+        for j, c in enumerate(said.get("calls") or ()):
+            name = c["name"]
+            tool = tools.get(name)
+            if tool is None:
+                if name in broken_tools:  # defined, but wrongly: its own mistake is reported
+                    continue
+                have = quoted_list(sorted(tools), "and") or "none"
+                diags.error(doc.span(("given", "history", i, "assistant", "calls", j, "name")),
+                            "E201",
+                            f"the history calls '{name}', which is not one of the scenario's "
+                            f"tools{did_you_mean(name, tools)}",
+                            f"the scenario's tools are {have}; add '{name}' to given.tools or "
+                            "fix the name")
+                continue
+            args = c.get("args") or {}
+            output = as_tool_text(c.get("returns", "OK"))
+            made.append(Call(f"history_{i + 1}_{j + 1}", name, args,
+                             json.dumps(args, ensure_ascii=False), output, tool.action,
+                             False, None, 0))
+        if not made and not said.get("text"):
+            continue
+        message: dict[str, Any] = {"role": "assistant", "content": said.get("text") or None}
+        if made:
+            message["tool_calls"] = [{"id": c.id, "type": "function",
+                                      "function": {"name": c.name, "arguments": c.raw_args}}
+                                     for c in made]
+        messages.append(message)
+        messages.extend({"role": "tool", "tool_call_id": c.id, "content": c.output}
+                        for c in made)
+        calls.extend(made)
+    return tuple(messages), tuple(calls)
 
 
 def _number(data: dict[str, Any], key: str, shape: Shape, default: int | None) -> int | None:
@@ -372,6 +601,20 @@ def _usable_tool(item: Any, path: DataPath, shape: Shape) -> bool:
             and all(shape.sound((*path, k)) for k in _TOOL_ESSENTIALS))
 
 
+def _sound_part(item: dict[str, Any], path: DataPath, shape: Shape) -> dict[str, Any]:
+    """A usable tool's definition without what the schema found wrong in it (its answers
+    one by one: a wrong one becomes None, so the others keep their places), for the checks
+    that name it: its mistakes are reported already."""
+    out = {k: v for k, v in item.items() if k == "answers" or shape.sound((*path, k))}
+    answers = out.get("answers")
+    if isinstance(answers, list):
+        out["answers"] = [a if shape.sound((*path, "answers", i)) else None
+                          for i, a in enumerate(answers)]
+    else:
+        out.pop("answers", None)
+    return out
+
+
 def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
            shape: Shape) -> tuple[list[ToolSpec], frozenset[str]]:
     """The scenario's tools, and the names of those whose definition is wrong (checks that
@@ -382,11 +625,13 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collecto
     library = suite.tools if suite else {}
     for i, item in enumerate(items):
         path = ("given", "tools", i)
-        if shape.broken and not shape.sound(path) and not _usable_tool(item, path, shape):
-            name = item.get("name") if isinstance(item, dict) else item
-            if isinstance(name, str):
-                broken.add(name)
-            continue
+        if shape.broken and not shape.sound(path):
+            if not _usable_tool(item, path, shape):
+                name = item.get("name") if isinstance(item, dict) else item
+                if isinstance(name, str):
+                    broken.add(name)
+                continue
+            item = _sound_part(item, path, shape)
         if isinstance(item, str):
             tool = library.get(item)
             if tool is None:
@@ -419,12 +664,18 @@ def build_plan(
     concurrency: int | None = None,
     shard: tuple[int, int] | None = None,
     judge_target: str | None = None,
+    compare: Sequence[tuple[str, str]] = (),
+    extra_files: Sequence[Path] = (),
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
 
     With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
-    the same files give the same split on every machine."""
-    compiled = compile_paths(paths, runs=runs, judge_target=judge_target)
+    the same files give the same split on every machine. ``compare``: target pairs to
+    compare (``--compare old:new``; each must be among the chosen targets); without it, the
+    suite's ``compare:`` pairs whose two targets are both chosen. ``extra_files``: scenario files
+    compiled against the suite wherever they are (:func:`compile_paths`)."""
+    compiled = compile_paths(paths, runs=runs, judge_target=judge_target,
+                             extra_files=extra_files)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)
@@ -433,6 +684,20 @@ def build_plan(
     chosen, problems = _select_targets(suite, targets)
     if problems:
         raise InputError(problems)
+    names = [t.name for t in chosen]
+    pairs = tuple(compare)
+    for old, new in pairs:
+        for name in (old, new):
+            if name not in names:
+                problems.append(Diagnostic(
+                    Span("<command line>", 1, 1), "E206",
+                    f"--compare {old}:{new}: '{name}' is not a target of this run"
+                    f"{did_you_mean(name, suite.targets) if name not in suite.targets else ''}",
+                    f"run it too: --target {old} --target {new} --compare {old}:{new}"))
+    if problems:
+        raise InputError(problems)
+    if not pairs:
+        pairs = tuple(p for p in suite.compare if p[0] in names and p[1] in names)
     plan = Plan(
         suite_root=str(suite.root),
         suite_file=suite.file,
@@ -442,6 +707,8 @@ def build_plan(
         suite_targets=tuple(suite.targets.values()),
         judge=suite.judge,
         redact=suite.redact,
+        compare=pairs,
+        history=suite.history,
     )
     from .plan import plan_hash, plan_json
 

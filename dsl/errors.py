@@ -78,6 +78,8 @@ CODES: dict[str, Code] = {
         Code("S104", "missing-key", "A required key is missing."),
         Code("S105", "invalid-value", "A value outside what is allowed."),
         Code("S106", "check-shape", "A check written in a shape Scenarist cannot read."),
+        Code("S107", "conflicting-keys", "Keys that cannot be used together (say and "
+                                         "confirm in one turn; returns and error)."),
         # E: meaning (what the schema cannot see)
         Code("E201", "unknown-tool", "A check or scenario names a tool that does not exist."),
         Code("E202", "min-pass-above-runs", "min_pass is larger than runs."),
@@ -92,7 +94,8 @@ CODES: dict[str, Code] = {
         Code("E210", "no-suite", "No scenarist.yaml was found."),
         Code("E211", "mixed-suites", "The paths belong to different suites."),
         Code("E212", "no-scenarios", "No scenario files were found."),
-        Code("E213", "not-confirmable", "asks_to_confirm names a tool without confirm: true."),
+        Code("E213", "not-confirmable", "asks_to_confirm, or a confirm or cancel turn, names "
+                                        "a tool without confirm: true."),
         Code("E214", "invalid-schema", "A tool's input_schema is not a valid JSON Schema."),
         Code("E215", "duplicate-tool", "Two tools in one scenario have the same name."),
         Code("E216", "missing-path", "A path given on the command line does not exist."),
@@ -100,8 +103,16 @@ CODES: dict[str, Code] = {
         Code("E218", "no-judge", "A judge check in a suite without a judge."),
         Code("E219", "bad-judge", "The judge's configuration cannot be used."),
         Code("E220", "nothing-selected", "What the command line selects holds no scenario."),
-        Code("E221", "unknown-argument", "A check names an argument the tool does not have."),
-        Code("E222", "argument-type", "A check gives an argument a value of the wrong type."),
+        Code("E221", "bad-history-or-compare", "history: or compare: in scenarist.yaml cannot "
+             "be used."),
+        Code("E224", "nothing-to-confirm", "A conversation confirms or cancels before the "
+                                           "agent could ask for anything."),
+        Code("E225", "bad-simulated-user", "The simulated user's target cannot play the "
+                                           "person."),
+        Code("E226", "no-simulated-user", "goal_reached in a scenario without a simulated "
+                                          "user."),
+        Code("E232", "unknown-argument", "A check names an argument the tool does not have."),
+        Code("E233", "argument-type", "A check gives an argument a value of the wrong type."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),
@@ -115,8 +126,8 @@ CODES: dict[str, Code] = {
         Code("W404", "check-cannot-fail", "A check that can never fail in this scenario."),
         Code("W405", "single-run-judge", "A judge check on a single run."),
         Code("W406", "duplicate-check", "The same check appears twice."),
-        Code("W407", "duplicate-check-name", "Two checks have the same name."),
-        Code("W408", "arguments-without-schema", "Arguments for a tool with no input_schema."),
+        Code("W409", "duplicate-check-name", "Two checks have the same name."),
+        Code("W410", "arguments-without-schema", "Arguments for a tool with no input_schema."),
     )
 }
 
@@ -219,13 +230,16 @@ EXPLANATIONS: dict[str, str] = {
                     "models do this; it counts as a failed attempt.",
     "max_steps": "The agent kept calling tools without ever answering until its max_steps "
                  "model calls were spent; it counts as a failed attempt.",
+    "nothing_to_confirm": "The scenario has the person confirm or cancel a call, but the "
+                          "agent had not asked for anything to be confirmed this time, so "
+                          "the conversation stopped there; it counts as a failed attempt.",
 }
 UNKNOWN_KIND = (f"The endpoint failed in a way Scenarist has no words for; {NEITHER}.")
 
 
 def explain(kind: str) -> str:
     """The sentence for a kind of endpoint failure (or of a failed attempt: model_output,
-    max_steps), for someone who does not program."""
+    max_steps, nothing_to_confirm), for someone who does not program."""
     return EXPLANATIONS.get(kind, UNKNOWN_KIND)
 
 

@@ -324,59 +324,76 @@ def _check_place(doc: Document, item: CheckItem) -> Span:
     return doc.key_span(item.path)
 
 
+def _check_lists(data: dict[str, Any]) -> list[tuple[DataPath, list[Any]]]:
+    """Every ``then`` list of a scenario: its own, and each turn's."""
+    out: list[tuple[DataPath, list[Any]]] = [(("then",), data.get("then") or [])]
+    when = data.get("when")
+    if isinstance(when, list):
+        out += [(("when", i, "then"), t.get("then") or []) for i, t in enumerate(when)
+                if isinstance(t, dict)]
+    return out
+
+
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
-    """W401, W402, W404, W405, W406 and W407 for one compiled scenario (W404 for
+    """W401, W402, W404, W405, W406 and W409 for one compiled scenario (W404 for
     ``not_calls`` comes from the check itself, while it compiles)."""
     from .fastschema import equal
 
     data: dict[str, Any] = doc.data
-    then: list[Any] = data.get("then") or []
+    lists = _check_lists(data)
     out = Collector()
 
-    if not then:
-        out.warning(doc.key_span(("then",)), "W402",
+    if not any(items for _, items in lists):
+        out.warning(doc.key_span(("then",) if "then" in data else ("when",)), "W402",
                     "this scenario has no checks, so every attempt passes",
                     "add at least one check under 'then', e.g. - contains: \"18:00\"")
 
-    items: list[CheckItem] = [c.item for c in s.checks]  # as written, each with its place
+    items: list[CheckItem] = [c.item for c in s.all_checks]  # as written, with their places
     if None in items:  # checks not made by compile_check: read them
-        spans = doc.item_spans(("then",))
-        read = (read_check_item(raw, ("then", i), spans[i]) for i, raw in enumerate(then))
-        items = [item for item in read if item is not None]
-    earlier: dict[str, list[CheckItem]] = {}
-    titles: dict[str, CheckItem] = {}
+        items = []
+        for path, raw_items in lists:
+            spans = doc.item_spans(path)
+            read = (read_check_item(raw, (*path, i), spans[i]) for i, raw in enumerate(raw_items)
+                    if i < len(spans))
+            items += [item for item in read if item is not None]
+    by_list: dict[DataPath, list[CheckItem]] = {}  # the scenario's then, each turn's then
     for item in items:
-        same = earlier.setdefault(item.check, [])
-        first = next((e for e in same if equal(e.param, item.param)), None)
-        if first is not None:
-            line = _check_place(doc, first).line
-            out.warning(_check_place(doc, item), "W406",
-                        f"the check '{label(item.check, item.param)}' is already on line "
-                        f"{line}; the same check twice adds nothing",
-                        "remove one of them")
-        else:
-            same.append(item)
-        if item.title:
-            named = titles.setdefault(item.title, item)
-            if named is not item:
-                out.warning(doc.span((*item.at, "name")), "W407",
-                            f"the name '{item.title}' is already given to the check on line "
-                            f"{_check_place(doc, named).line}; the report could not tell "
-                            "them apart", "give each check its own name")
-        _cannot_fail(s, doc, item, out)
+        by_list.setdefault(item.at[:-1], []).append(item)
+    judged: list[CheckItem] = []
+    for in_list in by_list.values():
+        earlier: dict[str, list[CheckItem]] = {}
+        titles: dict[str, CheckItem] = {}
+        for item in in_list:
+            same = earlier.setdefault(item.check, [])
+            first = next((e for e in same if equal(e.param, item.param)), None)
+            if first is not None:
+                line = _check_place(doc, first).line
+                out.warning(_check_place(doc, item), "W406",
+                            f"the check '{label(item.check, item.param)}' is already on line "
+                            f"{line}; the same check twice adds nothing",
+                            "remove one of them")
+            else:
+                same.append(item)
+            if item.title:
+                named = titles.setdefault(item.title, item)
+                if named is not item:
+                    out.warning(doc.span((*item.at, "name")), "W409",
+                                f"the name '{item.title}' is already given to the check on "
+                                f"line {_check_place(doc, named).line}; the report could not "
+                                "tell them apart", "give each check its own name")
+            _cannot_fail(s, doc, item, out)
+            if REGISTRY[item.check].judge:
+                judged.append(item)
 
     _flaky_minimum(s, doc, data, suite, out)
 
-    if s.runs == 1:
-        judged = [(i, c) for i, c in enumerate(s.checks) if c.judge]
-        if judged:
-            i, c = judged[0]
-            at = (doc.span(("runs",)) if "runs" in data or i >= len(items)
-                  else _check_place(doc, items[i]))
-            out.warning(at, "W405",
-                        f"the judge check '{c.name}' runs only once (runs: 1); a judge is "
-                        "a model too, and one verdict says little",
-                        "use runs: 3 or more, so that the pass rate means something")
+    if s.runs == 1 and judged:
+        first = judged[0]
+        at = doc.span(("runs",)) if "runs" in data else _check_place(doc, first)
+        out.warning(at, "W405",
+                    f"the judge check '{first.check}' runs only once (runs: 1); a judge is "
+                    "a model too, and one verdict says little",
+                    "use runs: 3 or more, so that the pass rate means something")
     return out.diagnostics
 
 
@@ -403,7 +420,8 @@ def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suit
     attempt that fails any check — said plainly, with ``always`` as the way to ask for a
     rule that must never break. Not when every check is ``always`` already."""
     runs, need = s.runs, s.min_pass
-    if runs <= 5 or need < runs or (s.checks and all(c.always for c in s.checks)):
+    checks = s.all_checks
+    if runs <= 5 or need < runs or (checks and all(c.always for c in checks)):
         return
     consequence = (f"the scenario fails as soon as one of the {runs} attempts fails any of "
                    "its checks")

@@ -1,11 +1,16 @@
 """The agent loop for model targets: system prompt and message in, tool calls answered
-from the fake tools, until the model answers in text or ``max_steps`` model calls are spent.
+from the fake tools (dsl/faketools.py), until the model answers in text or ``max_steps``
+model calls are spent.
 
 A call whose arguments are not JSON, or that names a tool the scenario does not have, is
 recorded and answered with an error as its tool result — the model may recover; checks
-decide. A call to a ``confirm: true`` tool is held as *pending* and ends the attempt. An
-endpoint failure raises :class:`~dsl.errors.EndpointError` out of the loop, with the
-transcript so far attached as ``partial``.
+decide. A call to a ``confirm: true`` tool is held as *pending* and ends the turn. A
+conversation (``when`` as a list of turns, or a simulated user) is played by
+:func:`dsl.conversation.converse`, one turn at a time: ``max_steps`` bounds each turn's
+model calls, and the first turn that fails ends the conversation. Earlier history
+(``given.history``) comes after the system prompt. An endpoint failure raises
+:class:`~dsl.errors.EndpointError` out of the loop, with the transcript so far attached as
+``progress``.
 """
 
 from __future__ import annotations
@@ -15,10 +20,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .conversation import OpenUser, converse, settle
 from .errors import EndpointError
-from .model import AttemptData, Call, Scenario, Tokens, ToolSpec
+from .faketools import answer as tool_answer
+from .model import AttemptData, Call, Scenario, Tokens, ToolSpec, Turn
 from .targets.base import ChatModel, Unreadable, read_reply_json
-from .templates import as_tool_text, compile_template, render_system, render_tool_output
+from .templates import compile_template, render_system
 
 
 @dataclass(slots=True)
@@ -31,6 +38,10 @@ class LoopState:
     steps: int = 0
     retries: int = 0
     model_calls: list[dict[str, Any]] = field(default_factory=list)
+    turns: list[Turn] = field(default_factory=list)
+    # why the attempt failed before its checks decided (the first failure ends it):
+    # model_output, max_steps, nothing_to_confirm — dsl/errors.py explains each in words
+    failure_kind: str | None = None
 
 
 class LoopEndpointError(EndpointError):
@@ -61,92 +72,137 @@ def system_message(model: ChatModel, scenario: Scenario) -> str:
     return text
 
 
-def tool_output(tool: ToolSpec, args: Any, scenario: Scenario) -> str:
-    if tool.template is not None:
-        try:
-            return render_tool_output(tool.template, args, scenario.at)
-        except Exception as exc:  # a template over the model's arguments: report, go on
-            return f"error: the tool failed: {exc}"
-    return as_tool_text(tool.returns)
+class _Chat:
+    """One attempt's conversation with the model: the messages so far, and one turn at a
+    time (:meth:`turn`); each turn's model calls are bounded by ``max_steps``."""
+
+    def __init__(self, model: ChatModel, scenario: Scenario, run: int, p: LoopState) -> None:
+        self.model = model
+        self.scenario = scenario
+        self.run = run
+        self.p = p
+        self.tools_by_name = {t.name: t for t in scenario.tools}
+        self.openai_tools = [t.openai() for t in scenario.tools]
+
+    async def respond(self) -> tuple[str, str | None]:
+        """Ask the model until it answers in text (or holds a call for confirmation, or
+        spends ``max_steps``): the answer, and why the turn failed."""
+        p = self.p
+        scenario = self.scenario
+        settings = self.model.settings
+        tools_by_name = self.tools_by_name
+        steps = 0
+        while True:
+            body: dict[str, Any] = {"model": settings.model, "messages": p.messages}
+            if self.openai_tools:
+                body["tools"] = self.openai_tools
+            body["seed"] = self.run
+            if settings.temperature is not None:
+                body["temperature"] = settings.temperature
+            body.update(settings.params)
+            try:
+                reply = await self.model.complete(body)
+            except EndpointError as exc:
+                p.retries += exc.retries
+                if exc.kind != "model_output":
+                    raise LoopEndpointError(exc, p) from exc
+                p.steps += 1  # the model was called and answered badly: its failure
+                p.model_calls.append({"latency_ms": None, "finish_reason": "unparsable",
+                                      "tokens": 0, "retries": 0})
+                p.failure_kind = exc.kind
+                return "", exc.message
+            p.steps += 1
+            steps += 1
+            p.tokens = p.tokens + reply.tokens
+            p.retries += reply.retries
+            p.model_calls.append({"latency_ms": round(reply.latency_ms, 1),
+                                  "finish_reason": reply.finish_reason,
+                                  "tokens": reply.tokens.total, "retries": reply.retries})
+            msg = reply.message
+            content = msg.get("content")
+            text = content if isinstance(content, str) else _text_parts(content)
+            tool_calls = msg.get("tool_calls") or []
+            if not tool_calls:
+                p.messages = [*p.messages, {"role": "assistant", "content": text}]
+                as_text = tool_call_in_text(text, tools_by_name)
+                if as_text is not None:
+                    raise LoopEndpointError(EndpointError(
+                        "tool_call_as_text",
+                        f"the endpoint returned a call to {as_text} as plain text instead of "
+                        "a tool call: the server is not parsing this model's tool calls "
+                        "(check its chat template or tool-call parser)"), p)
+                return text, None
+            assistant: dict[str, Any] = {"role": "assistant", "content": text or None,
+                                         "tool_calls": []}
+            results: list[dict[str, Any]] = []
+            pending = False
+            for i, tc in enumerate(tool_calls):
+                call, result = _handle_call(tc, i, p.steps, tools_by_name, scenario)
+                assistant["tool_calls"].append(_wire_call(call))
+                p.calls.append(call)
+                if call.pending:
+                    pending = True
+                elif result is not None:
+                    results.append({"role": "tool", "tool_call_id": call.id,
+                                    "content": result})
+            p.messages = [*p.messages, assistant, *results]
+            if pending:
+                return text, None
+            if steps >= scenario.max_steps:
+                p.failure_kind = "max_steps"
+                return "", (f"reached max_steps ({scenario.max_steps} model calls) without a "
+                            "text answer")
+
+    async def turn(self, kind: str, text: str, simulated: bool) -> Turn:
+        """One turn of a conversation: the person says ``text``, or confirms or cancels
+        the held calls to the tool ``text``; then the model answers."""
+        p = self.p
+        first_call, first_step = len(p.calls), p.steps
+        settled = settle(p.calls, kind, text, self.scenario)
+        p.calls = settled.calls
+        p.messages = [*p.messages, *settled.results]
+        answer, failure = "", settled.failure
+        if failure is not None:
+            p.failure_kind = "nothing_to_confirm"
+        else:
+            if kind == "say":
+                p.messages = [*p.messages, {"role": "user", "content": text}]
+            answer, failure = await self.respond()
+        turn = Turn(kind, text, answer, len(p.calls) - first_call, settled.decided,
+                    p.steps - first_step, len(p.messages), failure, simulated)
+        p.turns.append(turn)
+        return turn
 
 
-async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptData:
-    """One attempt of ``scenario`` against ``model``, seeded with the run index."""
+async def run_loop(model: ChatModel, scenario: Scenario, run: int,
+                   open_user: OpenUser | None = None) -> AttemptData:
+    """One attempt of ``scenario`` against ``model``, seeded with the run index.
+    ``open_user`` gives the model that plays a simulated user."""
     started = time.perf_counter()
     p = LoopState()
-    p.messages = [
-        {"role": "system", "content": system_message(model, scenario)},
-        {"role": "user", "content": scenario.message},
-    ]
-    tools_by_name = {t.name: t for t in scenario.tools}
-    openai_tools = [t.openai() for t in scenario.tools]
-    settings = model.settings
-    answer = ""
-    failure: str | None = None
-    failure_kind: str | None = None
-    while True:
-        body: dict[str, Any] = {"model": settings.model, "messages": p.messages}
-        if openai_tools:
-            body["tools"] = openai_tools
-        body["seed"] = run
-        if settings.temperature is not None:
-            body["temperature"] = settings.temperature
-        body.update(settings.params)
+    p.messages = [{"role": "system", "content": system_message(model, scenario)},
+                  *map(dict, scenario.history)]
+    chat = _Chat(model, scenario, run, p)
+    goal: bool | None = None
+    if not scenario.conversation:  # one message, one answer
+        p.messages.append({"role": "user", "content": scenario.message})
+        answer, failure = await chat.respond()
+        message = scenario.message
+    else:
         try:
-            reply = await model.complete(body)
-        except EndpointError as exc:
-            p.retries += exc.retries
-            if exc.kind != "model_output":
-                raise LoopEndpointError(exc, p) from exc
-            p.steps += 1  # the model was called and answered badly: its failure
-            p.model_calls.append({"latency_ms": None, "finish_reason": "unparsable",
-                                  "tokens": 0, "retries": 0})
-            failure, failure_kind = exc.message, exc.kind
-            break
-        p.steps += 1
-        p.tokens = p.tokens + reply.tokens
-        p.retries += reply.retries
-        p.model_calls.append({"latency_ms": round(reply.latency_ms, 1),
-                              "finish_reason": reply.finish_reason,
-                              "tokens": reply.tokens.total, "retries": reply.retries})
-        msg = reply.message
-        content = msg.get("content")
-        text = content if isinstance(content, str) else _text_parts(content)
-        tool_calls = msg.get("tool_calls") or []
-        if not tool_calls:
-            answer = text
-            p.messages = [*p.messages, {"role": "assistant", "content": text}]
-            as_text = tool_call_in_text(text, tools_by_name)
-            if as_text is not None:
-                raise LoopEndpointError(EndpointError(
-                    "tool_call_as_text",
-                    f"the endpoint returned a call to {as_text} as plain text instead of a "
-                    "tool call: the server is not parsing this model's tool calls (check its "
-                    "chat template or tool-call parser)"), p)
-            break
-        assistant: dict[str, Any] = {"role": "assistant", "content": text or None,
-                                     "tool_calls": []}
-        results: list[dict[str, Any]] = []
-        pending = False
-        for i, tc in enumerate(tool_calls):
-            call, result = _handle_call(tc, i, p.steps, tools_by_name, scenario)
-            assistant["tool_calls"].append(_wire_call(call))
-            p.calls.append(call)
-            if call.pending:
-                pending = True
-            elif result is not None:
-                results.append({"role": "tool", "tool_call_id": call.id, "content": result})
-        p.messages = [*p.messages, assistant, *results]
-        if pending:
-            answer = text
-            break
-        if p.steps >= scenario.max_steps:
-            failure = (f"reached max_steps ({scenario.max_steps} model calls) without a text "
-                       "answer")
-            failure_kind = "max_steps"
-            break
+            goal = await converse(scenario, run, chat.turn, open_user)
+        except LoopEndpointError:
+            raise
+        except EndpointError as exc:  # the simulated user's endpoint failed
+            raise LoopEndpointError(exc, p) from exc
+        last = p.turns[-1] if p.turns else None
+        answer = last.answer if last else ""
+        failure = next((f"turn {n}: {t.failure}" for n, t in enumerate(p.turns, 1)
+                        if t.failure), None)
+        message = next((t.text for t in reversed(p.turns) if t.kind == "say"),
+                       scenario.message)
     return AttemptData(
-        message=scenario.message,
+        message=message,
         answer=answer,
         calls=tuple(p.calls),
         at=scenario.at,
@@ -156,23 +212,32 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int) -> AttemptDat
         tokens=p.tokens,
         messages=tuple(p.messages),
         failure=failure,
-        failure_kind=failure_kind,
+        failure_kind=p.failure_kind if failure else None,
         retries=p.retries,
         model_calls=tuple(p.model_calls),
+        turns=tuple(p.turns),
+        history=scenario.history_calls,
+        history_messages=len(scenario.history),
+        goal_reached=goal,
     )
 
 
 class LoopAgent:
-    """A model endpoint under test: each attempt is :func:`run_loop` over the model."""
+    """A model endpoint under test: each attempt is :func:`run_loop` over the model.
+    ``users`` opens the models that play simulated users (dsl/targets/kinds.py)."""
 
-    def __init__(self, model: ChatModel) -> None:
+    def __init__(self, model: ChatModel, users: Any = None) -> None:
         self.model = model
+        self.users = users
 
     async def run(self, scenario: Scenario, run: int) -> AttemptData:
-        return await run_loop(self.model, scenario, run)
+        return await run_loop(self.model, scenario, run,
+                              self.users.open if self.users is not None else None)
 
     async def aclose(self) -> None:
         await self.model.aclose()
+        if self.users is not None:
+            await self.users.aclose()
 
 
 def tool_call_in_text(text: str, tools: dict[str, ToolSpec]) -> str | None:
@@ -250,5 +315,5 @@ def _handle_call(tc: Any, index: int, step: int, tools: dict[str, ToolSpec],
                     step), out
     if tool.confirm:
         return Call(call_id, name, args, raw_text, None, tool.action, True, None, step), None
-    out = tool_output(tool, args, scenario)
-    return Call(call_id, name, args, raw_text, out, tool.action, False, None, step), out
+    out, error = tool_answer(tool, args, scenario.at)
+    return Call(call_id, name, args, raw_text, out, tool.action, False, error, step), out

@@ -21,13 +21,33 @@ ACTIONS: tuple[Action, ...] = ("read", "create", "update", "delete")
 
 CheckStatus = Literal["pass", "fail", "unsure", "error"]
 
+# What the person does in one turn of a conversation: says something, or presses confirm
+# or cancel on the calls the agent holds for confirmation.
+TurnKind = Literal["say", "confirm", "cancel"]
+TURN_KINDS: tuple[TurnKind, ...] = ("say", "confirm", "cancel")
+
 SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class ToolAnswer:
+    """One entry of a fake tool's ``answers``: when the call's arguments include every
+    argument of ``when`` with an equal value, the tool returns ``returns`` — or fails with
+    ``error`` (dsl/faketools.py answers a call)."""
+
+    when: Mapping[str, Any]
+    returns: Any
+    span: Span
+    error: str | None = None
+    template: Any = None  # renders ``returns`` (or ``error``) when it holds templates
 
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A fake tool: what the model sees (name, description, input_schema) and what it
-    gets back when it calls it (``returns``: fixed data, or a template over ``args``)."""
+    gets back when it calls it: the first of ``answers`` whose arguments match, else
+    ``returns`` (fixed data, or data whose strings are templates over ``args``); a tool
+    with ``error`` always fails with that text."""
 
     name: str
     description: str
@@ -36,7 +56,10 @@ class ToolSpec:
     confirm: bool
     returns: Any
     span: Span
-    template: Any = None  # a compiled jinja2 Template when ``returns`` is a template
+    template: Any = None  # renders ``returns`` when it holds templates
+    answers: tuple[ToolAnswer, ...] = ()
+    error: str | None = None  # the tool always fails with this text
+    has_returns: bool = True  # False: only ``answers`` (no match is an error the model sees)
     # Whether the author wrote the input_schema: True, False (the tool takes no arguments
     # as the model sees it), None when it cannot be trusted (not valid): lint checks the
     # arguments a check expects against it only when True (dsl/arguments.py).
@@ -77,6 +100,7 @@ class CompiledCheck:
     judge: bool = False
     evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None
     judge_calls: int = 0  # questions asked to the judge per attempt
+    turn: int | None = None  # 1, 2, ...: a check of that turn; None: the whole attempt
     always: bool = False  # `always: true`: one failed attempt fails the scenario
     named: bool = False  # the label is the readable name its author gave it (`name:`)
     item: Any = None  # the compile.CheckItem it came from: the check as written, its place
@@ -86,8 +110,37 @@ class CompiledCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class TurnSpec:
+    """One scripted turn of a conversation (``when`` as a list): the person says ``text``
+    (``say``), or presses confirm or cancel on the pending calls to the tool ``text`` (or
+    to every tool: ``all``); ``checks`` look at that turn only."""
+
+    kind: TurnKind
+    text: str
+    span: Span
+    checks: tuple[CompiledCheck, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SimulatedUser:
+    """``when: {user: ...}``: a model of the suite plays the person, with a goal."""
+
+    goal: str
+    persona: str
+    target: Target
+    max_turns: int
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
 class Scenario:
-    """One compiled scenario."""
+    """One compiled scenario.
+
+    ``message`` is what the person says first (empty with a simulated user). A scenario
+    whose ``when`` is a list of turns or a simulated user is a *conversation*: its attempts
+    record their turns. ``history`` holds the OpenAI messages of ``given.history`` (the
+    conversation starts from them) and ``history_calls`` the tool calls among them, which
+    no check counts."""
 
     id: str
     file: str
@@ -101,18 +154,40 @@ class Scenario:
     checks: tuple[CompiledCheck, ...]
     runs: int
     min_pass: int
-    max_steps: int
+    max_steps: int  # model calls per turn
+    turns: tuple[TurnSpec, ...] = ()  # empty: one turn, the person says ``message``
+    user: SimulatedUser | None = None
+    history: tuple[Mapping[str, Any], ...] = ()
+    history_calls: tuple[Call, ...] = ()
     file_runs: int | None = None  # the runs the file asks for, when --runs changed them
 
     @property
+    def conversation(self) -> bool:
+        return bool(self.turns) or self.user is not None
+
+    @property
+    def all_checks(self) -> tuple[CompiledCheck, ...]:
+        """Every check, in the order a record keeps their results: each turn's, then the
+        scenario's own ``then`` (the whole conversation)."""
+        if not self.turns:
+            return self.checks
+        return (*(c for t in self.turns for c in t.checks), *self.checks)
+
+    @property
     def always(self) -> bool:
-        """Some check must pass in every attempt (``always: true``)."""
-        return any(c.always for c in self.checks)
+        """Some check — the scenario's or a turn's — must pass in every attempt
+        (``always: true``)."""
+        return any(c.always for c in self.all_checks)
 
     @property
     def most_calls(self) -> int:
-        """The most model calls this scenario can make against one target."""
-        return self.runs * self.max_steps
+        """The most model calls this scenario can make against one target (a simulated
+        user's own calls included)."""
+        if self.user is not None:
+            per = self.user.max_turns * (self.max_steps + 1) + 1
+        else:
+            per = self.max_steps * max(1, len(self.turns))
+        return self.runs * per
 
     def tool(self, name: str) -> ToolSpec | None:
         for t in self.tools:
@@ -148,6 +223,8 @@ class Plan:
     full_hash: str = ""  # fingerprint of the whole plan, before sharding (merge checks it)
     judge: Any = None  # a JudgeConfig when the suite has one
     redact: Any = None  # the suite's redaction settings (RedactConfig)
+    compare: tuple[tuple[str, str], ...] = ()  # target pairs (old, new) compared in the run
+    history: Any = None  # the suite's history: setting (dsl/history/locate.py reads it)
 
     @property
     def attempts(self) -> int:
@@ -160,7 +237,7 @@ class Plan:
     @property
     def judge_calls(self) -> int:
         """Questions the judge is asked if every attempt runs (before retries and cache)."""
-        return sum(s.runs * sum(c.judge_calls for c in s.checks)
+        return sum(s.runs * sum(c.judge_calls for c in s.all_checks)
                    for s in self.scenarios) * len(self.targets)
 
 
@@ -181,9 +258,13 @@ class Call(NamedTuple):
     """One tool call the agent made.
 
     ``args`` is the parsed arguments (``None`` when they were not valid JSON, with the
-    text kept in ``raw_args``); ``output`` is what the fake tool returned (``None`` when the
-    call is pending confirmation or was not executed); ``error`` says why a call was not
-    executed (``invalid-json``, ``unknown-tool``).
+    text kept in ``raw_args``); ``output`` is what the fake tool returned (``None`` while
+    the call is pending confirmation); ``error`` says why a call was not executed
+    (``invalid-json``, ``unknown-tool``) or that the fake tool answered with an error
+    (``tool-error``: its ``error``; ``no-record``: no entry of its ``answers`` matched the
+    arguments and it has no ``returns``). ``decision`` is what the person did with a call
+    held for confirmation in a later turn: ``confirmed`` (it ran), ``cancelled``, or
+    ``dismissed`` (the person wrote something else instead; it did not run).
 
     A named tuple rather than a dataclass: as frozen, and built four times faster — every
     attempt record read back (a report reads 100,000) holds several.
@@ -198,10 +279,54 @@ class Call(NamedTuple):
     pending: bool = False
     error: str | None = None
     step: int = 1
+    decision: str | None = None
 
     @property
     def executed(self) -> bool:
-        return not self.pending and self.error is None
+        """The fake tool ran (an answer that is an error included)."""
+        return (not self.pending and self.error not in NOT_RUN
+                and self.decision not in NOT_CONFIRMED)
+
+    @property
+    def held(self) -> bool:
+        """The call waited for the person's confirmation (whatever they did then)."""
+        return self.pending or self.decision is not None
+
+
+NOT_RUN = frozenset({"invalid-json", "unknown-tool"})  # Call.error: the tool never ran
+NOT_CONFIRMED = frozenset({"cancelled", "dismissed"})
+
+
+class Turn(NamedTuple):
+    """One turn of a conversation, as it ended: what the person did, and what the agent
+    did in reply. ``calls`` is how many calls the agent made in this turn (the next ones
+    of the attempt's calls, in order); ``decided`` the indexes (in the attempt's calls) of
+    the held calls this turn confirmed, cancelled or dismissed; ``messages`` how many
+    messages the conversation had when the turn ended."""
+
+    kind: str  # say | confirm | cancel
+    text: str  # what the person said; for confirm and cancel, the tool's name or "all"
+    answer: str
+    calls: int
+    decided: tuple[int, ...]
+    steps: int  # model calls in this turn
+    messages: int
+    failure: str | None = None
+    simulated: bool = False  # said by the simulated user
+
+
+def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],
+               index: int) -> tuple[Call, ...]:
+    """The calls the agent made in turn ``index`` (0-based), as they stood when that turn
+    ended: a call the person decided in a later turn is shown still pending."""
+    start = sum(t.calls for t in turns[:index])
+    mine = calls[start:start + turns[index].calls]
+    later = {i for t in turns[index + 1:] for i in t.decided}
+    if not later:
+        return mine
+    return tuple(c._replace(pending=True, output=None, decision=None)
+                 if start + k in later and c.decision is not None else c
+                 for k, c in enumerate(mine))
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,10 +346,34 @@ class AttemptData:
     failure_kind: str | None = None  # max_steps, or model_output (dsl/errors.py explains)
     retries: int = 0  # requests retried after 429/5xx/timeouts
     model_calls: tuple[Mapping[str, Any], ...] = ()  # per model call: latency, tokens, ...
+    turns: tuple[Turn, ...] = ()  # a conversation's turns (empty for one message)
+    history: tuple[Call, ...] = ()  # the calls of given.history: the agent had their results
+    history_messages: int = 0  # messages after the system prompt that were given.history
+    goal_reached: bool | None = None  # a simulated user said its goal was reached
 
     @property
     def pending(self) -> tuple[Call, ...]:
         return tuple(c for c in self.calls if c.pending)
+
+    @property
+    def held(self) -> tuple[Call, ...]:
+        """The calls that waited for the person's confirmation (pending, or decided in a
+        later turn)."""
+        return tuple(c for c in self.calls if c.held)
+
+    def turn(self, index: int) -> AttemptData:
+        """What turn ``index`` (0-based) produced, as its own checks see it: what the
+        person said, the turn's answer and calls, the conversation up to its end."""
+        import dataclasses
+
+        t = self.turns[index]
+        said = next((u.text for u in reversed(self.turns[:index + 1]) if u.kind == "say"),
+                    self.message)
+        return dataclasses.replace(
+            self, message=said, answer=t.answer,
+            calls=turn_calls(self.calls, self.turns, index), steps=t.steps,
+            messages=self.messages[:t.messages], failure=t.failure,
+            turns=self.turns[:index + 1])
 
     @property
     def called_names(self) -> list[str]:

@@ -20,13 +20,13 @@ import contextlib
 import datetime as dt
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from .errors import NotReady, RunDirError
-from .exits import EXIT_INTERRUPTED
+from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .model import Plan
 
 
@@ -35,6 +35,8 @@ class RunRequest:
     """What a person asked ``scenarist run`` for."""
 
     paths: tuple[Path, ...] = ()
+    extra_files: tuple[Path, ...] = ()  # files compiled against the suite of paths
+    # (conformance's built-in cases)
     targets: tuple[str, ...] = ()
     runs: int | None = None
     concurrency: int | None = None
@@ -49,7 +51,9 @@ class RunRequest:
     judge_target: str | None = None
     judge_cache: bool = True
     record_judge: Path | None = None
-    baseline: Path | None = None
+    baseline: Path | Mapping[str, Any] | None = None  # a run folder, or a summary read
+    compare: tuple[tuple[str, str], ...] = ()  # --compare old:new (else the suite's pairs)
+    fail_on_regression: bool = False  # exit 1 on any regression (baseline or compare)
     argv: tuple[str, ...] = ()
 
 
@@ -92,6 +96,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     shard = saved.get("shard")
     return dataclasses.replace(
         request, paths=tuple(Path(p) for p in saved["paths"]),
+        extra_files=tuple(Path(p) for p in saved.get("extra_files") or ()),
         targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
         early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
         shard=(shard[0], shard[1]) if shard else None)
@@ -99,7 +104,8 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
 
 def _settings(request: RunRequest) -> dict[str, Any]:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
-    return {"paths": [str(p.resolve()) for p in request.paths],
+    return {"paths": [str(p.resolve()) for p in request.paths or (Path("."),)],
+            "extra_files": [str(p.resolve()) for p in request.extra_files],
             "targets": list(request.targets), "runs": request.runs,
             "shard": list(request.shard) if request.shard else None,
             "early_stop": request.early_stop, "judge": request.judge_target}
@@ -164,7 +170,8 @@ def plan_for(request: RunRequest) -> Plan:
 
     plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
                          runs=request.runs, concurrency=request.concurrency,
-                         shard=request.shard, judge_target=request.judge_target)
+                         shard=request.shard, judge_target=request.judge_target,
+                         compare=request.compare, extra_files=request.extra_files)
     if request.record is not None and len(plan.targets) != 1:
         raise NotReady("--record records one target; choose it with --target NAME")
     for flag, path in (("--record", request.record), ("--record-judge", request.record_judge)):
@@ -184,6 +191,8 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
 
     from .baseline import load_summary
     from .cioutputs import write_ci_outputs
+    from .history import git_info, location_for
+    from .history.locate import kept_json
     from .plan import plan_changes, plan_json
     from .report import regenerate
     from .run import RunOptions, execute, run_info
@@ -201,8 +210,10 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
-    baseline = load_summary(request.baseline) if request.baseline is not None else None
+    baseline = (load_summary(request.baseline) if isinstance(request.baseline, Path)
+                else request.baseline)
     plan = plan_for(request)
+    location = location_for(Path(plan.suite_root), plan.history)
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
@@ -229,6 +240,9 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         else:
             info = run_info(plan, run_dir.name, started, list(request.argv))
             info["settings"] = _settings(request)
+            info["compare"] = [list(pair) for pair in plan.compare]
+            info["git"] = git_info(Path(plan.suite_root))
+            info["history"] = kept_json(location)
             _write(lambda: write_json(run_dir / PLAN, new_plan), run_dir)
         _write(lambda: write_json(run_dir / RUN, info), run_dir)
 
@@ -269,10 +283,15 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
                               "make room, then finish the run with: scenarist run --resume "
                               f"{run_dir}")
         _write(lambda: write_json(run_dir / RUN, info), run_dir)
-        summary, comparison = _write(lambda: regenerate(run_dir, None, baseline)[1:], run_dir)
+        history = History(location)
+        trends = history.trends(plan_keys(new_plan), run_dir)
+        summary, comparison = _write(lambda: regenerate(run_dir, None, baseline, trends)[1:],
+                                     run_dir)
         _write(lambda: write_ci_outputs(run_dir, summary, comparison), run_dir)
+        history.record(run_dir, summary, info)
 
     notes = [f"target '{name}' was given up on: {why}" for name, why in state.down.items()]
+    notes.extend(history.notes)
     notes.extend(k for k in kept if k)
     if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
         notes.append(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
@@ -282,4 +301,201 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         said = (f"Interrupted{extra}: the summary and report cover the attempts that "
                 f"completed. Finish the run with: scenarist run --resume {run_dir}")
         return RunResult(run_dir, summary, comparison, EXIT_INTERRUPTED, tuple(notes), said)
-    return RunResult(run_dir, summary, comparison, exit_code(summary), tuple(notes))
+    code = exit_code(summary)
+    if request.fail_on_regression and regressions(summary, comparison):
+        code = EXIT_FAILED
+    return RunResult(run_dir, summary, comparison, code, tuple(notes))
+
+
+def regressions(summary: dict[str, Any], comparison: Any) -> list[Any]:
+    """Every regression: against the baseline, and between the targets compared in the run
+    (``--fail-on-regression`` exits 1 on any)."""
+    from .baseline import Comparison
+
+    found = list(comparison.regressions) if comparison is not None else []
+    for pair in summary.get("compare") or ():
+        found.extend(Comparison.from_json(pair).regressions)
+    return found
+
+
+def plan_keys(plan: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every scenario × target of a plan.json."""
+    return [(s["id"], t["name"]) for s in plan.get("scenarios", [])
+            for t in plan.get("targets", [])]
+
+
+class History:
+    """The run's history: read for the report's trend, then written with the run — once
+    the run folder is complete. A store that cannot be used is a warning in
+    :attr:`notes`, said once; the run folder is never at stake."""
+
+    def __init__(self, location: Any) -> None:
+        self.location = location
+        self.notes: list[str] = []
+        self.problem: str | None = None  # why the history could not be used
+        self._store: Any = None
+        self._failed = False
+
+    def _open(self) -> Any:
+        if self._store is None and self.location is not None and not self._failed:
+            from .history import open_history
+
+            self._store = open_history(self.location)
+        return self._store
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+
+    def _warn(self, run_dir: Path, exc: Exception) -> None:
+        self._failed = True
+        self.problem = str(exc)
+        self.notes.append(f"warning: the run was not added to the history: {exc}. The run "
+                          f"folder is complete; add it later with: scenarist history import "
+                          f"{run_dir}")
+
+    def trends(self, keys: list[tuple[str, str]], run_dir: Path) -> dict[str, Any]:
+        from .cioutputs import trend_key
+        from .history import HistoryError
+
+        try:
+            store = self._open()
+            if store is None:
+                return {}
+            found = store.trends(keys, exclude_run=run_dir.name)
+        except HistoryError as exc:
+            self._warn(run_dir, exc)
+            return {}
+        return {trend_key(s, t): [p.as_json() for p in points]
+                for (s, t), points in found.items()}
+
+    def record(self, run_dir: Path, summary: dict[str, Any], info: dict[str, Any],
+               replaces: tuple[str, ...] = ()) -> None:
+        from .history import HistoryError, entry_from_run
+
+        if self._failed:
+            return
+        try:
+            store = self._open()
+            if store is None:
+                return
+            store.record(entry_from_run(run_dir, summary, info), replaces=replaces)
+        except HistoryError as exc:
+            self._warn(run_dir, exc)
+        finally:
+            self.close()
+
+
+def report_trends(run_dir: Path) -> tuple[dict[str, Any], list[str]]:
+    """``scenarist report RUNDIR``: the trend of its rows from the history it was written
+    to (run.json keeps where, never a password; ``SCENARIST_HISTORY`` overrides), and the
+    warnings of a history that could not be read."""
+    from .history import location_for
+    from .store import PLAN, RUN, read_json
+
+    try:
+        info = read_json(run_dir / RUN)
+        plan = read_json(run_dir / PLAN)
+    except RunDirError:
+        return {}, []
+    location = location_for(None, kept=info.get("history"))
+    if location is None:
+        return {}, []
+    history = History(location)
+    trends = history.trends(plan_keys(plan), run_dir)
+    history.close()
+    if history.problem is None:
+        return trends, []
+    return trends, [f"warning: the report has no trend: {history.problem}"]
+
+
+def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
+                ) -> RunResult:
+    """``scenarist recheck RUNDIR``: the current checks on the stored transcripts, into a new
+    run folder in ``out`` (default: the folder that holds RUNDIR). Raises InputError (the
+    scenario files), NotReady (nothing can be rechecked) or RunDirError."""
+    from .cioutputs import write_ci_outputs
+    from .history import location_for
+    from .recheck import prepare, run_recheck
+    from .report import regenerate
+    from .store import RUN, read_json
+    from .summarize import exit_code
+
+    prepared = prepare(run_dir)
+    notes = [f"refused {r.scenario}: {r.why}; run it again with scenarist run"
+             for r in prepared.refused]
+    if not prepared.plan.scenarios:
+        raise NotReady(f"nothing to recheck in {run_dir}: "
+                       + ("; ".join(notes) if notes else "it ran no scenario"))
+    if prepared.not_in_run:
+        notes.append("not in the run, so not rechecked: " + ", ".join(prepared.not_in_run))
+    folder = _write(lambda: run_recheck(prepared, run_dir, out or run_dir.parent, ask_judge),
+                    out or run_dir.parent)
+    plan = read_json(folder / "plan.json")
+    info = read_json(folder / RUN)
+    not_cached = (info.get("judge") or {}).get("not_cached")
+    if not_cached:
+        notes.append(f"{not_cached} judge question{'s were' if not_cached != 1 else ' was'} "
+                     "not in the judge's cache: those attempts have no verdict; ask them "
+                     f"with: scenarist recheck {run_dir} --judge")
+    location = location_for(Path(prepared.plan.suite_root), prepared.plan.history)
+    history = History(location)
+    trends = history.trends(plan_keys(plan), folder)
+    summary, comparison = _write(lambda: regenerate(folder, None, None, trends)[1:], folder)
+    _write(lambda: write_ci_outputs(folder, summary, comparison), folder)
+    history.record(folder, summary, info)
+    notes.extend(history.notes)
+    return RunResult(folder, summary, comparison, exit_code(summary), tuple(notes))
+
+
+def record_merged(merged: Path, summary: dict[str, Any], run_dirs: list[Path]) -> list[str]:
+    """``scenarist merge``: the merged run replaces its shards in the history."""
+    from .history import location_for
+    from .store import RUN, read_json
+
+    info = read_json(merged / RUN)
+    kept = None
+    ids = []
+    for d in run_dirs:
+        try:
+            shard = read_json(d / RUN)
+        except RunDirError:
+            continue
+        kept = kept or shard.get("history")
+        ids.append(str(shard.get("run_id") or d.name))
+        info.setdefault("git", shard.get("git"))
+    info["history"] = kept
+    location = location_for(None, kept=kept)
+    history = History(location)
+    history.record(merged, summary, info, replaces=tuple(ids))
+    return history.notes
+
+
+@dataclass(frozen=True, slots=True)
+class Imported:
+    run_dir: Path
+    run_id: str | None
+    problem: str | None  # why it was not imported
+
+
+def import_runs(run_dirs: list[Path], location: Any) -> list[Imported]:
+    """``scenarist history import``: each run folder into the history (its summary.json, or
+    a summary made from its results); a folder that cannot be read is reported, the others
+    are imported. HistoryError when the history itself cannot be written."""
+    from .baseline import load_summary
+    from .history import entry_from_run, open_history
+    from .store import RUN, read_json
+
+    out = []
+    with open_history(location) as store:
+        for d in run_dirs:
+            try:
+                summary = load_summary(d)
+                info = read_json(d / RUN) if (d / RUN).exists() else None
+            except RunDirError as exc:
+                out.append(Imported(d, None, str(exc)))
+                continue
+            entry = entry_from_run(d, summary, info)
+            store.record(entry)
+            out.append(Imported(d, entry.run_id, None))
+    return out

@@ -15,9 +15,11 @@ from .targets.kinds import target_json
 def scenario_json(s: Scenario) -> dict[str, Any]:
     # Imported here: the checks pull in the YAML loader, which readers of a run folder
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
-    from .checks.tools import expected_tools
+    from .checks.tools import tool_expectation
 
-    return {
+    checks = s.all_checks
+    expectation = tool_expectation(checks, s.tools)
+    out: dict[str, Any] = {
         "id": s.id,
         "file": s.file,
         "line": s.span.line,
@@ -31,19 +33,57 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
              "description": t.description}
             for t in s.tools
         ],
-        "expected_tools": expected_tools(s.checks),
-        "checks": [_check_json(c) for c in s.checks],
+        "expected_tools": list(expectation.expected) if expectation else [],
+        "tool_expectation": expectation.as_json() if expectation else None,
+        "given_when": given_when_hash(s),
+        "checks": [_check_json(c) for c in checks],
         "runs": s.runs,
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
         # only when --runs changed them (a plan's fingerprint stays as it was otherwise)
         **({"file_runs": s.file_runs} if s.file_runs is not None else {}),
     }
+    # only conversations have these (the fingerprints of other plans stay as they were)
+    if s.history:
+        out["history"] = [dict(m) for m in s.history]
+    if s.turns:
+        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line}
+                        for t in s.turns]
+    if s.user is not None:
+        out["user"] = {"goal": s.user.goal, "persona": s.user.persona,
+                       "target": s.user.target.name, "max_turns": s.user.max_turns}
+    return out
+
+
+def given_when_hash(s: Scenario) -> str:
+    """A fingerprint of the question a scenario asks — its ``given`` (the moment, the system
+    prompt, every tool as the model sees it and what it returns) and its ``when`` — but not
+    its checks: ``scenarist recheck`` re-applies changed checks to stored transcripts only
+    while this is the same."""
+    import hashlib
+
+    given: dict[str, Any] = {"at": s.at.isoformat(), "system": s.system, "message": s.message,
+             "tools": [{"name": t.name, "description": t.description,
+                        "input_schema": t.input_schema, "action": t.action,
+                        "confirm": t.confirm, "returns": t.returns, "error": t.error,
+                        "answers": [{"when": a.when, "returns": a.returns, "error": a.error}
+                                    for a in t.answers]} for t in s.tools]}
+    if s.turns:  # a conversation: what the person says and decides, turn by turn
+        given["turns"] = [{"kind": t.kind, "text": t.text} for t in s.turns]
+    if s.history:
+        given["history"] = list(s.history)
+    if s.user is not None:
+        given["user"] = {"goal": s.user.goal, "persona": s.user.persona,
+                         "target": s.user.target.name, "max_turns": s.user.max_turns}
+    text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def _check_json(c: CompiledCheck) -> dict[str, Any]:
     out: dict[str, Any] = {"check": c.name, "label": c.label, "judge": c.judge,
                            "line": c.span.line}
+    if c.turn is not None:
+        out["turn"] = c.turn
     if c.always:  # only when set: plans without them keep their fingerprint
         out["always"] = True
     if c.named:

@@ -32,14 +32,14 @@ import gc
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .baseline import Change, Comparison, compare, pts
-from .cioutputs import pct, target_what
-from .errors import explain
+from .baseline import Change, Comparison, compare, compare_targets, pts
+from .cioutputs import pct, target_what, trend_key
+from .errors import RunDirError, explain
 from .model import Call
 from .store import (
     PLAN,
@@ -98,6 +98,8 @@ class CheckRate:
     evaluated: int
     pass_rate: float | None
     bar: Bar
+    ci_low: float = 0.0
+    ci_high: float = 1.0
 
     @property
     def flaky(self) -> bool:
@@ -127,6 +129,26 @@ class Problem:
     explanation: str
     said: str
     error: bool  # an endpoint error (counts neither way), not a failed attempt
+
+
+@dataclass(frozen=True, slots=True)
+class TrendBar:
+    """One earlier run in a row's trend: its pass rate and interval, as a small column."""
+
+    run_id: str
+    when: str
+    verdict: str
+    passes: int
+    decided: int
+    rate: float | None
+    low: float
+    high: float
+    current: bool  # this run
+
+    @property
+    def label(self) -> str:
+        return (f"{self.run_id}: {self.passes} of {self.decided} passed ({pct(self.rate)}, "
+                f"95% interval {pct(self.low)} to {pct(self.high)})")
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +188,9 @@ class Row:
     tokens: int
     change: Change | None
     search: str  # what the search box matches, lowercased
+    pass_k: tuple[tuple[str, float, float], ...] = ()  # (k, pass@k, pass^k)
+    tool_calls: Mapping[str, Any] | None = None  # tp, fp, fn, precision, recall, f1
+    trend: tuple[TrendBar, ...] = ()  # this scenario × target over its last runs (history)
 
     @property
     def verdict_rank(self) -> int:
@@ -204,6 +229,39 @@ class BaselineView:
 
 
 @dataclass(frozen=True, slots=True)
+class PairRow:
+    """One scenario in a target-against-target table."""
+
+    scenario: str
+    before: str  # "60% (23–88%)" or "–"
+    now: str
+    change: Change
+
+
+@dataclass(frozen=True, slots=True)
+class PairView:
+    """``run --compare old:new``: the new target against the old, scenario by scenario."""
+
+    old: str
+    new: str
+    counts: tuple[tuple[str, int], ...]
+    rows: tuple[PairRow, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolScore:
+    """Tool-call precision, recall and F1 of the suite or of one target."""
+
+    name: str  # "all targets" or a target's name
+    tp: int
+    fp: int
+    fn: int
+    precision: float
+    recall: float
+    f1: float
+
+
+@dataclass(frozen=True, slots=True)
 class ReportView:
     title: str
     headline: Headline
@@ -213,6 +271,9 @@ class ReportView:
     baseline: BaselineView | None
     blobs: tuple[str, ...]  # per row: its attempts, escaped for <script type=application/json>
     generated: str
+    pairs: tuple[PairView, ...] = ()
+    tool_scores: tuple[ToolScore, ...] = ()  # the suite's first, then per target
+    has_trend: bool = False
 
 
 def _judge_line(judge: Any) -> str:
@@ -261,7 +322,7 @@ def _duration(seconds: float | None) -> str:
 
 
 def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change | None,
-         models: Mapping[str, str]) -> Row:
+         models: Mapping[str, str], trend: tuple[TrendBar, ...] = ()) -> Row:
     """One summary row as the page shows it. Text is passed through :func:`visible` here,
     once, so the table, its data attributes and the filters' options all agree."""
     planned = r["planned"] or 1
@@ -273,10 +334,12 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
     for c in r["checks"]:
         cr = c["pass_rate"]
         name = visible(str(c["label"]))
+        low, high = c.get("ci_low", cr or 0), c.get("ci_high", cr or 0)
         checks.append(CheckRate(
             name, c["label"] in named, bool(c.get("always")), bool(c.get("judge")),
             c["passes"], c["unsure"], c["evaluated"], cr,
-            _bar(cr, cr or 0, cr or 0, None, f"{name}: passed {pct(cr)}")))
+            _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
+                 f"to {pct(high)}"), low, high))
     said = r.get("error_messages") or {}
     problems = [Problem(visible(str(k)), n, explain(str(k)), visible(str(said.get(k) or "")),
                         error)
@@ -288,6 +351,7 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
     file, description = visible(str(r["file"])), visible(str(r.get("description") or ""))
     search = " ".join([scenario, target, visible(models.get(r["target"], "")), file,
                        description, *tags]).lower()
+    at_k, hat_k = r.get("pass_at_k") or {}, r.get("pass_hat_k") or {}
     return Row(
         index=i, scenario=scenario, target=target, file=file, line=r["line"],
         description=description, tags=tags, at=visible(str(spec.get("at") or "")),
@@ -305,7 +369,49 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
         always_broken=int(r.get("always_broken") or 0),
         has_always=any(c.always for c in checks),
         latency_p50=r["latency_ms"]["p50"], latency_p95=r["latency_ms"]["p95"],
-        tokens=r["tokens"]["total"], change=change, search=search)
+        tokens=r["tokens"]["total"], change=change, search=search,
+        pass_k=tuple((k, at_k[k], hat_k.get(k, 0.0)) for k in at_k),
+        tool_calls=r.get("tool_calls"), trend=trend)
+
+
+def _trend(points: Iterable[Mapping[str, Any]], row: Mapping[str, Any], run_id: str,
+           started: str | None) -> tuple[TrendBar, ...]:
+    """A row's earlier runs (oldest first, as the history gave them), then this run; empty
+    when the history has no earlier run of it."""
+    earlier = [p for p in points if p["run_id"] != run_id]
+    if not earlier:
+        return ()
+    now = {"run_id": run_id, "started_at": started, "verdict": row["verdict"],
+           "passes": row["passes"], "decided": row["decided"], "pass_rate": row["pass_rate"],
+           "ci_low": row["ci_low"], "ci_high": row["ci_high"]}
+    return tuple(TrendBar(visible(str(p["run_id"])), _when(p.get("started_at")),
+                          str(p["verdict"]), p["passes"], p["decided"], p["pass_rate"],
+                          p["ci_low"], p["ci_high"], p is now) for p in [*earlier, now])
+
+
+def _pairs(summary: Mapping[str, Any]) -> tuple[PairView, ...]:
+    from .cioutputs import side_text
+
+    out = []
+    for data in summary.get("compare") or ():
+        c = Comparison.from_json(data)
+        rows = tuple(PairRow(visible(ch.scenario), side_text(ch.before), side_text(ch.now), ch)
+                     for ch in c.ordered())
+        out.append(PairView(visible(c.before), visible(c.after),
+                            tuple((k, n) for k, n in c.counts().items() if n), rows))
+    return tuple(out)
+
+
+def _tool_scores(summary: Mapping[str, Any]) -> tuple[ToolScore, ...]:
+    data = summary.get("tool_calls")
+    if not isinstance(data, Mapping):
+        return ()
+    named = [("all targets", data["all"])]
+    by_target = data.get("by_target") or {}
+    if len(by_target) > 1:
+        named += list(by_target.items())
+    return tuple(ToolScore(visible(str(n)), d["tp"], d["fp"], d["fn"], d["precision"],
+                           d["recall"], d["f1"]) for n, d in named if d["tp"] + d["fp"] + d["fn"])
 
 
 # The data for lazy rendering: one blob per table row i (<tbody data-row="i">), in
@@ -319,10 +425,15 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
 #             failure: [kind, explanation] (only when it failed before its checks)]
 #   event    ["s", system, moment]      ["u", user]         ["a", assistant text]
 #            ["A", the answer]          ["t", tool name, tool result]
-#            ["c", tool name, raw arguments, action, pending (0/1), error]  (last two optional)
+#            ["c", tool name, raw arguments, action, pending (0/1), error, decision]
+#                                                  (the last three optional)
 #            ["e", how the attempt ended, when not with an answer]  ["o", role, text]
+#            ["H", messages]  the messages of given.history follow, up to ["h"]
+#            ["T", turn number, kind (say | confirm | cancel), text, simulated (0/1)]
+#                             a conversation's turn starts (its events follow)
 #   check    [label, status, reason, score (only when not 0 or 1), evidence | null,
-#             1 (only when it is an always check)]
+#             turn | null, 1 (only when it is an always check)]
+#                             (turn only for a check of one turn, or before the 1)
 #   evidence [reason, raw_reply, prompt, confidence]  (the judge's; any may be null)
 
 Ref = Callable[[Any], "str | int"]
@@ -377,18 +488,22 @@ def _call_event(name: Any, args: Any, call: Call | None, ref: Ref) -> list[Any]:
     ev = ["c", ref(name or (call.name if call else "")),
           ref(args if type(args) is str else json.dumps(args, ensure_ascii=False)),
           (call.action or "") if call else ""]  # read, create, update, delete: short
-    pending, error = (call.pending, call.error) if call else (False, None)
-    if pending or error:
+    pending, error, decision = (call.pending, call.error, call.decision) if call else \
+        (False, None, None)
+    if pending or error or decision:
         ev.append(1 if pending else 0)
-        if error:
-            ev.append(ref(error))
+        if error or decision:
+            ev.append(ref(error) if error else "")
+        if decision:
+            ev.append(decision)
     return ev
 
 
 def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     """An attempt's transcript as events for the script to draw (see the blob's layout):
-    system, user, assistant text, tool calls (flagged from ``calls``: pending, error), tool
-    results, the answer, and how the attempt ended when it did not end with an answer."""
+    system, user, assistant text, tool calls (flagged from ``calls``: pending, error, what
+    the person decided), tool results, the answer, and how the attempt ended when it did
+    not end with an answer. A conversation's turns and its given history are marked."""
     messages = rec.messages
     calls = rec.calls
     out: list[list[Any]] = []
@@ -410,7 +525,11 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
     pending: list[str] = []
     append = out.append
     n = 0
+    history_end = 1 + rec.history if rec.history else 0
+    marks = _marks(rec, history_end, ref) if history_end or rec.turns else None
     for i, m in enumerate(messages):
+        if marks:
+            out.extend(marks.pop(i, ()))
         role = m.get("role")
         content = m.get("content")
         text = content if type(content) is str else _content(content)
@@ -424,12 +543,15 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
                 continue
             if text:
                 append(["a", ref(text)])
+            given = 0 < i < history_end  # given.history: not the agent's calls
             for tc in tool_calls:
                 tc = tc if type(tc) is dict else {}
                 fn = tc.get("function")
                 fn = fn if type(fn) is dict else {}
-                call = calls[n] if n < len(calls) else None
-                n += 1
+                call = None
+                if not given:
+                    call = calls[n] if n < len(calls) else None
+                    n += 1
                 name = fn.get("name") or (call.name if call else None)
                 names[str(tc.get("id"))] = name
                 ev = _call_event(name, fn.get("arguments", ""), call, ref)
@@ -442,9 +564,36 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
             append(["s", ref(text), ref(moment(text))])
         else:
             append(["o", ref(role), ref(text)])
+    if marks:  # what comes after the last message: a turn that added none, its failure
+        for i in sorted(marks):
+            out.extend(marks[i])
+    pending = [c.name for c in calls if c.pending] if rec.turns else pending
     if pending:
         out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
                              "person's confirmation, so it was not run.")])
+    if rec.goal_reached is not None:
+        said = "said its goal was reached" if rec.goal_reached else \
+            "did not say its goal was reached"
+        append(["e", ref(f"The simulated user {said}.")])
+    return out
+
+
+def _marks(rec: AttemptRecord, history_end: int, ref: Ref) -> dict[int, list[list[Any]]]:
+    """The events that mark a conversation, by the index of the message they come before:
+    where given.history starts and ends, where each turn starts, and — after its last
+    message — why a turn failed."""
+    out: dict[int, list[list[Any]]] = {}
+    if history_end:
+        out.setdefault(1, []).append(["H", rec.history])
+        out.setdefault(history_end, []).append(["h"])
+    start = history_end or 1
+    for k, t in enumerate(rec.turns, 1):
+        head = ["T", k, t.kind, ref(t.text), 1 if t.simulated else 0]
+        out.setdefault(start, []).append(head)
+        end = max(start, t.messages)
+        if t.failure:
+            out.setdefault(end, []).append(["e", ref(f"Turn {k} failed: {t.failure}")])
+        start = end
     return out
 
 
@@ -473,6 +622,8 @@ def _check(c: CheckResult, ref: Ref) -> list[Any]:
         evidence = [ref(reason), ref(raw), None,
                     confidence if isinstance(confidence, int | float) else None]
     out = [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
+    if c.turn is not None or c.always:
+        out.append(c.turn)
     if c.always:
         out.append(1)
     return out
@@ -491,7 +642,8 @@ def attempt(rec: AttemptRecord, ref: Ref) -> list[Any]:
         [_check(c, ref) for c in rec.checks],
     ]
     if rec.failure:
-        out.append([ref(rec.failure), ref(explain(rec.failure))])
+        kind = rec.failure_kind or "model_output"
+        out.append([ref(kind), ref(explain(kind))])
     return out
 
 
@@ -540,33 +692,48 @@ class _Transcripts:
                             "attempts": mine, "omitted": self.seen.get(key, 0) - len(mine)})
 
 
+Trends = Mapping[str, Sequence[Mapping[str, Any]]]  # trend_key(scenario, target) → points
+
+
 def build_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
-               comparison: Comparison | None = None) -> ReportView:
+               comparison: Comparison | None = None, trends: Trends | None = None
+               ) -> ReportView:
     transcripts = _Transcripts(plan)
     for rec in records:
         transcripts.add(rec)
-    return _view(plan, transcripts, summary, run, comparison)
+    return _view(plan, transcripts, summary, run, comparison, trends)
 
 
 def summarize_and_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                        run: Mapping[str, Any] | None = None,
                        baseline: Mapping[str, Any] | None = None,
+                       trends: Trends | None = None,
                        ) -> tuple[dict[str, Any], Comparison | None, ReportView]:
-    """The summary and the report's view in one pass over the records."""
+    """The summary and the report's view in one pass over the records. The summary keeps
+    the comparison with ``baseline`` (a summary) under ``baseline``, and that of each pair
+    of targets the run compares (run.json's ``compare``) under ``compare``."""
     transcripts = _Transcripts(plan)
     summary = summarize_records(dict(plan), transcripts.tap(records), dict(run or {}) or None)
     comparison = compare(summary, baseline) if baseline is not None else None
-    return summary, comparison, _view(plan, transcripts, summary, run, comparison)
+    summary["baseline"] = comparison.as_json() if comparison is not None else None
+    summary["compare"] = [compare_targets(summary["scenarios"], str(old), str(new)).as_json()
+                          for old, new in (run or {}).get("compare") or ()]
+    return summary, comparison, _view(plan, transcripts, summary, run, comparison, trends)
 
 
 def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[str, Any],
-          run: Mapping[str, Any] | None, comparison: Comparison | None) -> ReportView:
+          run: Mapping[str, Any] | None, comparison: Comparison | None,
+          trends: Trends | None = None) -> ReportView:
     specs = {s["id"]: s for s in plan.get("scenarios", [])}
     models = {t["name"]: target_what(t) for t in summary["targets"]}
     changes = comparison.by_key() if comparison else {}
-    rows = tuple(_row(i, r, specs.get(r["scenario"], {}), changes.get((r["scenario"],
-                                                                       r["target"])), models)
+    trends = trends or {}
+    this_run = str(summary.get("run_id") or "")
+    rows = tuple(_row(i, r, specs.get(r["scenario"], {}),
+                      changes.get((r["scenario"], r["target"])), models,
+                      _trend(trends.get(trend_key(r["scenario"], r["target"]), ()), r,
+                             this_run, summary.get("started_at")))
                  for i, r in enumerate(summary["scenarios"]))
     blobs = [transcripts.blob((r.scenario, r.target)) for r in rows]
     t = summary["totals"]
@@ -595,7 +762,9 @@ def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[s
         title=title, headline=headline, rows=rows,
         targets=tuple(visible(str(tg["name"])) for tg in summary["targets"]), tags=tuple(tags),
         baseline=baseline, blobs=tuple(blobs),
-        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"))
+        generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
+        pairs=_pairs(summary), tool_scores=_tool_scores(summary),
+        has_trend=any(r.trend for r in rows))
 
 
 # ---- rendering -----------------------------------------------------------------------------
@@ -669,16 +838,34 @@ def _write(path: Path, html: str) -> None:
     write_atomic(path, html.encode("utf-8", "backslashreplace"))
 
 
+def kept_baseline(run_dir: Path) -> dict[str, Any] | None:
+    """The baseline that the run folder's summary.json was compared with (``run
+    --baseline``, ``report --baseline``), as its counts, so that a report made again —
+    after a resume too — compares with the same baseline."""
+    try:
+        data = read_json(run_dir / SUMMARY)
+    except RunDirError:
+        return None
+    kept = data.get("baseline") if isinstance(data, dict) else None
+    try:
+        return Comparison.from_json(kept).before_summary() if isinstance(kept, dict) else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def regenerate(run_dir: Path, out: Path | None = None,
-               baseline: Mapping[str, Any] | None = None
+               baseline: Mapping[str, Any] | None = None, trends: Trends | None = None
                ) -> tuple[Path, dict[str, Any], Comparison | None]:
     """``scenarist report``: summarize the stored results again, then write summary.json and
-    the report (against ``baseline``, a summary, when given), reading results.jsonl once."""
+    the report (against ``baseline``, a summary, when given — else the comparison the
+    folder's summary.json kept), reading results.jsonl once. ``trends``: each scenario ×
+    target's last runs, from the history."""
     path = out or run_dir / REPORT
     with _collector_paused():
         plan, run = _load(run_dir)
+        against = baseline if baseline is not None else kept_baseline(run_dir)
         summary, comparison, view = summarize_and_view(plan, latest_records(run_dir), run,
-                                                       baseline)
+                                                       against, trends)
         write_json(run_dir / SUMMARY, summary)
         _write(path, render(view))
     return path, summary, comparison

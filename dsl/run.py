@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import dataclasses
 import datetime as dt
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -33,6 +34,7 @@ from .store import (
     ModelCallStat,
     ResultsWriter,
 )
+from .store.records import failure_kind
 from .targets.base import Agent, AgentContext, Reply
 from .targets.kinds import key_env, open_agent, open_model, target_json
 from .verdict import AttemptStatus
@@ -102,33 +104,66 @@ class RunState:
 
 async def evaluate(scenario: Scenario, data: AttemptData,
                    judge: Any = None) -> tuple[tuple[CheckResult, ...], str | None]:
-    """Every check of the scenario on one attempt, and the judge's endpoint failure if
-    there was one. Judge checks are asked concurrently."""
+    """Every check of the scenario on one attempt (a conversation's: each turn's checks on
+    what that turn produced, then the scenario's own on the whole conversation), and the
+    judge's endpoint failure if there was one. Judge checks are asked concurrently."""
+    checks = scenario.all_checks
+    views = _views(scenario, data) if scenario.turns else None
 
-    async def one(c: Any) -> Outcome:
+    async def one(c: Any, d: AttemptData | Outcome) -> Outcome:
+        if isinstance(d, Outcome):
+            return d
         if not (c.judge and c.evaluate_async is not None):
-            return _sync(c, data)
+            return _sync(c, d)
         try:
-            outcome: Outcome = await c.evaluate_async(c.params, data, judge)
+            outcome: Outcome = await c.evaluate_async(c.params, d, judge)
             return outcome
         except Exception as exc:  # a bug in a check must not end the run
             return Outcome("error", f"the check could not be evaluated: "
                                     f"{type(exc).__name__}: {exc}")
 
-    if judge is not None and any(c.judge for c in scenario.checks):
-        outcomes = await asyncio.gather(*(one(c) for c in scenario.checks))
-    else:  # no question for the judge: no need for a task per check
-        outcomes = [_sync(c, data) for c in scenario.checks]
+    if views is None and not (judge is not None and any(c.judge for c in checks)):
+        # no question for the judge: no need for a task per check
+        outcomes = [_sync(c, data) for c in checks]
+    else:
+        seen = views or [data] * len(checks)
+        outcomes = list(await asyncio.gather(*(one(c, d) for c, d in zip(checks, seen,
+                                                                          strict=True))))
     out = []
     judge_failure = None
-    for c, o in zip(scenario.checks, outcomes, strict=True):
+    for c, o in zip(checks, outcomes, strict=True):
         out.append(CheckResult(
             c.name, c.label, o.status, o.reason, o.score,
             tuple({k: v for k, v in i.items() if k != "evidence"} for i in o.items),
-            o.evidence, c.always))
+            o.evidence, c.turn, c.always))
         if o.judge_error and judge_failure is None:
             judge_failure = o.reason
     return tuple(out), judge_failure
+
+
+def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]:
+    """What each check of a scripted conversation looks at: its turn's view, the whole
+    attempt, or — for a turn the conversation never reached, or whose confirm had nothing
+    to confirm — the outcome that says so."""
+    out: list[AttemptData | Outcome] = []
+    reached = len(data.turns)
+    for n, spec in enumerate(scenario.turns):
+        if not spec.checks:
+            continue
+        view: AttemptData | Outcome
+        if n >= reached:
+            ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(data.turns, 1)
+                          if t.failure), "it ended earlier")
+            view = Outcome("error", f"not evaluated: the conversation never reached turn "
+                                    f"{n + 1} ({ended})")
+        elif data.turns[n].failure is not None and not data.turns[n].steps:
+            view = Outcome("error", f"not evaluated: turn {n + 1} failed "
+                                    f"({data.turns[n].failure})")
+        else:
+            view = data.turn(n)
+        out.extend([view] * len(spec.checks))
+    out.extend([data] * len(scenario.checks))
+    return out
 
 
 def _sync(c: Any, data: AttemptData) -> Outcome:
@@ -154,6 +189,23 @@ def attempt_status(data: AttemptData, checks: tuple[CheckResult, ...]
     return "pass", f"all {len(checks)} checks passed"
 
 
+# The reasons attempt_status gives from the checks (any other reason of a failed attempt
+# is the loop's failure): loop_failure reads them back from records older than `failure`.
+_CHECKS_REASON = re.compile(r"\d+ of \d+ checks failed: |all \d+ checks passed$"
+                            r"|no check failed, but the judge was unsure$")
+
+
+def loop_failure(record: AttemptRecord) -> str | None:
+    """Why the agent loop failed a stored attempt (max_steps), whatever its checks say:
+    the record's ``failure``; in a record written before it was kept, the reason
+    :func:`attempt_status` gave that is not about the checks."""
+    if record.failure:
+        return record.failure
+    if record.status == "fail" and record.reason and not _CHECKS_REASON.match(record.reason):
+        return record.reason
+    return None
+
+
 def make_record(scenario: Scenario, target: Target, run: int, started: dt.datetime,
                 status: AttemptStatus, reason: str, *, data: AttemptData | None = None,
                 error: EndpointError | None = None,
@@ -170,12 +222,16 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             base, answer=data.answer, calls=data.calls, messages=data.messages,
             steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
             retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
-            failure=data.failure_kind if data.failure else None)
+            failure=data.failure,
+            failure_kind=(data.failure_kind or failure_kind(data.failure)) if data.failure
+            else None,
+            turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
             steps=partial.steps, tokens=partial.tokens, retries=partial.retries,
-            model_calls=tuple(_stat(m) for m in partial.model_calls))
+            model_calls=tuple(_stat(m) for m in partial.model_calls),
+            turns=tuple(partial.turns), history=len(scenario.history))
     return base
 
 
@@ -230,11 +286,11 @@ async def execute(
     limits: dict[str, AdaptiveLimit] = {}
     agents: dict[str, Agent] = {}
     failures_in_row: dict[str, int] = {}
-    redactor = plan.redact.redactor(plan.suite_targets) if plan.redact is not None else \
-        _default_redactor(plan)
+    redactor = redactor_of(plan)
     judge = None
     try:
-        if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.checks):
+        if plan.judge is not None and any(c.judge for s in plan.scenarios
+                                          for c in s.all_checks):
             from .judge import Judge
 
             jt = plan.judge.target
@@ -329,7 +385,10 @@ def _metering(scheduler: Scheduler, limit: AdaptiveLimit) -> Any:
     return on_reply
 
 
-def _default_redactor(plan: Plan) -> Any:
+def redactor_of(plan: Plan) -> Any:
+    """What the run redacts before anything reaches the judge or a file."""
+    if plan.redact is not None:
+        return plan.redact.redactor(plan.suite_targets)
     from .redact import build
 
     return build({e for e in map(key_env, plan.suite_targets) if e})

@@ -31,6 +31,16 @@ def describe_path(path: Iterable[str | int]) -> str:
             return f"'{p[2]}' of the check in item {p[1] + 1} of then"
         check = f"the check '{p[2]}'"
         return check if len(p) == 3 else f"'{_dotted(p[3:])}' in {check}"
+    if len(p) >= 2 and p[0] == "when" and isinstance(p[1], int):
+        turn = f"turn {p[1] + 1}"
+        if len(p) >= 5 and p[2] == "then" and isinstance(p[3], int):
+            if p[4] in CHECK_MODIFIERS and len(p) == 5:
+                return f"'{p[4]}' of the check in item {p[3] + 1} of {turn}'s then"
+            check = f"the check '{p[4]}' of {turn}"
+            return check if len(p) == 5 else f"'{_dotted(p[5:])}' in {check}"
+        if len(p) == 2:
+            return turn
+        return f"'{_dotted(p[2:])}' in {turn}"
     last, parent = p[-1], p[:-1]
     if isinstance(last, int):
         return f"item {last + 1} of {_dotted(parent)}" if parent else f"item {last + 1}"

@@ -13,11 +13,10 @@ from typing import Any
 
 from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
-from .fastschema import plainly_valid_schema
+from .faketools import compile_tool as compile_tool  # tools are compiled there
 from .load import DataPath, Document, read_file
-from .model import Action, Target, ToolSpec
+from .model import Target, ToolSpec
 from .targets.kinds import is_model
-from .templates import LazyTemplate, check_template, is_template, line_offset
 from .validate import validate
 
 SUITE_FILE = "scenarist.yaml"
@@ -62,6 +61,8 @@ class Suite:
     judge: Any = None  # JudgeConfig
     redact: RedactConfig = field(default_factory=lambda: RedactConfig())
     checks: Mapping[str, NamedCheck] = field(default_factory=dict)
+    history: Any = None  # history: as written (a URL, a file, false); None: the default
+    compare: tuple[tuple[str, str], ...] = ()  # compare: target pairs (old, new)
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -144,8 +145,53 @@ def load_suite(file: Path, diags: Collector) -> Suite:
     judge = _judge(doc, root, data.get("judge"), targets, diags)
     redact = _redact(doc, data.get("redact") or {}, diags)
     checks = named_checks(doc, data.get("checks") or {}, diags)
+    history = data.get("history")
+    from .history.locate import setting_problem
+
+    problem = setting_problem(history)
+    if problem is not None:
+        diags.error(doc.span(("history",)), "E221", problem)
+        history = None
+    pairs = _compare(doc, data.get("compare"), targets, diags)
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
-                 judge, redact, checks)
+                 judge, redact, checks, history, pairs)
+
+
+def parse_pair(text: str) -> tuple[str, str] | None:
+    """``old:new`` as (old, new); None when it is not two names around one colon."""
+    old, sep, new = text.partition(":")
+    old, new = old.strip(), new.strip()
+    if not sep or not old or not new or ":" in new or old == new:
+        return None
+    return old, new
+
+
+def _compare(doc: Document, data: Any, targets: Mapping[str, Target],
+             diags: Collector) -> tuple[tuple[str, str], ...]:
+    """``compare: old:new`` (or a list of pairs): the targets compared within a run."""
+    if data is None:
+        return ()
+    items = [data] if isinstance(data, str) else list(data)
+    out = []
+    for i, item in enumerate(items):
+        path: DataPath = ("compare",) if isinstance(data, str) else ("compare", i)
+        pair = parse_pair(str(item))
+        if pair is None:
+            diags.error(doc.span(path), "E221",
+                        f"'{item}' is not a pair of targets: write old:new, two different "
+                        "target names around a colon")
+            continue
+        ok = True
+        for n in pair:
+            if n not in targets:
+                ok = False
+                diags.error(doc.span(path), "E206",
+                            f"compare names the target '{n}', which is not defined"
+                            f"{did_you_mean(n, targets)}",
+                            f"the targets are {quoted_list(sorted(targets), 'and') or 'none'}")
+        if ok:
+            out.append(pair)
+    return tuple(out)
 
 
 def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
@@ -270,67 +316,6 @@ def _kind(data: Any) -> str:
     if isinstance(data, str):
         return "a single text"
     return "a single value"
-
-
-def compile_tool(
-    doc: Document, path: DataPath, name: str, data: Mapping[str, Any], diags: Collector
-) -> ToolSpec:
-    """A tool definition (from the library or inline) as a ToolSpec."""
-    schema = data.get("input_schema") or {"type": "object", "properties": {}}
-    declared: bool | None = "input_schema" in data
-    if "input_schema" in data and not plainly_valid_schema(schema):
-        from jsonschema import Draft202012Validator
-        from jsonschema.exceptions import SchemaError
-
-        try:
-            Draft202012Validator.check_schema(schema)
-        except SchemaError as exc:
-            where = list(exc.absolute_path)
-            at = doc.span((*path, "input_schema", *where))
-            problem = exc.message
-            if where and where[-1] == "type" and isinstance(exc.instance, str):
-                types = ["string", "number", "integer", "boolean", "object", "array", "null"]
-                problem = (f"'{exc.instance}' is not a JSON Schema type"
-                           f"{did_you_mean(exc.instance, types)}")
-            declared = None
-            diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
-                                    f"Schema: {problem}",
-                        "types are string, number, integer, boolean, object, array and null; "
-                        "see https://json-schema.org/understanding-json-schema/")
-    returns = data.get("returns", "OK")
-    template = None
-    if isinstance(returns, str) and is_template(returns):
-        trouble = check_template(returns)
-        if trouble is None:
-            template = LazyTemplate(returns)
-        else:
-            offset = line_offset(returns, trouble.line)
-            diags.error(
-                doc.span_in_string((*path, "returns"), offset),
-                "E208",
-                f"the template in returns of the tool '{name}' {trouble.verb}: "
-                f"{trouble.message}",
-                _limit_hint() if trouble.limit else
-                "templates use {{ args.name }} for an argument; check the braces",
-            )
-    action: Action = data.get("action", "read")
-    return ToolSpec(
-        name=name,
-        description=data.get("description", ""),
-        input_schema=schema,
-        action=action,
-        confirm=bool(data.get("confirm", False)),
-        returns=returns,
-        span=doc.span(path),
-        template=template,
-        args_declared=declared,
-    )
-
-
-def _limit_hint() -> str:
-    from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
-
-    return LIMITS_HINT
 
 
 def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],

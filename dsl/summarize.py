@@ -9,11 +9,17 @@ A scenario × target's verdict is :class:`~dsl.verdict.Tally`'s (the one home of
 rule): ``pass``, ``fail`` or ``inconclusive`` (endpoint errors, or attempts that were not
 run, decide it either way), with what decided it (``verdict_reason``: min_pass, or a check
 marked ``always: true``).
+
+Every figure is kept at full precision (the statistics are :mod:`dsl.stats`'s); the
+terminal, the report and summary.md round them for display. Besides the pass rate and its
+interval, each row has each check's pass rate with its interval, pass@k and pass^k, and
+tool-call precision, recall and F1 (:mod:`dsl.toolcalls` counts each attempt); the
+summary has the same F1 for the suite and per target. (The comparisons — with a baseline,
+between the targets of the run — are :mod:`dsl.baseline`'s: the report stage adds them.)
 """
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -21,32 +27,15 @@ from pathlib import Path
 from typing import Any
 
 from .model import SCHEMA_VERSION
+from .stats import PRF, Z95, pass_k_table, percentile, wilson
 from .store import PLAN, RUN, AttemptRecord, CheckResult, latest_records, read_json
+from .toolcalls import ToolExpectation, expectation_of
 from .verdict import Tally
 
-Z95 = 1.959963984540054
+__all__ = ["Z95", "exit_code", "percentile", "summarize_dir", "summarize_records", "wilson"]
 
 
-def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
-    """The Wilson score interval for k successes in n trials (0..1 each side)."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return max(0.0, centre - half), min(1.0, centre + half)
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Linear-interpolated percentile (q in 0..100) of unsorted values."""
-    if not values:
-        return None
-    v = sorted(values)
-    pos = (len(v) - 1) * q / 100
-    lo = math.floor(pos)
-    hi = min(lo + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+TOOL_OUTCOMES = ("tp", "fp", "fn", "tn")
 
 
 @dataclass(slots=True)
@@ -64,9 +53,7 @@ class _Acc:
     check_pass: list[int] = field(default_factory=list)
     check_seen: list[int] = field(default_factory=list)
     check_unsure: list[int] = field(default_factory=list)
-    tp: int = 0  # tool calls: expected and made
-    made: int = 0
-    expected: int = 0
+    tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
     failing_checks: Counter[str] = field(default_factory=Counter)
     always_failing: set[str] = field(default_factory=set)  # labels of `always` checks
     judge_questions: int = 0
@@ -78,6 +65,8 @@ class _Acc:
 def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
                       run: dict[str, Any] | None = None) -> dict[str, Any]:
     scenarios = {s["id"]: s for s in plan["scenarios"]}
+    expectations: dict[str, ToolExpectation | None] = {
+        sid: expectation_of(spec) for sid, spec in scenarios.items()}
     targets = [t["name"] for t in plan["targets"]]
     acc: dict[tuple[str, str], _Acc] = {}
     first_started: str | None = None
@@ -101,10 +90,10 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
             if kind not in a.said:
                 a.said[kind] = _short(r.error.message if r.error else r.reason)
             continue
-        if r.failure:
-            a.failure_kinds[r.failure] += 1
-            if r.failure not in a.said:
-                a.said[r.failure] = _short(r.reason)
+        if r.failure_kind:
+            a.failure_kinds[r.failure_kind] += 1
+            if r.failure_kind not in a.said:
+                a.said[r.failure_kind] = _short(r.failure or r.reason)
         if r.latency_ms is not None:
             a.latencies.append(r.latency_ms)
         checks = r.checks
@@ -128,13 +117,9 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
                 a.failing_checks[c.label] += 1
                 if c.always:
                     a.always_failing.add(c.label)
-        spec = scenarios.get(r.scenario, {})
-        expected = set(spec.get("expected_tools", ()))
-        if expected:
-            made = {c.name for c in r.calls}
-            a.tp += len(made & expected)
-            a.made += len(made)
-            a.expected += len(expected)
+        expectation = expectations.get(r.scenario)
+        if expectation is not None:
+            a.tools[expectation.classify(c.name for c in r.calls)] += 1
 
     info = run or {}
     saved = {(x["scenario"], x["target"]): x["runs"]
@@ -160,8 +145,25 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
         "targets": plan["targets"],
         "judge": _judge(info.get("judge")),
         "totals": totals,
+        "tool_calls": _tool_calls(rows, targets),
         "scenarios": rows,
     }
+
+
+def _prf(rows: Iterable[dict[str, Any]]) -> PRF:
+    total = PRF(0, 0, 0)
+    for r in rows:
+        t = r["tool_calls"]
+        if t is not None:
+            total += PRF(t["tp"], t["fp"], t["fn"], t["tn"])
+    return total
+
+
+def _tool_calls(rows: list[dict[str, Any]], targets: list[str]) -> dict[str, Any]:
+    """Tool-call precision, recall and F1 over the suite and per target."""
+    return {"all": _prf(rows).as_json(),
+            "by_target": {t: _prf(r for r in rows if r["target"] == t).as_json()
+                          for t in targets}}
 
 
 def _judge(info: Any) -> dict[str, Any] | None:
@@ -191,6 +193,11 @@ def _judge_stats(a: _Acc, check: CheckResult) -> None:
         a.judge_tokens += e.get("tokens") or 0
 
 
+def _rate(k: int, n: int) -> dict[str, Any]:
+    low, high = wilson(k, n)
+    return {"pass_rate": k / n if n else None, "ci_low": low, "ci_high": high}
+
+
 def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str, Any]:
     t = a.tally
     decided = t.decided
@@ -203,22 +210,18 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         ok = a.check_pass[i] if i < len(a.check_pass) else 0
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
         entry = {"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
-                 "passes": ok, "unsure": unsure, "evaluated": seen,
-                 "pass_rate": round(ok / seen, 4) if seen else None}
+                 "passes": ok, "unsure": unsure, "evaluated": seen, **_rate(ok, seen)}
         if c.get("always"):
             entry["always"] = True
         if i in a.items:
             entry["items"] = [{"label": label, "passes": n[0], "evaluated": n[1],
-                               "pass_rate": round(n[0] / n[1], 4) if n[1] else None}
+                               **_rate(n[0], n[1])}
                               for label, n in a.items[i].items()]
         checks.append(entry)
     tool_calls = None
-    if a.expected:
-        precision = a.tp / a.made if a.made else 0.0
-        recall = a.tp / a.expected
-        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-        tool_calls = {"precision": round(precision, 4), "recall": round(recall, 4),
-                      "f1": round(f1, 4)}
+    if expectation_of(spec) is not None:
+        tool_calls = PRF(**a.tools).as_json()
+    at_k, hat_k = pass_k_table(decided, t.passes) if decided else ({}, {})
     mean = sum(a.latencies) / len(a.latencies) if a.latencies else None
     return {
         "scenario": spec["id"],
@@ -237,9 +240,11 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         "saved": saved,  # runs not needed: the verdict was decided (early stop)
         "not_run": max(0, planned - t.finished - saved),
         "min_pass": spec["min_pass"],
-        "pass_rate": round(t.passes / decided, 4) if decided else None,
-        "ci_low": round(low, 4),
-        "ci_high": round(high, 4),
+        "pass_rate": t.passes / decided if decided else None,
+        "ci_low": low,
+        "ci_high": high,
+        "pass_at_k": at_k,
+        "pass_hat_k": hat_k,
         "verdict": v,
         "verdict_reason": t.reason,  # min_pass, always_broken or always_unseen
         "always_broken": t.broken,  # attempts in which an `always` check did not pass
@@ -250,9 +255,9 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
                                                       if k in a.always_failing else {})}
                            for k, n in a.failing_checks.most_common()],
         "latency_ms": {
-            "mean": _r(mean),
-            "p50": _r(percentile(a.latencies, 50)),
-            "p95": _r(percentile(a.latencies, 95)),
+            "mean": mean,
+            "p50": percentile(a.latencies, 50),
+            "p95": percentile(a.latencies, 95),
         },
         "tokens": {"prompt": a.prompt_tokens, "completion": a.completion_tokens,
                    "total": a.prompt_tokens + a.completion_tokens},
@@ -262,7 +267,7 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         "failure_kinds": dict(a.failure_kinds),  # failed before the checks: model_output...
         "error_messages": dict(a.said),  # per kind, what the first such attempt said
         "tool_calls": tool_calls,
-        "unsure_rate": round(t.unsure / decided, 4) if decided else None,
+        "unsure_rate": t.unsure / decided if decided else None,
         "judge": ({"questions": a.judge_questions, "cached": a.judge_cached,
                    "asked": a.judge_questions - a.judge_cached, "tokens": a.judge_tokens}
                   if a.judge_questions else None),
@@ -274,10 +279,6 @@ MAX_SAID = 300  # characters of an endpoint's message kept in the summary (all: 
 
 def _short(text: str) -> str:
     return text if len(text) <= MAX_SAID else text[: MAX_SAID - 1] + "…"
-
-
-def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 1)
 
 
 def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
@@ -296,7 +297,9 @@ def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "errors": sum(r["errors"] for r in rows),
         "not_run": sum(r["not_run"] for r in rows),
         "saved": sum(r["saved"] for r in rows),
-        "pass_rate": round(passes / decided, 4) if decided else None,
+        "pass_rate": passes / decided if decided else None,
+        "ci_low": wilson(passes, decided)[0],
+        "ci_high": wilson(passes, decided)[1],
         "tokens": sum(r["tokens"]["total"] for r in rows),
         "model_calls": sum(r["model_calls"] for r in rows),
         "retries": sum(r["retries"] for r in rows),

@@ -147,6 +147,72 @@ class LazyTemplate:
         return f"LazyTemplate({self.source!r})"
 
 
+class DataTemplate:
+    """Fixed data (a mapping or a list) whose strings may be templates: each template
+    renders over the call, and the data is sent as JSON. ``{"id": "{{ args.id }}"}`` over
+    ``{"id": "RX-1"}`` gives ``{"id": "RX-1"}``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: Any) -> None:
+        """``data``: the returns value with each template string replaced by its
+        :class:`LazyTemplate` (see :func:`template_leaves`)."""
+        self.data = data
+
+    def render(self, **values: Any) -> str:
+        return json.dumps(_render_leaves(self.data, values), ensure_ascii=False)
+
+    def __repr__(self) -> str:
+        return f"DataTemplate({self.data!r})"
+
+
+def _render_leaves(data: Any, values: dict[str, Any]) -> Any:
+    if isinstance(data, LazyTemplate):
+        return data.render(**values)
+    if isinstance(data, dict):
+        return {k: _render_leaves(v, values) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_render_leaves(v, values) for v in data]
+    return data
+
+
+def template_strings(data: Any, path: tuple[str | int, ...] = ()
+                     ) -> list[tuple[tuple[str | int, ...], str]]:
+    """Every string of ``data`` (a string, or strings inside mappings and lists) that is a
+    template, with its path inside ``data``."""
+    if isinstance(data, str):
+        return [(path, data)] if is_template(data) else []
+    out: list[tuple[tuple[str | int, ...], str]] = []
+    if isinstance(data, dict):
+        for k, v in data.items():
+            out.extend(template_strings(v, (*path, k)))
+    elif isinstance(data, list):
+        for i, v in enumerate(data):
+            out.extend(template_strings(v, (*path, i)))
+    return out
+
+
+def data_template(data: Any) -> Any:
+    """What renders ``data`` over a call: a :class:`LazyTemplate` for a template string,
+    a :class:`DataTemplate` for a mapping or list that holds templates, None when nothing
+    in it is a template. (Check each string with :func:`check_template` first.)"""
+    if isinstance(data, str):
+        return LazyTemplate(data) if is_template(data) else None
+    if not template_strings(data):
+        return None
+    return DataTemplate(_with_leaves(data))
+
+
+def _with_leaves(data: Any) -> Any:
+    if isinstance(data, str):
+        return LazyTemplate(data) if is_template(data) else data
+    if isinstance(data, dict):
+        return {k: _with_leaves(v) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_with_leaves(v) for v in data]
+    return data
+
+
 @functools.cache
 def environment() -> Any:
     from jinja2 import ChainableUndefined

@@ -64,7 +64,8 @@ def _pct(x: float | None) -> str:
 
 
 CHANGE_STYLE = {"regressed": ("▼ regressed", "red"), "improved": ("▲ improved", "green"),
-                "inconclusive": ("? flipped within noise", "yellow"), "new": ("new", None)}
+                "inconclusive": ("? flipped within noise", "yellow"), "new": ("new", None),
+                "removed": ("removed", None)}
 
 
 def _change(c: Change | None, color: bool) -> str:
@@ -209,13 +210,239 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
     if summary.get("duration_s"):
         parts.append(f"{summary['duration_s']:.1f}s")
     echo("\n" + " · ".join(parts))
-    for line in fewer_attempts(summary):
+    for line in fewer_attempts(summary):  # what the totals' counts leave unsaid
+        echo(line)
+    tools = (summary.get("tool_calls") or {}).get("all")
+    if tools and tools["tp"] + tools["fp"] + tools["fn"]:
+        from .cioutputs import prf_text
+
+        by_target = summary["tool_calls"].get("by_target") or {}
+        line = f"Tool calls: {prf_text(tools)}"
+        if len(by_target) > 1:
+            line += "; " + ", ".join(f"{name} F1 {_pct(t['f1']).strip()}"
+                                     for name, t in by_target.items())
         echo(line)
     if comparison is not None:
         counts = comparison.counts()
         said = [f"{n} {status}" for status, n in counts.items() if n]
-        if comparison.removed:
-            said.append(f"{len(comparison.removed)} removed")
         base = comparison.baseline_run_id or "the baseline"
         line = f"Against {base}: " + (", ".join(said) or "nothing to compare")
         echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)
+    for pair in summary.get("compare") or ():
+        from .baseline import Comparison as _Comparison
+
+        echo("")
+        print_pair(_Comparison.from_json(pair), color)
+
+
+def _side(side: Any) -> str:
+    from .cioutputs import side_text
+
+    return side_text(side)
+
+
+def print_pair(c: Comparison, color: bool) -> None:
+    """``run --compare old:new``: each scenario's two pass rates and the change."""
+    echo = functools.partial(click.echo, color=color)
+    echo(f"{c.after} against {c.before}:")
+    rows = c.ordered()
+    width = max([len("scenario"), *(len(ch.scenario) for ch in rows)])
+    w_old = max([len(c.before), *(len(_side(ch.before)) for ch in rows)])
+    w_new = max([len(c.after), *(len(_side(ch.now)) for ch in rows)])
+    echo(f"  {'scenario':<{width}}  {c.before:<{w_old}}  {c.after:<{w_new}}  change")
+    for ch in rows:
+        echo(f"  {ch.scenario:<{width}}  {_side(ch.before):<{w_old}}  {_side(ch.now):<{w_new}}"
+             f"  {_change_words(ch, color)}")
+    counts = c.counts()
+    line = "  " + ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)
+
+
+def _change_words(c: Change, color: bool) -> str:
+    from .baseline import describe_delta
+
+    text, fg = CHANGE_WORDS[c.status]
+    if c.delta is not None:
+        text += f" {describe_delta(c.delta, c.interval)}"
+    return style(text, color, fg=fg, bold=c.status == "regressed") if fg else text
+
+
+CHANGE_WORDS: dict[str, tuple[str, str | None]] = {
+    "regressed": ("▼ regressed", "red"), "improved": ("▲ improved", "green"),
+    "inconclusive": ("? inconclusive", "yellow"), "new": ("new", None),
+    "removed": ("removed", None), "unchanged": ("= unchanged", None)}
+
+
+def print_comparison(c: Comparison, *, quiet: bool = False) -> None:
+    """``scenarist diff`` as text: one line per scenario × target (without the unchanged
+    ones with ``quiet``), what needs a look first, then the counts."""
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    rows = [ch for ch in c.ordered() if not (quiet and ch.status == "unchanged")]
+    width = max((len(ch.scenario) for ch in rows), default=8)
+    twidth = max((len(ch.target) for ch in rows), default=6)
+    w_old = max((len(_side(ch.before)) for ch in rows), default=1)
+    w_new = max((len(_side(ch.now)) for ch in rows), default=1)
+    for ch in rows:
+        echo(f"{ch.scenario:<{width}}  {ch.target:<{twidth}}  {_side(ch.before):>{w_old}} → "
+             f"{_side(ch.now):<{w_new}}  {_change_words(ch, color)}")
+    counts = c.counts()
+    said = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+    line = f"{c.after or 'the new run'} against {c.before or 'the baseline'}: " + (
+        said or "nothing to compare")
+    echo(("\n" if rows else "") + (style(line, color, fg="red", bold=True)
+                                   if counts["regressed"] else line))
+
+
+def _when(iso: str | None) -> str:
+    """``2026-11-30 09:15`` (UTC) from an ISO time; ``–`` when there is none."""
+    import datetime as dt
+
+    if not iso:
+        return "–"
+    try:
+        t = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.UTC)
+    return t.strftime("%Y-%m-%d %H:%M")
+
+
+def _rate_ci(rate: float | None, low: float, high: float) -> str:
+    return "–" if rate is None else f"{rate * 100:.0f}% [{low * 100:.0f}–{high * 100:.0f}]"
+
+
+def print_runs(runs: list[Any], where: str, trends: dict[Any, Any], scenario: str | None,
+               target: str | None) -> None:
+    """``scenarist runs list``: the latest runs first, one line each (with ``--scenario``,
+    its verdict and pass rate in each run)."""
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    if not runs:
+        what = " that ran " + scenario if scenario else ""
+        what += (" on " if scenario else " against ") + target if target else ""
+        echo(f"No runs{what} in the history {where}.")
+        return
+    points: dict[tuple[str, str], Any] = {}
+    for (_, tgt), found in trends.items():
+        for p in found:
+            points[(p.run_id, tgt)] = p
+    width = max(len(r.run_id) for r in runs)
+    for r in runs:
+        commit = (r.git_commit or "")[:8] or "–"
+        branch = f" {r.git_branch}" if r.git_branch else ""
+        names = ", ".join(f"{t.name} ({t.model})" if t.model else t.name for t in r.targets)
+        line = (f"{r.run_id:<{width}}  {_when(r.started_at)}  {commit}{branch}  "
+                f"{r.passed}/{r.scenarios} passed  {names}")
+        if r.recheck_of:
+            line += f"  (recheck of {r.recheck_of})"
+        echo(line)
+        if scenario:
+            for t in r.targets:
+                if target and t.name != target:
+                    continue
+                p = points.get((r.run_id, t.name))
+                if p is not None:
+                    w = _verdict_words(p.verdict)
+                    echo(f"    {style(w.mark, color, fg=w.color, bold=True)}  {t.name}  "
+                         f"{p.passes}/{p.decided}  {_rate_ci(p.pass_rate, p.ci_low, p.ci_high)}")
+    echo(f"\n{len(runs)} run{'s' if len(runs) != 1 else ''} in the history {where}")
+
+
+def _verdict_words(verdict: str) -> Any:
+    from .verdict import words
+
+    return words(verdict)
+
+
+def print_run(entry: Any) -> None:
+    """``scenarist runs show ID``: the run, its targets, and every scenario × target."""
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    echo(f"Run {entry.run_id}" + (f" (a recheck of {entry.recheck_of})"
+                                  if entry.recheck_of else ""))
+    echo(f"  started   {_when(entry.started_at)}" + (f", finished {_when(entry.finished_at)}"
+                                                     if entry.finished_at else ""))
+    if entry.git_commit:
+        echo(f"  commit    {entry.git_commit}" + (f" ({entry.git_branch})"
+                                                  if entry.git_branch else ""))
+    if entry.suite:
+        echo(f"  suite     {entry.suite}")
+    echo("  targets   " + ", ".join(f"{t.name} ({t.model})" if t.model else t.name
+                                    for t in entry.targets))
+    if entry.run_dir:
+        echo(f"  folder    {entry.run_dir}")
+    rate = "–" if entry.pass_rate is None else f"{entry.pass_rate * 100:.0f}%"
+    echo(f"  result    {entry.passed}/{entry.scenarios} passed, {entry.failed} failed, "
+         f"{entry.inconclusive} without a verdict; {rate} of {entry.attempts} attempts passed"
+         + ("; interrupted" if entry.interrupted else ""))
+    if not entry.results:
+        return
+    echo("")
+    width = max(len(r.scenario) for r in entry.results)
+    twidth = max(len(r.target) for r in entry.results)
+    for r in sorted(entry.results, key=lambda r: (_verdict_words(r.verdict).order,
+                                                  r.scenario, r.target)):
+        w = _verdict_words(r.verdict)
+        echo(f"{style(w.mark, color, fg=w.color, bold=True)}  {r.scenario:<{width}}  "
+             f"{r.target:<{twidth}}  {r.passes:>3}/{r.decided:<3} min {r.min_pass:<3} "
+             f"{_rate_ci(r.pass_rate, r.ci_low, r.ci_high)}")
+
+
+def _ms(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.0f}"
+
+
+CERTIFICATION_COLOR = {"certified": "green", "not certified": "red", "inconclusive": "yellow"}
+
+
+def print_conformance(cert: Any) -> None:
+    """``scenarist conformance``: each behaviour certified, not certified or inconclusive,
+    tool-call precision, recall and F1, latency, the regressions against a baseline, and the
+    conclusion (a :class:`dsl.conformance.Certificate`)."""
+    from .baseline import describe_delta
+    from .cioutputs import prf_text, side_text
+    from .verdict import words
+
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    rows = cert.behaviours
+    width = max([len("case"), *(len(b.case) for b in rows)])
+    swidth = max(len(s) for s in CERTIFICATION_COLOR)
+    counts = [f"{b.passes}/{b.decided}" for b in rows]
+    cwidth = max([len("passed"), *(len(c) for c in counts)])
+    echo(f"\nConformance of {cert.target} ({cert.endpoint}):")
+    echo(f"  {'case':<{width}}  {'status':<{swidth}}  {'passed':>{cwidth}}  min  {'p50 ms':>7}"
+         f"  {'p95 ms':>7}  certifies")
+    for b, n in zip(rows, counts, strict=True):
+        status = style(f"{b.status:<{swidth}}", color, fg=CERTIFICATION_COLOR[b.status],
+                       bold=b.status != "certified")
+        echo(f"  {b.case:<{width}}  {status}  {n:>{cwidth}}  {b.min_pass:>3}  "
+             f"{_ms(b.p50_ms):>7}  {_ms(b.p95_ms):>7}  {b.certifies}")
+    tools = cert.tool_calls
+    echo("Tool calls: " + (prf_text(tools.as_json()) if tools.relevant
+                           else "nothing to count (no attempt of a case that expects a tool "
+                                "call, or none, reached the endpoint)"))
+    if cert.timed:
+        echo(f"Latency per attempt: p50 {_ms(cert.p50_ms)} ms, p95 {_ms(cert.p95_ms)} ms "
+             f"(over {cert.timed} attempt{'s' if cert.timed != 1 else ''})")
+    else:
+        echo("Latency per attempt: no attempt reached the endpoint")
+    if cert.errors:
+        n = sum(cert.errors.values())
+        kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(cert.errors.items()))
+        echo(f"Endpoint errors: {n} ({kinds})")
+    if cert.baseline is not None:
+        said = ", ".join(f"{n} {status}" for status, n in (cert.changes or {}).items())
+        if not cert.regressions:
+            echo(f"Regressions against {cert.baseline}: none ({said or 'nothing to compare'})")
+        else:
+            echo(style(f"Regressions against {cert.baseline}: {len(cert.regressions)} "
+                       f"({said})", color, fg="red", bold=True))
+            for c in cert.regressions:
+                echo(f"  ▼ {c.scenario}  {side_text(c.before)} → {side_text(c.now)}  "
+                     f"{describe_delta(c.delta, c.interval)}")
+    worst = "pass" if cert.certified else (
+        "fail" if cert.with_status("not certified") else "inconclusive")
+    echo(style(f"Conclusion: {cert.conclusion}", color, fg=words(worst).color, bold=True))

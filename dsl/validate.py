@@ -337,10 +337,20 @@ def _const(p: _Problem) -> Diagnostic:
 
 
 def _min_properties(p: _Problem) -> Diagnostic:
+    if _is_history_item(p.path):
+        return Diagnostic(p.span, "S106", "an item of given.history cannot be empty",
+                          "write who spoke and what they said, e.g. user: \"Hola\"")
     return Diagnostic(p.span, "S105", f"{p.here} needs at least {p.wanted} key(s)")
 
 
 def _max_properties(p: _Problem) -> Diagnostic:
+    if _is_history_item(p.path):
+        keys = list(p.value) if isinstance(p.value, dict) else []
+        return Diagnostic(
+            p.doc.key_span((*p.path, keys[1])) if len(keys) > 1 else p.span, "S106",
+            f"an item of given.history is one message, but this one has {len(keys)} keys "
+            f"({quoted_list(keys, 'and')})",
+            "start each message with its own '-': - user: ... then - assistant: ...")
     return Diagnostic(p.span, "S105", f"{p.here} has more than {p.wanted} key(s)")
 
 
@@ -442,7 +452,14 @@ def _yaml_text(value: Any) -> str:
 
 
 def _is_check_path(path: DataPath) -> bool:
-    return len(path) == 2 and path[0] == "then" and isinstance(path[1], int)
+    """An item of the scenario's ``then``, or of a turn's (``when[i].then``)."""
+    n = len(path)
+    return (n >= 2 and path[-2] == "then" and isinstance(path[-1], int)
+            and (n == 2 or (n == 4 and path[0] == "when" and isinstance(path[1], int))))
+
+
+def _is_history_item(path: DataPath) -> bool:
+    return len(path) == 3 and path[:2] == ("given", "history") and isinstance(path[2], int)
 
 
 def _pattern_hint(path: DataPath) -> str:

@@ -19,8 +19,15 @@ MONTHS_ES = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "ag
 
 
 def answer(env: Any) -> str:
-    """Called once per attempt with the scenario's Env; returns the answer."""
+    """Called once per turn with the scenario's Env; returns the answer."""
+    if env.confirmed:  # the person pressed confirm: Scenarist ran the held call
+        return "Listo, ya quedó cambiado: " + env.confirmed[0].output
+    if env.cancelled:
+        return "De acuerdo, no cambio nada."
     text = env.message.lower()
+    patient = re.search(r"\bp-\d+\b", text)
+    if patient:
+        return find_patient(env, patient.group(0).upper())
     if "cambi" in text or "cerramos" in text:
         return change_hours(env, text)
     if "limpieza" in text or "turno" in text or "reserv" in text:
@@ -49,6 +56,15 @@ def change_hours(env: Any, text: str) -> str:
                 return f"¿Confirmás que cambio el horario del {es} a «{hours}»?"
             return result
     return "¿De qué día querés cambiar el horario?"
+
+
+def find_patient(env: Any, patient_id: str) -> str:
+    found = env.tools["find_patient"](patient_id=patient_id)
+    if found.startswith("error"):
+        return f"No encuentro a ningún paciente con el número {patient_id}."
+    data = json.loads(found)
+    date, time = data["next_appointment"].split()
+    return f"El próximo turno de {data['name']} es el {date} a las {time}."
 
 
 def book(env: Any, text: str) -> str:

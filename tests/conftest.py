@@ -9,7 +9,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -231,3 +231,121 @@ def two_targets(tmp_path: Path, url: str, default: str | None = None) -> None:
     defaults = {"target": default} if default else {}
     write(tmp_path / "scenarist.yaml", suite_yaml(url, targets=targets, defaults=defaults))
     write(tmp_path / "hours.yaml", HOURS)
+
+
+# ---- a real PostgreSQL server for the history's tests -------------------------------------
+
+REQUIRE_POSTGRESQL = "SCENARIST_TEST_POSTGRESQL"  # "required" (CI): no server is a failure
+PG_PASSWORD = "pg-s3cret-Zq9"  # the server's password: never to be found in any file
+
+
+@dataclass
+class Postgres:
+    """A PostgreSQL server started for the test session (Debian's postgresql package),
+    listening on 127.0.0.1 with password authentication."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+
+    def url(self, db: str, *, password: bool = False) -> str:
+        secret = f":{self.password}" if password else ""
+        return f"postgresql://{self.user}{secret}@{self.host}:{self.port}/{db}"
+
+    def new_database(self, name: str) -> str:
+        import psycopg
+
+        with psycopg.connect(self.url("postgres", password=True), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return name
+
+
+def _pg_bin() -> Path | None:
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))
+    return found[-1].parent if found else None
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def start_postgres(base: Path) -> tuple[Postgres, Callable[[], None]]:
+    """initdb and pg_ctl on a temporary data folder, as the postgres user when root.
+    RuntimeError (with the reason) when a server cannot be started here."""
+    import pwd
+    import shutil
+
+    bin_dir = _pg_bin()
+    if bin_dir is None:
+        raise RuntimeError("no PostgreSQL server binaries in /usr/lib/postgresql "
+                           "(apt-get install postgresql)")
+    try:
+        import psycopg  # noqa: F401
+    except ImportError:
+        raise RuntimeError("psycopg is not installed (pip install 'scenarist[postgresql]')"
+                           ) from None
+    as_user: list[str] = []
+    owner = None
+    if os.geteuid() == 0:
+        try:
+            owner = pwd.getpwnam("postgres")
+        except KeyError:
+            raise RuntimeError("running as root and there is no postgres user") from None
+        as_user = ["runuser", "-u", "postgres", "--"]
+    data = base / "data"
+    sock = base / "sock"
+    data.mkdir(parents=True)
+    sock.mkdir()
+    pwfile = base / "pwfile"
+    pwfile.write_text(PG_PASSWORD + "\n")
+    if owner is not None:
+        for p in (base, data, sock, pwfile):
+            os.chown(p, owner.pw_uid, owner.pw_gid)
+    user = "postgres" if owner is not None else pwd.getpwuid(os.geteuid()).pw_name
+    port = _free_port()
+
+    def run(*cmd: str) -> None:
+        out = subprocess.run([*as_user, *cmd], capture_output=True, text=True, timeout=120,
+                             check=False)
+        if out.returncode != 0:
+            raise RuntimeError(f"{Path(cmd[0]).name} failed: {(out.stderr or out.stdout).strip()}")
+
+    run(str(bin_dir / "initdb"), "-D", str(data), "-U", user, "--pwfile", str(pwfile),
+        "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8", "--no-sync")
+    run(str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(base / "server.log"), "-w",
+        "-t", "60", "-o", f"-p {port} -k {sock} -c listen_addresses=127.0.0.1 -c fsync=off",
+        "start")
+
+    def stop() -> None:
+        subprocess.run([*as_user, str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast",
+                        "-w", "stop"], capture_output=True, timeout=60, check=False)
+        shutil.rmtree(base, ignore_errors=True)
+
+    return Postgres("127.0.0.1", port, user, PG_PASSWORD), stop
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Postgres]:
+    """The session's PostgreSQL server; the tests that use it are skipped, with the reason,
+    when none can be started — unless SCENARIST_TEST_POSTGRESQL=required (CI), where that
+    is a failure."""
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="scenarist-pg-"))  # short: a socket path has a limit
+    try:
+        server, stop = start_postgres(base)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        if os.environ.get(REQUIRE_POSTGRESQL) == "required":
+            pytest.fail(f"{REQUIRE_POSTGRESQL}=required, and no PostgreSQL server could be "
+                        f"started: {exc}")
+        pytest.skip(f"no PostgreSQL server could be started here: {exc}")
+    try:
+        yield server
+    finally:
+        stop()

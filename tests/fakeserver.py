@@ -14,7 +14,9 @@ A script has ``rules``; the first rule whose ``match`` is found in the request's
 message (or in the whole request, with ``match_any``) answers. ``replies[i]`` answers the
 request that already holds ``i`` assistant messages (the last reply repeats);
 ``by_seed: {"3": [...]}`` overrides per seed; ``first: [...]`` is consumed one reply per
-request before anything else (retry and fault tests). A reply is one of::
+request before anything else (retry and fault tests). With ``"per_turn": true``,
+``replies[i]`` answers the request that holds ``i`` assistant messages after its last user
+message (a conversation: each turn starts again at 0). A reply is one of::
 
     {"text": "..."}                                   an answer
     {"tool_calls": [{"name": "t", "arguments": {...} | "raw text"}], "text": "..."}
@@ -83,7 +85,10 @@ def choose(state: State, body: dict[str, Any]) -> dict[str, Any]:
             return {"status": 500, "body": "<html><body>Internal error</body></html>"}
     user = _last_user(body)
     whole = json.dumps(body, ensure_ascii=False)
-    step = sum(1 for m in body.get("messages") or [] if m.get("role") == "assistant")
+    messages = body.get("messages") or []
+    step = sum(1 for m in messages if m.get("role") == "assistant")
+    last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
+    in_turn = sum(1 for m in messages[last_user + 1:] if m.get("role") == "assistant")
     for i, rule in enumerate(state.script.get("rules", [])):
         needle = rule.get("match")
         if needle is not None and needle not in user:
@@ -100,7 +105,8 @@ def choose(state: State, body: dict[str, Any]) -> dict[str, Any]:
         by_seed = rule.get("by_seed") or {}
         if seed is not None and str(seed) in by_seed:
             replies = by_seed[str(seed)]
-        return dict(replies[min(step, len(replies) - 1)])
+        at = in_turn if rule.get("per_turn") else step
+        return dict(replies[min(at, len(replies) - 1)])
     default = state.script.get("default") or [{"text": "OK"}]
     return dict(default[min(step, len(default) - 1)])
 

@@ -112,6 +112,9 @@ def test_one_failed_always_check_fails_the_scenario_and_early_stop_runs_nothing_
         "Early stop: 4 of the 6 planned attempts were not run, because their scenario's "
         "verdict was already decided (refill_empty failed after 2 of 6: an always check "
         "failed); --no-early-stop runs them all.")
+    # issue 14's tool-call F1 comes after it: the broken rule's call is a wrong one
+    assert lines[5] == ("Tool calls: F1 67% (precision 50%, recall 100%; 1 right, 1 wrong, "
+                        "0 missed)")
     row = read(run_dir, "summary.json")["scenarios"][0]
     assert (row["verdict"], row["verdict_reason"], row["always_broken"], row["saved"]) == \
         ("fail", "always_broken", 1, 4)
@@ -165,7 +168,8 @@ def test_junit_and_summary_md_name_the_checks_and_say_always(runs: Any) -> None:
         '  100%  contains: "médico"  (6 of 6 passed)']
     md = (run_dir / "summary.md").read_text("utf-8")
     assert ("| ❌ fail | `refill_empty` | `fake` | 5/6 (min 3) | 83% (44–97%) | "
-            "`never refills an empty prescription` (always) ×1 |") in md
+            "`never refills an empty prescription` (always) ×1 (pass rate 83%, 95% CI "
+            "44–97%) |") in md
 
 
 def test_the_report_table_names_the_checks_and_marks_always(runs: Any) -> None:

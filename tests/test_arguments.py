@@ -49,7 +49,7 @@ def test_arguments_that_fit_say_nothing() -> None:
 
 def test_an_unknown_argument_with_did_you_mean() -> None:
     assert problems({"dat": "2026-10-06"}) == [(
-        "E221", ("dat",), True, "error",
+        "E232", ("dat",), True, "error",
         "the tool 'book_appointment' has no argument 'dat'; did you mean 'date'?",
         "the arguments in its input_schema: 'date', 'patient', 'people', 'time' and "
         "'treatment'")]
@@ -58,29 +58,29 @@ def test_an_unknown_argument_with_did_you_mean() -> None:
 def test_values_of_the_wrong_type_or_outside_the_schema() -> None:
     assert problems({"date": 20261006, "treatment": "cleanin", "people": "2",
                      "patient": {"name": 7}}) == [
-        ("E222", ("date",), False, "error",
+        ("E233", ("date",), False, "error",
          "the argument 'date' of the tool 'book_appointment' must be text, not a number "
          "(20261006)", 'put it in quotes: "20261006"'),
-        ("E222", ("treatment",), False, "error",
+        ("E233", ("treatment",), False, "error",
          "the argument 'treatment' of the tool 'book_appointment' must be 'cleaning', "
          "'checkup' or 'filling'; got \"cleanin\"; did you mean 'cleaning'?",
          "the values its input_schema allows"),
-        ("E222", ("people",), False, "error",
+        ("E233", ("people",), False, "error",
          "the argument 'people' of the tool 'book_appointment' must be a whole number, not "
          "text (\"2\")", ""),
-        ("E222", ("patient", "name"), False, "error",  # through $ref, at the nested value
+        ("E233", ("patient", "name"), False, "error",  # through $ref, at the nested value
          "the argument 'patient' (name) of the tool 'book_appointment' must be text, not a "
          "number (7)", 'put it in quotes: "7"'),
     ]
     assert problems({"people": 0}) == [(
-        "E222", ("people",), False, "error",
+        "E233", ("people",), False, "error",
         "the argument 'people' of the tool 'book_appointment' does not fit its input_schema: "
         "0 is less than the minimum of 1", "")]
 
 
 def test_a_tool_without_input_schema_warns() -> None:
     assert problems({"day": "monday"}, None, declared=False) == [(
-        "W408", (), True, "warning",
+        "W410", (), True, "warning",
         "the tool 'book_appointment' has no input_schema, so the model is told it takes no "
         "arguments, and it will not send 'day'",
         "describe its arguments in the tool's input_schema, e.g. input_schema: {type: object, "
@@ -129,5 +129,5 @@ def test_lint_reports_them_where_they_are_written(tmp_path: Path,
           - calls: {name: list_business_hours, args: {day: tuesday}}
         """)
     got = [(str(d.span), d.severity, d.code) for d in lint_paths([Path(".")]).diagnostics]
-    assert got == [("book.yaml:14:44", "error", "E221"), ("book.yaml:14:74", "error", "E222"),
-                   ("book.yaml:15:40", "warning", "W408")]
+    assert got == [("book.yaml:14:44", "error", "E232"), ("book.yaml:14:74", "error", "E233"),
+                   ("book.yaml:15:40", "warning", "W410")]

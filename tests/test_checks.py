@@ -91,6 +91,19 @@ def check(name: str, param: Any, a: AttemptData) -> Outcome:
      'the JSON answer has status = "booked"; expected "ok"'),
     ("json", {"fields": ["date", "time"]}, '{"date": "x"}', "fail",
      "the JSON answer has no field 'time'; it has 'date'"),
+    ("json", {"values": {"status": "booked"}},
+     'Here:\n```json {"status": "booked"}```\nAnything else?', "pass",
+     "the answer is a JSON object with the expected fields"),
+    ("json", True, 'Listo.\n\n```json\n{"date": "2026-10-06"}\n```', "pass",
+     "the answer is a JSON object"),
+    ("json", True, 'First ```\n[1]\n``` then ```json\n{"a": 1}\n```', "pass",
+     "the answer is a JSON object"),
+    ("json", True, 'Sure! {"a": 1}', "fail",
+     'expected the answer to be a JSON object; it is not JSON (Expecting value: line 1 '
+     'column 1 (char 0)): "Sure! {\\"a\\": 1}"'),
+    ("json", True, "Here:\n```json\n{oops}\n```", "fail",
+     "expected the answer to be a JSON object; it is not JSON (Expecting property name "
+     "enclosed in double quotes: line 1 column 2 (char 1)): \"Here: ```json {oops} ```\""),
 ])
 def test_answer_checks(name: str, param: Any, answer: str, status: str, reason: str) -> None:
     o = check(name, param, attempt(answer))
@@ -196,7 +209,7 @@ def test_registry_entries_are_complete() -> None:
         assert c.doc.endswith("."), name
         assert c.examples, name
         assert all(e.startswith(name) for e in c.examples), name
-        assert c.group in ("answer", "tools", "judge", "expression"), name
+        assert c.group in ("answer", "tools", "conversation", "judge", "expression"), name
         assert c.schema.get("description"), name
 
 

@@ -33,9 +33,11 @@ def test_example_suite_replays_offline_with_and_without_early_stop(
     verdicts = {row["scenario"]: (row["verdict"], row["passes"], row["runs"])
                 for row in full["scenarios"]}
     assert verdicts == {
-        "clinic.hours_today": ("fail", 1, 5),
+        "clinic.hours_today": ("fail", 0, 5),
         "clinic.book_cleaning": ("fail", 0, 5),
         "clinic.change_hours": ("pass", 4, 5),
+        "clinic.change_hours_confirmed": ("pass", 3, 5),
+        "clinic.patient_lookup": ("pass", 4, 5),
         "clinic.greeting": ("fail", 0, 5),
     }
     assert full["totals"]["errors"] == 0
@@ -46,15 +48,46 @@ def test_example_suite_replays_offline_with_and_without_early_stop(
         {k: v[0] for k, v in verdicts.items()}
     assert {r["scenario"]: (r["runs"], r["saved"]) for r in early["scenarios"]} == {
         "clinic.hours_today": (2, 3), "clinic.book_cleaning": (3, 2),
-        "clinic.change_hours": (5, 0), "clinic.greeting": (2, 3)}
-    assert early["early_stop"]["runs"] == 8
-    assert early["totals"]["attempts"] == 12
+        "clinic.change_hours": (5, 0), "clinic.change_hours_confirmed": (5, 0),
+        "clinic.patient_lookup": (4, 1), "clinic.greeting": (2, 3)}
+    assert early["early_stop"]["runs"] == 9
+    assert early["totals"]["attempts"] == 21
+
+
+def test_the_example_conversations_replay_turn_by_turn(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the real model did in the recorded conversations (README, "The example
+    suite"): the owner's change held, then confirmed and run; an existing patient found,
+    a missing one told 'no record for these arguments'."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    run_examples(tmp_path, "--no-early-stop")
+    (run_dir,) = tmp_path.iterdir()
+    recs = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    change = {r["run"]: r for r in recs if r["scenario"] == "clinic.change_hours_confirmed"}
+    passed = [r for r in change.values() if r["status"] == "pass"]
+    assert len(passed) == 3
+    for r in passed:
+        assert [t["kind"] for t in r["turns"]] == ["say", "confirm"]
+        (call,) = r["calls"]
+        assert (call["name"], call["args"]["day"], call["decision"]) == (
+            "set_business_hours", "saturday", "confirmed")
+        assert call["output"] == "Hours for saturday updated."
+    lookup = [r for r in recs if r["scenario"] == "clinic.patient_lookup"
+              and r["status"] == "pass"]
+    assert len(lookup) == 4
+    for r in lookup:
+        found, missing = r["calls"]
+        assert "error" not in found
+        assert "Ana Gómez" in found["output"]
+        assert missing["error"] == "no-record"
+        assert missing["output"] == \
+            'error: no record for these arguments: {"patient_id": "P-9999"}'
 
 
 def test_example_suite_lints_clean() -> None:
     r = CliRunner().invoke(main, ["lint", str(REPO / "scenarios")])
     assert r.exit_code == 0, r.output
-    assert r.output == "4 file(s): 0 error(s), 0 warning(s)\n"
+    assert r.output == "6 file(s): 0 error(s), 0 warning(s)\n"
 
 
 def quickstart_commands() -> list[str]:

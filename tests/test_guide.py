@@ -1,9 +1,12 @@
 """docs/guide.md is a path that works: every YAML example in it is linted, the suite it ends
 with passes against the recorded example agent, and every command it shows prints what it
-says, when followed step by step through the real command line.
+says, when followed step by step through the real command line. And docs/scenarios.md, the
+reference, shows scenarios Scenarist accepts: every complete one lints clean against the
+example suite — conversations, history, the simulated user and tools that answer by
+argument included.
 
 What the guide asks the reader to do in words (edit a check, then put it back) is done
-here by :data:`EDITS`; the parts of an output that differ from run to run (the run
+here by ``before``; the parts of an output that differ from run to run (the run
 folder's name, the duration) are replaced on both sides before comparing.
 """
 
@@ -11,9 +14,11 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,6 +26,7 @@ from dsl._buildtools.docsgen import update_guide
 from dsl._buildtools.guide import GUIDE, guide_suite, yaml_blocks
 from dsl.init import EXAMPLE
 from dsl.lint import lint_paths
+from dsl.load import load_text
 
 from .conftest import REPO
 
@@ -72,7 +78,7 @@ def console_blocks(text: str) -> list[list[tuple[str, str]]]:
 
 
 def same(text: str) -> str:
-    text = re.sub(r"runs/\d{8}-\d{6}-[0-9a-f]{4}/", "runs/RUN/", text)
+    text = re.sub(r"runs/\d{8}-\d{6}-\d{6}-[0-9a-f]{4}/", "runs/RUN/", text)
     return re.sub(r" · \d+\.\ds$", " · N.Ns", text, flags=re.M).rstrip("\n")
 
 
@@ -121,3 +127,43 @@ def test_following_the_guide_prints_what_it_shows(tmp_path: Path) -> None:
                                cwd=tmp_path, env=env, capture_output=True, text=True,
                                timeout=120)
             assert same(p.stdout + p.stderr) == same(shown), (step, command)
+
+
+# ---- docs/scenarios.md, the reference: every complete scenario in it lints clean ----------
+
+REFERENCE = REPO / "docs" / "scenarios.md"
+
+
+def reference_scenarios() -> list[tuple[str, str, Any]]:
+    """Every ```yaml block of the reference that is a whole scenario (given and when)."""
+    out = []
+    text = REFERENCE.read_text("utf-8")
+    for i, block in enumerate(re.findall(r"```yaml\n(.*?)```", text, re.S), 1):
+        data = load_text(block, "scenarios").data
+        if isinstance(data, dict) and "given" in data and "when" in data:
+            out.append((f"block {i}", block, data))
+    return out
+
+
+def test_the_reference_shows_every_form_of_when_and_of_a_tool() -> None:
+    found = [data for _, _, data in reference_scenarios()]
+    whens = {type(d["when"]).__name__ for d in found}
+    assert whens == {"str", "list", "dict"}  # one message, turns, a simulated user
+    turns = [t for d in found if isinstance(d["when"], list) for t in d["when"]]
+    assert {k for t in turns if isinstance(t, dict) for k in t} >= {"say", "confirm",
+                                                                    "cancel", "then"}
+    assert any("history" in d["given"] for d in found)
+    tools = [t for d in found for t in d["given"].get("tools", []) if isinstance(t, dict)]
+    assert any("answers" in t for t in tools)
+
+
+@pytest.mark.parametrize(("name", "block"), [(n, b) for n, b, _ in reference_scenarios()])
+def test_each_scenario_of_the_reference_lints_clean(name: str, block: str, tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    shutil.copy(REPO / "scenarios" / "scenarist.yaml", tmp_path / "scenarist.yaml")
+    (tmp_path / "example.yaml").write_text(block, "utf-8")
+    monkeypatch.chdir(tmp_path)
+    result = lint_paths([Path("example.yaml")])
+    # (the suite's W403, tools this one example does not use, is about the suite)
+    assert [f"{d.span} {d.code} {d.message}" for d in result.diagnostics
+            if d.span.file == "example.yaml"] == []

@@ -293,8 +293,9 @@ def test_secrets_never_reach_the_judge_or_any_file(
     assert {p.name for p in written} >= {"results.jsonl", "report.html", "summary.json",
                                          "agent.jsonl", "judge.jsonl", "run.json"}
     assert any(p.parent.parent.name == "judge-cache" for p in written)
+    assert any(p.name == "history.db" for p in written)  # binary: its bytes are searched
     for p in written:
-        text = p.read_text("utf-8")
+        text = p.read_bytes().decode("utf-8", "replace")
         assert key not in text, p
         assert openai_style not in text, p
         assert "AKIAIOSFODNN7EXAMPLE" not in text, p

@@ -28,7 +28,7 @@ MISTAKES: dict[str, list[tuple[str, str, str]]] = {
     ],
     "recover_tool_arguments_min_pass.yaml": [
         ("S105", "action: creates", "action: create"),
-        ("E221", '{dat: "2026-10-06"', '{date: "2026-10-06"'),
+        ("E232", '{dat: "2026-10-06"', '{date: "2026-10-06"'),
         ("E202", "min_pass: 4", "min_pass: 3"),
     ],
     "recover_duplicate_key.yaml": [
@@ -41,6 +41,16 @@ MISTAKES: dict[str, list[tuple[str, str, str]]] = {
         ("S106", '{contains: "18:00", not_contains: "19:00", name: says the hour}',
          '{contains: "18:00", name: says the hour}'),
         ("E204", '"18[:.00"', '"18[:.]00"'),
+    ],
+    "recover_tool_answers.yaml": [
+        ("E203", "at: 2026-09-29T10:00:00\n", "at: 2026-09-29T10:00:00-03:00\n"),
+        ("S103", "when: P-1", "when: {patient_id: P-1}"),
+        ("E208", '"{{ args.x }"', '"{{ args.x }}"'),
+    ],
+    "recover_turns.yaml": [
+        ("S106", 'contains: "18:00", name:', "name:"),
+        ("E213", "  - cancel: all\n", "  - say: Gracias\n"),
+        ("X302", "and anser matches", "and answer matches"),
     ],
 }
 

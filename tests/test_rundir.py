@@ -160,3 +160,22 @@ def test_merge_refuses_runs_of_different_plans(tmp_path: Path, server: FakeServe
     assert r.exit_code == 2
     assert r.output == ("error: cannot merge: these runs come from different plans (or "
                         "different versions of the files); merge only the shards of one run\n")
+
+
+def test_run_ids_sort_by_time_even_within_one_second(tmp_path: Path) -> None:
+    import datetime as dt
+
+    from dsl.store import create_run_dir, new_run_id
+
+    t = dt.datetime(2026, 11, 30, 9, 15, 0, 500, tzinfo=dt.UTC)
+    ids = [new_run_id(t + dt.timedelta(microseconds=i)) for i in (0, 1, 999_998)]
+    assert ids == sorted(ids)
+    assert ids[0].startswith("20261130-091500-000500-")
+    assert len(ids[0]) == len("20261130-091500-000500-ab12")
+    # the clock stands still or steps back: the new id still sorts after the latest
+    later = new_run_id(t - dt.timedelta(hours=1), after=ids[-1])
+    assert later > ids[-1]
+    assert later.startswith("20261130-091501-000499-")
+    made = [create_run_dir(tmp_path).name for _ in range(20)]
+    assert made == sorted(made)
+    assert sorted(p.name for p in tmp_path.iterdir())[-1] == made[-1]

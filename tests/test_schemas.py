@@ -51,3 +51,22 @@ def test_every_field_has_help_for_editors(name: str) -> None:
     missing: list[str] = []
     _walk(build()[name], "", missing)
     assert missing == []
+
+
+def test_editors_can_complete_conversations_and_tools_by_argument() -> None:
+    """What an editor offers while someone types a turn, a simulated user, a history
+    message or a tool that answers by argument (the keys come from the schema)."""
+    s = build()["scenario.schema.json"]
+    defs = s["$defs"]
+    assert set(defs["turn"]["else"]["properties"]) == {"say", "confirm", "cancel", "then"}
+    assert set(defs["user"]["properties"]) == {"goal", "persona", "target", "max_turns"}
+    history = s["properties"]["given"]["properties"]["history"]["items"]["properties"]
+    assert set(history) == {"user", "assistant"}
+    assert set(history["assistant"]["then"]["properties"]) == {"text", "calls"}
+    tool = defs["tool"]["properties"]
+    assert {"answers", "error"} <= set(tool)
+    assert set(tool["answers"]["items"]["properties"]) == {"when", "returns", "error"}
+    for when in (["Hola", {"confirm": "set_business_hours"}], {"user": {
+            "goal": "Book a cleaning.", "target": "local"}}, "Hola"):
+        assert list(Draft202012Validator(s).iter_errors(
+            {"given": {"at": "2026-09-29T10:00:00-03:00"}, "when": when, "then": []})) == []

@@ -42,6 +42,23 @@ def test_wheel_contents(wheel: Path) -> None:
     assert "scenarist = dsl.cli:main" in text
 
 
+def test_the_wheel_ships_the_conformance_cases(wheel: Path, tmp_path: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    cases = sorted(f.name for f in (REPO / "dsl" / "assets" / "conformance").glob("*.yaml"))
+    assert len(cases) == 7
+    for name in cases:
+        assert f"dsl/assets/conformance/{name}" in names, name
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",
+                    str(site), str(wheel)], check=True, timeout=300)
+    env = {**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"}
+    listed = subprocess.run([sys.executable, "-m", "dsl", "conformance", "--list"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert listed.returncode == 0, listed.stderr
+    assert listed.stdout.splitlines()[1].startswith("conformance.chat ")
+    assert f"7 built-in cases (in {site / 'dsl' / 'assets' / 'conformance'})" in listed.stdout
+
+
 def test_installed_package_works_from_any_folder(wheel: Path, tmp_path: Path) -> None:
     site = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target",

@@ -197,6 +197,18 @@ EXAMPLES: dict[str, Example] = {
         note="Each check is one `name: parameter` pair, each starting with its own `-`; "
              "options go inside the parameter.",
     ),
+    "S107": Example(
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [cancel_appointment]\nwhen:\n"
+        "  - Cancelá mi turno del martes, es el A-12.\n"
+        "  - say: Sí, cancelalo.\n    confirm: cancel_appointment\nthen:\n"
+        "  - calls: cancel_appointment\n",
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [cancel_appointment]\nwhen:\n"
+        "  - Cancelá mi turno del martes, es el A-12.\n"
+        "  - confirm: cancel_appointment\nthen:\n  - calls: cancel_appointment\n",
+        note="A turn is one thing the person does: says something, or presses confirm or "
+             "cancel. A fake tool either returns something or fails: `returns` and `error` "
+             "do not go together (in the tool, or in one of its `answers`).",
+    ),
     # ------------------------------------------------------------------ E: meaning
     "E201": Example(
         _s("  - calls: search_slots\n"),
@@ -274,7 +286,40 @@ EXAMPLES: dict[str, Example] = {
     "E213": Example(
         _s("  - asks_to_confirm: search_slots\n", tools="[search_slots]"),
         _s("  - asks_to_confirm: cancel_appointment\n", tools="[cancel_appointment]"),
-        note="Only a tool with `confirm: true` stops the agent to ask.",
+        note="Only a tool with `confirm: true` stops the agent to ask, so only such a tool "
+             "can be confirmed or cancelled in a later turn (`- confirm: NAME`).",
+    ),
+    "E224": Example(
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [cancel_appointment]\nwhen:\n"
+        "  - confirm: cancel_appointment\n  - say: ¿Quedó cancelado?\nthen:\n"
+        "  - calls: cancel_appointment\n",
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [cancel_appointment]\nwhen:\n"
+        "  - Cancelá mi turno del martes, es el A-12.\n  - confirm: cancel_appointment\n"
+        "then:\n  - calls: cancel_appointment\n",
+        note="Only a call the agent made can wait for confirmation: a conversation starts "
+             "with what the person says.",
+    ),
+    "E225": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}", "  patient:\n    kind: python\n"
+                              "    entry: clinic_bot.patient:talk\njudge: {target: local}"),
+        EXAMPLE_SUITE.replace("judge: {target: local}", "  patient:\n    kind: openai\n"
+                              "    base_url: http://127.0.0.1:8080/v1\n"
+                              "    model: qwen2.5-0.5b-instruct\njudge: {target: local}"),
+        where="suite",
+        scenario="given:\n  at: 2026-09-29T10:00:00-03:00\n"
+                 "  tools: [list_business_hours, search_slots, cancel_appointment]\n"
+                 "when:\n  user:\n    goal: Find a free slot next Tuesday.\n"
+                 "    target: patient\nthen:\n  - calls: search_slots\n",
+        note="A simulated user is played by a model of the suite (`kind: openai` or "
+             "`replay`), named by `target:`.",
+    ),
+    "E226": Example(
+        _s("  - goal_reached\n"),
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\nwhen:\n"
+        "  user: {goal: Learn until when the clinic is open on Saturday., target: local}\n"
+        "then:\n  - goal_reached\n",
+        note="`goal_reached` reads what a simulated user said; a scripted conversation has "
+             "no goal to reach — check the answer instead.",
     ),
     "E214": Example(
         _s("  - calls: book\n", tools="\n    - name: book\n      description: Book a visit.\n"
@@ -308,6 +353,19 @@ EXAMPLES: dict[str, Example] = {
              "passed.",
     ),
     "E221": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}",
+                              "judge: {target: local}\n"
+                              "history: postgresql://ci:s3cret@db.internal/scenarist"),
+        EXAMPLE_SUITE.replace("judge: {target: local}",
+                              "judge: {target: local}\n"
+                              "history: postgresql://ci@db.internal/scenarist"),
+        where="suite",
+        note="scenarist.yaml is shared: the history's password comes from PGPASSWORD, "
+             "~/.pgpass or the whole URL in SCENARIST_HISTORY. Also reported for a `history:` "
+             "URL that is not postgresql://, and for a `compare:` entry that is not two "
+             "different target names as old:new.",
+    ),
+    "E232": Example(
         _s('  - calls: {name: search_slots, args: {day: "2026-10-06"}}\n',
            tools="[search_slots]"),
         _s('  - calls: {name: search_slots, args: {date: "2026-10-06"}}\n',
@@ -316,7 +374,7 @@ EXAMPLES: dict[str, Example] = {
              "expecting another one could never pass. Also for a name close to a real "
              "one: the message says which (\"did you mean\").",
     ),
-    "E222": Example(
+    "E233": Example(
         _s('  - calls: {name: search_slots, args: {date: 20261006}}\n',
            tools="[search_slots]"),
         _s('  - calls: {name: search_slots, args: {date: "2026-10-06"}}\n',
@@ -414,14 +472,14 @@ EXAMPLES: dict[str, Example] = {
         note="The same name and parameter twice (a bare `- valid_args` and "
              "`- valid_args: true` are the same check).",
     ),
-    "W408": Example(
+    "W410": Example(
         _s('  - calls: {name: list_business_hours, args: {day: monday}}\n'),
         _s('  - calls: list_business_hours\n'),
         note="A tool without `input_schema` is offered to the model with no arguments: it "
              "will not send the ones the check expects. Describe them in the tool's "
              "input_schema, or leave `args` out.",
     ),
-    "W407": Example(
+    "W409": Example(
         _s('  - {calls: list_business_hours, name: looks the hours up}\n'
            '  - {contains: "18:00", name: looks the hours up}\n'),
         _s('  - {calls: list_business_hours, name: looks the hours up}\n'

@@ -16,6 +16,7 @@ from ..checks import REGISTRY
 GROUPS = (
     ("answer", "Checks on the answer"),
     ("tools", "Checks on the tool calls"),
+    ("conversation", "Checks on a conversation"),
     ("judge", "Checks decided by the LLM judge"),
     ("expression", "Your own checks: expressions"),
 )
@@ -51,6 +52,16 @@ def checks_markdown() -> str:
         "must pass in every attempt: one attempt that fails it fails the scenario, whatever "
         "min_pass says. `- {not_calls: create_refill_request, always: true, name: never "
         "refills an empty prescription}`. The check is the one key that is neither.",
+        "",
+        "In a conversation (`when` as a list of turns, or a simulated user — see "
+        "[writing scenarios](scenarios.md#conversations)), a turn's own `then:` checks that "
+        "turn: its answer and the calls the agent made during it, as they stood when it ended (a "
+        "call held for confirmation is still pending there, even if a later turn confirms "
+        "it). The scenario's `then:` checks the whole conversation: the last answer and "
+        "every call the agent made in any turn — a call the person confirmed later counts "
+        "as executed (`does_not_modify`) and as asked to confirm (`asks_to_confirm`). "
+        "Calls in `given.history` were not made by the agent: no check counts them (the "
+        "judge and `grounded` do read their results, as the agent did).",
         "",
         "| Check | What it checks |",
         "| --- | --- |",

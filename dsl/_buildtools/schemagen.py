@@ -72,18 +72,42 @@ def _tool(named: bool) -> dict[str, Any]:
             "type": "boolean",
             **schema_doc(
                 "When true, the agent must ask the person before this tool runs: a call is "
-                "held as *pending*, never executed, and the attempt ends there.",
+                "held as *pending*, not executed, and the turn ends there (a later turn may "
+                "confirm or cancel it).",
                 True,
             ),
         },
         "returns": {
             **schema_doc(
                 "What the tool gives back to the model: fixed text or data (mappings and "
-                "lists are sent as JSON), or a text template over the call's arguments, "
-                "e.g. `Booked {{ args.date }}`. Default: `OK`.",
+                "lists are sent as JSON). Any text in it may be a template over the call's "
+                "arguments, e.g. `Booked {{ args.date }}`. Default: `OK` (none when the "
+                "tool has `answers`: a call that matches no answer is then an error).",
                 "Open 09:00-18:00",
                 {"monday": "09:00-18:00"},
                 "Hours for {{ args.day }} updated.",
+                {"id": "{{ args.patient_id }}", "found": True},
+            ),
+        },
+        "answers": {
+            "type": "array",
+            "items": _tool_answer(),
+            **schema_doc(
+                "Answers by argument, tried in order: the first whose `when` arguments "
+                "are all in the call, with equal values, gives its `returns` (or fails "
+                "with its `error`). When none matches, the tool's `returns` answers; "
+                "without one, the model gets the error \"no record for these arguments\".",
+                [{"when": {"patient_id": "P-1"}, "returns": {"name": "Ana Gómez"}},
+                 {"when": {"patient_id": "P-999"}, "error": "No patient P-999."}],
+            ),
+        },
+        "error": {
+            "type": "string",
+            "minLength": 1,
+            **schema_doc(
+                "The tool always fails: the model gets this text as an error (it may be a "
+                "template over the arguments). Not together with `returns` or `answers`.",
+                "The booking system is down.",
             ),
         },
     }
@@ -109,6 +133,177 @@ def _tool(named: bool) -> dict[str, Any]:
     else:
         del props["name"]
     return schema
+
+
+def _tool_answer() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["when"],
+        "additionalProperties": False,
+        **schema_doc("One answer: the arguments it is for, and what the tool returns (or "
+                     "the error it fails with) for them.",
+                     {"when": {"patient_id": "P-1"}, "returns": {"name": "Ana Gómez"}}),
+        "properties": {
+            "when": {
+                "type": "object",
+                **schema_doc("Arguments the call must have, with these exact values (others "
+                             "are allowed). `{}` matches every call.",
+                             {"patient_id": "P-1"}),
+            },
+            "returns": {
+                **schema_doc("What the tool returns for these arguments: text or data; text "
+                             "in it may be a template over the arguments.",
+                             {"name": "Ana Gómez", "id": "{{ args.patient_id }}"}),
+            },
+            "error": {
+                "type": "string",
+                "minLength": 1,
+                **schema_doc("Instead of returns: the tool fails with this text.",
+                             "No patient with this id."),
+            },
+        },
+    }
+
+
+def _when() -> dict[str, Any]:
+    """``when``: one message, a list of turns, or a simulated user."""
+    turn = {
+        "type": ["string", "object"],
+        **schema_doc(
+            "One turn: what the person says (text, or `say: TEXT`), or `confirm: TOOL` / "
+            "`cancel: TOOL` (or `all`) — the person presses confirm or cancel on the calls "
+            "the agent holds for confirmation. `then:` adds checks on this turn alone.",
+            "Cerramos los sábados. Cambialo.",
+            {"say": "Cerramos los sábados. Cambialo."},
+            {"confirm": "set_business_hours", "then": [{"contains": "sábado"}]},
+        ),
+        "if": {"type": "string"},
+        "then": {"minLength": 1},
+        "else": {
+            "additionalProperties": False,
+            "properties": {
+                "say": {"type": "string", "minLength": 1,
+                        **schema_doc("What the person says.", "Sí, cambialo.")},
+                "confirm": {"type": "string", "minLength": 1, **schema_doc(
+                    "The person presses confirm on the pending calls to this tool (`all`: "
+                    "every pending call): they run, and their result goes back to the agent.",
+                    "set_business_hours", "all")},
+                "cancel": {"type": "string", "minLength": 1, **schema_doc(
+                    "The person presses cancel on the pending calls to this tool (`all`: "
+                    "every pending call): they do not run, and the agent is told so.",
+                    "set_business_hours", "all")},
+                "then": {
+                    "type": "array",
+                    "items": {"$ref": "#/$defs/check"},
+                    **schema_doc("Checks on this turn: its answer and the calls the agent "
+                                 "made during it.", [{"contains": "Listo"}]),
+                },
+            },
+        },
+    }
+    user = {
+        "type": "object",
+        "required": ["goal", "target"],
+        "additionalProperties": False,
+        **schema_doc("A model of the suite plays the person: it writes to the agent until it "
+                     "says its goal is reached, or has written max_turns messages.",
+                     {"goal": "Book a cleaning next Tuesday afternoon.",
+                      "persona": "Ana, a patient who writes short messages.",
+                      "target": "local", "max_turns": 4}),
+        "properties": {
+            "goal": {"type": "string", "minLength": 1, **schema_doc(
+                "What the person wants, as you would tell an actor.",
+                "Book a cleaning next Tuesday afternoon.")},
+            "persona": {"type": "string", **schema_doc(
+                "Who the person is and how they write (optional).",
+                "Ana Gómez, a patient; writes short messages in Spanish.")},
+            "target": {"type": "string", "minLength": 1, **schema_doc(
+                "The suite's target (kind: openai or replay) that plays the person.",
+                "local")},
+            "max_turns": {"type": "integer", "minimum": 1, "maximum": 50, **schema_doc(
+                "The most messages the person writes (default 5).", 4)},
+        },
+    }
+    return {
+        "type": ["string", "array", "object"],
+        **schema_doc(
+            "What the person says to the agent (or a conversation: a list of turns, or "
+            "`{user: {goal, target}}` for a simulated user).",
+            "¿Hasta qué hora atienden hoy?",
+            ["Cerramos los sábados. Cambialo.", {"confirm": "set_business_hours"}],
+            {"user": {"goal": "Book a cleaning next Tuesday.", "target": "local"}},
+        ),
+        "minLength": 1,
+        "items": {"$ref": "#/$defs/turn"},
+        "minItems": 1,
+        "if": {"type": "object"},
+        "then": {"required": ["user"], "additionalProperties": False,
+                 "properties": {"user": {"$ref": "#/$defs/user"}}},
+        "$defs_turn": turn,
+        "$defs_user": user,
+    }
+
+
+def _history() -> dict[str, Any]:
+    call = {
+        "type": "object",
+        "required": ["name"],
+        "additionalProperties": False,
+        **schema_doc("A tool call the agent made earlier, and its result.",
+                     {"name": "find_patient", "args": {"name": "Ana"},
+                      "returns": {"patient_id": "P-1"}}),
+        "properties": {
+            "name": {"type": "string", "minLength": 1,
+                     **schema_doc("One of the scenario's tools.", "find_patient")},
+            "args": {"type": "object", **schema_doc("Its arguments.", {"name": "Ana"})},
+            "returns": {**schema_doc("What it returned (text or data; default OK).",
+                                     {"patient_id": "P-1"})},
+        },
+    }
+    return {
+        "type": "array",
+        **schema_doc(
+            "Earlier messages the conversation starts from: `user: TEXT`, `assistant: "
+            "TEXT`, or `assistant: {text, calls: [{name, args, returns}]}`. Calls here were "
+            "not made by the agent: no check counts them.",
+            [{"user": "Hola, soy Ana Gómez."},
+             {"assistant": {"calls": [{"name": "find_patient", "args": {"name": "Ana Gómez"},
+                                       "returns": {"patient_id": "P-1"}}]}},
+             {"assistant": "Hola Ana, ¿en qué te ayudo?"}],
+        ),
+        "items": {
+            "type": "object",
+            "minProperties": 1,
+            "maxProperties": 1,
+            "additionalProperties": False,
+            **schema_doc("One earlier message: user or assistant.",
+                         {"user": "Hola, soy Ana Gómez."}),
+            "properties": {
+                "user": {"type": "string", **schema_doc("What the person said.",
+                                                        "Hola, soy Ana Gómez.")},
+                "assistant": {
+                    "type": ["string", "object"],
+                    **schema_doc("What the agent said, or the tool calls it made (with "
+                                 "optional text).", "Hola Ana, ¿en qué te ayudo?",
+                                 {"calls": [{"name": "find_patient",
+                                             "args": {"name": "Ana Gómez"}}]}),
+                    "if": {"type": "object"},
+                    "then": {
+                        "required": ["calls"],
+                        "additionalProperties": False,
+                        "properties": {
+                            "text": {"type": "string", **schema_doc(
+                                "Text the agent wrote beside its calls.", "Let me look.")},
+                            "calls": {"type": "array", "minItems": 1, "items": call,
+                                      **schema_doc("The calls, each with its result.",
+                                                   [{"name": "find_patient",
+                                                     "args": {"name": "Ana"}}])},
+                        },
+                    },
+                },
+            },
+        },
+    }
 
 
 BOOLEAN_CHECKS_NOTE = "Checks that take `true` may also be written as a bare name: `- non_empty`."
@@ -186,6 +381,18 @@ def scenario_schema() -> dict[str, Any]:
             f"    - {e}" for e in c.examples
         )
         params[name] = p
+    when = _when()
+    defs = {"turn": when.pop("$defs_turn"), "user": when.pop("$defs_user")}
+    then = {
+        "type": "array",
+        "items": {"$ref": "#/$defs/check"},
+        **schema_doc(
+            "The checks. An attempt passes when all of them pass (and, in a conversation, "
+            "every turn's own checks too). In a conversation they see the last answer and "
+            "every call of the whole conversation.",
+            [{"calls": "list_business_hours"}, {"contains": "18:00"}],
+        ),
+    }
     return {
         "$schema": DIALECT,
         "$id": "https://scenarist.dev/schemas/scenario.schema.json",
@@ -195,7 +402,10 @@ def scenario_schema() -> dict[str, Any]:
             "the agent should do this and not that — tried `runs` times."
         ),
         "type": "object",
-        "required": ["given", "when", "then"],
+        "required": ["given", "when"],
+        # a list of turns may keep all its checks in its turns
+        "if": {"properties": {"when": {"type": "array"}}},
+        "else": {"required": ["then"]},  # then itself is described once, below
         "additionalProperties": False,
         "properties": {
             "id": {
@@ -246,6 +456,7 @@ def scenario_schema() -> dict[str, Any]:
                             "You are the assistant of Clínica Sonrisa.",
                         ),
                     },
+                    "history": _history(),
                     "tools": {
                         "type": "array",
                         "items": {
@@ -267,19 +478,8 @@ def scenario_schema() -> dict[str, Any]:
                     },
                 },
             },
-            "when": {
-                "type": "string",
-                "minLength": 1,
-                **schema_doc("What the person says to the agent.", "¿Hasta qué hora atienden hoy?"),
-            },
-            "then": {
-                "type": "array",
-                "items": {"$ref": "#/$defs/check"},
-                **schema_doc(
-                    "The checks. An attempt passes when all of them pass.",
-                    [{"calls": "list_business_hours"}, {"contains": "18:00"}],
-                ),
-            },
+            "when": when,
+            "then": then,
             "runs": {
                 "type": "integer",
                 "minimum": 1,
@@ -305,10 +505,11 @@ def scenario_schema() -> dict[str, Any]:
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 100,
-                **schema_doc("The most model calls in one attempt (default 6).", 6),
+                **schema_doc("The most model calls in one turn (default 6): in a one-message "
+                             "scenario, the whole attempt.", 6),
             },
         },
-        "$defs": {"tool": _tool(True), "check": check_schema(), "params": params},
+        "$defs": {"tool": _tool(True), "check": check_schema(), "params": params, **defs},
     }
 
 
@@ -358,6 +559,9 @@ def _target() -> dict[str, Any]:
             for k in kinds
         ],
     }
+
+
+PAIR_PATTERN = "^[^:]+:[^:]+$"
 
 
 def suite_schema() -> dict[str, Any]:
@@ -469,6 +673,28 @@ def suite_schema() -> dict[str, Any]:
                 "items": {"type": "string"},
                 **schema_doc("Glob patterns of YAML files under the suite that are not scenarios.",
                              ["fixtures/**"]),
+            },
+            "history": {
+                "type": ["string", "boolean"],
+                **schema_doc(
+                    "Where runs are remembered (docs/history.md): a SQLite file relative to "
+                    "scenarist.yaml (default .scenarist/history.db), a PostgreSQL server "
+                    "shared by a team (postgresql://user@host/database, without the "
+                    "password: set PGPASSWORD), or false for none. The SCENARIST_HISTORY "
+                    "environment variable overrides it.",
+                    "postgresql://ci@db.internal:5432/scenarist", False),
+            },
+            "compare": {
+                "type": ["string", "array"],
+                "pattern": PAIR_PATTERN,
+                "items": {"type": "string", "pattern": PAIR_PATTERN,
+                          **schema_doc("Two targets, old:new.", "current:candidate")},
+                "minItems": 1,
+                **schema_doc(
+                    "Targets compared within a run when both run (like --compare): old:new, "
+                    "or a list of such pairs. Each scenario shows both pass rates, the "
+                    "difference and its 95% interval.",
+                    "current:candidate", ["v1:v2", "v1:v3"]),
             },
             "checks": {
                 "type": "object",

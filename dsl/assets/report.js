@@ -32,7 +32,14 @@
   }
 
   // Where an event holds text (see the layout in dsl/report.py); the rest are flags.
-  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2] };
+  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2], T: [3] };
+
+  // What the person did with a held call in a later turn (a "c" event's decision).
+  var DECISIONS = {
+    confirmed: ["pass", "held for confirmation: the person confirmed it, so it ran"],
+    cancelled: ["plain", "held for confirmation: the person cancelled it, so it did not run"],
+    dismissed: ["plain", "held for confirmation: the person wrote something else instead, so it did not run"]
+  };
 
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -149,7 +156,8 @@
     var e = c[4];
     return {
       label: str(c[0], strings), status: String(c[1]), reason: str(c[2], strings), score: c[3],
-      always: c[5] === 1,
+      turn: typeof c[5] === "number" ? c[5] : null,
+      always: c[6] === 1,
       evidence: e ? {
         reason: str(e[0], strings), rawReply: str(e[1], strings), prompt: str(e[2], strings),
         confidence: e[3]
@@ -207,6 +215,8 @@
         }
         var error = asText(ev[5]);
         if (error) { head.appendChild(document.createTextNode(" ")); head.appendChild(badge("fail", error)); }
+        var decided = DECISIONS[asText(ev[6])];
+        if (decided) { head.appendChild(document.createTextNode(" ")); head.appendChild(badge(decided[0], decided[1])); }
         box.appendChild(head);
         var args = pretty(asText(ev[2]));
         if (!args.json) box.appendChild(badge("fail", "the arguments are not valid JSON"));
@@ -298,6 +308,28 @@
     return d;
   }
 
+  // The heading of a conversation's turn: what the person did.
+  function turnHead(ev) {
+    var kind = asText(ev[2]);
+    var who = ev[4] === 1 ? "the simulated user" : "the person";
+    var words = kind === "say" ? who + " writes" :
+      who + " presses " + kind + " on " + (asText(ev[3]) === "all" ? "every pending call" : asText(ev[3]));
+    var h = el("h5", "turn-head");
+    h.appendChild(document.createTextNode("Turn " + ev[1] + " \u00b7 "));
+    appendText(h, words);
+    return h;
+  }
+
+  function checkList(checks, title) {
+    var frag = document.createDocumentFragment();
+    if (!checks.length) return frag;
+    frag.appendChild(el("h5", null, title));
+    var ul = el("ul", "check-list");
+    checks.forEach(function (c) { ul.appendChild(drawCheck(c)); });
+    frag.appendChild(ul);
+    return frag;
+  }
+
   function drawTranscript(a) {
     var box = el("div", "transcript");
     if (a.error) {
@@ -323,15 +355,46 @@
       box.appendChild(f);
     }
     var events = a.events || [];
+    var checks = a.checks || [];
     if (!events.length) box.appendChild(el("p", "muted", "No transcript was recorded."));
-    for (var i = 0; i < events.length; i++) box.appendChild(drawEvent(events[i]));
-    box.appendChild(el("p", "stats", stats(a)));
-    if (a.checks && a.checks.length) {
-      box.appendChild(el("h5", null, "Checks"));
-      var ul = el("ul", "check-list");
-      a.checks.forEach(function (c) { ul.appendChild(drawCheck(c)); });
-      box.appendChild(ul);
+    // A conversation: each turn in a section of its own, with its own checks at its end;
+    // the given history in a section apart (the agent did not write it).
+    var into = box;
+    var turn = null;
+    var turns = false;
+    var drawn = {};
+    function closeTurn() {
+      if (turn === null) return;
+      var n = turn;
+      drawn[n] = true;
+      into.appendChild(checkList(checks.filter(function (c) { return c.turn === n; }), "Checks of turn " + n));
+      turn = null;
     }
+    for (var i = 0; i < events.length; i++) {
+      var ev = events[i];
+      if (ev[0] === "H") {
+        into = el("section", "history");
+        into.appendChild(el("h5", "turn-head", "Earlier in the conversation (given.history: written by the scenario, not by the agent)"));
+        box.appendChild(into);
+      } else if (ev[0] === "h") {
+        into = box;
+      } else if (ev[0] === "T") {
+        closeTurn();
+        turns = true;
+        turn = ev[1];
+        into = el("section", "turn");
+        into.appendChild(turnHead(ev));
+        box.appendChild(into);
+      } else {
+        into.appendChild(drawEvent(ev));
+      }
+    }
+    closeTurn();
+    box.appendChild(el("p", "stats", stats(a)));
+    var whole = checks.filter(function (c) { return c.turn === null; });
+    var unreached = checks.filter(function (c) { return c.turn !== null && !drawn[c.turn]; });
+    box.appendChild(checkList(unreached, "Checks of turns the conversation never reached"));
+    box.appendChild(checkList(turns ? whole : checks, turns ? "Checks of the whole conversation" : "Checks"));
     return box;
   }
 

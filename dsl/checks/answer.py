@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from dataclasses import dataclass
 from typing import Any
@@ -296,8 +297,21 @@ def prepare_json(param: Any, ctx: CheckContext) -> JsonParams:
     return JsonParams(tuple(param.get("fields", ())), dict(param.get("values", {})))
 
 
+# A fenced block: ``` and an optional language name (json), up to the closing ```.
+_FENCE = re.compile(r"```[A-Za-z0-9_+-]*(.*?)```", re.S)
+MAX_FENCES = 20  # fenced blocks tried in one answer
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:  # a model's 100,000 nested brackets
+        raise ValueError("it is nested too deeply to read") from None
+
+
 def parse_json_answer(text: str) -> Any:
-    """The answer as JSON, allowing a ```json fence around it; raises ValueError."""
+    """The answer as JSON: the whole answer, or the first fenced block (```json ... ```)
+    that holds a JSON object, with prose before or after it; raises ValueError."""
     t = text.strip()
     if t.startswith("```"):
         first_nl = t.find("\n")
@@ -305,9 +319,25 @@ def parse_json_answer(text: str) -> Any:
         if first_nl > 0 and end > first_nl:
             t = t[first_nl + 1 : end].strip()
     try:
-        return json.loads(t)
-    except RecursionError:  # a model's 100,000 nested brackets
-        raise ValueError("it is nested too deeply to read") from None
+        return _loads(t)
+    except ValueError as exc:
+        problem = exc
+    found: list[Any] = []
+    for i, m in enumerate(_FENCE.finditer(text)):
+        if i == MAX_FENCES:
+            break
+        try:
+            data = _loads(m.group(1).strip())
+        except ValueError as exc:
+            if not found and i == 0:
+                problem = exc
+            continue
+        if isinstance(data, dict):
+            return data
+        found.append(data)
+    if found:
+        return found[0]
+    raise problem
 
 
 @check(
@@ -342,7 +372,9 @@ def parse_json_answer(text: str) -> Any:
     examples=("json: true", "json: {fields: [date, time], values: {status: booked}}"),
     prepare=prepare_json,
     group="answer",
-    details="A ```json fence around the object is accepted.",
+    details="A ```json fence around the object is accepted, and so is prose before or "
+    "after a fenced block (\"Here it is:\\n```json {...}```\"): the first fenced block "
+    "that holds a JSON object is checked. An object in prose without a fence is not JSON.",
 )
 def json_check(p: JsonParams, a: AttemptData) -> Outcome:
     try:

@@ -54,7 +54,7 @@ class CheckType:
     prepare: Prepare
     evaluate: Evaluate
     judge: bool = False
-    group: str = "answer"  # answer | tools | judge | expression, for the docs
+    group: str = "answer"  # answer | tools | conversation | judge | expression, for the docs
     details: str = ""  # longer explanation for the docs (markdown)
     # judge checks: ask the judge (prepared value, attempt, judge) -> Outcome
     evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None

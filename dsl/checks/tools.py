@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..arguments import report_arguments
 from ..errors import did_you_mean, quoted_list
+from ..faketools import args_match
 from ..model import AttemptData, Call, Outcome, ToolSpec
 from ..schemawords import schema_problems
+from ..toolcalls import ToolExpectation
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
 
@@ -79,13 +82,6 @@ def prepare_calls(param: Any, ctx: CheckContext) -> CallsParams | None:
                                      ctx.diagnostics):
         return None
     return CallsParams(name, args, param.get("times"))
-
-
-def args_match(expected: dict[str, Any], actual: Any) -> bool:
-    """Each expected key is present with an equal value; extra arguments are allowed."""
-    if not isinstance(actual, dict):
-        return False
-    return all(k in actual and actual[k] == v for k, v in expected.items())
 
 
 @check(
@@ -347,13 +343,18 @@ def prepare_correctness(param: Any, ctx: CheckContext) -> OrderParams | None:
 
 
 def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: str) -> float:
-    """any: share of the expected tools that were called; exact: 1 when the calls are
-    exactly the expected list, else 0; ordered: longest common subsequence ÷ expected."""
+    """any: share of the expected entries matched each to a distinct call (expected
+    ``[a, a]``, called ``[a]``: 0.5); exact: 1 when the calls are exactly the expected list,
+    else 0; ordered: longest common subsequence ÷ expected. Nothing expected: 1 when
+    nothing was called, else 0 (in every mode)."""
+    if not expected:
+        return 0.0 if called else 1.0
     if mode == "exact":
         return 1.0 if list(expected) == called else 0.0
     if mode == "ordered":
         return lcs_length(expected, called) / len(expected)
-    return sum(1 for t in expected if t in called) / len(expected)
+    matched = Counter(expected) & Counter(called)
+    return sum(matched.values()) / len(expected)
 
 
 @check(
@@ -363,20 +364,20 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
         "type": ["array", "object"],
         **schema_doc(
             "Expected tool names, or `{tools, mode, threshold}`. Modes: `any` (score = "
-            "share of the expected tools that were called), `exact` (1 when the calls are "
-            "exactly the expected list, in order, else 0), `ordered` (longest common "
-            "subsequence ÷ expected).",
+            "share of the expected entries each matched to a distinct call), `exact` (1 "
+            "when the calls are exactly the expected list, in order, else 0), `ordered` "
+            "(longest common subsequence ÷ expected). An empty list expects no call: 1 "
+            "when nothing was called, else 0.",
             ["search", "book"],
             {"tools": ["search", "book"], "mode": "exact"},
         ),
         "items": TOOL_NAME,
-        "minItems": 1,
         "if": {"type": "object"},
         "then": {
             "required": ["tools"],
             "additionalProperties": False,
             "properties": {
-                "tools": TOOL_LIST,
+                "tools": {**TOOL_LIST, "minItems": 0},
                 "mode": {
                     "enum": ["any", "exact", "ordered"],
                     **schema_doc("How calls are compared with the expected tools (default any).",
@@ -395,13 +396,15 @@ def tool_correctness_score(expected: tuple[str, ...], called: list[str], mode: s
     never_fails=_zero_threshold("tool_correctness"),
     group="tools",
     details="Expected `[search, book]`: calls `[search, validate, book]` score 1.0 in `any` "
-    "and 0.0 in `exact`; `[search]` scores 0.5; `[validate]` scores 0.0.",
+    "and 0.0 in `exact`; `[search]` scores 0.5; `[validate]` scores 0.0. In `any` each "
+    "expected entry needs a call of its own: expected `[search, search]`, called `[search]` "
+    "scores 0.5. `tool_correctness: []` expects no call at all.",
 )
 def tool_correctness(p: OrderParams, a: AttemptData) -> Outcome:
     called = a.called_names
     score = tool_correctness_score(p.tools, called, p.mode)
-    text = (f"tool correctness ({p.mode}) {score:.2f}: expected {', '.join(p.tools)}; "
-            f"called {_names(a.calls)}")
+    text = (f"tool correctness ({p.mode}) {score:.2f}: expected "
+            f"{', '.join(p.tools) or 'no call'}; called {_names(a.calls)}")
     if score >= p.threshold:
         return passed(text, score)
     return failed(f"{text}; needs {p.threshold:.2f}", score)
@@ -456,7 +459,9 @@ def _all_read(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
     examples=("does_not_modify: true",),
     prepare=prepare_true,
     group="tools",
-    details="Calls held for confirmation were not executed, so they do not count.",
+    details="Calls held for confirmation and never confirmed were not executed, so they do "
+    "not count; a call the person confirmed in a later turn does. A call whose fake tool "
+    "answered with an error still counts: the agent did send the change.",
     never_fails=_all_read,
 )
 def does_not_modify(p: bool, a: AttemptData) -> Outcome:
@@ -492,12 +497,13 @@ def prepare_confirmable(param: Any, ctx: CheckContext) -> str | None:
     examples=("asks_to_confirm: cancel_appointment",),
     prepare=prepare_confirmable,
     group="tools",
-    details="A tool with `confirm: true` is never executed: when the agent calls it, the "
-    "call is held as *pending* and the attempt ends, as if the agent were waiting for the "
-    "person's yes.",
+    details="A tool with `confirm: true` is never executed on the agent's own word: when "
+    "the agent calls it, the call is held as *pending* and the turn ends, as if the agent "
+    "were waiting for the person's yes. In a conversation, a later turn may `confirm` or "
+    "`cancel` it; the scenario's own `then` still counts the call as asked for.",
 )
 def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
-    pend = [c for c in a.pending if c.name == p]
+    pend = [c for c in a.held if c.name == p]
     if pend:
         return passed(f"the agent asked to confirm {p} with {_args_text(pend[0].args)}")
     return failed(f"expected the agent to call {p} and wait for confirmation; calls made: "
@@ -523,25 +529,44 @@ def _none_confirm(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
     never_fails=_none_confirm,
 )
 def asks_nothing_to_confirm(p: bool, a: AttemptData) -> Outcome:
-    if a.pending:
+    held = a.held
+    if held:
         return failed(f"expected no confirmation request; the agent asked to confirm "
-                      f"{_names(a.pending)}")
+                      f"{_names(held)}")
     return passed("the agent asked nothing to confirm")
 
 
-def expected_tools(checks: Any) -> list[str]:
-    """Tools a scenario's checks expect to be called (for tool-call precision and recall)."""
-    out: list[str] = []
+def tool_expectation(checks: Any, tools: Sequence[ToolSpec]) -> ToolExpectation | None:
+    """What the scenario's tool checks expect of its calls (dsl/toolcalls.py), or None when
+    they say nothing about tools. ``calls``, ``calls_only``, ``calls_in_order`` and
+    ``tool_correctness`` expect tools; ``not_calls`` forbids some — every tool of the
+    scenario means none is expected, as ``tool_correctness: []`` does."""
+    expected: list[str] = []
+    forbidden: list[str] = []
+    only = False
+    nothing = False
     for c in checks:
         p = c.params
         names: tuple[str, ...] = ()
         if c.name == "calls":
             names = (p.name,)
         elif c.name == "calls_only":
-            names = p
+            names, only = p, True
         elif c.name in ("calls_in_order", "tool_correctness"):
             names = p.tools
-        elif c.name == "asks_to_confirm":
-            names = (p,)
-        out.extend(n for n in names if n not in out)
-    return out
+            nothing = nothing or (c.name == "tool_correctness" and not p.tools)
+        elif c.name == "not_calls":
+            forbidden.extend(n for n in p if n not in forbidden)
+        expected.extend(n for n in names if n not in expected)
+    every = {t.name for t in tools}
+    if not expected and every and every.issubset(forbidden):
+        nothing = True
+    if not expected and not nothing:
+        return None
+    return ToolExpectation(tuple(expected), tuple(forbidden), only, nothing and not expected)
+
+
+def expected_tools(checks: Any, tools: Sequence[ToolSpec] = ()) -> list[str]:
+    """Tools a scenario's checks expect to be called (plan.json's ``expected_tools``)."""
+    e = tool_expectation(checks, tools)
+    return list(e.expected) if e else []

@@ -75,6 +75,7 @@ def call_value(c: Any) -> dict[str, Any]:
         "pending": c.pending,
         "step": c.step,
         "error": c.error,
+        "decision": c.decision,
     }
 
 

@@ -72,8 +72,13 @@ CALL_FIELDS: dict[str, Member] = {
     "pending": Member(BOOL, "true when the call waits for the person's confirmation and was "
                             "not run", "pending"),
     "step": Member(NUMBER, "which model call made it: 1 for the first", "step == 1"),
-    "error": Member(TEXT, "why the call was not run: 'invalid-json' or 'unknown-tool'; null "
-                          "when it ran or is pending", "error == null"),
+    "error": Member(TEXT, "why the call was not run ('invalid-json', 'unknown-tool'), or that "
+                          "its tool answered with an error ('tool-error'; 'no-record': no "
+                          "answer for these arguments); null when it ran fine or is pending",
+                    "error == null"),
+    "decision": Member(TEXT, "what the person did in a later turn with a call held for "
+                             "confirmation: 'confirmed' (it ran), 'cancelled' or 'dismissed'; "
+                             "null otherwise", "decision == 'confirmed'"),
 }
 
 TOOL_FIELDS: dict[str, Member] = {
@@ -110,7 +115,8 @@ SHAPES: dict[str, dict[str, Member]] = {
 GLOBALS: dict[str, Member] = {
     "answer": Member(TEXT, "the agent's final answer, as text (empty when it stopped to ask "
                            "for a confirmation)", "'18:00' in answer"),
-    "message": Member(TEXT, "what the person said (the scenario's `when`)", "answer != message"),
+    "message": Member(TEXT, "what the person said (the scenario's `when`; in a conversation, "
+                             "the person's last message)", "answer != message"),
     "calls": Member(list_of(CALL), "every tool call the agent made, in order; pending calls "
                                    "included", "count(calls) <= 2"),
     "pending": Member(list_of(CALL), "the calls held for the person's confirmation",

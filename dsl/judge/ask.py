@@ -62,6 +62,8 @@ LOGPROBS_MAX_TOKENS = 4  # one word is asked for; a few tokens leave room for "Y
 NO_LOGPROBS = ("the judge's reply has no logprobs (its server does not report token "
                "probabilities), so judge.mode: logprobs cannot read a verdict from it; use a "
                "server that does (llama.cpp, vLLM, OpenAI) or judge.mode: json")
+NOT_CACHED = ("the judge's answer to this question is not in its cache, and recheck asks the "
+              "judge only with --judge")
 _VERSION = re.compile(r"\{#-?\s*version:\s*([\w.\-]+)\s*-?#\}")
 _DELIMITERS = re.compile(r"</?(answer|message|tool|rubric|criterion)\b", re.I)
 
@@ -256,8 +258,9 @@ def _neutralize(text: str) -> str:
 
 
 def tool_results(attempt: AttemptData) -> list[dict[str, str]]:
+    """What the tools returned to the agent: given.history's calls, then its own."""
     out = []
-    for c in attempt.calls:
+    for c in (*attempt.history, *attempt.calls):
         if c.output is None:
             continue
         args = json.dumps(c.args, ensure_ascii=False) if c.args is not None else c.raw_args
@@ -266,8 +269,45 @@ def tool_results(attempt: AttemptData) -> list[dict[str, str]]:
 
 
 def context(attempt: AttemptData, **extra: str) -> dict[str, Any]:
-    return {"message": _neutralize(attempt.message), "answer": _neutralize(attempt.answer),
+    """What a judge prompt is rendered with. In a conversation (turns, or earlier
+    history) ``message`` is the whole conversation before the answer, one line per
+    message: the judge sees what the agent saw."""
+    message = attempt.message
+    if attempt.turns or attempt.history_messages:
+        message = conversation_text(attempt)
+    return {"message": _neutralize(message), "answer": _neutralize(attempt.answer),
             "tool_results": tool_results(attempt), "now": say(attempt.at), **extra}
+
+
+def conversation_text(attempt: AttemptData) -> str:
+    """The conversation before the answer, as the judge reads it: ``The person: ...``,
+    ``The assistant: ...``, and what the person pressed (tool calls and their results are
+    given apart, as tool results)."""
+    messages = attempt.messages
+    lines: list[str] = []
+
+    def said(start: int, end: int) -> None:
+        for m in messages[start:end]:
+            content = m.get("content")
+            text = content if isinstance(content, str) else ""
+            if m.get("role") == "user":
+                lines.append(f"The person: {text}")
+            elif m.get("role") == "assistant" and text.strip():
+                lines.append(f"The assistant: {text}")
+
+    start = 1 + attempt.history_messages
+    said(1, start)
+    if not attempt.turns:
+        said(start, len(messages))
+    for t in attempt.turns:
+        if t.kind != "say":
+            what = "every pending call" if t.text == "all" else t.text
+            lines.append(f"The person pressed {t.kind} on {what}.")
+        said(start, t.messages)
+        start = t.messages
+    if lines and attempt.answer.strip() and lines[-1] == f"The assistant: {attempt.answer}":
+        lines.pop()  # the answer being judged is shown apart
+    return "\n".join(lines)
 
 
 class Judge:
@@ -279,8 +319,12 @@ class Judge:
 
     def __init__(self, config: JudgeConfig, model: ChatModel,
                  redactor: Redactor = NO_REDACTION, *, use_cache: bool = True,
-                 memory: dict[str, Verdict] | None = None) -> None:
+                 memory: dict[str, Verdict] | None = None, ask_missing: bool = True) -> None:
+        """``ask_missing=False`` (``scenarist recheck`` without ``--judge``): a question
+        the cache does not hold is not sent; its verdict is an error that says so."""
         self.config = config
+        self.ask_missing = ask_missing
+        self.missing = 0  # questions not asked because the cache did not hold them
         self.model = model
         self.redact = redactor
         self.use_cache = use_cache and config.cache_dir is not None
@@ -335,6 +379,9 @@ class Judge:
                 self.cache_hits += 1
                 self._remember(hit)
                 return hit
+        if not self.ask_missing:
+            self.missing += 1
+            return Verdict("error", None, None, NOT_CACHED, rendered, (), key, self.model_name)
         pending = self._inflight.get(key)
         if pending is not None:  # the same question, asked right now by another attempt
             return await asyncio.shield(pending)
@@ -477,4 +524,7 @@ class Judge:
         os.replace(tmp, path)
 
     def stats(self) -> dict[str, int]:
-        return {"asked": self.asked, "cache_hits": self.cache_hits, "tokens": self.tokens}
+        out = {"asked": self.asked, "cache_hits": self.cache_hits, "tokens": self.tokens}
+        if not self.ask_missing:
+            out["not_cached"] = self.missing
+        return out

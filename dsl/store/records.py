@@ -7,23 +7,39 @@ the scheduler (resume), the summary, the report, merge and recheck read them —
 these two functions, never by key.
 
 One line, as written (keys in this order; ``raw_args`` only when the arguments were not
-valid JSON, ``error`` only when a call was not executed, ``items`` and ``evidence`` only
-when a check has them, ``always`` only when the check is marked ``always: true``,
-``failure`` only when the attempt failed before its checks decided — the kind, which
-dsl/errors.py explains in words; the reason holds what was said)::
+valid JSON, ``error`` only when a call was not executed or its tool answered with an
+error, ``decision`` only for a held call the person decided in a later turn, ``items``
+and ``evidence`` only when a check has them, ``turn`` only for a check of one turn,
+``always`` only when the check is marked ``always: true``; ``history``, ``turns`` and
+``goal_reached`` only when the scenario has them)::
 
     {"schema_version": 1, "scenario": ID, "target": NAME, "run": N, "seed": N,
      "status": "pass" | "fail" | "unsure" | "error", "reason": TEXT,
      "started_at": ISO-8601, "answer": TEXT,
      "calls": [{"id", "name", "args", "output", "action", "pending", "step",
-                "raw_args"?, "error"?}],
-     "messages": [OpenAI chat messages], "steps": N, "latency_ms": MS | null,
+                "raw_args"?, "error"?, "decision"?}],
+     "messages": [OpenAI chat messages], "history"?: N,
+     "turns"?: [{"kind", "text", "answer", "calls", "decided", "steps", "messages",
+                 "failure"?, "simulated"?}],
+     "goal_reached"?: true | false,
+     "steps": N, "latency_ms": MS | null,
      "tokens": {"prompt", "completion", "total"}, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
-     "checks": [{"check", "label", "status", "score", "reason", "always"?, "items"?,
-                 "evidence"?}],
-     "error": {"kind", "message", "status"} | null,
-     "failure"?: "model_output" | "max_steps"}
+     "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?,
+                 "turn"?, "always"?}],
+     "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
+     "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm"}
+
+``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
+checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
+``failure_kind`` is which kind of failure that was, which dsl/errors.py explains in words
+(a line written before it was kept gets it from the words of ``failure``).
+
+A conversation's ``messages`` are the whole conversation (``history`` of them, after the
+system prompt, came from ``given.history``); turn *i* made ``calls`` of the record's
+calls, the next ones in order, and ``decided`` holds the indexes (in ``calls``) of the
+held calls it confirmed, cancelled or dismissed (see :class:`~dsl.model.Turn`). Lines
+written before conversations existed read as they always did: these keys are optional.
 """
 
 from __future__ import annotations
@@ -33,7 +49,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..model import SCHEMA_VERSION, Call, CheckStatus, Tokens
+from ..model import SCHEMA_VERSION, Call, CheckStatus, Tokens, Turn
 from ..verdict import AttemptStatus, breaks_always
 
 STATUSES = ("pass", "fail", "unsure", "error")
@@ -50,12 +66,13 @@ class CheckResult(NamedTuple):
     report of 100,000 attempts builds half a million of them.)"""
 
     check: str  # the check's key: contains
-    label: str  # how people see it: its name: (or contains: "18:00")
+    label: str  # how people see it: contains: "18:00"
     status: CheckStatus
     reason: str
     score: float | None = None
     items: tuple[Mapping[str, Any], ...] = ()  # per criterion (criteria)
     evidence: Mapping[str, Any] | None = None  # the judge's reply, confidence, ...
+    turn: int | None = None  # 1, 2, ...: a check of that turn; None: of the whole attempt
     always: bool = False  # `always: true`: it must pass in every attempt
 
 
@@ -96,7 +113,11 @@ class AttemptRecord:
     model_calls: tuple[ModelCallStat, ...] = ()
     checks: tuple[CheckResult, ...] = ()
     error: AttemptError | None = None
-    failure: str | None = None  # model_output, max_steps: failed before the checks decided
+    failure: str | None = None  # the loop failed the attempt (max_steps), whatever the checks
+    failure_kind: str | None = None  # model_output, max_steps, nothing_to_confirm
+    turns: tuple[Turn, ...] = ()  # a conversation's turns (empty: one message)
+    history: int = 0  # messages after the system prompt that came from given.history
+    goal_reached: bool | None = None  # a simulated user said its goal was reached
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -121,18 +142,33 @@ def call_json(c: Call) -> dict[str, Any]:
         d["raw_args"] = c.raw_args
     if c.error:
         d["error"] = c.error
+    if c.decision:
+        d["decision"] = c.decision
+    return d
+
+
+def turn_json(t: Turn) -> dict[str, Any]:
+    d: dict[str, Any] = {"kind": t.kind, "text": t.text, "answer": t.answer,
+                         "calls": t.calls, "decided": list(t.decided), "steps": t.steps,
+                         "messages": t.messages}
+    if t.failure:
+        d["failure"] = t.failure
+    if t.simulated:
+        d["simulated"] = True
     return d
 
 
 def check_json(c: CheckResult) -> dict[str, Any]:
     d: dict[str, Any] = {"check": c.check, "label": c.label, "status": c.status,
                          "score": c.score, "reason": c.reason}
-    if c.always:
-        d["always"] = True
     if c.items:
         d["items"] = [dict(i) for i in c.items]
     if c.evidence is not None:
         d["evidence"] = dict(c.evidence)
+    if c.turn is not None:
+        d["turn"] = c.turn
+    if c.always:
+        d["always"] = True
     return d
 
 
@@ -142,7 +178,7 @@ def tokens_json(t: Tokens) -> dict[str, int]:
 
 def record_json(r: AttemptRecord) -> dict[str, Any]:
     """The record as the JSON object of one results.jsonl line."""
-    return {
+    d: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "scenario": r.scenario,
         "target": r.target,
@@ -163,8 +199,27 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         "checks": [check_json(c) for c in r.checks],
         "error": (None if r.error is None else
                   {"kind": r.error.kind, "message": r.error.message, "status": r.error.status}),
-        **({"failure": r.failure} if r.failure else {}),
+        **({"failure": r.failure, "failure_kind": r.failure_kind or failure_kind(r.failure)}
+           if r.failure else {}),
     }
+    if r.history or r.turns or r.goal_reached is not None:
+        return _with_conversation(d, r)
+    return d
+
+
+def _with_conversation(d: dict[str, Any], r: AttemptRecord) -> dict[str, Any]:
+    """A conversation's line: its history count, turns and goal after the messages."""
+    out: dict[str, Any] = {}
+    for key, value in d.items():
+        out[key] = value
+        if key == "messages":
+            if r.history:
+                out["history"] = r.history
+            if r.turns:
+                out["turns"] = [turn_json(t) for t in r.turns]
+            if r.goal_reached is not None:
+                out["goal_reached"] = r.goal_reached
+    return out
 
 
 def record_line(r: AttemptRecord, redact: Callable[[Any], Any] | None = None) -> str:
@@ -255,13 +310,34 @@ def _call(d: Any) -> Call:
     output = d.get("output")
     action = d.get("action")
     error = d.get("error")
+    decision = d.get("decision")
     # raw_args is kept only when the arguments were not JSON (args is None then)
     return _build(Call, (str(d.get("id") or ""), name, d.get("args"),
                          raw if type(raw) is str else "",
                          output if output is None or type(output) is str
                          else json.dumps(output),
                          action if type(action) is str else None, d.get("pending") is True,
-                         error if type(error) is str else None, step))
+                         error if type(error) is str else None, step,
+                         decision if type(decision) is str else None))
+
+
+def _turn(d: Any) -> Turn:
+    if type(d) is not dict:
+        raise RecordError(f"a turn is {_kind(d)}, not an object")
+    kind = d.get("kind")
+    if kind not in ("say", "confirm", "cancel"):
+        raise RecordError(f"a turn's kind is {kind!r}, not say, confirm or cancel")
+    decided = d.get("decided")
+    failure = d.get("failure")
+    text, answer = d.get("text"), d.get("answer")
+    if not (type(decided) is list and all(type(i) is int for i in decided)):
+        decided = []
+    return _build(Turn, (kind, text if type(text) is str else "",
+                         answer if type(answer) is str else "",
+                         _get(d, "calls", int, 0), tuple(decided), _get(d, "steps", int, 0),
+                         _get(d, "messages", int, 0),
+                         failure if type(failure) is str else None,
+                         d.get("simulated") is True))
 
 
 def _check(d: Any) -> CheckResult:
@@ -280,13 +356,15 @@ def _check(d: Any) -> CheckResult:
     score = d.get("score")
     items = d.get("items")
     evidence = d.get("evidence")
+    turn = d.get("turn")
     return _build(CheckResult, (
         check, label if type(label) is str and label else check, status,
         reason if type(reason) is str else "",
         float(score) if type(score) is float or type(score) is int else None,
         tuple([_obj(i, "a check item") for i in items]) if items and type(items) is list
         else (),
-        evidence if type(evidence) is dict else None, d.get("always") is True))
+        evidence if type(evidence) is dict else None,
+        turn if type(turn) is int else None, d.get("always") is True))
 
 
 def _model_call(d: Any) -> ModelCallStat:
@@ -328,6 +406,7 @@ def record_from_json(d: Any) -> AttemptRecord:
     if type(tokens) is not dict:
         tokens = {}
     err = get("error")
+    failure = get("failure")
     latency = get("latency_ms")
     answer = get("answer")
     reason = get("reason")
@@ -352,8 +431,35 @@ def record_from_json(d: Any) -> AttemptRecord:
         None if type(err) is not dict else AttemptError(
             str(err.get("kind") or "unknown"), str(err.get("message") or ""),
             err.get("status") if type(err.get("status")) is int else None),
-        failure if type(failure := get("failure")) is str and failure else None,
+        failure if type(failure) is str and failure else None,
+        _failure_kind(get("failure_kind"), failure),
+        *(_conversation(d) if "turns" in d or "history" in d or "goal_reached" in d
+          else ()),
     )
+
+
+def failure_kind(failure: str) -> str:
+    """The kind of a loop failure, from its words: for lines written before the kind was
+    kept (the loop's own words for each, dsl/loop.py and dsl/conversation.py)."""
+    if "reached max_steps" in failure:
+        return "max_steps"
+    if "waiting for confirmation" in failure:
+        return "nothing_to_confirm"
+    return "model_output"
+
+
+def _failure_kind(kind: Any, failure: Any) -> str | None:
+    if type(failure) is not str or not failure:
+        return None
+    return kind if type(kind) is str and kind else failure_kind(failure)
+
+
+def _conversation(d: dict[str, Any]) -> tuple[tuple[Turn, ...], int, bool | None]:
+    """A conversation's turns, its number of history messages, whether its simulated user
+    reached its goal (only lines of conversations, or with history, have them)."""
+    goal = d.get("goal_reached")
+    return (tuple([_turn(t) for t in _get(d, "turns", list, ())]),
+            _get(d, "history", int, 0), goal if type(goal) is bool else None)
 
 
 def _count(value: Any) -> int:

@@ -89,8 +89,17 @@ class Recorder:
         self._file.flush()
 
     async def complete(self, body: dict[str, Any]) -> Reply:
+        return await self.record(self.inner, body)
+
+    def tap(self, inner: ChatModel) -> ChatModel:
+        """Another model whose exchanges go into this cassette too (the model that plays a
+        simulated user: replay answers its requests from the same cassette)."""
+        return _Tap(self, inner)
+
+    async def record(self, inner: ChatModel, body: dict[str, Any]) -> Reply:
+        """Ask ``inner`` and write the exchange."""
         try:
-            reply = await self.inner.complete(body)
+            reply = await inner.complete(body)
         except EndpointError as exc:
             # what the endpoint said is part of the model's behaviour (llama.cpp answers 500
             # when the model writes a tool call it cannot parse): replay says it again
@@ -106,6 +115,36 @@ class Recorder:
     async def aclose(self) -> None:
         self._file.close()
         await self.inner.aclose()
+
+
+class _Tap:
+    """A model recorded into another model's cassette (:meth:`Recorder.tap`)."""
+
+    def __init__(self, recorder: Recorder, inner: ChatModel) -> None:
+        self.recorder = recorder
+        self.inner = inner
+        self.settings = inner.settings
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        return await self.recorder.record(self.inner, body)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class Answering:
+    """A cassette answering requests built with another target's settings (the model that
+    played a simulated user, recorded in the agent's cassette)."""
+
+    def __init__(self, cassette: ChatModel, settings: RequestSettings) -> None:
+        self.cassette = cassette
+        self.settings = settings
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        return await self.cassette.complete(body)
+
+    async def aclose(self) -> None:
+        return None  # the cassette is the agent's: it closes it
 
 
 def read_cassette(path: Path, *, header_only: bool = False) -> list[str]:
@@ -151,6 +190,13 @@ def _file_kind(st: os.stat_result) -> str:
     if stat.S_ISSOCK(mode):
         return "a socket"
     return "not a file"
+
+
+def header_settings(header: dict[str, Any]) -> RequestSettings:
+    """The request settings a cassette was recorded with (its header, checked)."""
+    s = header["settings"]
+    return RequestSettings(str(s.get("model", "")), s.get("temperature"),
+                           dict(s.get("params") or {}), str(s.get("system_prompt", "")))
 
 
 def read_header(path: Path) -> dict[str, Any]:
@@ -236,12 +282,7 @@ class ReplayModel:
     def __init__(self, path: Path) -> None:
         self.path = path
         lines = read_cassette(path)
-        header = _header(path, lines[0] if lines else "")
-        s = header["settings"]
-        self.settings = RequestSettings(
-            str(s.get("model", "")), s.get("temperature"), dict(s.get("params") or {}),
-            str(s.get("system_prompt", "")),
-        )
+        self.settings = header_settings(_header(path, lines[0] if lines else ""))
         self.replies: dict[str, dict[str, Any]] = {}
         last = len(lines)
         while last > 1 and not lines[last - 1].strip():

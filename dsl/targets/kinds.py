@@ -38,7 +38,7 @@ from ..schemawords import schema_doc
 from .settings import OpenAISettings, PythonSettings, ReplaySettings, Retry
 
 if TYPE_CHECKING:
-    from .base import Agent, AgentContext, ChatModel
+    from .base import Agent, AgentContext, ChatModel, RequestSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,6 +56,8 @@ class TargetKind:
     open_model: Callable[[Target, int, Callable[[], None] | None], ChatModel] | None = None
     key_env: Callable[[Any], str | None] = lambda settings: None
     attempt_timeout: bool = True  # accepts attempt_timeout_ms
+    # a model endpoint: what it puts in every request (model, temperature, params)
+    request_settings: Callable[[Any], RequestSettings] | None = None
 
     @property
     def is_model(self) -> bool:
@@ -191,20 +193,83 @@ def _open_openai(target: Target, max_connections: int,
     return OpenAIModel(target, max_connections=max_connections, on_throttle=on_throttle)
 
 
+def request_settings(target: Target) -> RequestSettings:
+    """What a model target puts in every request, without opening it. Raises RunDirError
+    for a replay target whose cassette cannot be read."""
+    settings_of = kind_of(target).request_settings
+    if settings_of is None:
+        raise ValueError(f"{target.kind} targets are not model endpoints")
+    return settings_of(target.config)
+
+
+class SimulatedUsers:
+    """The models that play simulated users for one agent target, each opened the first
+    time a scenario needs it. A live target's run asks each user's own target (recorded
+    into the agent's cassette with ``--record``); a replay target answers the users'
+    requests from its own cassette, built with the user targets' settings — offline."""
+
+    def __init__(self, open_one: Callable[[Target], ChatModel]) -> None:
+        self._open_one = open_one
+        self._models: dict[str, ChatModel] = {}
+
+    def open(self, target: Target) -> ChatModel:
+        model = self._models.get(target.name)
+        if model is None:
+            try:
+                model = self._models[target.name] = self._open_one(target)
+            except InputError as exc:
+                raise agent_error(exc) from None
+        return model
+
+    async def aclose(self) -> None:
+        for m in self._models.values():
+            await m.aclose()
+
+
 def _open_model_agent(target: Target, context: AgentContext) -> Agent:
-    """A model endpoint under test: the agent loop, with the run's recording and metering."""
+    """A model endpoint under test: the agent loop, with the run's recording and metering,
+    and the models of its simulated users."""
     from ..loop import LoopAgent
     from .base import Metered
 
     model = open_model(target, context.max_connections, context.on_throttle)
+    agent_model = model
+    recorder = None
     if context.record is not None:
         from .cassette import Recorder
 
-        model = Recorder(model, context.record, target.name, context.redact)
-    return LoopAgent(Metered(model, context.on_reply))
+        model = recorder = Recorder(model, context.record, target.name, context.redact)
+
+    def open_user(user: Target) -> ChatModel:
+        from ..errors import RunDirError
+        from .cassette import Answering
+
+        if target.kind == "replay":  # the users' replies were recorded in this cassette
+            try:
+                return Metered(Answering(agent_model, request_settings(user)),
+                               context.on_reply)
+            except RunDirError as exc:
+                raise EndpointError("cassette", str(exc)) from None
+        live = open_model(user, 4)
+        return Metered(recorder.tap(live) if recorder is not None else live,
+                       context.on_reply)
+
+    return LoopAgent(Metered(model, context.on_reply), SimulatedUsers(open_user))
+
+
+def _openai_request(s: OpenAISettings) -> RequestSettings:
+    from .base import RequestSettings
+
+    return RequestSettings(s.model, s.temperature, dict(s.params), s.system_prompt)
 
 
 # ---- replay --------------------------------------------------------------------------------
+
+def _replay_request(s: ReplaySettings) -> RequestSettings:
+    from .cassette import header_settings, read_header
+
+    return header_settings(read_header(Path(s.cassette)))
+
 
 def _compile_replay(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                     root: Path, diags: Collector) -> ReplaySettings:
@@ -328,6 +393,7 @@ KINDS: dict[str, TargetKind] = {
         open_agent=_open_model_agent,
         open_model=_open_openai,
         key_env=lambda s: s.api_key_env,
+        request_settings=_openai_request,
     ),
     "replay": TargetKind(
         name="replay",
@@ -342,6 +408,7 @@ KINDS: dict[str, TargetKind] = {
         open_agent=_open_model_agent,
         open_model=_open_replay,
         attempt_timeout=False,
+        request_settings=_replay_request,
     ),
     "python": TargetKind(
         name="python",

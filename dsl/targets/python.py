@@ -9,6 +9,15 @@ The agent calls the scenario's fake tools through ``env.tools[name](**args)``: e
 recorded (checks see it exactly as with a model target) and returns the tool's text; a call
 to a ``confirm: true`` tool is recorded as pending, not executed, and returns ``None``.
 ``env.targets[name]`` are ready clients for the suite's model targets.
+
+A conversation calls the function once per turn, with a new :class:`Env` each time:
+``env.turn`` (1, 2, ...), ``env.message`` (what the person said; empty when they pressed
+confirm or cancel), ``env.messages`` (the conversation so far in OpenAI's format, without
+a system prompt: ``given.history``, the earlier turns, then this turn's message or tool
+results), ``env.confirmed`` and ``env.cancelled`` (the held calls the person confirmed —
+Scenarist has run them, their ``output`` is the fake tool's result — or cancelled in this
+turn). The tools, their record and the model clients last the whole conversation. A
+one-message scenario is one such call, with ``env.turn == 1``.
 """
 
 from __future__ import annotations
@@ -28,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import EndpointError, InputError
-from ..model import AttemptData, Call, Scenario, Target, Tokens
-from .base import AgentContext, ChatModel, Reply
+from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
+from .base import AgentContext, ChatModel, Metered, Reply
 
 
 @dataclass(slots=True)
@@ -52,7 +61,7 @@ class Tool:
         self.input_schema: Mapping[str, Any] = spec.input_schema
 
     def __call__(self, **args: Any) -> str | None:
-        from ..loop import tool_output
+        from ..faketools import answer
 
         with self._record.lock:
             n = len(self._record.calls)
@@ -62,9 +71,9 @@ class Tool:
                 self._record.calls.append(Call(f"call_{n}", self.name, args, raw, None,
                                                self.spec.action, True, None, step))
                 return None
-            out = tool_output(self.spec, args, self._scenario)
+            out, error = answer(self.spec, args, self._scenario.at)
             self._record.calls.append(Call(f"call_{n}", self.name, args, raw, out,
-                                           self.spec.action, False, None, step))
+                                           self.spec.action, False, error, step))
             return out
 
 
@@ -105,11 +114,20 @@ class ModelClient:
         return reply.message
 
 
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """A held call the person confirmed or cancelled in this turn."""
+
+    name: str
+    args: Any
+    output: str | None  # the fake tool's result when confirmed (Scenarist ran it)
+
+
 @dataclass(slots=True)
 class Env:
-    """What your agent gets for one attempt."""
+    """What your agent gets for one attempt (in a conversation: for one turn)."""
 
-    message: str  # what the person said
+    message: str  # what the person said (empty on a confirm or cancel turn)
     at: dt.datetime  # the moment, in the scenario's own UTC offset
     system: str  # the scenario's given.system (may be empty)
     tools: dict[str, Tool]
@@ -117,6 +135,10 @@ class Env:
     targets: dict[str, ModelClient]
     scenario: str  # the scenario's id
     _started: float = field(default_factory=time.monotonic)
+    turn: int = 1
+    messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation so far
+    confirmed: list[Decided] = field(default_factory=list)
+    cancelled: list[Decided] = field(default_factory=list)
 
     def clock(self) -> dt.datetime:
         """The scenario's moment plus the time elapsed since the attempt started."""
@@ -182,23 +204,101 @@ class PythonAgent:
                 for name in self._targets}
 
     async def run(self, scenario: Scenario, run: int) -> AttemptData:
+        from ..conversation import converse
+
         func = self._entry()
-        record = _Record()
-        env = Env(
-            message=scenario.message,
-            at=scenario.at,
-            system=scenario.system,
-            tools={t.name: Tool(t, scenario, record) for t in scenario.tools},
-            seed=run,
-            targets=self._clients(record, run),
-            scenario=scenario.id,
-        )
+        talk = _Conversation(func, scenario, run, self._clients)
         started = time.perf_counter()
+        goal: bool | None = None
+        if not scenario.conversation:
+            await talk.turn("say", scenario.message, False)
+            turns: tuple[Turn, ...] = ()
+            answer, failure, message = talk.turns[0].answer, None, scenario.message
+        else:
+            goal = await converse(scenario, run, talk.turn, self._user_model)
+            turns = tuple(talk.turns)
+            answer = turns[-1].answer if turns else ""
+            failure = next((f"turn {n}: {t.failure}" for n, t in enumerate(turns, 1)
+                            if t.failure), None)
+            message = next((t.text for t in reversed(turns) if t.kind == "say"),
+                           scenario.message)
+        record = talk.record
+        return AttemptData(
+            message=message,
+            answer=answer,
+            calls=tuple(talk.calls),
+            at=scenario.at,
+            tools=scenario.tools,
+            steps=record.steps,
+            latency_ms=(time.perf_counter() - started) * 1000,
+            tokens=record.tokens,
+            messages=tuple(talk.messages),
+            failure=failure,
+            # a python agent's turn fails only when there is nothing to confirm or cancel
+            failure_kind="nothing_to_confirm" if failure else None,
+            turns=turns,
+            history=scenario.history_calls,
+            history_messages=len(scenario.history),
+            goal_reached=goal,
+        )
+
+    def _user_model(self, target: Target) -> ChatModel:
+        """The model that plays a simulated user (a suite model target)."""
+        if target.name not in self._targets:
+            raise EndpointError("agent", f"the simulated user's target '{target.name}' is "
+                                         "not a model target of the suite")
+        return Metered(self._open(target.name), self._on_reply)
+
+    async def aclose(self) -> None:
+        for m in self._models.values():
+            await m.aclose()
+
+
+class _Conversation:
+    """One attempt of a python agent: the function called once per turn, the calls and
+    the OpenAI-format messages kept across turns."""
+
+    def __init__(self, func: Callable[..., Any], scenario: Scenario, run: int,
+                 clients: Callable[[_Record, int], dict[str, ModelClient]]) -> None:
+        self.func = func
+        self.scenario = scenario
+        self.run = run
+        self.record = _Record()
+        self.tools = {t.name: Tool(t, scenario, self.record) for t in scenario.tools}
+        self.targets = clients(self.record, run)
+        self.calls: list[Call] = []
+        self.messages: list[dict[str, Any]] = [dict(m) for m in scenario.history]
+        self.turns: list[Turn] = []
+
+    async def turn(self, kind: str, text: str, simulated: bool) -> Turn:
+        from ..conversation import settle
+
+        scenario = self.scenario
+        settled = settle(self.calls, kind, text, scenario)
+        self.calls = settled.calls
+        self.messages.extend(settled.results)
+        first_call, first_step = len(self.calls), self.record.steps
+        if settled.failure is not None:
+            return self._turn(kind, text, "", first_call, settled, first_step, simulated,
+                              settled.failure)
+        if kind == "say":
+            self.messages.append({"role": "user", "content": text})
+        decided = [self.calls[i] for i in settled.decided]
+        env = Env(
+            message=text if kind == "say" else "", at=scenario.at, system=scenario.system,
+            tools=self.tools, seed=self.run, targets=self.targets, scenario=scenario.id,
+            turn=len(self.turns) + 1, messages=[dict(m) for m in self.messages],
+            confirmed=[Decided(c.name, c.args, c.output) for c in decided
+                       if c.decision == "confirmed"],
+            cancelled=[Decided(c.name, c.args, None) for c in decided
+                       if c.decision == "cancelled"])
+        with self.record.lock:
+            done = len(self.record.calls)
         try:
-            if inspect.iscoroutinefunction(func):
-                result = await func(env)
+            if inspect.iscoroutinefunction(self.func):
+                result = await self.func(env)
             else:
-                result = await _in_daemon_thread(func, env)
+                result = await _in_daemon_thread(self.func, env)
         except EndpointError:
             raise
         except asyncio.CancelledError:
@@ -209,35 +309,36 @@ class PythonAgent:
             raise EndpointError("agent", f"the agent raised {type(exc).__name__}{said}"
                                          f"{_where(exc)}") from None
         answer, pending = _result(result)
-        calls = list(record.calls)
-        for p in pending:
+        with self.record.lock:
+            made = list(self.record.calls[done:])
+        step = self.record.steps or 1
+        n = len(self.record.calls)
+        for k, p in enumerate(pending):
             spec = scenario.tool(str(p.get("name")))
             args = p.get("args") or {}
-            calls.append(Call(f"call_{len(calls)}", str(p.get("name")), args,
-                              json.dumps(args, ensure_ascii=False), None,
-                              spec.action if spec else None, True,
-                              None if spec else "unknown-tool", record.steps or 1))
-        return AttemptData(
-            message=scenario.message,
-            answer=answer,
-            calls=tuple(calls),
-            at=scenario.at,
-            tools=scenario.tools,
-            steps=record.steps,
-            latency_ms=(time.perf_counter() - started) * 1000,
-            tokens=record.tokens,
-            messages=(
-                {"role": "user", "content": scenario.message},
-                *({"role": "tool", "tool_call_id": c.id, "name": c.name,
-                   "content": c.output if c.output is not None else "(pending confirmation)"}
-                  for c in calls),
-                {"role": "assistant", "content": answer},
-            ),
-        )
+            made.append(Call(f"call_{n + k}", str(p.get("name")), args,
+                             json.dumps(args, ensure_ascii=False), None,
+                             spec.action if spec else None, True,
+                             None if spec else "unknown-tool", step))
+        if pending:
+            with self.record.lock:
+                self.record.calls.extend(made[len(made) - len(pending):])
+        self.calls.extend(made)
+        if made:
+            self.messages.append({"role": "assistant", "content": None, "tool_calls": [
+                {"id": c.id, "type": "function",
+                 "function": {"name": c.name, "arguments": c.raw_args}} for c in made]})
+            self.messages.extend({"role": "tool", "tool_call_id": c.id, "content": c.output}
+                                 for c in made if c.output is not None)
+        self.messages.append({"role": "assistant", "content": answer})
+        return self._turn(kind, text, answer, first_call, settled, first_step, simulated)
 
-    async def aclose(self) -> None:
-        for m in self._models.values():
-            await m.aclose()
+    def _turn(self, kind: str, text: str, answer: str, first_call: int, settled: Any,
+              first_step: int, simulated: bool, failure: str | None = None) -> Turn:
+        turn = Turn(kind, text, answer, len(self.calls) - first_call, settled.decided,
+                    self.record.steps - first_step, len(self.messages), failure, simulated)
+        self.turns.append(turn)
+        return turn
 
 
 async def _in_daemon_thread(func: Callable[..., Any], env: Env) -> Any:

@@ -306,3 +306,46 @@ def scenarist(*args: str, cwd: Path, env: dict[str, str] | None = None
     full.pop("FORCE_COLOR", None)
     return subprocess.run([sys.executable, "-m", "dsl", *args], cwd=cwd, env=full,
                           capture_output=True, text=True, timeout=120)
+
+
+def conversation_run(path: Path) -> Path:
+    """A run of one conversation: given history, a say turn that holds a call, a confirm
+    turn that runs it, per-turn checks and the whole conversation's."""
+    held = call("set_business_hours", {"day": "saturday"}, "Hours for saturday updated.",
+                action="update", cid="call_1_0")
+    held["decision"] = "confirmed"
+    messages = [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": "Hola, soy la dueña."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "history_2_1", "type": "function",
+             "function": {"name": "list_business_hours", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "history_2_1", "content": '{"saturday": "09-13"}'},
+        {"role": "user", "content": "Los sábados cerramos."},
+        {"role": "assistant", "content": "¿Confirmás?", "tool_calls": [
+            {"id": "call_1_0", "type": "function",
+             "function": {"name": "set_business_hours", "arguments": '{"day": "saturday"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1_0", "content": "Hours for saturday updated."},
+        {"role": "assistant", "content": "Listo, cerrado los sábados."},
+    ]
+    rec = record("clinic.change_hours", 1, calls=[held], messages=messages,
+                 answer="Listo, cerrado los sábados.",
+                 checks=[("turn 1 · asks_to_confirm: set_business_hours", "pass", "asked"),
+                         ('turn 2 · contains: "Listo"', "pass", "it does"),
+                         ("turn 3 · non_empty", "error", "not evaluated: never reached"),
+                         ("does_not_modify", "fail", "set_business_hours ran")])
+    for c, turn in zip(rec["checks"], (1, 2, 3, None), strict=True):
+        if turn is not None:
+            c["turn"] = turn
+    rec["status"] = "fail"
+    rec["history"] = 3
+    rec["turns"] = [
+        {"kind": "say", "text": "Los sábados cerramos.", "answer": "¿Confirmás?", "calls": 1,
+         "decided": [], "steps": 1, "messages": 6},
+        {"kind": "confirm", "text": "set_business_hours",
+         "answer": "Listo, cerrado los sábados.", "calls": 0, "decided": [0], "steps": 1,
+         "messages": 8}]
+    spec = scenario("clinic.change_hours", runs=1, min_pass=1, checks=[
+        "turn 1 · asks_to_confirm: set_business_hours", 'turn 2 · contains: "Listo"',
+        "turn 3 · non_empty", "does_not_modify"])
+    return write_run(path, [spec], [rec])

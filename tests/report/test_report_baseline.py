@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from report_builders import demo_run
 
-from dsl.baseline import compare, compare_row, load_summary, newcombe, pts
+from dsl.baseline import Side, compare, compare_row, load_summary, newcombe, pts
 from dsl.errors import RunDirError
 
 # Newcombe (1998), "Interval estimation for the difference between independent
@@ -98,12 +98,14 @@ def test_new_and_removed_rows() -> None:
     before = {"run_id": "r0", "started_at": "2026-01-01T00:00:00+00:00",
               "scenarios": [row(5, 5, "pass", scenario="a"), row(1, 5, "fail", scenario="c")]}
     cmp = compare(now, before)
-    assert [c.status for c in cmp.changes] == ["unchanged", "new"]
+    assert [c.status for c in cmp.changes] == ["unchanged", "new", "removed"]
     assert cmp.changes[1].note == "not in the baseline"
+    assert cmp.changes[2].note == "not in this run"
+    assert (cmp.changes[2].before, cmp.changes[2].now) == (Side("fail", 1, 5), None)
     assert cmp.removed == (("c", "t"),)
     assert cmp.baseline_run_id == "r0"
     assert cmp.counts() == {"regressed": 0, "improved": 0, "inconclusive": 0, "new": 1,
-                            "unchanged": 1}
+                            "removed": 1, "unchanged": 1}
     assert cmp.get("b", "t") is cmp.changes[1]
     assert cmp.get("zzz", "t") is None
     assert cmp.counts()["regressed"] == 0

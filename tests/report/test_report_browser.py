@@ -13,6 +13,7 @@ from report_builders import (
     HOSTILE,
     MOMENT,
     XSS,
+    conversation_run,
     demo_run,
     hostile_run,
     passing,
@@ -106,11 +107,11 @@ def test_sorting_by_columns(new_page: Any, demo_report: Path) -> None:
     page.click("button[data-sort=rate]")
     assert header.get_attribute("aria-sort") == "ascending"
     rates = page.eval_on_selector_all("tbody.sc", "els => els.map(e => Number(e.dataset.rate))")
-    assert rates == [-1, -1, 0.6, 0.6667, 1, 1]
+    assert rates == [-1, -1, 0.6, pytest.approx(2 / 3, abs=1e-12), 1, 1]
     page.click("button[data-sort=rate]")
     assert header.get_attribute("aria-sort") == "descending"
     rates = page.eval_on_selector_all("tbody.sc", "els => els.map(e => Number(e.dataset.rate))")
-    assert rates == [1, 1, 0.6667, 0.6, -1, -1]
+    assert rates == [1, 1, pytest.approx(2 / 3, abs=1e-12), 0.6, -1, -1]
     page.click("button[data-sort=scenario]")
     assert header.get_attribute("aria-sort") == "none"
     assert [s for s, _ in shown(page)] == ["clinic.book_cleaning", "clinic.book_cleaning",
@@ -400,12 +401,13 @@ def test_always_checks_names_and_failed_attempts_in_a_browser(new_page: Any,
     good = passing("refill", 1, ["looks the prescription up",
                                  "never refills an empty prescription"])
     bad = passing("refill", 2, ["looks the prescription up"])
-    bad.update(status="fail", failure="model_output", checks=bad["checks"] + [{
+    reason = ("the server could not parse the model's reply as a tool call or answer "
+              "(HTTP 500: 'does not match the expected peg-native format')")
+    bad.update(status="fail", failure=reason, failure_kind="model_output",
+               checks=bad["checks"] + [{
         "check": "not_calls", "label": "never refills an empty prescription",
         "status": "fail", "score": 0.0, "always": True,
-        "reason": "create_refill_request was called"}],
-        reason="the server could not parse the model's reply as a tool call or answer "
-               "(HTTP 500: 'does not match the expected peg-native format')")
+        "reason": "create_refill_request was called"}], reason=reason)
     path = regenerate(write_run(tmp_path / "run", [spec], [good, bad]))[0]
     page, watch = open_report(new_page, path)
     refill = row(page, "refill", "fake")
@@ -426,4 +428,42 @@ def test_always_checks_names_and_failed_attempts_in_a_browser(new_page: Any,
     broken = refill.locator(".transcript ul.check-list > li").nth(1)
     assert broken.inner_text().startswith(
         "fail never refills an empty prescription always — create_refill_request was called")
+    assert_clean(watch, page)
+
+
+def test_a_conversation_is_drawn_turn_by_turn_with_each_turns_checks(
+        new_page: Any, tmp_path: Path) -> None:
+    path = regenerate(conversation_run(tmp_path / "run"))[0]
+    page, watch = open_report(new_page, path)
+    r = row(page, "clinic.change_hours", "fake")
+    r.locator("button.toggle").click()
+    r.locator("details.attempt > summary").first.click()
+    t = r.locator(".transcript")
+    history = t.locator("section.history")
+    assert history.locator("h5").inner_text() == (
+        "Earlier in the conversation (given.history: written by the scenario, not by the "
+        "agent)")
+    assert history.locator(".m-user .text").inner_text() == "Hola, soy la dueña."
+    assert history.locator(".m-call code").inner_text() == "list_business_hours"
+    turns = t.locator("section.turn")
+    assert turns.count() == 2
+    assert turns.locator("h5.turn-head").all_inner_texts() == [
+        "Turn 1 · the person writes",
+        "Turn 2 · the person presses confirm on set_business_hours"]
+    first, second = turns.nth(0), turns.nth(1)
+    assert first.locator(".m-user .text").inner_text() == "Los sábados cerramos."
+    assert first.locator(".m-call .badge").all_inner_texts() == [
+        "update", "held for confirmation: the person confirmed it, so it ran"]
+    assert first.locator("ul.check-list li").all_inner_texts() == [
+        "pass turn 1 · asks_to_confirm: set_business_hours — asked"]
+    assert second.locator(".m-tool").inner_text().endswith("Hours for saturday updated.")
+    assert second.locator(".m-answer .text").inner_text() == "Listo, cerrado los sábados."
+    assert second.locator("ul.check-list li").all_inner_texts() == [
+        'pass turn 2 · contains: "Listo" — it does']
+    heads = t.locator(":scope > h5").all_inner_texts()
+    assert heads == ["Checks of turns the conversation never reached",
+                     "Checks of the whole conversation"]
+    assert t.locator(":scope > ul.check-list li").all_inner_texts() == [
+        "error turn 3 · non_empty — not evaluated: never reached",
+        "fail does_not_modify — set_business_hours ran"]
     assert_clean(watch, page)

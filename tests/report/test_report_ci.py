@@ -134,7 +134,7 @@ Targets: `fake` (`fake-model`), `other` (`other-model`) · run `20261130-100000-
 | Verdict | Scenario | Target | Passed | Pass rate (95% CI) | Failing checks |
 |:--|:--|:--|--:|:--|:--|
 | ❌ fail | `clinic.book_cleaning` | `fake` | 3/5 (min 4) | 60% (23–88%) | \
-`asks_to_confirm: "book_appointment"` ×2 |
+`asks_to_confirm: "book_appointment"` ×2 (pass rate 100%, 95% CI 57–100%) |
 | ⚠️ no verdict | `clinic.book_cleaning` | `other` | 0/0 (min 4) | – | 5 endpoint errors |
 | ⚠️ no verdict | `shop.refund` | `other` | 0/0 (min 2) | – |  |
 | ✅ pass | `clinic.hours_today` | `fake` | 5/5 (min 4) | 100% (57–100%) |  |
@@ -163,7 +163,8 @@ def test_summary_markdown_against_a_baseline(summary: dict[str, Any]) -> None:
         "|:--|:--|:--|--:|:--|:--|:--|",
         # 3 of 5 against 5 of 5: the flip may be chance
         "| ❌ fail | `clinic.book_cleaning` | `fake` | 3/5 (min 4) | 60% (23–88%) | "
-        "inconclusive −40 pts | `asks_to_confirm: \"book_appointment\"` ×2 |",
+        "inconclusive −40 pts | `asks_to_confirm: \"book_appointment\"` ×2 (pass rate 100%, "
+        "95% CI 57–100%) |",
     ]
     assert "| ✅ pass | `shop.refund` | `fake` | 2/3 (min 2) | 67% (21–94%) | unchanged " \
            "−33 pts |  |" in lines
@@ -171,7 +172,8 @@ def test_summary_markdown_against_a_baseline(summary: dict[str, Any]) -> None:
     md = summary_markdown(summary, compare(summary, before))
     assert "Against `base-1`: 1 regressed · 3 unchanged · 2 inconclusive · 1 removed" in md
     assert ("| ❌ fail | `clinic.book_cleaning` | `fake` | 3/5 (min 4) | 60% (23–88%) | "
-            "🔻 regressed −40 pts | `asks_to_confirm: \"book_appointment\"` ×2 |") in md
+            "🔻 regressed −40 pts | `asks_to_confirm: \"book_appointment\"` ×2 (pass rate "
+            "100%, 95% CI 57–100%) |") in md
 
 
 def test_summary_markdown_when_everything_passed_and_many_rows(

@@ -1,0 +1,166 @@
+"""The person's side of a conversation: scripted turns, confirmations and a simulated user.
+
+An agent answers one turn at a time — the agent loop over a model (dsl/loop.py) and your
+own python agent (dsl/targets/python.py) both do — through a ``take_turn(kind, text,
+simulated) -> Turn`` function. :func:`converse` plays the person: it takes the scenario's
+turns one by one (stopping at a turn that fails), or lets a model of the suite play the
+person (:class:`~dsl.model.SimulatedUser`) until it writes :data:`STOP_MARKER` or has
+spoken ``max_turns`` times (the marker in its very first message does not count: no goal
+is reached before the agent has answered — small models write it at once).
+
+:func:`settle` is what a turn does first to the calls the agent held for confirmation:
+``confirm`` runs the chosen ones (their fake result goes back to the agent as the tool
+result), ``cancel`` tells the agent the person cancelled them, and any held call the turn
+does not choose — all of them when the person just says something — is *dismissed*: not
+run, and the agent is told so. ``confirm`` with nothing to confirm fails the turn (and the
+attempt) with a reason, never a crash.
+
+The simulated user never sees the agent's tools, its system prompt or its tool calls:
+only the scenario's moment, its goal and persona, and the agent's answers. Its endpoint's
+failures are endpoint errors (the attempt has no verdict), never the agent's failures.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from typing import Any, NamedTuple
+
+from .errors import EndpointError
+from .faketools import answer
+from .model import Call, Scenario, SimulatedUser, Target, Turn
+from .moment import say as say_moment
+from .targets.base import ChatModel
+
+STOP_MARKER = "GOAL_REACHED"
+_STOP = re.compile(r"GOAL[ _]REACHED", re.I)
+CANCELLED = "The person cancelled this call: it was not run."
+DISMISSED = ("The person did not confirm this call (they wrote a new message instead): it "
+             "was not run.")
+OPENING = "(The chat opens. Write your first message to the assistant.)"
+NO_ANSWER = "(The assistant wrote nothing.)"
+USER_PROMPT = """\
+You are playing a person who writes to an assistant in a chat. Stay in your role: you are \
+the person, never the assistant.
+
+Your goal: {goal}
+{persona}It is now {now}.
+
+Each message you receive is the assistant's reply. Answer with the person's next message \
+only: short and natural, in the person's own words and language. Give the details your \
+goal needs when the assistant asks for them. Your first message starts the conversation. \
+Once the assistant has given you what your goal needs, write only """ + STOP_MARKER + "."
+
+TakeTurn = Callable[[str, str, bool], Awaitable[Turn]]
+OpenUser = Callable[[Target], ChatModel]
+
+
+class Settled(NamedTuple):
+    """What a turn did to the held calls before the agent was asked again."""
+
+    calls: list[Call]  # the attempt's calls, the decided ones replaced
+    results: list[dict[str, Any]]  # a tool message for each decided call, in order
+    decided: tuple[int, ...]  # their indexes in ``calls``
+    failure: str | None = None  # confirm or cancel with nothing to choose
+
+
+def settle(calls: list[Call], kind: str, text: str, scenario: Scenario) -> Settled:
+    """Apply turn ``kind`` (say, confirm, cancel; ``text``: the tool's name or ``all``
+    for confirm and cancel) to the calls held for confirmation."""
+    held = [i for i, c in enumerate(calls) if c.pending]
+    chosen: list[int] = []
+    if kind != "say":
+        chosen = [i for i in held if text == "all" or calls[i].name == text]
+        if not chosen:
+            return Settled(calls, [], (), nothing_to_decide(kind, text,
+                                                             [calls[i] for i in held]))
+    if not held:
+        return Settled(calls, [], ())
+    out = list(calls)
+    results = []
+    for i in held:
+        c = calls[i]
+        if i not in chosen:
+            out[i] = c._replace(pending=False, output=DISMISSED, decision="dismissed")
+        elif kind == "cancel":
+            out[i] = c._replace(pending=False, output=CANCELLED, decision="cancelled")
+        else:
+            tool = scenario.tool(c.name)
+            result = answer(tool, c.args, scenario.at) if tool is not None else None
+            out[i] = c._replace(pending=False, output=result.output if result else "OK",
+                                error=result.error if result else None,
+                                decision="confirmed")
+        results.append({"role": "tool", "tool_call_id": c.id, "content": out[i].output})
+    return Settled(out, results, tuple(held))
+
+
+def nothing_to_decide(kind: str, text: str, held: list[Call]) -> str:
+    """Why a confirm or cancel turn could not be done, in words."""
+    verb = "confirms" if kind == "confirm" else "cancels"
+    if text == "all" or not held:
+        what = "" if text == "all" else f" {text}"
+        return f"the person {verb}{what}, but no call is waiting for confirmation"
+    names = ", ".join(dict.fromkeys(c.name for c in held))
+    return (f"the person {verb} {text}, but no call to {text} is waiting for confirmation "
+            f"(the calls waiting are to {names})")
+
+
+async def converse(scenario: Scenario, run: int, take_turn: TakeTurn,
+                   open_user: OpenUser | None = None) -> bool | None:
+    """Play the person's side of ``scenario`` against an agent's ``take_turn``. Returns
+    whether a simulated user reached its goal (None without one). Raises EndpointError
+    when the simulated user's endpoint fails."""
+    if scenario.user is None:
+        for spec in scenario.turns:
+            turn = await take_turn(spec.kind, spec.text, False)
+            if turn.failure is not None:
+                break
+        return None
+    if open_user is None:
+        raise EndpointError("agent", "this target cannot hold a conversation with a "
+                                     "simulated user")
+    return await _simulate(scenario.user, scenario, run, take_turn, open_user(scenario.user.target))
+
+
+async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn: TakeTurn,
+                    model: ChatModel) -> bool:
+    persona = f"Who you are: {user.persona}\n" if user.persona else ""
+    messages: list[dict[str, Any]] = [
+        {"role": "system", "content": USER_PROMPT.format(goal=user.goal, persona=persona,
+                                                          now=say_moment(scenario.at))},
+        {"role": "user", "content": OPENING},
+    ]
+    for n in range(user.max_turns + 1):
+        text = await _ask_user(model, user, messages, run)
+        if _STOP.search(text):
+            if n > 0:
+                return True
+            # before the agent has said anything, no goal can have been reached
+            text = _STOP.sub("", text).strip()
+        if n == user.max_turns or not text.strip():
+            return False  # asked once more after the last turn: was the goal reached?
+        turn = await take_turn("say", text, True)
+        if turn.failure is not None:
+            return False
+        messages = [*messages, {"role": "assistant", "content": text},
+                    {"role": "user", "content": turn.answer.strip() or NO_ANSWER}]
+    return False
+
+
+async def _ask_user(model: ChatModel, user: SimulatedUser, messages: list[dict[str, Any]],
+                    run: int) -> str:
+    settings = model.settings
+    body: dict[str, Any] = {"model": settings.model, "messages": messages, "seed": run}
+    if settings.temperature is not None:
+        body["temperature"] = settings.temperature
+    body.update(settings.params)
+    try:
+        reply = await model.complete(body)
+    except EndpointError as exc:
+        raise EndpointError(exc.kind, f"the simulated user's target '{user.target.name}' "
+                                      f"failed: {exc.message}", status=exc.status,
+                            retries=exc.retries) from None
+    content = reply.message.get("content")
+    if isinstance(content, list):
+        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""

@@ -1,0 +1,212 @@
+"""Fake tools: how a tool definition (in the suite's library or a scenario's
+``given.tools``) becomes a :class:`~dsl.model.ToolSpec`, and what a fake tool answers when
+the agent calls it.
+
+A call is answered, in order, by:
+
+1. ``error: TEXT`` — the tool always fails: the model gets ``error: TEXT``;
+2. ``answers`` — the first entry whose ``when`` arguments are all in the call with equal
+   values (:func:`args_match`, the rule of the ``calls`` check's ``args``) gives its
+   ``returns``, or fails with its ``error``;
+3. ``returns`` — fixed text or data (a mapping or a list is sent as JSON), ``OK`` when the
+   tool says nothing;
+4. neither — when the tool has ``answers`` and no ``returns``, a call that matches none
+   gets ``error: no record for these arguments: {...}``.
+
+Every string of ``returns`` (and of an ``error`` text) may be a template over the call:
+``{{ args.NAME }}``, ``{{ now }}``, ``{{ at }}``; lint checks each one at its own line and
+column. The answer is a :class:`ToolResult`: the text the model gets, and ``error``
+(``tool-error`` or ``no-record``) when it is an error, which the attempt records.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+from .errors import Collector, did_you_mean
+from .fastschema import plainly_valid_schema
+from .load import DataPath, Document
+from .model import Action, ToolAnswer, ToolSpec
+from .templates import (
+    as_tool_text,
+    check_template,
+    data_template,
+    line_offset,
+    render_tool_output,
+    template_strings,
+)
+
+DEFAULT_RETURNS = "OK"
+NO_RECORD = "error: no record for these arguments: {args}"
+
+
+class ToolResult(NamedTuple):
+    """What a fake tool answered: the text the model gets, and ``error`` (``tool-error``,
+    ``no-record``) when that text is an error."""
+
+    output: str
+    error: str | None = None
+
+
+def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
+    """Each expected key is present with an equal value; extra arguments are allowed."""
+    if not isinstance(actual, dict):
+        return False
+    return all(k in actual and actual[k] == v for k, v in expected.items())
+
+
+def error_text(text: str) -> str:
+    """An author's error as the model reads it: ``error: ...`` (said once)."""
+    return text if text[:5].lower() == "error" else f"error: {text}"
+
+
+def _render(template: Any, fixed: Any, args: Any, at: dt.datetime) -> str:
+    if template is not None:
+        try:
+            return render_tool_output(template, args, at)
+        except Exception as exc:  # a template over the model's arguments: report, go on
+            return f"error: the tool failed: {exc}"
+    return as_tool_text(fixed)
+
+
+def answer(tool: ToolSpec, args: Any, at: dt.datetime) -> ToolResult:
+    """What ``tool`` answers to a call with ``args`` (the model's arguments) at the
+    scenario's moment ``at``."""
+    if tool.error is not None:
+        return ToolResult(error_text(_render(tool.template, tool.error, args, at)),
+                          "tool-error")
+    for a in tool.answers:
+        if args_match(a.when, args):
+            if a.error is not None:
+                return ToolResult(error_text(_render(a.template, a.error, args, at)),
+                                  "tool-error")
+            return ToolResult(_render(a.template, a.returns, args, at))
+    if not tool.has_returns:
+        shown = json.dumps(args if args is not None else {}, ensure_ascii=False)
+        return ToolResult(NO_RECORD.format(args=shown), "no-record")
+    return ToolResult(_render(tool.template, tool.returns, args, at))
+
+
+# ---- compiling a tool definition -----------------------------------------------------------
+
+
+def compile_tool(
+    doc: Document, path: DataPath, name: str, data: Mapping[str, Any], diags: Collector
+) -> ToolSpec:
+    """A tool definition (from the library or inline) as a ToolSpec."""
+    schema = data.get("input_schema") or {"type": "object", "properties": {}}
+    # whether the author wrote the input_schema (None: it is not valid, so it cannot be
+    # trusted): lint checks arguments against it only when True (dsl/arguments.py)
+    declared: bool | None = "input_schema" in data
+    if (declared and not plainly_valid_schema(schema)
+            and not _check_input_schema(doc, path, name, schema, diags)):
+        declared = None
+    error = data.get("error")
+    if error is not None:
+        for key in ("returns", "answers"):
+            if key in data:
+                diags.error(doc.key_span((*path, key)), "S107",
+                            f"the tool '{name}' has both 'error' and '{key}': a tool with "
+                            "'error' always fails, so it never returns anything",
+                            f"remove '{key}', or remove 'error' and give the failing "
+                            "arguments an entry with error: in answers")
+    has_returns = "returns" in data or "answers" not in data
+    returns = data.get("returns", DEFAULT_RETURNS)
+    fixed = error if error is not None else returns
+    where = "error" if error is not None else "returns"
+    template = _template(doc, (*path, where), fixed, f"{where} of the tool '{name}'", diags)
+    answers = tuple(a for i, item in enumerate(data.get("answers") or ())
+                    if item is not None  # found wrong by the schema (dsl/compile.py)
+                    and (a := _answer(doc, (*path, "answers", i), name, i, item, diags))
+                    is not None)
+    action: Action = data.get("action", "read")
+    return ToolSpec(
+        name=name,
+        description=data.get("description", ""),
+        input_schema=schema,
+        action=action,
+        confirm=bool(data.get("confirm", False)),
+        returns=returns,
+        span=doc.span(path),
+        template=template,
+        answers=answers,
+        error=error,
+        has_returns=has_returns,
+        args_declared=declared,
+    )
+
+
+def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],
+            diags: Collector) -> ToolAnswer | None:
+    what = f"answer {i + 1} of the tool '{name}'"
+    if "returns" in item and "error" in item:
+        diags.error(doc.key_span((*path, "error")), "S107",
+                    f"{what} has both 'returns' and 'error'",
+                    "an answer either returns something or fails: keep one of them")
+        return None
+    if "returns" not in item and "error" not in item:
+        diags.error(doc.key_span((*path, "when")), "S104",
+                    f"{what} is missing 'returns' (or 'error')",
+                    "say what the tool gives back for these arguments, e.g. returns: "
+                    "{found: true}, or error: \"Patient not found\"")
+        return None
+    key = "error" if "error" in item else "returns"
+    value = item[key]
+    template = _template(doc, (*path, key), value, f"{key} of {what}", diags)
+    return ToolAnswer(when=dict(item["when"]), returns=item.get("returns"),
+                      span=doc.span(path), error=item.get("error"), template=template)
+
+
+def _template(doc: Document, path: DataPath, value: Any, what: str,
+              diags: Collector) -> Any:
+    """What renders ``value`` over a call (None: it holds no template); each template
+    string that does not compile is reported at its own place."""
+    ok = True
+    for sub, source in template_strings(value):
+        trouble = check_template(source)
+        if trouble is None:
+            continue
+        ok = False
+        inside = "" if not sub else " (at " + ", ".join(
+            f"item {k + 1}" if isinstance(k, int) else f"'{k}'" for k in sub) + ")"
+        diags.error(
+            doc.span_in_string((*path, *sub), line_offset(source, trouble.line)),
+            "E208",
+            f"the template in {what}{inside} {trouble.verb}: {trouble.message}",
+            _limit_hint() if trouble.limit else
+            "templates use {{ args.name }} for an argument; check the braces",
+        )
+    return data_template(value) if ok else None
+
+
+def _check_input_schema(doc: Document, path: DataPath, name: str, schema: Any,
+                        diags: Collector) -> bool:
+    """Whether ``schema`` is a valid JSON Schema (E214 where it is not)."""
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        where = list(exc.absolute_path)
+        at = doc.span((*path, "input_schema", *where))
+        problem = exc.message
+        if where and where[-1] == "type" and isinstance(exc.instance, str):
+            types = ["string", "number", "integer", "boolean", "object", "array", "null"]
+            problem = (f"'{exc.instance}' is not a JSON Schema type"
+                       f"{did_you_mean(exc.instance, types)}")
+        diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
+                                f"Schema: {problem}",
+                    "types are string, number, integer, boolean, object, array and null; "
+                    "see https://json-schema.org/understanding-json-schema/")
+        return False
+    return True
+
+
+def _limit_hint() -> str:
+    from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
+
+    return LIMITS_HINT

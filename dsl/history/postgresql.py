@@ -1,0 +1,68 @@
+"""A shared history for a team: a PostgreSQL server, so that CI jobs on many machines
+write one history (``history: postgresql://user@host/db`` in scenarist.yaml, or the
+``SCENARIST_HISTORY`` environment variable).
+
+The client is psycopg 3 (the ``scenarist[postgresql]`` extra). The password is never
+written by Scenarist: libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``, or from the URL in
+``SCENARIST_HISTORY`` — and every message shows the URL without it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from .store import HistoryError, SqlHistory
+
+
+def without_password(url: str) -> str:
+    """The URL with its password (in the user part or a ``password=`` parameter) left out."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(a PostgreSQL URL that cannot be read)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = "&".join(q for q in parts.query.split("&")
+                     if q and not q.lower().startswith("password="))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+CONNECT_TIMEOUT_S = 10  # a server that is down answers nothing: do not wait for ever
+MIGRATION_LOCK = 0x5C3E_A415  # pg_advisory_xact_lock key: one migrating process at a time
+
+
+class PostgresHistory(SqlHistory):
+    def __init__(self, url: str, location: str) -> None:
+        super().__init__(location)
+        self.url = url
+
+    def _connect(self) -> Any:
+        try:
+            import psycopg
+        except ImportError:
+            raise HistoryError(
+                f"the history {self.location} is a PostgreSQL server, and its client is not "
+                "installed: pip install 'scenarist[postgresql]'") from None
+        return psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S,
+                               application_name="scenarist")
+
+    def _lock(self, cur: Any) -> None:
+        cur.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+
+    def _sql(self, query: str) -> str:
+        return query.replace("%", "%%").replace("?", "%s")
+
+    def _describe(self, exc: BaseException) -> str:
+        # libpq's messages may quote the connection string; never its password
+        text = super()._describe(exc)
+        return text.replace(self.url, without_password(self.url))
+
+    def _errors(self) -> tuple[type[BaseException], ...]:
+        try:
+            import psycopg
+        except ImportError:  # _connect says so in words
+            return (OSError,)
+        return (psycopg.Error, OSError)

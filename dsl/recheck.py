@@ -1,0 +1,233 @@
+"""Recheck: the scenarios' current checks, applied again to a run's stored transcripts —
+no model is called.
+
+::
+
+    RUNDIR (plan.json, run.json, results.jsonl) + the current scenario files
+        ──refuse──▶ scenarios whose given or when changed (by name)
+        ──evaluate──▶ each stored attempt's checks again (judge checks from the judge cache)
+        ──▶ a new run folder, marked as a recheck of RUNDIR (run.json: recheck_of)
+
+A transcript answers the question its scenario asked when it ran. A scenario whose
+``given`` (the moment, the system prompt, the tools) or ``when`` changed since asks another
+question: it is refused by name, never re-checked silently (plan.json's ``given_when``
+fingerprint says; older run folders are compared field by field). An attempt that ended in
+an endpoint error has no transcript to check and is kept as it was.
+
+Judge checks are answered from the judge's cache; a question the cache does not hold is
+asked only with ``ask_judge`` (``--judge``) — without it, that attempt has no verdict (an
+error of kind ``judge`` that says so), never a guess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import NotReady, RunDirError
+from .model import SCHEMA_VERSION, AttemptData, Plan, Scenario
+from .store import AttemptError, AttemptRecord
+
+# plan.json fields that are the scenario's given and when (older plans, without given_when)
+GIVEN_WHEN_FIELDS = ("at", "system", "message", "tools")
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    scenario: str
+    why: str  # "its given or when changed since the run (message)"
+
+
+@dataclass(frozen=True, slots=True)
+class RecheckPlan:
+    """What can be rechecked: the current plan of the scenarios that still ask the same
+    question, and those refused."""
+
+    plan: Plan
+    old_plan: Mapping[str, Any]
+    old_run: Mapping[str, Any]
+    refused: tuple[Refusal, ...]
+    not_in_run: tuple[str, ...]  # current scenarios the run did not have
+
+
+def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """Which of given and when differ between two plan.json scenarios ([]: the same)."""
+    if old.get("given_when") and old.get("given_when") == new.get("given_when"):
+        return []
+    fields = [f for f in GIVEN_WHEN_FIELDS if old.get(f) != new.get(f)]
+    if not fields and old.get("given_when") and new.get("given_when"):
+        fields = ["the tools' input_schema or returns"]
+    return fields
+
+
+def prepare(run_dir: Path) -> RecheckPlan:
+    """Compile the scenarios the run folder ran, as they are now, and decide which can be
+    rechecked. NotReady when the folder cannot be rechecked at all."""
+    from .compile import build_plan
+    from .plan import scenario_json
+    from .store import PLAN, RUN, read_json
+
+    try:
+        old_plan = read_json(run_dir / PLAN)
+        old_run = read_json(run_dir / RUN)
+    except RunDirError as exc:
+        raise NotReady(f"cannot recheck: {exc}") from None
+    settings: Mapping[str, Any] = old_run.get("settings") or {}
+    paths = settings.get("paths")
+    if not paths:
+        raise NotReady(f"cannot recheck {run_dir}: its run.json does not say which files it "
+                       "ran")
+    missing = [p for p in (*paths, *(settings.get("extra_files") or ()))
+               if not Path(p).exists()]
+    if missing:
+        raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
+                       "exists")
+    names = [t["name"] for t in old_plan.get("targets", [])]
+    plan, _ = build_plan(tuple(Path(p) for p in paths), targets=names,
+                         runs=settings.get("runs"), judge_target=settings.get("judge"),
+                         extra_files=tuple(Path(p) for p in settings.get("extra_files") or ()))
+    old = {s["id"]: s for s in old_plan.get("scenarios", [])}
+    keep: list[Scenario] = []
+    refused: list[Refusal] = []
+    for s in plan.scenarios:
+        before = old.get(s.id)
+        if before is None:
+            continue
+        fields = changed_fields(before, scenario_json(s))
+        if fields:
+            refused.append(Refusal(s.id, "its given or when changed since the run ("
+                                   + ", ".join(fields) + "): its transcripts answer a "
+                                   "different question"))
+        else:
+            keep.append(s)
+    current = {s.id for s in plan.scenarios}
+    refused += [Refusal(sid, "it is no longer in the scenario files") for sid in sorted(old)
+                if sid not in current]
+    not_in_run = tuple(sorted(current - old.keys()))
+    return RecheckPlan(dataclasses.replace(plan, scenarios=tuple(keep)), old_plan, old_run,
+                       tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run)
+
+
+def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
+    """What a stored attempt produced, as the checks see it (the scenario gives what the
+    record does not keep: the message, the moment and the tools, unchanged since)."""
+    from .run import loop_failure
+    from .store.records import failure_kind
+
+    failure = loop_failure(record)
+    return AttemptData(
+        message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
+        tools=scenario.tools, steps=record.steps, latency_ms=record.latency_ms or 0.0,
+        tokens=record.tokens, messages=record.messages, failure=failure,
+        failure_kind=(record.failure_kind or failure_kind(failure)) if failure else None,
+        retries=record.retries,
+        model_calls=tuple({"latency_ms": m.latency_ms, "finish_reason": m.finish_reason,
+                           "tokens": m.tokens, "retries": m.retries}
+                          for m in record.model_calls),
+        turns=record.turns, history=scenario.history_calls,
+        history_messages=record.history, goal_reached=record.goal_reached)
+
+
+def has_transcript(record: AttemptRecord) -> bool:
+    """An attempt the checks can read again: not one the endpoint failed (a judge error is
+    an attempt whose transcript is whole)."""
+    return record.status != "error" or (record.error is not None
+                                        and record.error.kind == "judge")
+
+
+async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: bool
+                          ) -> tuple[list[AttemptRecord], dict[str, int] | None]:
+    """Each record with the current checks' results; the judge's figures when it judged."""
+    from .run import attempt_status, evaluate, redactor_of
+
+    scenarios = {s.id: s for s in plan.scenarios}
+    judge = None
+    model: Any = None
+    if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
+        from .judge import Judge
+        from .targets.kinds import open_model
+
+        model = open_model(plan.judge.target, 4)
+        judge = Judge(plan.judge, model, redactor_of(plan), ask_missing=ask_judge)
+    out: list[AttemptRecord] = []
+    try:
+        for rec in records:
+            scenario = scenarios[rec.scenario]
+            if not has_transcript(rec):
+                out.append(rec)
+                continue
+            data = attempt_data(rec, scenario)
+            checks, judge_failure = await evaluate(scenario, data, judge)
+            if judge_failure is not None:
+                out.append(dataclasses.replace(
+                    rec, status="error", reason=f"judge: {judge_failure}", checks=checks,
+                    error=AttemptError("judge", judge_failure), failure=data.failure,
+                    failure_kind=data.failure_kind))
+                continue
+            status, reason = attempt_status(data, checks)
+            out.append(dataclasses.replace(rec, status=status, reason=reason, checks=checks,
+                                           error=None, failure=data.failure,
+                                           failure_kind=data.failure_kind))
+    finally:
+        if model is not None:
+            await model.aclose()
+    return out, (judge.stats() if judge is not None else None)
+
+
+def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool) -> Path:
+    """Write the recheck's run folder into ``out``; returns it."""
+    from . import __version__
+    from .plan import plan_json
+    from .store import PLAN, RUN, ResultsWriter, create_run_dir, latest_records, write_json
+
+    plan = prepared.plan
+    wanted = {s.id for s in plan.scenarios}
+    records = [r for r in latest_records(run_dir) if r.scenario in wanted]
+    rechecked, judge = asyncio.run(recheck_records(plan, records, ask_judge))
+    new_plan = plan_json(plan)
+    # the transcripts are the old run's: so are its targets, its shard and its attempts
+    new_plan["targets"] = prepared.old_plan.get("targets", new_plan["targets"])
+    new_plan["shard"] = prepared.old_plan.get("shard")
+    new_plan["attempts"] = sum(s.runs for s in plan.scenarios) * len(new_plan["targets"])
+    started = dt.datetime.now(dt.UTC)
+    folder = create_run_dir(out)
+    old = prepared.old_run
+    info = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": folder.name,
+        "scenarist": __version__,
+        "suite": new_plan.get("suite"),
+        "started_at": old.get("started_at"),
+        "finished_at": old.get("finished_at"),
+        "rechecked_at": started.isoformat(timespec="seconds"),
+        "recheck_of": old.get("run_id") or run_dir.name,
+        "rechecked_from": str(run_dir.resolve()),
+        "refused": [{"scenario": r.scenario, "why": r.why} for r in prepared.refused],
+        "targets": new_plan["targets"],
+        "settings": old.get("settings"),
+        "compare": old.get("compare") or [],
+        "git": old.get("git"),
+        "history": old.get("history"),
+        "interrupted": old.get("interrupted", False),
+        "duration_s": old.get("duration_s"),
+    }
+    if judge is not None:
+        info["judge"] = {**judge, "cache": True,
+                         "target": plan.judge.target.name if plan.judge else None,
+                         "validation": (old.get("judge") or {}).get("validation")}
+    write_json(folder / PLAN, new_plan)
+    write_json(folder / RUN, info)
+    from .run import redactor_of
+
+    writer = ResultsWriter(folder, redactor_of(plan).value)
+    try:
+        for rec in rechecked:
+            writer.write(rec)
+    finally:
+        writer.close()
+    return folder

@@ -1,0 +1,147 @@
+"""The statistics every summary, comparison and history shows, in one place.
+
+Each function is exact arithmetic on counts; nothing is rounded here (rounding is for
+display, in the terminal, the report and summary.md). The tests check every one against an
+independent implementation (statsmodels, scipy) to 1e-9.
+
+* :func:`wilson` — the 95% Wilson score interval of a pass rate (k passes of n).
+  Unlike ``k/n ± 1.96·√(p(1−p)/n)`` it stays inside 0..1 and is honest at 0 of 5 or 5 of 5.
+* :func:`newcombe` — the difference of two pass rates and its 95% hybrid score interval
+  (Newcombe 1998, method 10), built from the two Wilson intervals.
+* :func:`pass_at_k` — the chance that at least one of k attempts passes, estimated without
+  bias from n attempts with c passes: ``1 − C(n−c, k) / C(n, k)`` (Chen et al. 2021).
+* :func:`pass_hat_k` — pass^k, the chance that all k attempts pass:
+  ``C(c, k) / C(n, k)`` (Yao et al. 2024, τ-bench).
+* :func:`prf` — precision, recall and F1 from true positives, false positives and false
+  negatives (tool calls: dsl/toolcalls.py says what each is).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
+PASS_K = (1, 3, 5, 10)  # the k of pass@k and pass^k that a summary reports (k ≤ attempts)
+
+
+@dataclass(frozen=True, slots=True)
+class Interval:
+    """A 95% confidence interval, ends included."""
+
+    low: float
+    high: float
+
+    def excludes_zero(self) -> bool:
+        return self.low > 0 or self.high < 0
+
+    def as_json(self) -> list[float]:
+        return [self.low, self.high]
+
+
+def wilson(k: int, n: int, z: float = Z95) -> tuple[float, float]:
+    """The Wilson score interval for k successes in n trials (0..1 each side); (0, 1) when
+    n is 0: nothing is known."""
+    if n <= 0:
+        return 0.0, 1.0
+    p = k / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def newcombe(k1: int, n1: int, k2: int, n2: int) -> tuple[float, Interval]:
+    """The difference p1 − p2 (p = k ÷ n) and its 95% hybrid score interval. ValueError
+    when a side has no trial (there is no rate to compare)."""
+    if n1 <= 0 or n2 <= 0:
+        raise ValueError("both sides need at least one decided attempt")
+    p1, p2 = k1 / n1, k2 / n2
+    l1, u1 = wilson(k1, n1)
+    l2, u2 = wilson(k2, n2)
+    d = p1 - p2
+    low = d - math.sqrt((p1 - l1) ** 2 + (u2 - p2) ** 2)
+    high = d + math.sqrt((u1 - p1) ** 2 + (p2 - l2) ** 2)
+    return d, Interval(max(-1.0, low), min(1.0, high))
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    if not 0 <= c <= n or not 1 <= k <= n:
+        raise ValueError(f"need 0 ≤ c ≤ n and 1 ≤ k ≤ n (n={n}, c={c}, k={k})")
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """pass@k: the chance that at least one of k attempts drawn from the n that ran (c of
+    them passed) passes — the unbiased estimator ``1 − C(n−c, k) / C(n, k)``."""
+    _check_counts(n, c, k)
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k: the chance that all of k attempts drawn from the n that ran pass —
+    ``C(c, k) / C(n, k)``. Where pass@k asks "can it?", pass^k asks "does it, every time?"."""
+    _check_counts(n, c, k)
+    return math.comb(c, k) / math.comb(n, k)
+
+
+def pass_k_table(n: int, c: int) -> tuple[dict[str, float], dict[str, float]]:
+    """pass@k and pass^k for each k of :data:`PASS_K` that is at most n, keyed by k."""
+    ks = [k for k in PASS_K if k <= n]
+    return ({str(k): pass_at_k(n, c, k) for k in ks},
+            {str(k): pass_hat_k(n, c, k) for k in ks})
+
+
+@dataclass(frozen=True, slots=True)
+class PRF:
+    """Precision, recall and F1 of a confusion count (true negatives play no part).
+
+    A ratio with nothing to count is 1: precision when nothing was predicted, recall when
+    nothing was expected — so (1, 1, 1) when no case is relevant — and F1 is
+    ``2·TP / (2·TP + FP + FN)``, 1 when all three are 0."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int = 0
+
+    @property
+    def precision(self) -> float:
+        return self.tp / (self.tp + self.fp) if self.tp + self.fp else 1.0
+
+    @property
+    def recall(self) -> float:
+        return self.tp / (self.tp + self.fn) if self.tp + self.fn else 1.0
+
+    @property
+    def f1(self) -> float:
+        denom = 2 * self.tp + self.fp + self.fn
+        return 2 * self.tp / denom if denom else 1.0
+
+    @property
+    def relevant(self) -> int:
+        return self.tp + self.fp + self.fn
+
+    def __add__(self, other: PRF) -> PRF:
+        return PRF(self.tp + other.tp, self.fp + other.fp, self.fn + other.fn,
+                   self.tn + other.tn)
+
+    def as_json(self) -> dict[str, float | int]:
+        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn,
+                "precision": self.precision, "recall": self.recall, "f1": self.f1}
+
+
+def prf(tp: int, fp: int, fn: int, tn: int = 0) -> PRF:
+    return PRF(tp, fp, fn, tn)
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (q in 0..100) of unsorted values; None for none."""
+    if not values:
+        return None
+    v = sorted(values)
+    pos = (len(v) - 1) * q / 100
+    lo = math.floor(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (v[hi] - v[lo]) * (pos - lo)
