@@ -111,8 +111,10 @@ CODES: dict[str, Code] = {
                                            "person."),
         Code("E226", "no-simulated-user", "goal_reached in a scenario without a simulated "
                                           "user."),
-        Code("E232", "unknown-argument", "A check names an argument the tool does not have."),
-        Code("E233", "argument-type", "A check gives an argument a value of the wrong type."),
+        Code("E232", "unknown-argument", "A check or a fake tool's answer names an argument "
+             "the tool does not have."),
+        Code("E233", "argument-type", "A check or a fake tool's answer gives an argument a "
+             "value of the wrong type."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),

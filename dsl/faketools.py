@@ -26,6 +26,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .arguments import report_arguments
 from .errors import Collector, did_you_mean
 from .fastschema import plainly_valid_schema
 from .load import DataPath, Document
@@ -118,12 +119,13 @@ def compile_tool(
     fixed = error if error is not None else returns
     where = "error" if error is not None else "returns"
     template = _template(doc, (*path, where), fixed, f"{where} of the tool '{name}'", diags)
-    answers = tuple(a for i, item in enumerate(data.get("answers") or ())
-                    if item is not None  # found wrong by the schema (dsl/compile.py)
-                    and (a := _answer(doc, (*path, "answers", i), name, i, item, diags))
-                    is not None)
+    placed = [(i, a) for i, item in enumerate(data.get("answers") or ())
+              if item is not None  # found wrong by the schema (dsl/compile.py)
+              and (a := _answer(doc, (*path, "answers", i), name, i, item, diags))
+              is not None]
+    answers = tuple(a for _, a in placed)
     action: Action = data.get("action", "read")
-    return ToolSpec(
+    spec = ToolSpec(
         name=name,
         description=data.get("description", ""),
         input_schema=schema,
@@ -137,6 +139,11 @@ def compile_tool(
         has_returns=has_returns,
         args_declared=declared,
     )
+    # the arguments an answer waits for are checked against the input_schema as a
+    # check's args are: an answer for an argument the tool has not would never be given
+    for i, a in placed:
+        report_arguments(spec, a.when, doc, (*path, "answers", i, "when"), diags)
+    return spec
 
 
 def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],

@@ -131,3 +131,56 @@ def test_lint_reports_them_where_they_are_written(tmp_path: Path,
     got = [(str(d.span), d.severity, d.code) for d in lint_paths([Path(".")]).diagnostics]
     assert got == [("book.yaml:14:44", "error", "E232"), ("book.yaml:14:74", "error", "E233"),
                    ("book.yaml:15:40", "warning", "W410")]
+
+
+def test_a_fake_tools_answers_are_checked_as_a_checks_args_are(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "scenarist.yaml", """
+        targets:
+          local: {kind: openai, base_url: "http://127.0.0.1:8080/v1", model: m}
+        tools:
+          lookup_prescription:
+            description: Look up a prescription.
+            input_schema:
+              type: object
+              properties:
+                rx: {type: string}
+            answers:
+              - {when: {rx: RX-1}, returns: {refills_left: 2}}
+              - {when: {rxx: RX-999}, error: not found}
+          list_hours:
+            description: List the opening hours.
+            answers:
+              - {when: {day: monday}, returns: "09:00-18:00"}
+        """)
+    write(tmp_path / "refill.yaml", """
+        given:
+          at: 2026-09-29T10:00:00-03:00
+          tools:
+            - lookup_prescription
+            - list_hours
+            - name: count_pills
+              description: Count.
+              input_schema:
+                type: object
+                properties:
+                  n: {type: integer}
+              answers:
+                - {when: {n: "3"}, returns: three}
+        when: Refill RX-1
+        then:
+          - calls: lookup_prescription
+        """)
+    got = [(str(d.span), d.severity, d.code, d.message)
+           for d in lint_paths([Path(".")]).diagnostics]
+    assert got == [
+        ("refill.yaml:13:22", "error", "E233",
+         "the argument 'n' of the tool 'count_pills' must be a whole number, not text "
+         "(\"3\")"),
+        ("scenarist.yaml:12:17", "error", "E232",
+         "the tool 'lookup_prescription' has no argument 'rxx'; did you mean 'rx'?"),
+        ("scenarist.yaml:16:10", "warning", "W410",
+         "the tool 'list_hours' has no input_schema, so the model is told it takes no "
+         "arguments, and it will not send 'day'"),
+    ]

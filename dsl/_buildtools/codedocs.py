@@ -372,7 +372,9 @@ EXAMPLES: dict[str, Example] = {
            tools="[search_slots]"),
         note="The model sends the arguments the tool's input_schema describes, so a check "
              "expecting another one could never pass. Also for a name close to a real "
-             "one: the message says which (\"did you mean\").",
+             "one: the message says which (\"did you mean\"). The same for the `when` of a "
+             "fake tool's `answers`: an answer waiting for an argument the model never "
+             "sends would never be given.",
     ),
     "E233": Example(
         _s('  - calls: {name: search_slots, args: {date: 20261006}}\n',
@@ -381,7 +383,8 @@ EXAMPLES: dict[str, Example] = {
            tools="[search_slots]"),
         note="A number where the input_schema says text, text where it says a number, a "
              "value outside its `enum`: the model would not send that value, so the check "
-             "could never pass.",
+             "could never pass (and an answer's `when` with that value would never be "
+             "given).",
     ),
     "E219": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
