@@ -560,6 +560,50 @@ def _edge_notes(c: Any) -> list[str]:
 
 
 @main.command()
+@click.argument("folder", metavar="[DIR]", required=False, default=".",
+                type=click.Path(path_type=Path))
+@click.option("--base-url", metavar="URL", help="Test this OpenAI-compatible endpoint "
+              "(with --model) instead of the recorded example agent.")
+@click.option("--model", metavar="NAME", help="The model to ask at --base-url.")
+@click.option("--api-key-env", metavar="VAR", help="The environment variable that holds "
+              "the endpoint's API key (its name, never the key).")
+def init(folder: Path, base_url: str | None, model: str | None,
+         api_key_env: str | None) -> None:
+    """Start a suite in DIR (default: the current folder, created when missing): a
+    commented scenarist.yaml and one commented example scenario that lints and runs.
+
+    The example runs against the endpoint named with --base-url and --model, or, without
+    them, against a recording of Scenarist's example agent that works offline. Init never
+    overwrites a file: if one it would write exists, it writes nothing.
+    """
+    from .init import ABOUT, InitRefused, endpoint_of, init_suite
+
+    try:
+        endpoint = endpoint_of(base_url, model, api_key_env)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        done = init_suite(folder, endpoint)
+    except InitRefused as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    except OSError as exc:
+        click.echo(f"error: cannot write the suite into {folder}: {exc.strerror or exc}",
+                   err=True)
+        sys.exit(EXIT_INPUT)
+    where = "this folder" if folder == Path(".") else str(folder)
+    click.echo(f"Created a suite in {where}:")
+    paths = [str(folder / f) if folder != Path(".") else str(f) for f in done.files]
+    width = max(len(p) for p in paths)
+    for p, f in zip(paths, done.files, strict=True):
+        click.echo(f"  {p:<{width}}  {ABOUT[f.as_posix()]}")
+    click.echo("\nNext:")
+    width = max(len(c) for c, _ in done.next_commands)
+    for command, what in done.next_commands:
+        click.echo(f"  {command:<{width}}  # {what}")
+
+
+@main.command()
 @click.option("--suite", is_flag=True, help="The schema of scenarist.yaml instead.")
 def schema(suite: bool) -> None:
     """Print the JSON Schema of scenario files (or of scenarist.yaml) for editors."""

@@ -13,7 +13,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .checks import REGISTRY, CheckContext, label
 from .discover import Discovery, ScenarioFile, SuiteFiles, discover
@@ -31,11 +31,12 @@ from .model import (
     TurnSpec,
 )
 from .moment import MomentError, parse_moment
+from .schemawords import CHECK_MODIFIERS
 from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
 from .templates import as_tool_text
-from .validate import validate
+from .validate import VALID, Shape, validate_shape
 from .verdict import min_pass_for, scaled_min_pass
 
 
@@ -194,6 +195,76 @@ def scenario_id(path: Path, root: Path) -> str:
     return ".".join(rel.with_suffix("").parts)
 
 
+class CheckItem(NamedTuple):
+    """One item of a ``then`` list, read: the check's key and parameter, where the
+    parameter is, and the modifiers written beside it —
+    ``- {not_calls: create_refill_request, always: true, name: never refills an empty one}``.
+    (A named tuple: as frozen as a dataclass, and quicker to build — lint reads every item
+    of every file.)
+    """
+
+    check: str  # the check's key: not_calls
+    param: Any  # its parameter (true for a bare name: ``- non_empty``)
+    at: DataPath  # the item's place in the data: ("then", 3)
+    path: DataPath  # its parameter's: ("then", 3, "not_calls"); the item's when bare
+    span: Span  # where the item starts in the file
+    always: bool = False  # `always: true`: it must pass in every attempt
+    title: str = ""  # `name: TEXT`: how people see it ("" when not given)
+
+
+# built from a tuple of every field: a named tuple's own __new__ costs twice as much
+_new = tuple.__new__
+
+
+def read_check_item(item: Any, path: DataPath, span: Span) -> CheckItem | None:
+    """A ``then`` item at ``path`` (starting at ``span``) as a :class:`CheckItem`; None
+    when it is not one check (the schema says why: two checks, none, an unknown one)."""
+    if isinstance(item, str):
+        return _new(CheckItem, (item, True, path, path, span, False, "")) \
+            if item in REGISTRY else None
+    if not isinstance(item, dict):
+        return None
+    if len(item) == 1:  # the usual item: one check, no modifier
+        ((name, param),) = item.items()
+        return _new(CheckItem, (name, param, path, (*path, name), span, False, "")) \
+            if name in REGISTRY else None
+    keys = [k for k in item if k not in CHECK_MODIFIERS]
+    if len(keys) != 1 or keys[0] not in REGISTRY:
+        return None
+    (name,) = keys
+    title = item.get("name")
+    return CheckItem(name, item[name], path, (*path, name), span, item.get("always") is True,
+                     " ".join(title.split()) if isinstance(title, str) else "")
+
+
+def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
+                  diags: Collector, *, suite: Suite | None,
+                  broken_tools: frozenset[str] = frozenset(), turn: int | None = None,
+                  extra: Mapping[str, Any] | None = None) -> CompiledCheck | None:
+    """One check item → a CompiledCheck (or None, with its diagnostics in ``diags``).
+    Every ``then`` list — the scenario's and each turn's — is compiled item by item through
+    here, so the modifiers mean the same wherever a check is written. A check of turn
+    ``turn`` says so in its label (``turn 2 · contains: "sábado"``)."""
+    ctype = REGISTRY[item.check]
+    ctx = CheckContext(doc, item.path, tools, diags, suite.checks if suite else {},
+                       dict(extra) if extra else {}, broken_tools)
+    prepared = ctype.prepare(item.param, ctx)
+    if prepared is None:
+        return None
+    if ctype.judge and (suite is None or suite.judge is None):
+        diags.error(doc.key_span(item.path), "E218",
+                    f"the check '{item.check}' needs the LLM judge, and "
+                    f"{suite.file if suite else 'the suite'} has no judge",
+                    "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
+        return None
+    text = label(item.check, item.param, item.title)
+    return CompiledCheck(
+        item.check, text if turn is None else f"turn {turn} · {text}", prepared,
+        ctype.evaluate, item.span, ctype.judge, ctype.evaluate_async,
+        ctype.judge_calls(prepared) if ctype.judge_calls else 0, turn=turn,
+        always=item.always, named=bool(item.title), item=item)
+
+
 def compile_document(
     doc: Document,
     suite: Suite | None,
@@ -202,8 +273,17 @@ def compile_document(
     *,
     runs: int | None = None,
 ) -> Scenario | None:
-    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``)."""
+    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``).
+
+    A file with mistakes is compiled as far as it can be, so that one pass reports every
+    independent one: the schema says which places are wrong (:class:`dsl.validate.Shape`),
+    and every part that is sound — the moment, each tool, each check, runs and min_pass —
+    is still checked for what the schema cannot see. A check naming a tool whose own
+    definition is wrong says nothing about that tool (the tool's mistake is reported)."""
     diags.extend(doc.diagnostics)
+    loaded_wrong = bool(doc.diagnostics) and any(d.severity == "error" for d in doc.diagnostics)
+    if doc.data is None and doc.salvaged is not None:  # duplicate keys: go on with the rest
+        doc = dataclasses.replace(doc, data=doc.salvaged)
     if doc.data is None:
         return None
     if not isinstance(doc.data, dict):
@@ -215,38 +295,44 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
-    if problems:
-        diags.extend(problems)
-        return None
+    shape = validate_shape(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
+    diags.extend(shape.diagnostics)
+    sound = shape.sound
     data: dict[str, Any] = doc.data
     before = len(diags.diagnostics)
     local = Collector()
 
-    given = data["given"]
-    try:
-        at = parse_moment(given["at"])
-    except MomentError as exc:
-        local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
-        at = None
+    given = data.get("given")
+    given = given if isinstance(given, dict) else {}
+    at = None
+    if isinstance(given.get("at"), str) and (not shape.broken or sound(("given", "at"))):
+        try:
+            at = parse_moment(given["at"])
+        except MomentError as exc:
+            local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
 
-    tools = _tools(doc, suite, given.get("tools") or [], local)
+    items = given.get("tools")
+    tools, broken_tools = _tools(doc, suite, items if isinstance(items, list) else [], local,
+                                 shape)
     by_name = {t.name: t for t in tools}
 
-    history, history_calls = _history(doc, given.get("history") or [], by_name, local)
-    message, turns, user = _when(doc, data["when"], by_name, suite, local)
-    checks = compile_checks(doc, ("then",), data.get("then") or [], by_name, suite, local,
-                            extra={"simulated_user": isinstance(data["when"], dict)})
+    history, history_calls = _history(doc, given.get("history"), by_name, local, shape,
+                                      broken_tools)
+    when = data.get("when")
+    message, turns, user = _when(doc, when, by_name, suite, local, shape, broken_tools)
+    checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
+                            shape=shape, broken_tools=broken_tools,
+                            extra={"simulated_user": isinstance(when, dict)})
 
     defaults = suite.defaults if suite else None
-    scenario_runs = data.get("runs", defaults.runs if defaults else 5)
+    scenario_runs = _number(data, "runs", shape, defaults.runs if defaults else 5)
     if "min_pass" in data and "min_pass_rate" in data:
         local.error(doc.key_span(("min_pass_rate",)), "S105",
                     "use either min_pass or min_pass_rate, not both",
                     "min_pass is a number of runs; min_pass_rate a share of them")
-    if "min_pass" in data:
-        min_pass = data["min_pass"]
-        if min_pass > scenario_runs:
+    min_pass = _number(data, "min_pass", shape, None)
+    if min_pass is not None:
+        if scenario_runs is not None and min_pass > scenario_runs:
             local.error(
                 doc.span(("min_pass",)),
                 "E202",
@@ -254,17 +340,19 @@ def compile_document(
                 "never pass",
                 f"lower min_pass to at most {scenario_runs}, or raise runs",
             )
-    else:
+    elif "min_pass" not in data and scenario_runs is not None:
         rate = data.get("min_pass_rate", defaults.min_pass_rate if defaults else 0.8)
-        min_pass = min_pass_for(rate, scenario_runs)
+        if isinstance(rate, int | float) and (not shape.broken or sound(("min_pass_rate",))):
+            min_pass = min_pass_for(rate, scenario_runs)
+
+    diags.extend(local.diagnostics)
+    if (loaded_wrong or shape.diagnostics or at is None or scenario_runs is None or min_pass is None
+            or any(d.severity == "error" for d in diags.diagnostics[before:])):
+        return None
     final_runs = scenario_runs
     if runs is not None and runs != scenario_runs:
         final_runs = runs
         min_pass = scaled_min_pass(min_pass, scenario_runs, runs)
-
-    diags.extend(local.diagnostics)
-    if any(d.severity == "error" for d in diags.diagnostics[before:]) or at is None:
-        return None
     sid = data.get("id") or scenario_id(Path(doc.path), root)
     return Scenario(
         id=sid,
@@ -284,54 +372,36 @@ def compile_document(
         user=user,
         history=history,
         history_calls=history_calls,
+        file_runs=scenario_runs if final_runs != scenario_runs else None,
     )
 
 
-def compile_checks(doc: Document, path: DataPath, items: list[Any],
+def compile_checks(doc: Document, path: DataPath, items: Any,
                    tools: Mapping[str, ToolSpec], suite: Suite | None, diags: Collector,
-                   *, turn: int | None = None, extra: Mapping[str, Any] | None = None
+                   *, shape: Shape = VALID, broken_tools: frozenset[str] = frozenset(),
+                   turn: int | None = None, extra: Mapping[str, Any] | None = None
                    ) -> tuple[CompiledCheck, ...]:
     """The checks of one ``then`` list at ``path``: the scenario's own (the whole
-    attempt), or turn ``turn``'s (its label says the turn). Each item is compiled by
-    :func:`compile_check`; those with problems are left out, their diagnostics in
+    attempt), or turn ``turn``'s (its label says the turn). Each item is read by
+    :func:`read_check_item` and compiled by :func:`compile_check`; items the schema found
+    wrong (``shape``) and those with problems are left out, their diagnostics in
     ``diags``."""
+    if not isinstance(items, list):
+        return ()
+    spans = doc.item_spans(path)
     out = []
-    for i, item in enumerate(items):
-        check = compile_check(doc, (*path, i), item, tools, suite, diags, extra)
-        if check is None:
+    for i, raw in enumerate(items):
+        at: DataPath = (*path, i)
+        if shape.broken and not shape.sound(at):  # most files: nothing broken, no call
             continue
-        if turn is not None:
-            check = dataclasses.replace(check, label=f"turn {turn} · {check.label}",
-                                        turn=turn)
-        out.append(check)
+        item = read_check_item(raw, at, spans[i])
+        if item is None:
+            continue
+        check = compile_check(item, doc, tools, diags, suite=suite, broken_tools=broken_tools,
+                              turn=turn, extra=extra)
+        if check is not None:
+            out.append(check)
     return tuple(out)
-
-
-def compile_check(doc: Document, path: DataPath, item: Any, tools: Mapping[str, ToolSpec],
-                  suite: Suite | None, diags: Collector,
-                  extra: Mapping[str, Any] | None = None) -> CompiledCheck | None:
-    """One item of a ``then`` list at ``path`` (validated: a bare name, or one
-    ``name: parameter`` pair)."""
-    if isinstance(item, str):
-        name, param = item, True
-    else:
-        ((name, param),) = item.items()
-    ctype = REGISTRY[name]
-    ctx = CheckContext(doc, (*path, name) if isinstance(item, dict) else path, tools, diags,
-                       suite.checks if suite else {}, dict(extra or {}))
-    prepared = ctype.prepare(param, ctx)
-    if prepared is None:
-        return None
-    if ctype.judge and (suite is None or suite.judge is None):
-        diags.error(doc.key_span((*path, name)) if isinstance(item, dict)
-                    else doc.span(path), "E218",
-                    f"the check '{name}' needs the LLM judge, and "
-                    f"{suite.file if suite else 'the suite'} has no judge",
-                    "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
-        return None
-    return CompiledCheck(
-        name, label(name, param), prepared, ctype.evaluate, doc.span(path), ctype.judge,
-        ctype.evaluate_async, ctype.judge_calls(prepared) if ctype.judge_calls else 0)
 
 
 # ---- conversations -------------------------------------------------------------------------
@@ -341,18 +411,27 @@ _TURN_KEYS: tuple[TurnKind, ...] = TURN_KINDS
 
 
 def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite | None,
-          diags: Collector) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
+          diags: Collector, shape: Shape = VALID, broken_tools: frozenset[str] = frozenset()
+          ) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
     """``when``: what the person says (one turn), a list of turns, or a simulated user.
-    Gives the first thing the person says, the turns and the simulated user."""
+    Gives the first thing the person says, the turns and the simulated user. Parts the
+    schema found wrong are left out; every sound turn, and every sound check of a turn, is
+    still compiled (one pass reports every independent mistake)."""
     if isinstance(when, str):
         return when, (), None
     if isinstance(when, dict):
+        if shape.broken and not shape.sound(("when",)):
+            return "", (), None
         return "", (), _simulated_user(doc, when["user"], suite, diags)
+    if not isinstance(when, list):
+        return "", (), None
     turns: list[TurnSpec] = []
     for i, item in enumerate(when):
         path: DataPath = ("when", i)
         if isinstance(item, str):
             turns.append(TurnSpec("say", item, doc.span(path)))
+            continue
+        if not isinstance(item, dict):
             continue
         kinds = [k for k in _TURN_KEYS if k in item]
         if len(kinds) != 1:
@@ -360,11 +439,13 @@ def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite 
             continue
         kind = kinds[0]
         text = item[kind]
-        if kind != "say" and not _decidable(doc, (*path, kind), i, kind, text, tools, diags):
-            continue
-        checks = compile_checks(doc, (*path, "then"), item.get("then") or [], tools, suite,
-                                diags, turn=i + 1)
-        turns.append(TurnSpec(kind, text, doc.span(path), checks))
+        usable = isinstance(text, str) and (not shape.broken or shape.sound((*path, kind)))
+        if usable and kind != "say":
+            usable = _decidable(doc, (*path, kind), i, kind, text, tools, broken_tools, diags)
+        checks = compile_checks(doc, (*path, "then"), item.get("then"), tools, suite, diags,
+                                shape=shape, broken_tools=broken_tools, turn=i + 1)
+        if usable:
+            turns.append(TurnSpec(kind, text, doc.span(path), checks))
     message = next((t.text for t in turns if t.kind == "say"), "")
     return message, tuple(turns), None
 
@@ -384,7 +465,8 @@ def _turn_shape(doc: Document, path: DataPath, i: int, kinds: Sequence[str],
 
 
 def _decidable(doc: Document, path: DataPath, i: int, kind: str, text: str,
-               tools: Mapping[str, ToolSpec], diags: Collector) -> bool:
+               tools: Mapping[str, ToolSpec], broken_tools: frozenset[str],
+               diags: Collector) -> bool:
     """A confirm or cancel turn names a tool with confirm: true (or all), after a turn in
     which the agent could have asked."""
     ok = True
@@ -405,6 +487,8 @@ def _decidable(doc: Document, path: DataPath, i: int, kind: str, text: str,
         return ok
     tool = tools.get(text)
     if tool is None:
+        if text in broken_tools:  # defined, but wrongly: its own mistake is reported
+            return False
         have = quoted_list(sorted(tools), "and") or "none"
         diags.error(doc.span(path), "E201",
                     f"the scenario has no tool '{text}'{did_you_mean(text, tools)}",
@@ -443,13 +527,17 @@ def _simulated_user(doc: Document, data: Mapping[str, Any], suite: Suite | None,
                          span=doc.span(path))
 
 
-def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
-             diags: Collector) -> tuple[tuple[dict[str, Any], ...], tuple[Call, ...]]:
+def _history(doc: Document, items: Any, tools: Mapping[str, ToolSpec], diags: Collector,
+             shape: Shape = VALID, broken_tools: frozenset[str] = frozenset()
+             ) -> tuple[tuple[dict[str, Any], ...], tuple[Call, ...]]:
     """``given.history`` as OpenAI messages (an assistant's tool calls with their ids, each
-    followed by its tool result), and those calls."""
+    followed by its tool result), and those calls. Messages the schema found wrong are left
+    out (the scenario does not compile; the others are still checked)."""
     messages: list[dict[str, Any]] = []
     calls: list[Call] = []
-    for i, item in enumerate(items):
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if shape.broken and not shape.sound(("given", "history", i)):
+            continue
         if "user" in item:
             messages.append({"role": "user", "content": item["user"]})
             continue
@@ -462,6 +550,8 @@ def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
             name = c["name"]
             tool = tools.get(name)
             if tool is None:
+                if name in broken_tools:  # defined, but wrongly: its own mistake is reported
+                    continue
                 have = quoted_list(sorted(tools), "and") or "none"
                 diags.error(doc.span(("given", "history", i, "assistant", "calls", j, "name")),
                             "E201",
@@ -489,13 +579,59 @@ def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
     return tuple(messages), tuple(calls)
 
 
-def _tools(doc: Document, suite: Suite | None, items: list[Any],
-           diags: Collector) -> list[ToolSpec]:
+def _number(data: dict[str, Any], key: str, shape: Shape, default: int | None) -> int | None:
+    """A whole number the schema found sound, the default when it is not written, and
+    None when it is written wrong (its mistake is reported already)."""
+    if key not in data:
+        return default
+    value = data[key]
+    ok = isinstance(value, int) and not isinstance(value, bool) and (
+        not shape.broken or shape.sound((key,)))
+    return value if ok else None
+
+
+# What checks rely on in a tool's definition: when these are sound, a tool with another
+# mistake (an unknown key, an action misspelt) is still compiled, so that checks naming it
+# are checked against it too.
+_TOOL_ESSENTIALS = ("name", "input_schema", "confirm")
+
+
+def _usable_tool(item: Any, path: DataPath, shape: Shape) -> bool:
+    return (isinstance(item, dict) and isinstance(item.get("name"), str)
+            and all(shape.sound((*path, k)) for k in _TOOL_ESSENTIALS))
+
+
+def _sound_part(item: dict[str, Any], path: DataPath, shape: Shape) -> dict[str, Any]:
+    """A usable tool's definition without what the schema found wrong in it (its answers
+    one by one: a wrong one becomes None, so the others keep their places), for the checks
+    that name it: its mistakes are reported already."""
+    out = {k: v for k, v in item.items() if k == "answers" or shape.sound((*path, k))}
+    answers = out.get("answers")
+    if isinstance(answers, list):
+        out["answers"] = [a if shape.sound((*path, "answers", i)) else None
+                          for i, a in enumerate(answers)]
+    else:
+        out.pop("answers", None)
+    return out
+
+
+def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
+           shape: Shape) -> tuple[list[ToolSpec], frozenset[str]]:
+    """The scenario's tools, and the names of those whose definition is wrong (checks that
+    name them are not checked against them)."""
     out: list[ToolSpec] = []
+    broken: set[str] = set()
     seen: dict[str, Span] = {}
     library = suite.tools if suite else {}
     for i, item in enumerate(items):
         path = ("given", "tools", i)
+        if shape.broken and not shape.sound(path):
+            if not _usable_tool(item, path, shape):
+                name = item.get("name") if isinstance(item, dict) else item
+                if isinstance(name, str):
+                    broken.add(name)
+                continue
+            item = _sound_part(item, path, shape)
         if isinstance(item, str):
             tool = library.get(item)
             if tool is None:
@@ -517,7 +653,7 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any],
             continue
         seen[tool.name] = doc.span(path)
         out.append(tool)
-    return out
+    return out, frozenset(broken - seen.keys())
 
 
 def build_plan(

@@ -39,6 +39,9 @@ class LoopState:
     retries: int = 0
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
+    # why the attempt failed before its checks decided (the first failure ends it):
+    # model_output, max_steps, nothing_to_confirm — dsl/errors.py explains each in words
+    failure_kind: str | None = None
 
 
 class LoopEndpointError(EndpointError):
@@ -106,6 +109,7 @@ class _Chat:
                 p.steps += 1  # the model was called and answered badly: its failure
                 p.model_calls.append({"latency_ms": None, "finish_reason": "unparsable",
                                       "tokens": 0, "retries": 0})
+                p.failure_kind = exc.kind
                 return "", exc.message
             p.steps += 1
             steps += 1
@@ -145,6 +149,7 @@ class _Chat:
             if pending:
                 return text, None
             if steps >= scenario.max_steps:
+                p.failure_kind = "max_steps"
                 return "", (f"reached max_steps ({scenario.max_steps} model calls) without a "
                             "text answer")
 
@@ -157,7 +162,9 @@ class _Chat:
         p.calls = settled.calls
         p.messages = [*p.messages, *settled.results]
         answer, failure = "", settled.failure
-        if failure is None:
+        if failure is not None:
+            p.failure_kind = "nothing_to_confirm"
+        else:
             if kind == "say":
                 p.messages = [*p.messages, {"role": "user", "content": text}]
             answer, failure = await self.respond()
@@ -205,6 +212,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         tokens=p.tokens,
         messages=tuple(p.messages),
         failure=failure,
+        failure_kind=p.failure_kind if failure else None,
         retries=p.retries,
         model_calls=tuple(p.model_calls),
         turns=tuple(p.turns),

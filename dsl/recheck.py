@@ -117,11 +117,14 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
     """What a stored attempt produced, as the checks see it (the scenario gives what the
     record does not keep: the message, the moment and the tools, unchanged since)."""
     from .run import loop_failure
+    from .store.records import failure_kind
 
+    failure = loop_failure(record)
     return AttemptData(
         message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
         tools=scenario.tools, steps=record.steps, latency_ms=record.latency_ms or 0.0,
-        tokens=record.tokens, messages=record.messages, failure=loop_failure(record),
+        tokens=record.tokens, messages=record.messages, failure=failure,
+        failure_kind=(record.failure_kind or failure_kind(failure)) if failure else None,
         retries=record.retries,
         model_calls=tuple({"latency_ms": m.latency_ms, "finish_reason": m.finish_reason,
                            "tokens": m.tokens, "retries": m.retries}
@@ -163,11 +166,13 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             if judge_failure is not None:
                 out.append(dataclasses.replace(
                     rec, status="error", reason=f"judge: {judge_failure}", checks=checks,
-                    error=AttemptError("judge", judge_failure), failure=data.failure))
+                    error=AttemptError("judge", judge_failure), failure=data.failure,
+                    failure_kind=data.failure_kind))
                 continue
             status, reason = attempt_status(data, checks)
             out.append(dataclasses.replace(rec, status=status, reason=reason, checks=checks,
-                                           error=None, failure=data.failure))
+                                           error=None, failure=data.failure,
+                                           failure_kind=data.failure_kind))
     finally:
         if model is not None:
             await model.aclose()
