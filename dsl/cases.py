@@ -737,8 +737,9 @@ def instance(exp: Expansion, case: Case, diags: Collector) -> Instance | None:
         data[key] = value
         if key == "min_pass":
             data.pop("min_pass_rate", None)
-    return Instance(CaseDocument(doc.path, doc.text, data, doc.root, (), doc._keys,
-                                 doc._places, case, exp.table), case, rendered)
+    return Instance(CaseDocument(doc.path, doc.text, data, doc.root, _keys=doc._keys,
+                                 _places=doc._places, case=case, table=exp.table),
+                    case, rendered)
 
 
 def missing_value(exp: Expansion, case: Case, t: Template, name: str,

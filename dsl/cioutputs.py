@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from .baseline import Change, Comparison, Side, describe_delta, pts
+from .errors import explain
 from .stats import wilson
 from .store import write_atomic
-from .verdict import words
+from .verdict import check_title, words
 
 JUNIT = "junit.xml"
 SUMMARY_MD = "summary.md"
@@ -92,6 +93,13 @@ def outcome_text(row: Mapping[str, Any]) -> str:
                 f"min_pass is {row['min_pass']} of {row['planned']}.")
     else:
         text = f"no attempt passed or failed; min_pass is {row['min_pass']} of {row['planned']}."
+    if row.get("verdict_reason") == "always_broken":
+        n = row["always_broken"]
+        text += (f" An always check failed in {n} attempt{'s' if n != 1 else ''}: that fails "
+                 "the scenario whatever min_pass says.")
+    elif row.get("verdict_reason") == "always_unseen":
+        text += (" An always check must pass in every attempt, and some did not reach the "
+                 "model.")
     if row["verdict"] == "inconclusive":
         text = "No verdict: " + text
     extra = []
@@ -106,7 +114,7 @@ def outcome_text(row: Mapping[str, Any]) -> str:
     failing = row["failing_checks"]
     if failing:
         text += " Failing checks: " + "; ".join(
-            f"{fc['label']} (failed {fc['count']} of {row['decided']})" for fc in failing) + "."
+            f"{check_title(fc)} (failed {fc['count']} of {row['decided']})" for fc in failing) + "."
     return text
 
 
@@ -154,8 +162,13 @@ def _details(row: Mapping[str, Any]) -> str:
         for c in row["checks"]:
             rate = pct(c["pass_rate"])
             unsure = f", {c['unsure']} unsure" if c["unsure"] else ""
-            lines.append(f"  {rate:>4}  {c['label']}  ({c['passes']} of {c['evaluated']} "
+            lines.append(f"  {rate:>4}  {check_title(c)}  ({c['passes']} of {c['evaluated']} "
                          f"passed{unsure})")
+    for kind, n in {**row.get("error_kinds", {}), **row.get("failure_kinds", {})}.items():
+        lines.append(f"{kind} ×{n}: {explain(kind)}")
+        said = (row.get("error_messages") or {}).get(kind)
+        if said:
+            lines.append(f"  the server said: {said}")
     return "\n".join(lines)
 
 
@@ -236,7 +249,7 @@ def _md_change(c: Change | None) -> str:
 def _md_failing(row: Mapping[str, Any]) -> str:
     failing = row["failing_checks"]
     checks = {c["label"]: c for c in row["checks"]}
-    cells = [f"{md_code(fc['label'])} ×{fc['count']}"
+    cells = [f"{md_code(fc['label'])}{' (always)' if fc.get('always') else ''} ×{fc['count']}"
              + (f" (pass rate {check_text(checks[fc['label']])})" if fc["label"] in checks
                 else "")
              for fc in failing[:MAX_MD_FAILING_CHECKS]]

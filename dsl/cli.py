@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -145,7 +145,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     Exit status: 0 every scenario passed, 1 one failed (or, with --fail-on-regression, one
     regressed), 2 invalid input, 3 endpoint errors left one without a verdict, 130
     interrupted."""
-    from .pipeline import Hooks, RunRequest, run_suite
+    from .pipeline import RunRequest, run_suite
     from .suite import parse_pair
 
     if retry_errors and resume is None:
@@ -172,6 +172,38 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         judge_target=judge_target, judge_cache=not no_judge_cache, record_judge=record_judge,
         baseline=baseline, compare=tuple(pairs), fail_on_regression=fail_on_regression,
         argv=tuple(sys.argv[1:]), selection=selection)
+    hooks, progress_done = _progress_hooks(quiet)
+    try:
+        result = run_suite(request, hooks)
+    except InputError as exc:
+        progress_done()
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    except (NotReady, RunDirError) as exc:
+        progress_done()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    progress_done()
+    print_summary(result.summary, quiet=quiet, comparison=result.comparison)
+    _refreshed_certificate(result.run_dir, result.summary, result.comparison)  # --resume
+    if fmt == "github":
+        from .cioutputs import emit_github
+
+        emit_github(result.summary, result.run_dir, result.comparison, click.echo,
+                    lambda m: click.echo(m, err=True))
+    for note in result.notes:
+        click.echo(note, err=True)
+    click.echo(f"\nReport: {result.run_dir / 'report.html'}")
+    if result.interrupted:
+        click.echo(result.interrupted, err=True)
+    sys.exit(result.exit_code)
+
+
+def _progress_hooks(quiet: bool) -> tuple[Any, Callable[[], None]]:
+    """The run's hooks for the terminal (a progress line on stderr, messages as they come,
+    Ctrl-C handled), and how to clear the progress line."""
+    from .pipeline import Hooks
+
     progress = ProgressLine(0, enabled=False)
 
     def started(todo: int) -> None:
@@ -184,29 +216,19 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
 
     hooks = Hooks(on_attempt=lambda rec, totals: progress.update(rec, totals),
                   notify=notify, handle_signals=True, started=started)
-    try:
-        result = run_suite(request, hooks)
-    except InputError as exc:
-        progress.done()
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
-    except (NotReady, RunDirError) as exc:
-        progress.done()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    progress.done()
-    print_summary(result.summary, quiet=quiet, comparison=result.comparison)
-    if fmt == "github":
-        from .cioutputs import emit_github
+    return hooks, lambda: progress.done()
 
-        emit_github(result.summary, result.run_dir, result.comparison, click.echo,
-                    lambda m: click.echo(m, err=True))
-    for note in result.notes:
-        click.echo(note, err=True)
-    click.echo(f"\nReport: {result.run_dir / 'report.html'}")
-    if result.interrupted:
-        click.echo(result.interrupted, err=True)
-    sys.exit(result.exit_code)
+
+def _refreshed_certificate(run_dir: Path, summary: dict[str, Any], comparison: Any,
+                           show: bool = True) -> None:
+    """A conformance run's certificate, made again with its summary (and shown)."""
+    from .conformance import refresh_certificate
+
+    cert = refresh_certificate(run_dir, summary, comparison)
+    if cert is not None and show:
+        from .terminal import print_conformance
+
+        print_conformance(cert)
 
 
 def _load_baseline(path: Path | None) -> dict[str, Any] | None:
@@ -363,6 +385,7 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
     try:
         path, summary, comparison = regenerate(run_dir, output, before, trends)
         write_ci_outputs(run_dir, summary, comparison)
+        _refreshed_certificate(run_dir, summary, comparison, show=False)
     except RunDirError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
@@ -589,6 +612,50 @@ def _edge_notes(c: Any) -> list[str]:
 
 
 @main.command()
+@click.argument("folder", metavar="[DIR]", required=False, default=".",
+                type=click.Path(path_type=Path))
+@click.option("--base-url", metavar="URL", help="Test this OpenAI-compatible endpoint "
+              "(with --model) instead of the recorded example agent.")
+@click.option("--model", metavar="NAME", help="The model to ask at --base-url.")
+@click.option("--api-key-env", metavar="VAR", help="The environment variable that holds "
+              "the endpoint's API key (its name, never the key).")
+def init(folder: Path, base_url: str | None, model: str | None,
+         api_key_env: str | None) -> None:
+    """Start a suite in DIR (default: the current folder, created when missing): a
+    commented scenarist.yaml and one commented example scenario that lints and runs.
+
+    The example runs against the endpoint named with --base-url and --model, or, without
+    them, against a recording of Scenarist's example agent that works offline. Init never
+    overwrites a file: if one it would write exists, it writes nothing.
+    """
+    from .init import ABOUT, InitRefused, endpoint_of, init_suite
+
+    try:
+        endpoint = endpoint_of(base_url, model, api_key_env)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    try:
+        done = init_suite(folder, endpoint)
+    except InitRefused as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    except OSError as exc:
+        click.echo(f"error: cannot write the suite into {folder}: {exc.strerror or exc}",
+                   err=True)
+        sys.exit(EXIT_INPUT)
+    where = "this folder" if folder == Path(".") else str(folder)
+    click.echo(f"Created a suite in {where}:")
+    paths = [str(folder / f) if folder != Path(".") else str(f) for f in done.files]
+    width = max(len(p) for p in paths)
+    for p, f in zip(paths, done.files, strict=True):
+        click.echo(f"  {p:<{width}}  {ABOUT[f.as_posix()]}")
+    click.echo("\nNext:")
+    width = max(len(c) for c, _ in done.next_commands)
+    for command, what in done.next_commands:
+        click.echo(f"  {command:<{width}}  # {what}")
+
+
+@main.command()
 @click.option("--suite", is_flag=True, help="The schema of scenarist.yaml instead.")
 def schema(suite: bool) -> None:
     """Print the JSON Schema of scenario files (or of scenarist.yaml) for editors."""
@@ -809,3 +876,84 @@ def history_import(run_dirs: tuple[Path, ...]) -> None:
     n = len(done) - len(failed)
     click.echo(f"Added {n} run{'s' if n != 1 else ''} to the history {location.shown}.")
     sys.exit(EXIT_INPUT if failed else EXIT_OK)
+
+
+@main.command()
+@click.option("--target", "-t", metavar="NAME", help="The target to certify: one of the "
+              "targets of the scenarist.yaml in this folder or above (required, except with "
+              "--list).")
+@click.option("--with", "with_paths", multiple=True, metavar="PATH",
+              type=click.Path(path_type=Path, exists=True),
+              help="Add your own canonical cases: a scenario file, or a folder of them "
+              "(repeat for several).")
+@click.option("--list", "list_only", is_flag=True, help="Print the cases (the built-in ones "
+              "and those of --with) and what each certifies; run nothing.")
+@click.option("--runs", type=click.IntRange(min=1), help="Runs per case (default: each "
+              "case's own, 10 for the built-in ones; min_pass is scaled to match).")
+@click.option("--concurrency", "-j", type=click.IntRange(min=1),
+              help="Attempts in flight at once (default: the suite's defaults.concurrency).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
+              help="Folder that receives the run folder.")
+@click.option("--record", type=click.Path(path_type=Path), metavar="FILE",
+              help="Record every request and reply into a cassette, for a replay target.")
+@click.option("--baseline", type=click.Path(path_type=Path, exists=True), metavar="RUNDIR",
+              help="An earlier conformance run (its folder): list the cases whose verdict "
+              "regressed since.")
+def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: bool,
+                runs: int | None, concurrency: int | None, out: Path, record: Path | None,
+                baseline: Path | None) -> None:
+    """Certify an endpoint: run the built-in canonical cases (and yours, with --with)
+    against a target of the suite in this folder, as a normal run, and say for each
+    behaviour whether it is certified — a plain reply, a deterministic answer, a tool
+    call with valid arguments, no tool when none fits, a JSON-only answer, a tool result
+    carried into the answer, a reply in the question's language.
+
+    Exit status: 0 every behaviour certified, 1 one is not certified (a regression against
+    --baseline is one), 2 invalid input or usage, 3 none failed but endpoint errors left
+    one inconclusive, 130 interrupted."""
+    from .conformance import CASES_DIR, ConformanceRequest, list_cases, run_conformance
+    from .terminal import print_conformance
+
+    if list_only:
+        try:
+            cases = list_cases(with_paths, runs)
+        except InputError as exc:
+            print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+            sys.exit(EXIT_INPUT)
+        width = max([len("case"), *(len(c.id) for c in cases)])
+        click.echo(f"{'case':<{width}}  runs  min_pass  certifies")
+        for c in cases:
+            mine = "" if c.builtin else f"  ({c.file})"
+            click.echo(f"{c.id:<{width}}  {c.runs:>4}  {c.min_pass:>8}  {c.certifies}{mine}")
+        builtin = sum(c.builtin for c in cases)
+        theirs = len(cases) - builtin
+        click.echo(f"\n{builtin} built-in cases (in {CASES_DIR})"
+                   + (f" and {theirs} of yours" if theirs else "")
+                   + "; a case is certified when at least min_pass of its runs pass.")
+        return
+    if target is None:
+        raise click.UsageError("Missing option '--target': name the target to certify "
+                               "(or give --list to see the cases)")
+    request = ConformanceRequest(target, with_paths, runs, concurrency, out, record, baseline,
+                                 tuple(sys.argv[1:]))
+    hooks, progress_done = _progress_hooks(False)
+    try:
+        result = run_conformance(request, hooks)
+    except InputError as exc:
+        progress_done()
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    except (NotReady, RunDirError) as exc:
+        progress_done()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    progress_done()
+    run_result = result.run
+    print_summary(run_result.summary, comparison=run_result.comparison)
+    print_conformance(result.certificate)
+    for note in run_result.notes:
+        click.echo(note, err=True)
+    click.echo(f"\nReport: {run_result.run_dir / 'report.html'}")
+    if run_result.interrupted:
+        click.echo(run_result.interrupted, err=True)
+    sys.exit(result.exit_code)

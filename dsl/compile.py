@@ -21,7 +21,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .attachments import compile_attachments
 from .cases import (
@@ -38,7 +38,7 @@ from .cases import (
     unused,
 )
 from .checks import REGISTRY, CheckContext, label
-from .discover import EVERYTHING, Discovery, Selection, SuiteFiles, discover
+from .discover import EVERYTHING, Discovery, ScenarioFile, Selection, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
 from .faketools import bind_tool
 from .load import DataPath, Document, read_file
@@ -56,11 +56,20 @@ from .model import (
     TurnSpec,
 )
 from .moment import MomentError, parse_moment
+from .schemawords import CHECK_MODIFIERS
 from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
 from .templates import as_tool_text
-from .validate import TEMPLATE_MAKES_TEXT, failing_paths, string_rule, validate
+from .validate import (
+    TEMPLATE_MAKES_TEXT,
+    VALID,
+    Shape,
+    failing_paths,
+    string_rule,
+    validate,
+    validate_shape,
+)
 from .verdict import min_pass_for, scaled_min_pass
 
 
@@ -121,25 +130,29 @@ def compile_paths(
     *,
     runs: int | None = None,
     judge_target: str | None = None,
+    extra_files: Sequence[Path] = (),
     selection: Selection = EVERYTHING,
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths`` (found by
     :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
-    target (``scenarist run --judge NAME``); ``selection``: only the scenarios it selects
-    are compiled (``--tag``, ``-k``)."""
+    target (``scenarist run --judge NAME``). ``extra_files`` are scenario files compiled against
+    the suite of ``paths`` wherever they are (``scenarist conformance``'s cases, which
+    ship in the package); ``paths`` may then be the suite file alone. ``selection``: only
+    the scenarios it selects are compiled (``--tag``, ``-k``)."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
         return _compile_paths(paths, runs=runs, judge_target=judge_target,
-                              selection=selection)
+                              extra_files=extra_files, selection=selection)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile_paths(paths: Sequence[Path], *, runs: int | None,
-                   judge_target: str | None, selection: Selection) -> Compiled:
+                   judge_target: str | None, extra_files: Sequence[Path],
+                   selection: Selection) -> Compiled:
     diags = Collector()
     for p in paths:
         if not p.exists():
@@ -165,16 +178,32 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     suite = group.suite
     if judge_target is not None:
         suite = _override_judge(suite, judge_target, diags)
-    root = suite.root
     result = Compiled(suite, selection=selection)
-    if not group.files and not diags.has_errors:
+    if not group.files and not extra_files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
+    extra = tuple(ScenarioFile(p.resolve(), display_path(p)) for p in extra_files)
+    of_files = compile_files((*group.files, *extra), suite, diags, runs=runs,
+                             selection=selection)
+    result.scenarios, result.considered = of_files.scenarios, of_files.considered
+    result.diagnostics = diags.diagnostics
+    return result
+
+
+def compile_files(files: Sequence[ScenarioFile], suite: Suite | None, diags: Collector, *,
+                  runs: int | None = None, selection: Selection = EVERYTHING
+                  ) -> FileScenarios:
+    """Each scenario file compiled against ``suite`` (None: no suite, no tool library), in
+    order, its cases expanded (:func:`compile_file`); a scenario id used twice is E205.
+    Diagnostics go to ``diags``."""
+    root = suite.root if suite is not None else Path.cwd().resolve()
+    out: list[Scenario] = []
+    considered = 0
     ids: dict[str, Span] = {}
-    for f in group.files:
+    for f in files:
         doc = read_file(f.path, f.name)
         of_file = compile_file(doc, suite, root, diags, runs=runs, selection=selection)
-        result.considered += of_file.considered
+        considered += of_file.considered
         for scenario in of_file.scenarios:
             first = ids.get(scenario.id)
             if first is not None:
@@ -183,9 +212,8 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
                             "give one of them a different 'id'")
                 continue
             ids[scenario.id] = scenario.span
-            result.scenarios.append(scenario)
-    result.diagnostics = diags.diagnostics
-    return result
+            out.append(scenario)
+    return FileScenarios(out, considered)
 
 
 def id_span(doc: Document, scenario: Scenario) -> Span:
@@ -217,6 +245,9 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
     ``diags``. ``each(scenario, document)`` is called for every scenario compiled (lint's
     warnings)."""
     data = doc.data
+    if data is None and isinstance(doc.salvaged, dict) and case_source(doc.salvaged):
+        diags.extend(doc.diagnostics)  # duplicate keys: its cases cannot be trusted
+        return FileScenarios([], 1)
     if not isinstance(data, dict) or case_source(data) is None:
         if selection.active and not selection.selects(_plain_id(doc, root), _tags_of(data)):
             return FileScenarios([], 1)
@@ -376,6 +407,76 @@ def scenario_id(path: Path, root: Path) -> str:
     return ".".join(rel.with_suffix("").parts)
 
 
+class CheckItem(NamedTuple):
+    """One item of a ``then`` list, read: the check's key and parameter, where the
+    parameter is, and the modifiers written beside it —
+    ``- {not_calls: create_refill_request, always: true, name: never refills an empty one}``.
+    (A named tuple: as frozen as a dataclass, and quicker to build — lint reads every item
+    of every file.)
+    """
+
+    check: str  # the check's key: not_calls
+    param: Any  # its parameter (true for a bare name: ``- non_empty``)
+    at: DataPath  # the item's place in the data: ("then", 3)
+    path: DataPath  # its parameter's: ("then", 3, "not_calls"); the item's when bare
+    span: Span  # where the item starts in the file
+    always: bool = False  # `always: true`: it must pass in every attempt
+    title: str = ""  # `name: TEXT`: how people see it ("" when not given)
+
+
+# built from a tuple of every field: a named tuple's own __new__ costs twice as much
+_new = tuple.__new__
+
+
+def read_check_item(item: Any, path: DataPath, span: Span) -> CheckItem | None:
+    """A ``then`` item at ``path`` (starting at ``span``) as a :class:`CheckItem`; None
+    when it is not one check (the schema says why: two checks, none, an unknown one)."""
+    if isinstance(item, str):
+        return _new(CheckItem, (item, True, path, path, span, False, "")) \
+            if item in REGISTRY else None
+    if not isinstance(item, dict):
+        return None
+    if len(item) == 1:  # the usual item: one check, no modifier
+        ((name, param),) = item.items()
+        return _new(CheckItem, (name, param, path, (*path, name), span, False, "")) \
+            if name in REGISTRY else None
+    keys = [k for k in item if k not in CHECK_MODIFIERS]
+    if len(keys) != 1 or keys[0] not in REGISTRY:
+        return None
+    (name,) = keys
+    title = item.get("name")
+    return CheckItem(name, item[name], path, (*path, name), span, item.get("always") is True,
+                     " ".join(title.split()) if isinstance(title, str) else "")
+
+
+def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
+                  diags: Collector, *, suite: Suite | None,
+                  broken_tools: frozenset[str] = frozenset(), turn: int | None = None,
+                  extra: Mapping[str, Any] | None = None) -> CompiledCheck | None:
+    """One check item → a CompiledCheck (or None, with its diagnostics in ``diags``).
+    Every ``then`` list — the scenario's and each turn's — is compiled item by item through
+    here, so the modifiers mean the same wherever a check is written. A check of turn
+    ``turn`` says so in its label (``turn 2 · contains: "sábado"``)."""
+    ctype = REGISTRY[item.check]
+    ctx = CheckContext(doc, item.path, tools, diags, suite.checks if suite else {},
+                       extra if extra is not None else {}, broken_tools)
+    prepared = ctype.prepare(item.param, ctx)
+    if prepared is None:
+        return None
+    if ctype.judge and (suite is None or suite.judge is None):
+        diags.error(doc.key_span(item.path), "E218",
+                    f"the check '{item.check}' needs the LLM judge, and "
+                    f"{suite.file if suite else 'the suite'} has no judge",
+                    "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
+        return None
+    text = label(item.check, item.param, item.title)
+    return CompiledCheck(
+        item.check, text if turn is None else f"turn {turn} · {text}", prepared,
+        ctype.evaluate, item.span, ctype.judge, ctype.evaluate_async,
+        ctype.judge_calls(prepared) if ctype.judge_calls else 0, turn=turn,
+        always=item.always, named=bool(item.title), item=item)
+
+
 def compile_document(
     doc: Document,
     suite: Suite | None,
@@ -390,8 +491,17 @@ def compile_document(
     """One scenario file → a Scenario (or None, with its diagnostics in ``diags``). For a
     case of a file with cases (:func:`compile_file`), ``doc`` is the case's document,
     ``case`` the case, ``shared`` what its cases share, and ``valid`` says it is known to
-    fit the schema (its template does, and so does each string it renders)."""
+    fit the schema (its template does, and so does each string it renders).
+
+    A file with mistakes is compiled as far as it can be, so that one pass reports every
+    independent one: the schema says which places are wrong (:class:`dsl.validate.Shape`),
+    and every part that is sound — the moment, each tool, each check, runs and min_pass —
+    is still checked for what the schema cannot see. A check naming a tool whose own
+    definition is wrong says nothing about that tool (the tool's mistake is reported)."""
     diags.extend(doc.diagnostics)
+    loaded_wrong = bool(doc.diagnostics) and any(d.severity == "error" for d in doc.diagnostics)
+    if doc.data is None and doc.salvaged is not None:  # duplicate keys: go on with the rest
+        doc = dataclasses.replace(doc, data=doc.salvaged)
     if doc.data is None:
         return None
     if not isinstance(doc.data, dict):
@@ -403,18 +513,20 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    problems = [] if valid else validate(doc, "scenario.schema.json", "the scenario",
-                                         checks=REGISTRY)
-    if problems:
-        diags.extend(problems)
-        return None
+    shape = VALID if valid else validate_shape(doc, "scenario.schema.json", "the scenario",
+                                               checks=REGISTRY)
+    diags.extend(shape.diagnostics)
+    sound = shape.sound
     data: dict[str, Any] = doc.data
     before = len(diags.diagnostics)
     local = Collector()
 
-    given = data["given"]
+    given = data.get("given")
+    given = given if isinstance(given, dict) else {}
 
     def moment() -> Any:
+        if not isinstance(given.get("at"), str) or (shape.broken and not sound(("given", "at"))):
+            return None
         try:
             return parse_moment(given["at"])
         except MomentError as exc:
@@ -423,32 +535,41 @@ def compile_document(
 
     at = _shared(shared, ("given", "at"), case, moment)
     values = dict(case.info.values) if case is not None else None
-    tools = _tools(doc, suite, given.get("tools") or [], local, shared, case, values)
+    items = given.get("tools")
+    tools, broken_tools = _tools(doc, suite, items if isinstance(items, list) else [], local,
+                                 shape, shared, case, values)
     by_name = {t.name: t for t in tools}
 
     history, history_calls = _shared(
         shared, ("given", "history"), case,
-        lambda: _history(doc, given.get("history") or [], by_name, local))
-    attachments: tuple[Attachment, ...] = _shared(
-        shared, ("given", "attachments"), case,
-        lambda: compile_attachments(doc, ("given", "attachments"),
-                                    given.get("attachments") or (), root, local))
-    extra = {"simulated_user": isinstance(data["when"], dict), "case": case}
-    message, turns, user = _when(doc, data["when"], by_name, suite, local, root, shared,
-                                 extra)
-    checks = compile_checks(doc, ("then",), data.get("then") or [], by_name, suite, local,
-                            extra=extra, shared=shared)
-    targets = _targets(doc, data.get("targets") or [], suite, local)
+        lambda: _history(doc, given.get("history"), by_name, local, shape, broken_tools))
+    attachments: tuple[Attachment, ...] = ()
+    attached = given.get("attachments")
+    if isinstance(attached, list) and (not shape.broken or sound(("given", "attachments"))):
+        attachments = _shared(
+            shared, ("given", "attachments"), case,
+            functools.partial(compile_attachments, doc, ("given", "attachments"), attached,
+                              root, local))
+    when = data.get("when")
+    extra = {"simulated_user": isinstance(when, dict), "case": case}
+    message, turns, user = _when(doc, when, by_name, suite, local, root, shape, broken_tools,
+                                 shared, extra)
+    checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
+                            shape=shape, broken_tools=broken_tools, extra=extra,
+                            shared=shared)
+    listed = data.get("targets")
+    targets = _targets(doc, listed, suite, local) \
+        if isinstance(listed, list) and (not shape.broken or sound(("targets",))) else ()
 
     defaults = suite.defaults if suite else None
-    scenario_runs = data.get("runs", defaults.runs if defaults else 5)
+    scenario_runs = _number(data, "runs", shape, defaults.runs if defaults else 5)
     if "min_pass" in data and "min_pass_rate" in data:
         local.error(doc.key_span(("min_pass_rate",)), "S105",
                     "use either min_pass or min_pass_rate, not both",
                     "min_pass is a number of runs; min_pass_rate a share of them")
-    if "min_pass" in data:
-        min_pass = data["min_pass"]
-        if min_pass > scenario_runs:
+    min_pass = _number(data, "min_pass", shape, None)
+    if min_pass is not None:
+        if scenario_runs is not None and min_pass > scenario_runs:
             # where the author fixes it: the case's runs, when the case set only those
             fix = "runs" if case_sets(doc, "runs") and not case_sets(doc, "min_pass") \
                 else "min_pass"
@@ -459,17 +580,19 @@ def compile_document(
                 "never pass",
                 f"lower min_pass to at most {scenario_runs}, or raise runs",
             )
-    else:
+    elif "min_pass" not in data and scenario_runs is not None:
         rate = data.get("min_pass_rate", defaults.min_pass_rate if defaults else 0.8)
-        min_pass = min_pass_for(rate, scenario_runs)
+        if isinstance(rate, int | float) and (not shape.broken or sound(("min_pass_rate",))):
+            min_pass = min_pass_for(rate, scenario_runs)
+
+    diags.extend(local.diagnostics)
+    if (loaded_wrong or shape.diagnostics or at is None or scenario_runs is None or min_pass is None
+            or any(d.severity == "error" for d in diags.diagnostics[before:])):
+        return None
     final_runs = scenario_runs
     if runs is not None and runs != scenario_runs:
         final_runs = runs
         min_pass = scaled_min_pass(min_pass, scenario_runs, runs)
-
-    diags.extend(local.diagnostics)
-    if any(d.severity == "error" for d in diags.diagnostics[before:]) or at is None:
-        return None
     info: CaseInfo | None = None
     if case is not None:
         info = case.info
@@ -494,13 +617,14 @@ def compile_document(
         user=user,
         history=history,
         history_calls=history_calls,
+        file_runs=scenario_runs if final_runs != scenario_runs else None,
         attachments=attachments,
         targets=targets,
         case=info,
     )
 
 
-def _targets(doc: Document, names: list[str], suite: Suite | None,
+def _targets(doc: Document, names: list[Any], suite: Suite | None,
              diags: Collector) -> tuple[str, ...]:
     """``targets:`` — the suite's targets the scenario is meant for (others skip it)."""
     known = suite.targets if suite else {}
@@ -514,55 +638,39 @@ def _targets(doc: Document, names: list[str], suite: Suite | None,
     return tuple(dict.fromkeys(names))
 
 
-def compile_checks(doc: Document, path: DataPath, items: list[Any],
+def compile_checks(doc: Document, path: DataPath, items: Any,
                    tools: Mapping[str, ToolSpec], suite: Suite | None, diags: Collector,
-                   *, turn: int | None = None, extra: Mapping[str, Any] | None = None,
+                   *, shape: Shape = VALID, broken_tools: frozenset[str] = frozenset(),
+                   turn: int | None = None, extra: Mapping[str, Any] | None = None,
                    shared: Shared | None = None) -> tuple[CompiledCheck, ...]:
     """The checks of one ``then`` list at ``path``: the scenario's own (the whole
-    attempt), or turn ``turn``'s (its label says the turn). Each item is compiled by
-    :func:`compile_check`; those with problems are left out, their diagnostics in
+    attempt), or turn ``turn``'s (its label says the turn). Each item is read by
+    :func:`read_check_item` and compiled by :func:`compile_check`; items the schema found
+    wrong (``shape``) and those with problems are left out, their diagnostics in
     ``diags``. ``shared``: what the cases of a file share (:class:`Shared`)."""
-    out = []
+    if not isinstance(items, list):
+        return ()
     binding = (extra or {}).get("case")
-    for i, item in enumerate(items):
+    spans: list[Span] = []
+
+    def make(i: int, raw: Any, at: DataPath) -> CompiledCheck | None:
+        if not spans:  # a case that shares every check never needs them
+            spans.extend(doc.item_spans(path))
+        item = read_check_item(raw, at, spans[i])
+        if item is None:
+            return None
+        return compile_check(item, doc, tools, diags, suite=suite, broken_tools=broken_tools,
+                             turn=turn, extra=extra)
+
+    out = []
+    for i, raw in enumerate(items):
         at: DataPath = (*path, i)
-        check = _shared(shared, at, binding,
-                        functools.partial(compile_check, doc, at, item, tools, suite, diags,
-                                          extra))
-        if check is None:
+        if shape.broken and not shape.sound(at):  # most files: nothing broken, no call
             continue
-        if turn is not None:
-            check = dataclasses.replace(check, label=f"turn {turn} · {check.label}",
-                                        turn=turn)
-        out.append(check)
+        check = _shared(shared, at, binding, functools.partial(make, i, raw, at))
+        if check is not None:
+            out.append(check)
     return tuple(out)
-
-
-def compile_check(doc: Document, path: DataPath, item: Any, tools: Mapping[str, ToolSpec],
-                  suite: Suite | None, diags: Collector,
-                  extra: Mapping[str, Any] | None = None) -> CompiledCheck | None:
-    """One item of a ``then`` list at ``path`` (validated: a bare name, or one
-    ``name: parameter`` pair)."""
-    if isinstance(item, str):
-        name, param = item, True
-    else:
-        ((name, param),) = item.items()
-    ctype = REGISTRY[name]
-    ctx = CheckContext(doc, (*path, name) if isinstance(item, dict) else path, tools, diags,
-                       suite.checks if suite else {}, extra if extra is not None else {})
-    prepared = ctype.prepare(param, ctx)
-    if prepared is None:
-        return None
-    if ctype.judge and (suite is None or suite.judge is None):
-        diags.error(doc.key_span((*path, name)) if isinstance(item, dict)
-                    else doc.span(path), "E218",
-                    f"the check '{name}' needs the LLM judge, and "
-                    f"{suite.file if suite else 'the suite'} has no judge",
-                    "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
-        return None
-    return CompiledCheck(
-        name, label(name, param), prepared, ctype.evaluate, doc.span(path), ctype.judge,
-        ctype.evaluate_async, ctype.judge_calls(prepared) if ctype.judge_calls else 0)
 
 
 # ---- conversations -------------------------------------------------------------------------
@@ -572,22 +680,29 @@ _TURN_KEYS: tuple[TurnKind, ...] = TURN_KINDS
 
 
 def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite | None,
-          diags: Collector, root: Path, shared: Shared | None = None,
+          diags: Collector, root: Path, shape: Shape = VALID,
+          broken_tools: frozenset[str] = frozenset(), shared: Shared | None = None,
           extra: Mapping[str, Any] | None = None,
           ) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
     """``when``: what the person says (one turn), a list of turns, or a simulated user.
-    Gives the first thing the person says, the turns and the simulated user."""
+    Gives the first thing the person says, the turns and the simulated user. Parts the
+    schema found wrong are left out; every sound turn, and every sound check of a turn, is
+    still compiled (one pass reports every independent mistake)."""
     if isinstance(when, str):
         return when, (), None
     if isinstance(when, dict):
+        if shape.broken and not shape.sound(("when",)):
+            return "", (), None
         return "", (), _simulated_user(doc, when["user"], suite, diags)
+    if not isinstance(when, list):
+        return "", (), None
     turns: list[TurnSpec] = []
     binding = (extra or {}).get("case")
     for i, item in enumerate(when):
         path: DataPath = ("when", i)
         turn = _shared(shared, path, binding,
                        functools.partial(_turn, doc, path, i, item, tools, suite, diags, root,
-                                         extra))
+                                         shape, broken_tools, extra))
         if turn is not None:
             turns.append(turn)
     message = next((t.text for t in turns if t.kind == "say"), "")
@@ -595,31 +710,38 @@ def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite 
 
 
 def _turn(doc: Document, path: DataPath, i: int, item: Any, tools: Mapping[str, ToolSpec],
-          suite: Suite | None, diags: Collector, root: Path,
-          extra: Mapping[str, Any] | None) -> TurnSpec | None:
+          suite: Suite | None, diags: Collector, root: Path, shape: Shape,
+          broken_tools: frozenset[str], extra: Mapping[str, Any] | None) -> TurnSpec | None:
+    """Turn ``i`` of a conversation (None when it is wrong: its checks are still checked)."""
     if isinstance(item, str):
         return TurnSpec("say", item, doc.span(path))
+    if not isinstance(item, dict):
+        return None
     kinds = [k for k in _TURN_KEYS if k in item]
     if len(kinds) != 1:
         _turn_shape(doc, path, i, kinds, diags)
         return None
     kind = kinds[0]
     text = item[kind]
-    if kind != "say" and not _decidable(doc, (*path, kind), i, kind, text, tools, diags):
-        return None
+    usable = isinstance(text, str) and (not shape.broken or shape.sound((*path, kind)))
+    if usable and kind != "say":
+        usable = _decidable(doc, (*path, kind), i, kind, text, tools, broken_tools, diags)
     attachments: tuple[Attachment, ...] = ()
-    if "attachments" in item:
+    listed = item.get("attachments")
+    if listed is not None:
         if kind != "say":
             diags.error(doc.key_span((*path, "attachments")), "S107",
                         f"turn {i + 1} presses {kind} and has attachments: only what the "
                         "person says can carry attachments",
                         "move the attachments to a turn that says something")
-            return None
-        attachments = compile_attachments(doc, (*path, "attachments"), item["attachments"],
-                                          root, diags)
-    checks = compile_checks(doc, (*path, "then"), item.get("then") or [], tools, suite,
-                            diags, turn=i + 1, extra=extra)
-    return TurnSpec(kind, text, doc.span(path), checks, attachments)
+            usable = False
+        elif isinstance(listed, list) and (
+                not shape.broken or shape.sound((*path, "attachments"))):
+            attachments = compile_attachments(doc, (*path, "attachments"), listed, root,
+                                              diags)
+    checks = compile_checks(doc, (*path, "then"), item.get("then"), tools, suite, diags,
+                            shape=shape, broken_tools=broken_tools, turn=i + 1, extra=extra)
+    return TurnSpec(kind, text, doc.span(path), checks, attachments) if usable else None
 
 
 def _turn_shape(doc: Document, path: DataPath, i: int, kinds: Sequence[str],
@@ -637,7 +759,8 @@ def _turn_shape(doc: Document, path: DataPath, i: int, kinds: Sequence[str],
 
 
 def _decidable(doc: Document, path: DataPath, i: int, kind: str, text: str,
-               tools: Mapping[str, ToolSpec], diags: Collector) -> bool:
+               tools: Mapping[str, ToolSpec], broken_tools: frozenset[str],
+               diags: Collector) -> bool:
     """A confirm or cancel turn names a tool with confirm: true (or all), after a turn in
     which the agent could have asked."""
     ok = True
@@ -658,6 +781,8 @@ def _decidable(doc: Document, path: DataPath, i: int, kind: str, text: str,
         return ok
     tool = tools.get(text)
     if tool is None:
+        if text in broken_tools:  # defined, but wrongly: its own mistake is reported
+            return False
         have = quoted_list(sorted(tools), "and") or "none"
         diags.error(doc.span(path), "E201",
                     f"the scenario has no tool '{text}'{did_you_mean(text, tools)}",
@@ -696,13 +821,17 @@ def _simulated_user(doc: Document, data: Mapping[str, Any], suite: Suite | None,
                          span=doc.span(path))
 
 
-def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
-             diags: Collector) -> tuple[tuple[dict[str, Any], ...], tuple[Call, ...]]:
+def _history(doc: Document, items: Any, tools: Mapping[str, ToolSpec], diags: Collector,
+             shape: Shape = VALID, broken_tools: frozenset[str] = frozenset()
+             ) -> tuple[tuple[dict[str, Any], ...], tuple[Call, ...]]:
     """``given.history`` as OpenAI messages (an assistant's tool calls with their ids, each
-    followed by its tool result), and those calls."""
+    followed by its tool result), and those calls. Messages the schema found wrong are left
+    out (the scenario does not compile; the others are still checked)."""
     messages: list[dict[str, Any]] = []
     calls: list[Call] = []
-    for i, item in enumerate(items):
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if shape.broken and not shape.sound(("given", "history", i)):
+            continue
         if "user" in item:
             messages.append({"role": "user", "content": item["user"]})
             continue
@@ -715,6 +844,8 @@ def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
             name = c["name"]
             tool = tools.get(name)
             if tool is None:
+                if name in broken_tools:  # defined, but wrongly: its own mistake is reported
+                    continue
                 have = quoted_list(sorted(tools), "and") or "none"
                 diags.error(doc.span(("given", "history", i, "assistant", "calls", j, "name")),
                             "E201",
@@ -742,21 +873,62 @@ def _history(doc: Document, items: list[Any], tools: Mapping[str, ToolSpec],
     return tuple(messages), tuple(calls)
 
 
+def _number(data: dict[str, Any], key: str, shape: Shape, default: int | None) -> int | None:
+    """A whole number the schema found sound, the default when it is not written, and
+    None when it is written wrong (its mistake is reported already)."""
+    if key not in data:
+        return default
+    value = data[key]
+    ok = isinstance(value, int) and not isinstance(value, bool) and (
+        not shape.broken or shape.sound((key,)))
+    return value if ok else None
+
+
+# What checks rely on in a tool's definition: when these are sound, a tool with another
+# mistake (an unknown key, an action misspelt) is still compiled, so that checks naming it
+# are checked against it too.
+_TOOL_ESSENTIALS = ("name", "input_schema", "confirm")
+
+
+def _usable_tool(item: Any, path: DataPath, shape: Shape) -> bool:
+    return (isinstance(item, dict) and isinstance(item.get("name"), str)
+            and all(shape.sound((*path, k)) for k in _TOOL_ESSENTIALS))
+
+
+def _sound_part(item: dict[str, Any], path: DataPath, shape: Shape) -> dict[str, Any]:
+    """A usable tool's definition without what the schema found wrong in it (its answers
+    one by one: a wrong one becomes None, so the others keep their places), for the checks
+    that name it: its mistakes are reported already."""
+    out = {k: v for k, v in item.items() if k == "answers" or shape.sound((*path, k))}
+    answers = out.get("answers")
+    if isinstance(answers, list):
+        out["answers"] = [a if shape.sound((*path, "answers", i)) else None
+                          for i, a in enumerate(answers)]
+    else:
+        out.pop("answers", None)
+    return out
+
+
 def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
-           shared: Shared | None = None, case: CaseBinding | None = None,
-           values: dict[str, Any] | None = None) -> list[ToolSpec]:
+           shape: Shape, shared: Shared | None = None, case: CaseBinding | None = None,
+           values: dict[str, Any] | None = None) -> tuple[list[ToolSpec], frozenset[str]]:
+    """The scenario's tools, and the names of those whose definition is wrong (checks that
+    name them are not checked against them). For a case (``case``, its ``values``), an
+    inline tool no template touches is compiled once for the file (``shared``)."""
     out: list[ToolSpec] = []
+    broken: set[str] = set()
     seen: dict[str, Span] = {}
     library = suite.tools if suite else {}
     for i, item in enumerate(items):
         path = ("given", "tools", i)
-        if not isinstance(item, str):
-            tool = _shared(shared, path, case,
-                           functools.partial(compile_tool, doc, path, item["name"], item,
-                                             diags, values))
-            if shared is not None and path in shared.bound and values is not None:
-                tool = bind_tool(tool, values)
-        elif isinstance(item, str):
+        if shape.broken and not shape.sound(path):
+            if not _usable_tool(item, path, shape):
+                name = item.get("name") if isinstance(item, dict) else item
+                if isinstance(name, str):
+                    broken.add(name)
+                continue
+            item = _sound_part(item, path, shape)
+        if isinstance(item, str):
             tool = library.get(item)
             if tool is None:
                 where = (f"the suite's tool library ({suite.file})" if suite
@@ -767,6 +939,12 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collecto
                             f"the library has {have}; or define the tool here with name, "
                             "description and returns")
                 continue
+        else:
+            tool = _shared(shared, path, case,
+                           functools.partial(compile_tool, doc, path, item["name"], item,
+                                             diags, values))
+            if shared is not None and path in shared.bound and values is not None:
+                tool = bind_tool(tool, values)
         if tool.name in seen:
             first = seen[tool.name]
             diags.error(doc.span(path), "E215",
@@ -775,7 +953,7 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collecto
             continue
         seen[tool.name] = doc.span(path)
         out.append(tool)
-    return out
+    return out, frozenset(broken - seen.keys())
 
 
 def build_plan(
@@ -787,6 +965,7 @@ def build_plan(
     shard: tuple[int, int] | None = None,
     judge_target: str | None = None,
     compare: Sequence[tuple[str, str]] = (),
+    extra_files: Sequence[Path] = (),
     selection: Selection = EVERYTHING,
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
@@ -794,10 +973,11 @@ def build_plan(
     With ``shard=(i, n)`` the plan keeps every n-th scenario (by id), starting at the i-th:
     the same files give the same split on every machine. ``compare``: target pairs to
     compare (``--compare old:new``; each must be among the chosen targets); without it, the
-    suite's ``compare:`` pairs whose two targets are both chosen. ``selection``: the
-    scenarios ``--tag`` and ``-k`` select (E220 when it selects none)."""
+    suite's ``compare:`` pairs whose two targets are both chosen. ``extra_files``: scenario files
+    compiled against the suite wherever they are (:func:`compile_paths`). ``selection``:
+    the scenarios ``--tag`` and ``-k`` select (E220 when it selects none)."""
     compiled = compile_paths(paths, runs=runs, judge_target=judge_target,
-                             selection=selection)
+                             extra_files=extra_files, selection=selection)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)

@@ -122,6 +122,10 @@ CODES: dict[str, Code] = {
         Code("E231", "bad-attachment", "An attachment that cannot be sent: an absolute path "
                                        "or '..', a missing file, over 5 MiB, or a type "
                                        "Scenarist cannot send."),
+        Code("E232", "unknown-argument", "A check or a fake tool's answer names an argument "
+             "the tool does not have."),
+        Code("E233", "argument-type", "A check or a fake tool's answer gives an argument a "
+             "value of the wrong type."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),
@@ -129,7 +133,7 @@ CODES: dict[str, Code] = {
         Code("X304", "expr-arguments", "A function is called with the wrong arguments."),
         Code("X305", "expr-limit", "An expression is longer or deeper than allowed."),
         # W: legal, but likely wrong
-        Code("W401", "min-pass-equals-runs", "One flaky attempt fails the scenario."),
+        Code("W401", "min-pass-equals-runs", "Every run must pass every check."),
         Code("W402", "no-checks", "A scenario with no checks always passes."),
         Code("W403", "unused-tool", "A tool in the suite's library that no scenario uses."),
         Code("W404", "check-cannot-fail", "A check that can never fail in this scenario."),
@@ -137,6 +141,8 @@ CODES: dict[str, Code] = {
         Code("W406", "duplicate-check", "The same check appears twice."),
         Code("W407", "unused-case-value", "A column (or value) of the cases that no template "
                                           "reads."),
+        Code("W409", "duplicate-check-name", "Two checks have the same name."),
+        Code("W410", "arguments-without-schema", "Arguments for a tool with no input_schema."),
     )
 }
 
@@ -190,7 +196,8 @@ class EndpointError(ScenaristError):
     ``dsl.targets.base``).
     One kind is the model's fault, not the endpoint's: ``model_output`` (the server could
     not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
-    the agent loop turns it into a failed attempt.
+    the agent loop turns it into a failed attempt. :data:`EXPLANATIONS` says what each kind
+    means in one sentence for the person reading the terminal or the report.
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
@@ -203,6 +210,52 @@ class EndpointError(ScenaristError):
     @property
     def message(self) -> str:
         return str(self.args[0]) if self.args else self.kind
+
+
+# What each kind of endpoint failure (and each way the model failed an attempt before its
+# checks could decide) means, in one sentence for someone who does not program. The
+# terminal and the report show it beside the count; the server's own words stay one click
+# away (the report's "What the server said"). Every kind an EndpointError, an attempt's
+# record or a recorded cassette can carry has its sentence here (a test checks it).
+NEITHER = "it says nothing about the model, so it counts neither as a pass nor as a failure"
+EXPLANATIONS: dict[str, str] = {
+    "connection": "Scenarist could not reach the endpoint — it is not running, or the "
+                  f"address in scenarist.yaml is wrong; {NEITHER}.",
+    "timeout": "The endpoint took longer to answer than the target allows (timeout_ms, or "
+               f"attempt_timeout_ms for the whole attempt); {NEITHER}.",
+    "status": "The endpoint answered with an error (or sent Scenarist elsewhere) instead of "
+              f"a reply — a server that is overloaded, or set up wrong; {NEITHER}.",
+    "malformed": "The endpoint's reply was not a chat answer Scenarist could read — the "
+                 f"wrong kind of server, or a reply cut short or too large; {NEITHER}.",
+    "unsupported_tools": "The endpoint refuses to give this model tools, so the agent could "
+                         f"not be given its tools; {NEITHER}.",
+    "tool_call_as_text": "The server gave the model's tool call back as plain text, so no "
+                         "tool was called: the server's tool-call setup needs fixing, not "
+                         f"the scenario; {NEITHER}.",
+    "agent": "Your own agent (a kind: python target) stopped with an error, or gave back "
+             f"something that is not an answer; {NEITHER}.",
+    "judge": "The judge model could not be asked, so the checks it decides have no verdict "
+             f"in this attempt; {NEITHER}.",
+    "template": "The target's system prompt could not be written out for this scenario (its "
+                f"template went past a limit); {NEITHER}.",
+    "cassette": "The replay target's recording has no answer to this exact question — the "
+                "scenario, its tools or the prompt changed since it was recorded (record it "
+                f"again with --record); {NEITHER}.",
+    "model_output": "The model's reply was neither a valid tool call nor an answer — small "
+                    "models do this; it counts as a failed attempt.",
+    "max_steps": "The agent kept calling tools without ever answering until its max_steps "
+                 "model calls were spent; it counts as a failed attempt.",
+    "nothing_to_confirm": "The scenario has the person confirm or cancel a call, but the "
+                          "agent had not asked for anything to be confirmed this time, so "
+                          "the conversation stopped there; it counts as a failed attempt.",
+}
+UNKNOWN_KIND = (f"The endpoint failed in a way Scenarist has no words for; {NEITHER}.")
+
+
+def explain(kind: str) -> str:
+    """The sentence for a kind of endpoint failure (or of a failed attempt: model_output,
+    max_steps, nothing_to_confirm), for someone who does not program."""
+    return EXPLANATIONS.get(kind, UNKNOWN_KIND)
 
 
 class CassetteMiss(EndpointError):

@@ -27,6 +27,7 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .arguments import report_arguments
 from .errors import Collector, did_you_mean
 from .fastschema import plainly_valid_schema
 from .load import DataPath, Document
@@ -102,8 +103,12 @@ def compile_tool(
     """A tool definition (from the library or inline) as a ToolSpec. ``values``: the
     values of the scenario's case (dsl/cases.py), which its templates read too."""
     schema = data.get("input_schema") or {"type": "object", "properties": {}}
-    if "input_schema" in data and not plainly_valid_schema(schema):
-        _check_input_schema(doc, path, name, schema, diags)
+    # whether the author wrote the input_schema (None: it is not valid, so it cannot be
+    # trusted): lint checks arguments against it only when True (dsl/arguments.py)
+    declared: bool | None = "input_schema" in data
+    if (declared and not plainly_valid_schema(schema)
+            and not _check_input_schema(doc, path, name, schema, diags)):
+        declared = None
     error = data.get("error")
     if error is not None:
         for key in ("returns", "answers"):
@@ -119,11 +124,13 @@ def compile_tool(
     where = "error" if error is not None else "returns"
     template = _template(doc, (*path, where), fixed, f"{where} of the tool '{name}'", diags,
                          values)
-    answers = tuple(a for i, item in enumerate(data.get("answers") or ())
-                    if (a := _answer(doc, (*path, "answers", i), name, i, item, diags,
-                                     values)) is not None)
+    placed = [(i, a) for i, item in enumerate(data.get("answers") or ())
+              if item is not None  # found wrong by the schema (dsl/compile.py)
+              and (a := _answer(doc, (*path, "answers", i), name, i, item, diags, values))
+              is not None]
+    answers = tuple(a for _, a in placed)
     action: Action = data.get("action", "read")
-    return ToolSpec(
+    spec = ToolSpec(
         name=name,
         description=data.get("description", ""),
         input_schema=schema,
@@ -135,7 +142,13 @@ def compile_tool(
         answers=answers,
         error=error,
         has_returns=has_returns,
+        args_declared=declared,
     )
+    # the arguments an answer waits for are checked against the input_schema as a
+    # check's args are: an answer for an argument the tool has not would never be given
+    for i, a in placed:
+        report_arguments(spec, a.when, doc, (*path, "answers", i, "when"), diags)
+    return spec
 
 
 def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
@@ -144,7 +157,7 @@ def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
                     for a in tool.answers)
     return ToolSpec(tool.name, tool.description, tool.input_schema, tool.action, tool.confirm,
                     tool.returns, tool.span, bound(tool.template, values), answers, tool.error,
-                    tool.has_returns)
+                    tool.has_returns, tool.args_declared)
 
 
 def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],
@@ -191,7 +204,8 @@ def _template(doc: Document, path: DataPath, value: Any, what: str,
 
 
 def _check_input_schema(doc: Document, path: DataPath, name: str, schema: Any,
-                        diags: Collector) -> None:
+                        diags: Collector) -> bool:
+    """Whether ``schema`` is a valid JSON Schema (E214 where it is not)."""
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -209,6 +223,8 @@ def _check_input_schema(doc: Document, path: DataPath, name: str, schema: Any,
                                 f"Schema: {problem}",
                     "types are string, number, integer, boolean, object, array and null; "
                     "see https://json-schema.org/understanding-json-schema/")
+        return False
+    return True
 
 
 def _limit_hint() -> str:

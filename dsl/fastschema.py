@@ -176,6 +176,8 @@ class _Compiler:
         refused = (keys & VALIDATION_KEYWORDS) - COMPILED
         if refused or (keys & _REFUSED_CORE and not root):
             raise Unsupported(", ".join(sorted(refused | (keys & _REFUSED_CORE))))
+        if not keys & VALIDATION_KEYWORDS:  # annotations only: it accepts every value
+            return "_true"
         name = self.names.get(id(schema))
         if name is None:
             name = self.names[id(schema)] = f"v{len(self.names)}"
@@ -216,9 +218,15 @@ class _Compiler:
             body.append(f"if {self.func(schema['not'])}(x): return False")
         if "if" in schema:
             cond = self.func(schema["if"])
-            then = self.func(schema["then"]) if "then" in schema else "_true"
-            other = self.func(schema["else"]) if "else" in schema else "_true"
-            body.append(f"if not ({then}(x) if {cond}(x) else {other}(x)): return False")
+            then = self.func(schema["then"]) if "then" in schema else None
+            other = self.func(schema["else"]) if "else" in schema else None
+            if then is None and other is not None:  # only an else: no call to _true
+                body.append(f"if not {cond}(x) and not {other}(x): return False")
+            elif other is None and then is not None:
+                body.append(f"if {cond}(x) and not {then}(x): return False")
+            elif then is not None and other is not None:
+                body.append(f"if not ({then}(x) if {cond}(x) else {other}(x)): "
+                            "return False")
         self.code.append(f"def {name}(x):")
         self.code += [f"    {line}" for line in body]
         self.code.append("    return True")
@@ -270,10 +278,11 @@ class _Compiler:
                 raise Unsupported("patternProperties")
             table = {k: self.func(v) for k, v in (props or {}).items()}
             pats = [(_regex(k), self.func(v)) for k, v in (patterns or {}).items()]
-            if table or pats or additional is not None:
+            checked = {k: f for k, f in table.items() if f != "_true"}
+            if checked or pats or additional is not None:
                 part.append("for k, v in x.items():")
-            if table:
-                c = self.table(table)
+            if checked:
+                c = self.table(checked)
                 part += [f"    f = {c}.get(k)",
                          "    if f is not None and not f(v): return False"]
             if pats:

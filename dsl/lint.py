@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import pickle
 from collections.abc import Callable, Iterable, Sequence
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from .checks import REGISTRY, label
-from .compile import compile_file, id_span
+from .compile import CheckItem, compile_file, id_span, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
 from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
 from .load import DataPath, Document, read_file, source_lines
@@ -356,21 +357,9 @@ def _map_forked(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:
 # ---------------------------------------------------------------- warnings
 
 
-def _check_place(doc: Document, path: DataPath, item: Any) -> Span:
-    """Where the check at ``path`` (an item of a ``then`` list) starts: its name."""
-    if isinstance(item, dict) and len(item) == 1:
-        return doc.key_span((*path, next(iter(item))))
-    return doc.span(path)
-
-
-def _check_item(item: Any) -> tuple[str, Any] | None:
-    """``(name, parameter)`` of a check in ``then`` (a bare name's parameter is true)."""
-    if isinstance(item, str):
-        return item, True
-    if isinstance(item, dict) and len(item) == 1:
-        ((name, param),) = item.items()
-        return str(name), param
-    return None
+def _check_place(doc: Document, item: CheckItem) -> Span:
+    """Where a check item starts: its check's name."""
+    return doc.key_span(item.path)
 
 
 def _check_lists(data: dict[str, Any]) -> list[tuple[DataPath, list[Any]]]:
@@ -384,8 +373,8 @@ def _check_lists(data: dict[str, Any]) -> list[tuple[DataPath, list[Any]]]:
 
 
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
-    """W401, W402, W404, W405 and W406 for one compiled scenario (W404 for ``not_calls``
-    comes from the check itself, while it compiles)."""
+    """W401, W402, W404, W405, W406 and W409 for one compiled scenario (W404 for
+    ``not_calls`` comes from the check itself, while it compiles)."""
     from .fastschema import equal
 
     data: dict[str, Any] = doc.data
@@ -397,74 +386,105 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                     "this scenario has no checks, so every attempt passes",
                     "add at least one check under 'then', e.g. - contains: \"18:00\"")
 
-    judged: list[tuple[DataPath, Any, str]] = []
-    for path, items in lists:
-        earlier: dict[str, list[tuple[int, Any]]] = {}
-        for i, item in enumerate(items):
-            check = _check_item(item)
-            if check is None:
-                continue
-            name, param = check
-            same = earlier.setdefault(name, [])
-            first = next((j for j, p in same if equal(p, param)), None)
+    items: list[CheckItem] = [c.item for c in s.all_checks]  # as written, with their places
+    if None in items:  # checks not made by compile_check: read them
+        items = []
+        for path, raw_items in lists:
+            spans = doc.item_spans(path)
+            read = (read_check_item(raw, (*path, i), spans[i]) for i, raw in enumerate(raw_items)
+                    if i < len(spans))
+            items += [item for item in read if item is not None]
+    by_list: dict[DataPath, list[CheckItem]] = {}  # the scenario's then, each turn's then
+    for item in items:
+        by_list.setdefault(item.at[:-1], []).append(item)
+    judged: list[CheckItem] = []
+    for in_list in by_list.values():
+        earlier: dict[str, list[CheckItem]] = {}
+        titles: dict[str, CheckItem] = {}
+        for item in in_list:
+            same = earlier.setdefault(item.check, [])
+            first = next((e for e in same if equal(e.param, item.param)), None)
             if first is not None:
-                line = _check_place(doc, (*path, first), items[first]).line
-                out.warning(_check_place(doc, (*path, i), item), "W406",
-                            f"the check '{label(name, param)}' is already on line {line}; "
-                            "the same check twice adds nothing",
+                line = _check_place(doc, first).line
+                out.warning(_check_place(doc, item), "W406",
+                            f"the check '{label(item.check, item.param)}' is already on line "
+                            f"{line}; the same check twice adds nothing",
                             "remove one of them")
             else:
-                same.append((i, param))
-            _cannot_fail(s, doc, (*path, i), item, name, param, out)
-            if name in REGISTRY and REGISTRY[name].judge:
-                judged.append(((*path, i), item, name))
+                same.append(item)
+            if item.title:
+                named = titles.setdefault(item.title, item)
+                if named is not item:
+                    out.warning(doc.span((*item.at, "name")), "W409",
+                                f"the name '{item.title}' is already given to the check on "
+                                f"line {_check_place(doc, named).line}; the report could not "
+                                "tell them apart", "give each check its own name")
+            _cannot_fail(s, doc, item, out)
+            if REGISTRY[item.check].judge:
+                judged.append(item)
 
     _flaky_minimum(s, doc, data, suite, out)
 
     if s.runs == 1 and judged:
-        where, item, name = judged[0]
-        at = doc.span(("runs",)) if "runs" in data else _check_place(doc, where, item)
+        first = judged[0]
+        at = doc.span(("runs",)) if "runs" in data else _check_place(doc, first)
         out.warning(at, "W405",
-                    f"the judge check '{name}' runs only once (runs: 1); a judge is "
+                    f"the judge check '{first.check}' runs only once (runs: 1); a judge is "
                     "a model too, and one verdict says little",
                     "use runs: 3 or more, so that the pass rate means something")
     return out.diagnostics
 
 
-def _cannot_fail(s: Scenario, doc: Document, path: DataPath, item: Any, name: str,
-                 param: Any, out: Collector) -> None:
+def _cannot_fail(s: Scenario, doc: Document, item: CheckItem, out: Collector) -> None:
     """W404 for checks that no attempt of this scenario can fail (each check type says
     when: :attr:`dsl.checks.CheckType.never_fails`)."""
-    rule = REGISTRY[name].never_fails if name in REGISTRY else None
-    why = rule(param, s.tools) if rule is not None else None
+    rule = REGISTRY[item.check].never_fails
+    why = rule(item.param, s.tools) if rule is not None else None
     if why is None:
         return
-    at = (doc.span((*path, name, *why.at)) if why.at else _check_place(doc, path, item))
+    at = doc.span((*item.path, *why.at)) if why.at else _check_place(doc, item)
     out.warning(at, "W404", why.message, why.hint)
+
+
+# W401's hint: what min_pass equal to runs means, and the way to say "this rule, every time".
+ALWAYS_HINT = ("if one rule must hold in every attempt, mark that check always: true and "
+               "leave min_pass room for a flaky answer in the others (e.g. {room}); see \"How "
+               "many runs, and how many must pass\" in docs/guide.md")
 
 
 def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suite | None,
                    out: Collector) -> None:
-    """W401: with more than 5 runs, a minimum of all of them fails on one flake."""
+    """W401: with more than 5 runs, a minimum of all of them fails the scenario on one
+    attempt that fails any check — said plainly, with ``always`` as the way to ask for a
+    rule that must never break. Not when every check is ``always`` already."""
     runs, need = s.runs, s.min_pass
-    if runs <= 5 or need < runs:
+    checks = s.all_checks
+    if runs <= 5 or need < runs or (checks and all(c.always for c in checks)):
         return
-    hint = ("models vary from run to run; leave room for a failure or two, e.g. "
-            f"min_pass: {runs - max(1, runs // 10)}")
+    consequence = (f"the scenario fails as soon as one of the {runs} attempts fails any of "
+                   "its checks")
     if "min_pass" in data:
         out.warning(doc.span(("min_pass",)), "W401",
-                    f"min_pass is {need}, the same as runs: one flaky attempt fails the "
-                    "scenario", hint)
+                    f"min_pass is {need}, the same as runs: {consequence}",
+                    ALWAYS_HINT.format(room=f"min_pass: {runs - max(1, runs // 10)}"))
     elif "min_pass_rate" in data:
         out.warning(doc.span(("min_pass_rate",)), "W401",
                     f"min_pass_rate {data['min_pass_rate']} of {runs} runs means all {runs} "
-                    "must pass: one flaky attempt fails the scenario", hint)
+                    f"must pass: {consequence}",
+                    ALWAYS_HINT.format(room=f"min_pass_rate: {_room_rate(runs)}"))
     elif "runs" in data:
         rate = suite.defaults.min_pass_rate if suite else 0.8
         out.warning(doc.span(("runs",)), "W401",
                     f"with runs {runs} and the suite's min_pass_rate {rate}, all {runs} runs "
-                    "must pass: one flaky attempt fails the scenario", hint)
+                    f"must pass: {consequence}",
+                    ALWAYS_HINT.format(room=f"min_pass: {runs - max(1, runs // 10)}"))
     # else: both come from the suite's defaults; suite_warnings reports it there, once
+
+
+def _room_rate(runs: int) -> float:
+    """The share (two decimals, rounded down) that leaves room for one flaky run in ten:
+    0.87 of 8 runs is 7 (0.88 would round back up to 8)."""
+    return math.floor((runs - max(1, runs // 10)) / runs * 100) / 100
 
 
 def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[Diagnostic]:
@@ -482,9 +502,9 @@ def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[D
                           else "runs")
         out.warning(doc.span(path), "W401",
                     f"the defaults ask all {d.runs} runs to pass (min_pass_rate "
-                    f"{d.min_pass_rate}): one flaky attempt fails a scenario",
-                    "models vary from run to run; leave room for a failure or two, e.g. "
-                    f"min_pass_rate: {round(1 - max(1, d.runs // 10) / d.runs, 2)}")
+                    f"{d.min_pass_rate}): a scenario fails as soon as one of its "
+                    f"{d.runs} attempts fails any of its checks",
+                    ALWAYS_HINT.format(room=f"min_pass_rate: {_room_rate(d.runs)}"))
     if reports is not None:
         used = {name for r in reports for name in r.uses}
         for name in suite.tools:

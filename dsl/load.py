@@ -102,6 +102,10 @@ class Document:
     data: Any
     root: Any = None  # the composed node tree (None when the file could not be parsed)
     diagnostics: tuple[Diagnostic, ...] = ()
+    # The data of a file whose only problems are duplicate keys (the first of each kept):
+    # ``data`` is None, as for every file with problems, and lint goes on with this to
+    # report the file's other mistakes in the same pass. Nothing runs from it.
+    salvaged: Any = None
     # mapping node id -> {key: (key node, value node)}, built on the first lookup in it
     _keys: dict[int, dict[str, tuple[Any, Any]]] = field(
         default_factory=dict, repr=False, compare=False)
@@ -176,6 +180,15 @@ class Document:
         end = node.end_mark
         last = end.line + (1 if end.column else 0)
         return (node.start_mark.line + 1, max(node.start_mark.line + 1, last))
+
+    def item_spans(self, path: DataPath) -> list[Span]:
+        """The place of every item of the list at ``path`` (one walk for all of them; []
+        when there is no list there)."""
+        node, _, found = self._walk(path)
+        if not found or node is None or node.id != "sequence":
+            return []
+        at = self._at
+        return [at(item) for item in node.value]
 
     def key_span(self, path: DataPath) -> Span:
         """The place of the key that holds the value at ``path`` (falls back to the value)."""
@@ -413,7 +426,10 @@ def load_text(text: str, name: str) -> Document:
     except _TooMany as exc:
         return Document(name, text, None, node, (builder.too_many(exc),))
     if builder.diagnostics:
-        return Document(name, text, None, node, tuple(builder.diagnostics))
+        # Duplicate keys alone leave well-defined data (the first of each key): the
+        # compile stage may go on with it to find the file's other mistakes.
+        salvaged = data if all(d.code == "Y102" for d in builder.diagnostics) else None
+        return Document(name, text, None, node, tuple(builder.diagnostics), salvaged=salvaged)
     if ("\\u" in text or "\\U" in text) and (bad := _surrogate_escape(text, data, name)):
         return Document(name, text, None, node, (bad,))
     if data is None:  # '---' with nothing after it, or '~' or 'null' alone

@@ -46,6 +46,9 @@ class LoopState:
     retries: int = 0
     model_calls: list[dict[str, Any]] = field(default_factory=list)
     turns: list[Turn] = field(default_factory=list)
+    # why the attempt failed before its checks decided (the first failure ends it):
+    # model_output, max_steps, nothing_to_confirm — dsl/errors.py explains each in words
+    failure_kind: str | None = None
 
 
 class LoopEndpointError(EndpointError):
@@ -116,6 +119,7 @@ class _Chat:
                 p.steps += 1  # the model was called and answered badly: its failure
                 p.model_calls.append({"latency_ms": None, "finish_reason": "unparsable",
                                       "tokens": 0, "retries": 0})
+                p.failure_kind = exc.kind
                 return "", exc.message
             p.steps += 1
             steps += 1
@@ -155,6 +159,7 @@ class _Chat:
             if pending:
                 return text, None
             if steps >= scenario.max_steps:
+                p.failure_kind = "max_steps"
                 return "", (f"reached max_steps ({scenario.max_steps} model calls) without a "
                             "text answer")
 
@@ -167,7 +172,9 @@ class _Chat:
         p.calls = settled.calls
         p.messages = [*p.messages, *settled.results]
         answer, failure = "", settled.failure
-        if failure is None:
+        if failure is not None:
+            p.failure_kind = "nothing_to_confirm"
+        else:
             if kind == "say":
                 said = any(t.kind == "say" for t in p.turns)
                 attachments = self.scenario.attachments_for(len(p.turns) if not simulated
@@ -219,6 +226,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         tokens=p.tokens,
         messages=tuple(p.messages),
         failure=failure,
+        failure_kind=p.failure_kind if failure else None,
         retries=p.retries,
         model_calls=tuple(p.model_calls),
         turns=tuple(p.turns),

@@ -60,6 +60,10 @@ class ToolSpec:
     answers: tuple[ToolAnswer, ...] = ()
     error: str | None = None  # the tool always fails with this text
     has_returns: bool = True  # False: only ``answers`` (no match is an error the model sees)
+    # Whether the author wrote the input_schema: True, False (the tool takes no arguments
+    # as the model sees it), None when it cannot be trusted (not valid): lint checks the
+    # arguments a check expects against it only when True (dsl/arguments.py).
+    args_declared: bool | None = True
 
     def openai(self) -> dict[str, Any]:
         return {
@@ -97,6 +101,9 @@ class CompiledCheck:
     evaluate_async: Callable[[Any, AttemptData, Any], Awaitable[Outcome]] | None = None
     judge_calls: int = 0  # questions asked to the judge per attempt
     turn: int | None = None  # 1, 2, ...: a check of that turn; None: the whole attempt
+    always: bool = False  # `always: true`: one failed attempt fails the scenario
+    named: bool = False  # the label is the readable name its author gave it (`name:`)
+    item: Any = None  # the compile.CheckItem it came from: the check as written, its place
 
     def run(self, attempt: AttemptData) -> Outcome:
         return self.evaluate(self.params, attempt)
@@ -204,6 +211,7 @@ class Scenario:
     user: SimulatedUser | None = None
     history: tuple[Mapping[str, Any], ...] = ()
     history_calls: tuple[Call, ...] = ()
+    file_runs: int | None = None  # the runs the file asks for, when --runs changed them
     attachments: tuple[Attachment, ...] = ()  # given.attachments: with the first message
     targets: tuple[str, ...] = ()  # the targets it is meant for (empty: every target)
     case: CaseInfo | None = None  # the case it was expanded from
@@ -223,6 +231,12 @@ class Scenario:
         if not self.turns:
             return self.checks
         return (*(c for t in self.turns for c in t.checks), *self.checks)
+
+    @property
+    def always(self) -> bool:
+        """Some check — the scenario's or a turn's — must pass in every attempt
+        (``always: true``)."""
+        return any(c.always for c in self.all_checks)
 
     @property
     def most_calls(self) -> int:
@@ -413,6 +427,7 @@ class AttemptData:
     tokens: Tokens
     messages: tuple[Mapping[str, Any], ...] = ()
     failure: str | None = None  # the loop itself failed the attempt (max_steps)
+    failure_kind: str | None = None  # max_steps, or model_output (dsl/errors.py explains)
     retries: int = 0  # requests retried after 429/5xx/timeouts
     model_calls: tuple[Mapping[str, Any], ...] = ()  # per model call: latency, tokens, ...
     turns: tuple[Turn, ...] = ()  # a conversation's turns (empty for one message)

@@ -20,7 +20,7 @@ import contextlib
 import datetime as dt
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -38,6 +38,8 @@ class RunRequest:
     """What a person asked ``scenarist run`` for."""
 
     paths: tuple[Path, ...] = ()
+    extra_files: tuple[Path, ...] = ()  # files compiled against the suite of paths
+    # (conformance's built-in cases)
     targets: tuple[str, ...] = ()
     runs: int | None = None
     concurrency: int | None = None
@@ -52,7 +54,7 @@ class RunRequest:
     judge_target: str | None = None
     judge_cache: bool = True
     record_judge: Path | None = None
-    baseline: Path | None = None
+    baseline: Path | Mapping[str, Any] | None = None  # a run folder, or a summary read
     compare: tuple[tuple[str, str], ...] = ()  # --compare old:new (else the suite's pairs)
     fail_on_regression: bool = False  # exit 1 on any regression (baseline or compare)
     argv: tuple[str, ...] = ()
@@ -100,6 +102,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     shard = saved.get("shard")
     return dataclasses.replace(
         request, paths=tuple(Path(p) for p in saved["paths"]),
+        extra_files=tuple(Path(p) for p in saved.get("extra_files") or ()),
         targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
         early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
         shard=(shard[0], shard[1]) if shard else None,
@@ -110,6 +113,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
 def _settings(request: RunRequest) -> dict[str, Any]:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
     return {"paths": [str(p.resolve()) for p in request.paths or (Path("."),)],
+            "extra_files": [str(p.resolve()) for p in request.extra_files],
             "targets": list(request.targets), "runs": request.runs,
             "shard": list(request.shard) if request.shard else None,
             "early_stop": request.early_stop, "judge": request.judge_target,
@@ -178,7 +182,7 @@ def plan_for(request: RunRequest) -> Plan:
     plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
                          runs=request.runs, concurrency=request.concurrency,
                          shard=request.shard, judge_target=request.judge_target,
-                         compare=request.compare,
+                         compare=request.compare, extra_files=request.extra_files,
                          selection=request.selection or EVERYTHING)
     if request.record is not None and len(plan.targets) != 1:
         raise NotReady("--record records one target; choose it with --target NAME")
@@ -214,11 +218,11 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
-    baseline = None
-    if request.baseline is not None:
+    baseline = request.baseline
+    if isinstance(baseline, Path):
         from .baseline import load_summary
 
-        baseline = load_summary(request.baseline)
+        baseline = load_summary(baseline)
     plan = plan_for(request)
     location = location_for(Path(plan.suite_root), plan.history)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import SCHEMA_VERSION, Plan, Scenario, ToolSpec
+from .model import SCHEMA_VERSION, CompiledCheck, Plan, Scenario, ToolSpec
 from .targets.kinds import target_json
 
 
@@ -36,12 +36,12 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
         "expected_tools": list(expectation.expected) if expectation else [],
         "tool_expectation": expectation.as_json() if expectation else None,
         "given_when": given_when_hash(s),
-        "checks": [{"check": c.name, "label": c.label, "judge": c.judge, "line": c.span.line,
-                    **({"turn": c.turn} if c.turn is not None else {})}
-                   for c in checks],
+        "checks": [_check_json(c) for c in checks],
         "runs": s.runs,
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
+        # only when --runs changed them (a plan's fingerprint stays as it was otherwise)
+        **({"file_runs": s.file_runs} if s.file_runs is not None else {}),
     }
     # only scenarios that have them carry these (other plans' fingerprints stay the same)
     if s.targets:
@@ -93,6 +93,18 @@ def given_when_hash(s: Scenario) -> str:
     tools = "[" + ", ".join(_tool_text(t) for t in s.tools) + "]"
     text = text.replace(_TOOLS_JSON, tools, 1)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _check_json(c: CompiledCheck) -> dict[str, Any]:
+    out: dict[str, Any] = {"check": c.name, "label": c.label, "judge": c.judge,
+                           "line": c.span.line}
+    if c.turn is not None:
+        out["turn"] = c.turn
+    if c.always:  # only when set: plans without them keep their fingerprint
+        out["always"] = True
+    if c.named:
+        out["named"] = True
+    return out
 
 
 _TOOLS = "\x00tools\x00"  # where the tools go in a fingerprint's text

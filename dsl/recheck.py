@@ -82,13 +82,15 @@ def prepare(run_dir: Path) -> RecheckPlan:
     if not paths:
         raise NotReady(f"cannot recheck {run_dir}: its run.json does not say which files it "
                        "ran")
-    missing = [p for p in paths if not Path(p).exists()]
+    missing = [p for p in (*paths, *(settings.get("extra_files") or ()))
+               if not Path(p).exists()]
     if missing:
         raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
                        "exists")
     names = [t["name"] for t in old_plan.get("targets", [])]
     plan, _ = build_plan(tuple(Path(p) for p in paths), targets=names,
-                         runs=settings.get("runs"), judge_target=settings.get("judge"))
+                         runs=settings.get("runs"), judge_target=settings.get("judge"),
+                         extra_files=tuple(Path(p) for p in settings.get("extra_files") or ()))
     old = {s["id"]: s for s in old_plan.get("scenarios", [])}
     keep: list[Scenario] = []
     refused: list[Refusal] = []
@@ -115,11 +117,14 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
     """What a stored attempt produced, as the checks see it (the scenario gives what the
     record does not keep: the message, the moment and the tools, unchanged since)."""
     from .run import loop_failure
+    from .store.records import failure_kind
 
+    failure = loop_failure(record)
     return AttemptData(
         message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
         tools=scenario.tools, steps=record.steps, latency_ms=record.latency_ms or 0.0,
-        tokens=record.tokens, messages=record.messages, failure=loop_failure(record),
+        tokens=record.tokens, messages=record.messages, failure=failure,
+        failure_kind=(record.failure_kind or failure_kind(failure)) if failure else None,
         retries=record.retries,
         model_calls=tuple({"latency_ms": m.latency_ms, "finish_reason": m.finish_reason,
                            "tokens": m.tokens, "retries": m.retries}
@@ -162,11 +167,13 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             if judge_failure is not None:
                 out.append(dataclasses.replace(
                     rec, status="error", reason=f"judge: {judge_failure}", checks=checks,
-                    error=AttemptError("judge", judge_failure), failure=data.failure))
+                    error=AttemptError("judge", judge_failure), failure=data.failure,
+                    failure_kind=data.failure_kind))
                 continue
             status, reason = attempt_status(data, checks)
             out.append(dataclasses.replace(rec, status=status, reason=reason, checks=checks,
-                                           error=None, failure=data.failure))
+                                           error=None, failure=data.failure,
+                                           failure_kind=data.failure_kind))
     finally:
         if model is not None:
             await model.aclose()

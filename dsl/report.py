@@ -40,7 +40,7 @@ from typing import Any
 
 from .baseline import Change, Comparison, compare, compare_targets, pts
 from .cioutputs import pct, target_what, trend_key
-from .errors import RunDirError
+from .errors import RunDirError, explain
 from .model import ATTACHMENT_PART, Call, attachment_refs
 from .store import (
     PLAN,
@@ -91,7 +91,9 @@ class Bar:
 
 @dataclass(frozen=True, slots=True)
 class CheckRate:
-    label: str
+    label: str  # its readable name (name:) or the check as written
+    named: bool  # the label is a name its author gave (shown as words, not as code)
+    always: bool  # it must pass in every attempt (always: true)
     judge: bool
     passes: int
     unsure: int
@@ -109,6 +111,26 @@ class CheckRate:
     @property
     def never(self) -> bool:
         return self.pass_rate == 0
+
+
+@dataclass(frozen=True, slots=True)
+class FailingCheck:
+    label: str
+    count: int
+    named: bool
+    always: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One kind of endpoint error (or failure before the checks) of a row: how many, what it
+    means in plain words (dsl/errors.py), and what the server said, for one click away."""
+
+    kind: str
+    count: int
+    explanation: str
+    said: str
+    error: bool  # an endpoint error (counts neither way), not a failed attempt
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,8 +180,11 @@ class Row:
     ci_high: float
     bar: Bar
     checks: tuple[CheckRate, ...]
-    failing_checks: tuple[tuple[str, int], ...]
-    error_kinds: tuple[tuple[str, int], ...]
+    failing_checks: tuple[FailingCheck, ...]
+    error_kinds: tuple[Problem, ...]  # endpoint errors and failures before the checks
+    verdict_reason: str  # min_pass, always_broken, always_unseen (dsl/verdict.py)
+    always_broken: int
+    has_always: bool
     latency_p50: float | None
     latency_p95: float | None
     tokens: int
@@ -308,14 +333,22 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
     label = (f"pass rate {pct(rate)}, 95% interval {pct(r['ci_low'])} to {pct(r['ci_high'])}, "
              f"needs {r['min_pass']} of {r['planned']}")
     checks = []
+    named = {c["label"] for c in spec.get("checks", ()) if c.get("named")}
     for c in r["checks"]:
         cr = c["pass_rate"]
         name = visible(str(c["label"]))
         low, high = c.get("ci_low", cr or 0), c.get("ci_high", cr or 0)
         checks.append(CheckRate(
-            name, bool(c.get("judge")), c["passes"], c["unsure"], c["evaluated"], cr,
+            name, c["label"] in named, bool(c.get("always")), bool(c.get("judge")),
+            c["passes"], c["unsure"], c["evaluated"], cr,
             _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
                  f"to {pct(high)}"), low, high))
+    said = r.get("error_messages") or {}
+    problems = [Problem(visible(str(k)), n, explain(str(k)), visible(str(said.get(k) or "")),
+                        error)
+                for kinds, error in ((r["error_kinds"], True), (r.get("failure_kinds") or {},
+                                                                  False))
+                for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])]
     tags = tuple(visible(str(t)) for t in r.get("tags") or ())
     scenario, target = visible(str(r["scenario"])), visible(str(r["target"]))
     file, description = visible(str(r["file"])), visible(str(r.get("description") or ""))
@@ -331,10 +364,13 @@ def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change |
         min_pass=r["min_pass"], pass_rate=rate, ci_low=r["ci_low"], ci_high=r["ci_high"],
         bar=_bar(rate, r["ci_low"], r["ci_high"], r["min_pass"] / planned, label),
         checks=tuple(checks),
-        failing_checks=tuple((visible(str(fc["label"])), fc["count"])
+        failing_checks=tuple(FailingCheck(visible(str(fc["label"])), fc["count"],
+                                          fc["label"] in named, bool(fc.get("always")))
                              for fc in r["failing_checks"]),
-        error_kinds=tuple((visible(str(k)), n) for k, n in
-                          sorted(r["error_kinds"].items(), key=lambda kv: -kv[1])),
+        error_kinds=tuple(problems),
+        verdict_reason=str(r.get("verdict_reason") or "min_pass"),
+        always_broken=int(r.get("always_broken") or 0),
+        has_always=any(c.always for c in checks),
         latency_p50=r["latency_ms"]["p50"], latency_p95=r["latency_ms"]["p95"],
         tokens=r["tokens"]["total"], change=change, search=search,
         pass_k=tuple((k, at_k[k], hat_k.get(k, 0.0)) for k in at_k),
@@ -388,7 +424,8 @@ def _tool_scores(summary: Mapping[str, Any]) -> tuple[ToolScore, ...]:
 # positions again. A text field is a string, or an index into that blob's "strings".
 #
 #   attempt  [run, status, reason, started_at, latency_ms, steps, tokens, retries,
-#             error: [kind, message, http_status] | null, events, checks]
+#             error: [kind, message, http_status, explanation] | null, events, checks,
+#             failure: [kind, explanation] (only when it failed before its checks)]
 #   event    ["s", system, moment]      ["u", user]         ["a", assistant text]
 #            ["A", the answer]          ["t", tool name, tool result]
 #            ["c", tool name, raw arguments, action, pending (0/1), error, decision]
@@ -402,7 +439,8 @@ def _tool_scores(summary: Mapping[str, Any]) -> tuple[ToolScore, ...]:
 #            (after the "u" they came with; the blob's "files" maps each sha256 to the
 #            image's data: URL or the file's text, when the run folder keeps the file)
 #   check    [label, status, reason, score (only when not 0 or 1), evidence | null,
-#             turn]           (turn only for a check of one turn)
+#             turn | null, 1 (only when it is an always check)]
+#                             (turn only for a check of one turn, or before the 1)
 #   evidence [reason, raw_reply, prompt, confidence]  (the judge's; any may be null)
 
 Ref = Callable[[Any], "str | int"]
@@ -644,22 +682,29 @@ def _check(c: CheckResult, ref: Ref) -> list[Any]:
         evidence = [ref(reason), ref(raw), None,
                     confidence if isinstance(confidence, int | float) else None]
     out = [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
-    if c.turn is not None:
+    if c.turn is not None or c.always:
         out.append(c.turn)
+    if c.always:
+        out.append(1)
     return out
 
 
 def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[Any]:
     """One attempt record, reduced to what the report shows (see the blob's layout)."""
     err = rec.error
-    return [
+    out: list[Any] = [
         # started_at is the one text no two attempts share: kept inline, not in the table
         rec.run, rec.status, ref(rec.reason), rec.started_at, rec.latency_ms, rec.steps,
         rec.tokens.total, rec.retries,
-        [ref(err.kind), ref(err.message), err.status] if err is not None else None,
+        [ref(err.kind), ref(err.message), err.status, ref(explain(err.kind))]
+        if err is not None else None,
         transcript(rec, ref, files),
         [_check(c, ref) for c in rec.checks],
     ]
+    if rec.failure:
+        kind = rec.failure_kind or "model_output"
+        out.append([ref(kind), ref(explain(kind))])
+    return out
 
 
 def script_json(data: Any) -> str:

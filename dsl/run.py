@@ -34,6 +34,7 @@ from .store import (
     ModelCallStat,
     ResultsWriter,
 )
+from .store.records import failure_kind
 from .targets.base import Agent, AgentContext, Reply
 from .targets.kinds import key_env, open_agent, open_model, target_json
 from .verdict import AttemptStatus
@@ -137,7 +138,7 @@ async def evaluate(scenario: Scenario, data: AttemptData,
         out.append(CheckResult(
             c.name, c.label, o.status, o.reason, o.score,
             tuple({k: v for k, v in i.items() if k != "evidence"} for i in o.items),
-            o.evidence, c.turn))
+            o.evidence, c.turn, c.always))
         if o.judge_error and judge_failure is None:
             judge_failure = o.reason
     return tuple(out), judge_failure
@@ -224,8 +225,10 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             base, answer=data.answer, calls=data.calls, messages=data.messages,
             steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
             retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
-            failure=data.failure, turns=data.turns, history=data.history_messages,
-            goal_reached=data.goal_reached)
+            failure=data.failure,
+            failure_kind=(data.failure_kind or failure_kind(data.failure)) if data.failure
+            else None,
+            turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),

@@ -4,8 +4,9 @@ The scheduler hands out (scenario, target, run index) attempts in a fair order �
 every scenario, then run 2, ... — and skips what need not run:
 
 * **early stop**: a scenario × target whose verdict can no longer change (passes ≥
-  min_pass, or min_pass out of reach even if every remaining run passed) gets no more
-  attempts; the runs and model calls saved are counted and reported;
+  min_pass, or min_pass out of reach even if every remaining run passed, or one attempt
+  broke a check marked ``always: true``) gets no more attempts; the runs and model calls
+  saved are counted and reported;
 * **resume**: attempts already in the run folder are not run again;
 * **a target that is down** (too many connection failures in a row) gets no more attempts;
 * **budgets** (`--max-calls`, `--max-tokens`) and **Ctrl-C** stop handing out attempts;
@@ -114,7 +115,7 @@ class Scheduler:
         key = (scenario.id, target)
         t = self.tallies.get(key)
         if t is None:
-            t = self.tallies[key] = Tally(scenario.runs, scenario.min_pass)
+            t = self.tallies[key] = Tally(scenario.runs, scenario.min_pass, scenario.always)
         return t
 
     def record(self, rec: AttemptRecord) -> None:
@@ -122,7 +123,7 @@ class Scheduler:
             self._scenarios = {s.id: s for s in self.plan.scenarios}
         scenario = self._scenarios.get(rec.scenario)
         if scenario is not None:
-            self.tally(scenario, rec.target).add(rec.status, rec.steps)
+            self.tally(scenario, rec.target).add(rec.status, rec.steps, rec.broke_always)
 
     def stop(self, reason: str) -> None:
         if self.stop_reason is None:

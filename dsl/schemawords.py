@@ -14,6 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+# The keys a check item may hold beside its check, which change how the check counts or is
+# shown: ``- {not_calls: create_refill_request, always: true, name: never refills}``. The
+# check is the one key that is not one of these (dsl/checks/registry.py documents them).
+CHECK_MODIFIERS: tuple[str, ...] = ("always", "name")
+
 
 def describe_path(path: Iterable[str | int]) -> str:
     """A place in the data, said for people: ``'action' in given.tools (item 1)``,
@@ -22,11 +27,15 @@ def describe_path(path: Iterable[str | int]) -> str:
     if not p:
         return "the file"
     if len(p) >= 3 and p[0] == "then" and isinstance(p[1], int):
+        if p[2] in CHECK_MODIFIERS and len(p) == 3:
+            return f"'{p[2]}' of the check in item {p[1] + 1} of then"
         check = f"the check '{p[2]}'"
         return check if len(p) == 3 else f"'{_dotted(p[3:])}' in {check}"
     if len(p) >= 2 and p[0] == "when" and isinstance(p[1], int):
         turn = f"turn {p[1] + 1}"
         if len(p) >= 5 and p[2] == "then" and isinstance(p[3], int):
+            if p[4] in CHECK_MODIFIERS and len(p) == 5:
+                return f"'{p[4]}' of the check in item {p[3] + 1} of {turn}'s then"
             check = f"the check '{p[4]}' of {turn}"
             return check if len(p) == 5 else f"'{_dotted(p[5:])}' in {check}"
         if len(p) == 2:

@@ -305,6 +305,7 @@ def _tools_as_named(doc: Document) -> dict[str, ToolSpec]:
             name=tname, description="", input_schema={"type": "object", "properties": {}},
             action=action if action in ("read", "create", "update", "delete") else "read",
             confirm=t.get("confirm") is True, returns="OK", span=doc.key_span(("tools", tname)),
+            args_declared=None,
         )
     return out
 

@@ -7,7 +7,8 @@ nothing about the model, so it is counted apart (``errors``) and never as a fail
 
 A scenario × target's verdict is :class:`~dsl.verdict.Tally`'s (the one home of the
 rule): ``pass``, ``fail`` or ``inconclusive`` (endpoint errors, or attempts that were not
-run, decide it either way). A scenario × target that the scenario's ``targets:`` leave out
+run, decide it either way), with what decided it (``verdict_reason``: min_pass, or a check
+marked ``always: true``). A scenario × target that the scenario's ``targets:`` leave out
 is no row at all: it is listed under ``skipped``, with the reason (never failed).
 
 Every figure is kept at full precision (the statistics are :mod:`dsl.stats`'s); the
@@ -48,11 +49,14 @@ class _Acc:
     completion_tokens: int = 0
     retries: int = 0
     error_kinds: Counter[str] = field(default_factory=Counter)
+    failure_kinds: Counter[str] = field(default_factory=Counter)  # model_output, max_steps
+    said: dict[str, str] = field(default_factory=dict)  # kind -> the first message of it
     check_pass: list[int] = field(default_factory=list)
     check_seen: list[int] = field(default_factory=list)
     check_unsure: list[int] = field(default_factory=list)
     tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
     failing_checks: Counter[str] = field(default_factory=Counter)
+    always_failing: set[str] = field(default_factory=set)  # labels of `always` checks
     judge_questions: int = 0
     judge_cached: int = 0
     judge_tokens: int = 0
@@ -73,7 +77,7 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
         a = acc.get(key)
         if a is None:
             a = acc[key] = _new_acc(scenarios.get(r.scenario))
-        a.tally.add(r.status, r.steps)
+        a.tally.add(r.status, r.steps, r.broke_always)
         started = r.started_at
         if started:
             first_started = min(first_started or started, started)
@@ -82,8 +86,15 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
         a.completion_tokens += r.tokens.completion
         a.retries += r.retries
         if r.status == "error":
-            a.error_kinds[r.error.kind if r.error else "unknown"] += 1
+            kind = r.error.kind if r.error else "unknown"
+            a.error_kinds[kind] += 1
+            if kind not in a.said:
+                a.said[kind] = _short(r.error.message if r.error else r.reason)
             continue
+        if r.failure_kind:
+            a.failure_kinds[r.failure_kind] += 1
+            if r.failure_kind not in a.said:
+                a.said[r.failure_kind] = _short(r.failure or r.reason)
         if r.latency_ms is not None:
             a.latencies.append(r.latency_ms)
         checks = r.checks
@@ -105,6 +116,8 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
                 a.check_unsure[i] += 1
             else:
                 a.failing_checks[c.label] += 1
+                if c.always:
+                    a.always_failing.add(c.label)
         expectation = expectations.get(r.scenario)
         if expectation is not None:
             a.tools[expectation.classify(c.name for c in r.calls)] += 1
@@ -188,7 +201,8 @@ def _judge(info: Any) -> dict[str, Any] | None:
 
 def _new_acc(spec: dict[str, Any] | None) -> _Acc:
     spec = spec or {}
-    return _Acc(Tally(spec.get("runs", 0), spec.get("min_pass", 0)))
+    always = any(c.get("always") for c in spec.get("checks", ()))
+    return _Acc(Tally(spec.get("runs", 0), spec.get("min_pass", 0), always))
 
 
 def _judge_stats(a: _Acc, check: CheckResult) -> None:
@@ -219,6 +233,8 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
         entry = {"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
                  "passes": ok, "unsure": unsure, "evaluated": seen, **_rate(ok, seen)}
+        if c.get("always"):
+            entry["always"] = True
         if i in a.items:
             entry["items"] = [{"label": label, "passes": n[0], "evaluated": n[1],
                                **_rate(n[0], n[1])}
@@ -252,9 +268,14 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         "pass_at_k": at_k,
         "pass_hat_k": hat_k,
         "verdict": v,
+        "verdict_reason": t.reason,  # min_pass, always_broken or always_unseen
+        "always_broken": t.broken,  # attempts in which an `always` check did not pass
         "passed": v == "pass",
+        "file_runs": spec.get("file_runs", planned),  # what the file asks (before --runs)
         "checks": checks,
-        "failing_checks": [{"label": k, "count": n} for k, n in a.failing_checks.most_common()],
+        "failing_checks": [{"label": k, "count": n, **({"always": True}
+                                                      if k in a.always_failing else {})}
+                           for k, n in a.failing_checks.most_common()],
         "latency_ms": {
             "mean": mean,
             "p50": percentile(a.latencies, 50),
@@ -265,12 +286,21 @@ def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str
         "model_calls": t.steps,
         "retries": a.retries,
         "error_kinds": dict(a.error_kinds),
+        "failure_kinds": dict(a.failure_kinds),  # failed before the checks: model_output...
+        "error_messages": dict(a.said),  # per kind, what the first such attempt said
         "tool_calls": tool_calls,
         "unsure_rate": t.unsure / decided if decided else None,
         "judge": ({"questions": a.judge_questions, "cached": a.judge_cached,
                    "asked": a.judge_questions - a.judge_cached, "tokens": a.judge_tokens}
                   if a.judge_questions else None),
     }
+
+
+MAX_SAID = 300  # characters of an endpoint's message kept in the summary (all: results.jsonl)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_SAID else text[: MAX_SAID - 1] + "…"
 
 
 def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:

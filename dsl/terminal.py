@@ -82,11 +82,64 @@ def _change(c: Change | None, color: bool) -> str:
     return "  " + (style(text, color, fg=fg, bold=c.status == "regressed") if fg else text)
 
 
+MAX_SAID = 160  # characters of an endpoint's own words in the terminal (all in the report)
+
+
+def problem_lines(row: dict[str, Any]) -> list[str]:
+    """Each kind of endpoint error (and of failure before the checks: model_output,
+    max_steps) in a scenario × target, with what it means in plain words and what the
+    server said — the same sentences as the report's (dsl/errors.py)."""
+    from .errors import explain
+
+    out = []
+    said = row.get("error_messages") or {}
+    kinds = {**row.get("error_kinds", {}), **row.get("failure_kinds", {})}
+    for kind, n in kinds.items():
+        out.append(f"{kind} ×{n}: {explain(kind)}")
+        raw = " ".join(str(said.get(kind) or "").split())
+        if raw:
+            raw = raw if len(raw) <= MAX_SAID else raw[: MAX_SAID - 1] + "…"
+            out.append(f"  the server said: {raw}")
+    return out
+
+
+def fewer_attempts(summary: dict[str, Any]) -> list[str]:
+    """Why fewer attempts ran than the scenario files ask for: ``--runs`` asked fewer, or
+    early stop did not need them (each such scenario's verdict was decided)."""
+    from .verdict import words
+
+    rows = summary["scenarios"]
+    out = []
+    fewer = [r for r in rows if r.get("file_runs", r["planned"]) > r["planned"]]
+    if fewer:
+        n = fewer[0]["planned"]
+        asked = sorted({r["file_runs"] for r in fewer})
+        runs = " or ".join(str(a) for a in asked)
+        out.append(f"--runs {n}: each scenario ran at most {n} time{'s' if n != 1 else ''}, "
+                   f"fewer than the {runs} its file asks for; min_pass was scaled to match "
+                   "(run without --runs for the full count).")
+    saved = [r for r in rows if r.get("saved")]
+    if saved:
+        total = sum(r["saved"] for r in saved)
+        planned = sum(r["planned"] for r in rows)
+        said = []
+        for r in saved[:3]:
+            what = words(r["verdict"]).past
+            why = (": an always check failed" if r.get("verdict_reason") == "always_broken"
+                   else "")
+            said.append(f"{r['scenario']} {what} after {r['runs']} of {r['planned']}{why}")
+        more = f", and {len(saved) - 3} more" if len(saved) > 3 else ""
+        out.append(f"Early stop: {total} of the {planned} planned attempts were not run, "
+                   "because their scenario's verdict was already decided "
+                   f"({'; '.join(said)}{more}); --no-early-stop runs them all.")
+    return out
+
+
 def print_summary(summary: dict[str, Any], *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
-    from .verdict import words
+    from .verdict import check_title, words
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
@@ -105,7 +158,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
             extra.append(f"{r['unsure']} unsure")
         if r["errors"]:
             kinds = ", ".join(f"{k}" for k in r["error_kinds"])
-            extra.append(f"{r['errors']} errors ({kinds})")
+            extra.append(f"{r['errors']} error{'s' if r['errors'] != 1 else ''} ({kinds})")
         if r["not_run"]:
             extra.append(f"{r['not_run']} not run")
         if r.get("saved"):
@@ -120,10 +173,19 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
         )
         if r["verdict"] != "pass":
             for fc in r["failing_checks"][:5]:
-                echo(f"      {style('✗', color, fg='red')} {fc['label']}  "
-                     f"(failed {fc['count']} of {r['decided']})")
+                why = ("; once is enough to fail the scenario" if fc.get("always") else "")
+                echo(f"      {style('✗', color, fg='red')} {check_title(fc)}  "
+                     f"(failed {fc['count']} of {r['decided']}{why})")
             if len(r["failing_checks"]) > 5:
                 echo(f"      … and {len(r['failing_checks']) - 5} more failing checks")
+            if r.get("verdict_reason") == "always_unseen":
+                unseen = r["planned"] - r["decided"]
+                echo(f"      {style('?', color, fg='yellow')} an always check must pass in "
+                     f"every attempt, and {unseen} of the {r['planned']} did not reach the "
+                     "model, so no one knows whether it held there")
+        for line in problem_lines(r):  # the server's words under the sentence
+            echo(f"        {line.lstrip()}" if line.startswith(" ") else
+                 f"      {style('!', color, fg='yellow')} {line}")
     skipped = summary.get("skipped") or []
     for k in ([] if quiet else skipped):
         echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k['scenario']:<{width}}  "
@@ -154,6 +216,8 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
     if summary.get("duration_s"):
         parts.append(f"{summary['duration_s']:.1f}s")
     echo("\n" + " · ".join(parts))
+    for line in fewer_attempts(summary):  # what the totals' counts leave unsaid
+        echo(line)
     tools = (summary.get("tool_calls") or {}).get("all")
     if tools and tools["tp"] + tools["fp"] + tools["fn"]:
         from .cioutputs import prf_text
@@ -330,3 +394,61 @@ def print_run(entry: Any) -> None:
         echo(f"{style(w.mark, color, fg=w.color, bold=True)}  {r.scenario:<{width}}  "
              f"{r.target:<{twidth}}  {r.passes:>3}/{r.decided:<3} min {r.min_pass:<3} "
              f"{_rate_ci(r.pass_rate, r.ci_low, r.ci_high)}")
+
+
+def _ms(x: float | None) -> str:
+    return "–" if x is None else f"{x:,.0f}"
+
+
+CERTIFICATION_COLOR = {"certified": "green", "not certified": "red", "inconclusive": "yellow"}
+
+
+def print_conformance(cert: Any) -> None:
+    """``scenarist conformance``: each behaviour certified, not certified or inconclusive,
+    tool-call precision, recall and F1, latency, the regressions against a baseline, and the
+    conclusion (a :class:`dsl.conformance.Certificate`)."""
+    from .baseline import describe_delta
+    from .cioutputs import prf_text, side_text
+    from .verdict import words
+
+    color = use_color()
+    echo = functools.partial(click.echo, color=color)
+    rows = cert.behaviours
+    width = max([len("case"), *(len(b.case) for b in rows)])
+    swidth = max(len(s) for s in CERTIFICATION_COLOR)
+    counts = [f"{b.passes}/{b.decided}" for b in rows]
+    cwidth = max([len("passed"), *(len(c) for c in counts)])
+    echo(f"\nConformance of {cert.target} ({cert.endpoint}):")
+    echo(f"  {'case':<{width}}  {'status':<{swidth}}  {'passed':>{cwidth}}  min  {'p50 ms':>7}"
+         f"  {'p95 ms':>7}  certifies")
+    for b, n in zip(rows, counts, strict=True):
+        status = style(f"{b.status:<{swidth}}", color, fg=CERTIFICATION_COLOR[b.status],
+                       bold=b.status != "certified")
+        echo(f"  {b.case:<{width}}  {status}  {n:>{cwidth}}  {b.min_pass:>3}  "
+             f"{_ms(b.p50_ms):>7}  {_ms(b.p95_ms):>7}  {b.certifies}")
+    tools = cert.tool_calls
+    echo("Tool calls: " + (prf_text(tools.as_json()) if tools.relevant
+                           else "nothing to count (no attempt of a case that expects a tool "
+                                "call, or none, reached the endpoint)"))
+    if cert.timed:
+        echo(f"Latency per attempt: p50 {_ms(cert.p50_ms)} ms, p95 {_ms(cert.p95_ms)} ms "
+             f"(over {cert.timed} attempt{'s' if cert.timed != 1 else ''})")
+    else:
+        echo("Latency per attempt: no attempt reached the endpoint")
+    if cert.errors:
+        n = sum(cert.errors.values())
+        kinds = ", ".join(f"{k} ×{v}" for k, v in sorted(cert.errors.items()))
+        echo(f"Endpoint errors: {n} ({kinds})")
+    if cert.baseline is not None:
+        said = ", ".join(f"{n} {status}" for status, n in (cert.changes or {}).items())
+        if not cert.regressions:
+            echo(f"Regressions against {cert.baseline}: none ({said or 'nothing to compare'})")
+        else:
+            echo(style(f"Regressions against {cert.baseline}: {len(cert.regressions)} "
+                       f"({said})", color, fg="red", bold=True))
+            for c in cert.regressions:
+                echo(f"  ▼ {c.scenario}  {side_text(c.before)} → {side_text(c.now)}  "
+                     f"{describe_delta(c.delta, c.interval)}")
+    worst = "pass" if cert.certified else (
+        "fail" if cert.with_status("not certified") else "inconclusive")
+    echo(style(f"Conclusion: {cert.conclusion}", color, fg=words(worst).color, bold=True))

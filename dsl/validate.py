@@ -24,7 +24,7 @@ from typing import Any, Protocol
 from .errors import Diagnostic, Span, did_you_mean, quoted_list
 from .load import DataPath, Document
 from .resources import load_schema
-from .schemawords import describe_path
+from .schemawords import CHECK_MODIFIERS, describe_path
 
 
 class CheckExample(Protocol):
@@ -250,21 +250,86 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What the schema found in a document: the diagnostics, and the places (data paths)
+    where it found something wrong. The compile stage goes on with every part of the file
+    that is :meth:`sound`, so that one pass reports every independent mistake."""
+
+    diagnostics: tuple[Diagnostic, ...] = ()
+    broken: frozenset[DataPath] = frozenset()
+
+    def sound(self, path: DataPath) -> bool:
+        """Nothing wrong was found at ``path`` or under it. (A problem *above* it — an
+        unknown key beside it, a missing sibling — leaves it sound.)"""
+        n = len(path)
+        return not any(b[:n] == path for b in self.broken)
+
+
+VALID = Shape()
+
+
 def validate(doc: Document, schema_name: str, what: str, *,
              checks: Mapping[str, CheckExample] = NO_CHECKS) -> list[Diagnostic]:
     """Every schema problem in ``doc``, best one per place. ``what`` names the top level
     in messages ("the scenario", "scenarist.yaml"); ``checks`` are the check types a
     scenario may name (:data:`dsl.checks.REGISTRY`), for "the check 'contains' needs a
     parameter" and "unknown check"."""
+    return list(validate_shape(doc, schema_name, what, checks=checks).diagnostics)
+
+
+def validate_shape(doc: Document, schema_name: str, what: str, *,
+                   checks: Mapping[str, CheckExample] = NO_CHECKS) -> Shape:
+    """:func:`validate`, with the places where something is wrong (:class:`Shape`)."""
     if doc.data is None:
-        return []
+        return VALID
     fast = fast_validator(schema_name)
     if fast is not None and fast(doc.data):
-        return []  # valid: jsonschema (and its import) is needed only to explain errors
-    errors = list(validator(schema_name).iter_errors(doc.data))
+        return VALID  # valid: jsonschema (and its import) is needed only to explain errors
+    errors = _errors(schema_name, doc.data)
     if not errors:
-        return []
-    return _diagnose(doc, errors, what, checks)
+        return VALID
+    return Shape(tuple(sorted(_diagnose(doc, errors, what, checks), key=Diagnostic.sort_key)),
+                 frozenset(tuple(e.absolute_path) for e in errors))
+
+
+# The list whose items jsonschema checks one by one, each only when the fast check refuses it:
+# most of a scenario's schema is its checks (every check's parameter is an if/then branch),
+# and in a file with one wrong check the others need no explaining.
+ITEMWISE: dict[str, str] = {"scenario.schema.json": "then"}
+
+
+@functools.cache
+def _itemwise(name: str, key: str) -> tuple[Any, Any, Callable[[Any], bool] | None]:
+    """The schema without ``key``'s items, a validator of one item, and its fast check."""
+    import copy
+
+    from jsonschema import Draft202012Validator
+
+    from .fastschema import compile_schema
+
+    schema = load_schema(name)
+    rest = copy.deepcopy(dict(schema))
+    item = {"$defs": schema.get("$defs", {}), **rest["properties"][key].pop("items")}
+    return (Draft202012Validator(rest), Draft202012Validator(item), compile_schema(item))
+
+
+def _errors(schema_name: str, data: Any) -> list[Any]:
+    """Every jsonschema error of ``data`` (what :func:`validate` words)."""
+    key = ITEMWISE.get(schema_name)
+    if key is None or not isinstance(data, dict):
+        return list(validator(schema_name).iter_errors(data))
+    rest, one, fast = _itemwise(schema_name, key)
+    errors = list(rest.iter_errors(data))
+    items = data.get(key)
+    for i, item in enumerate(items if isinstance(items, list) else ()):
+        if fast is not None and fast(item):
+            continue
+        for e in one.iter_errors(item):
+            e.path.appendleft(i)  # the item's errors, at their place in the file
+            e.path.appendleft(key)
+            errors.append(e)
+    return errors
 
 
 def failing_paths(doc: Document, schema_name: str) -> set[DataPath]:
@@ -288,6 +353,13 @@ def _diagnose(doc: Document, errors: list[Any], what: str,
         deeper = any(o[: len(path)] == path and len(o) > len(path) for o in by_place)
         if deeper and all(e.validator in ("if", "then", "else", "allOf", "anyOf") for e in group):
             continue
+        if _is_check_path(path):
+            item = _value(doc.data, path)
+            if isinstance(item, dict):  # its keys are worded from the item itself
+                out.extend(_check_item(doc, path, item, checks))
+                group = [e for e in group if not _about_item_keys(e)]
+                if not group:
+                    continue
         unknown = [e for e in group if e.validator in ("additionalProperties",
                                                         "unevaluatedProperties")]
         for e in unknown:
@@ -298,6 +370,54 @@ def _diagnose(doc: Document, errors: list[Any], what: str,
             if d is not None:
                 out.append(d)
     return out
+
+
+def _value(data: Any, path: DataPath) -> Any:
+    for key in path:
+        try:
+            data = data[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return data
+
+
+def _about_item_keys(e: Any) -> bool:
+    """An error that says a check item's keys are not one check (and its modifiers):
+    :func:`_check_item` words those from the item itself."""
+    return (e.validator in ("oneOf", "minProperties", "maxProperties")
+            or "propertyNames" in e.schema_path)
+
+
+def _check_item(doc: Document, path: DataPath, item: dict[str, Any],
+                checks: Mapping[str, CheckExample]) -> list[Diagnostic]:
+    """What is wrong with the keys of one check item, a mapping that must hold exactly one
+    check (its key and parameter) and, beside it, the modifiers ``always`` and ``name``."""
+    keys = list(item)
+    mods = [k for k in keys if k in CHECK_MODIFIERS]
+    rest = [k for k in keys if k not in CHECK_MODIFIERS]
+    if not keys:
+        return [Diagnostic(doc.span(path), "S106", "a check cannot be empty",
+                           "write the check's name and its parameter, e.g. contains: \"18:00\"")]
+    if not rest:
+        return [Diagnostic(
+            doc.key_span((*path, mods[0])), "S106",
+            f"this item has {quoted_list(mods, 'and')} but no check",
+            f"{quoted_list(mods, 'and')} go{'es' if len(mods) == 1 else ''} beside a check, "
+            "e.g. - {not_calls: create_refill_request, always: true}")]
+    if len(rest) > 1:
+        besides = f" besides {quoted_list(mods, 'and')}" if mods else ""
+        return [Diagnostic(
+            doc.key_span((*path, rest[1])), "S106",
+            f"a check is one 'name: parameter' pair, but this one has {len(rest)} keys"
+            f"{besides} ({quoted_list(rest, 'and')})",
+            "put options inside the parameter, e.g. contains: {text: \"18:00\", "
+            "ignore_case: true}, and start each check with its own '-'")]
+    (name,) = rest
+    if name in checks:
+        return []
+    return [Diagnostic(doc.key_span((*path, name)), "S101",
+                       f"unknown check '{name}'{did_you_mean(name, sorted(checks))}",
+                       "see the list of checks: scenarist checks, or docs/checks.md")]
 
 
 def _unknown_keys(doc: Document, path: DataPath, e: Any, what: str) -> list[Diagnostic]:
@@ -398,6 +518,13 @@ def _const(p: _Problem) -> Diagnostic:
     return Diagnostic(p.span, "S105", f"{p.here} must be {_show(p.wanted)}")
 
 
+def _min_properties(p: _Problem) -> Diagnostic:
+    if _is_history_item(p.path):
+        return Diagnostic(p.span, "S106", "an item of given.history cannot be empty",
+                          "write who spoke and what they said, e.g. user: \"Hola\"")
+    return Diagnostic(p.span, "S105", f"{p.here} needs at least {p.wanted} key(s)")
+
+
 def _max_properties(p: _Problem) -> Diagnostic:
     if _is_history_item(p.path):
         keys = list(p.value) if isinstance(p.value, dict) else []
@@ -406,27 +533,7 @@ def _max_properties(p: _Problem) -> Diagnostic:
             f"an item of given.history is one message, but this one has {len(keys)} keys "
             f"({quoted_list(keys, 'and')})",
             "start each message with its own '-': - user: ... then - assistant: ...")
-    if not _is_check_path(p.path):
-        return _in_jsonschema_words(p)
-    keys = list(p.value) if isinstance(p.value, dict) else []
-    return Diagnostic(
-        p.doc.key_span((*p.path, keys[1])) if len(keys) > 1 else p.span,
-        "S106",
-        f"a check is one 'name: parameter' pair, but this one has {len(keys)} keys "
-        f"({quoted_list(keys, 'and')})",
-        "put options inside the parameter, e.g. contains: {text: \"18:00\", "
-        "ignore_case: true}, and start each check with its own '-'",
-    )
-
-
-def _min_properties(p: _Problem) -> Diagnostic:
-    if _is_history_item(p.path):
-        return Diagnostic(p.span, "S106", "an item of given.history cannot be empty",
-                          "write who spoke and what they said, e.g. user: \"Hola\"")
-    if _is_check_path(p.path):
-        return Diagnostic(p.span, "S106", "a check cannot be empty",
-                          "write the check's name and its parameter, e.g. contains: \"18:00\"")
-    return Diagnostic(p.span, "S105", f"{p.here} needs at least {p.wanted} key(s)")
+    return Diagnostic(p.span, "S105", f"{p.here} has more than {p.wanted} key(s)")
 
 
 def _minimum(p: _Problem) -> Diagnostic:
@@ -553,6 +660,10 @@ def _pattern_hint(path: DataPath) -> str:
 
 def _bare_check(p: _Problem) -> Diagnostic:
     name = str(p.value)
+    if name in CHECK_MODIFIERS:
+        return Diagnostic(p.span, "S106", f"'{name}' goes beside a check, not alone",
+                          "write it in the check's item, e.g. - {not_calls: "
+                          "create_refill_request, always: true}")
     known = p.checks.get(name)
     if known is not None:
         return Diagnostic(p.span, "S106", f"the check '{name}' needs a parameter",

@@ -2,31 +2,40 @@
 
 A scenario × target plans ``runs`` attempts and needs ``min_pass`` of them to pass. Each
 finished attempt is a pass, a fail, *unsure* (the judge could not tell: counted against
-``min_pass``, as a fail is) or an endpoint *error* (it says nothing about the model). The
-verdict is:
+``min_pass``, as a fail is) or an endpoint *error* (it says nothing about the model). Some
+checks may be marked ``always: true`` (a rule that must never break): an attempt *breaks*
+it when such a check does not pass there — fails, cannot be evaluated, or leaves the judge
+unsure — in an attempt that reached the model (:func:`breaks_always`). The verdict is:
 
-* ``pass`` — passes ≥ min_pass;
-* ``fail`` — even if every attempt not yet counted as a fail or unsure passed (those not run,
-  and those that ended in an endpoint error), min_pass is out of reach;
+* ``fail`` — an attempt broke an ``always`` check, whatever min_pass says; or, even if
+  every attempt not yet counted as a fail or unsure passed (those not run, and those that
+  ended in an endpoint error), min_pass is out of reach;
+* ``pass`` — passes ≥ min_pass and, when the scenario has ``always`` checks, every planned
+  attempt reached the model (one not run, or lost to an endpoint error, might have broken
+  the rule);
 * ``inconclusive`` — neither yet: attempts still to run, or endpoint errors, decide it.
 
 :class:`Tally` is the only place this rule is written. The scheduler asks it whether more
 attempts could change anything (early stop), the summary asks it for the verdict of what
-ran, the terminal, the report and the baseline read the verdict it gave. Because early stop
-stops only when :attr:`Tally.verdict` is no longer ``inconclusive``, and later attempts can
-only add passes or fails to a decided tally, a verdict reached early is the verdict the
-full run would have reached: passes never shrink, and a fail is declared only when even all
-the remaining attempts could not reach min_pass.
+ran, the terminal, the report and the baseline read the verdict it gave. Early stop stops
+only when :attr:`Tally.verdict` is no longer ``inconclusive``, and a decided verdict is the
+verdict of every way the remaining attempts could end: passes, fails and broken ``always``
+checks only grow; a fail is declared only when min_pass is out of reach or a rule broke
+(neither can be undone); and a pass with ``always`` checks only once no attempt is left
+that could break one. So a verdict reached early is the verdict the full run would have
+reached (tests/test_verdict.py checks it on every sequence of outcomes).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 AttemptStatus = Literal["pass", "fail", "unsure", "error"]
+VerdictReason = Literal["min_pass", "always_broken", "always_unseen"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,9 +58,25 @@ VERDICTS: dict[str, VerdictWords] = {
 }
 
 
+def check_title(entry: Mapping[str, Any]) -> str:
+    """How every surface names a check of a plan or a summary in text: its ``label`` — the
+    readable name its author gave it (``name:``), else the check as written — marked
+    ``[always]`` when it must pass in every attempt."""
+    label = str(entry.get("label") or entry.get("check") or "")
+    return f"{label} [always]" if entry.get("always") else label
+
+
 def words(verdict: str) -> VerdictWords:
     """The words for a verdict read from a file (an unknown one reads as no verdict)."""
     return VERDICTS.get(verdict) or VERDICTS["inconclusive"]
+
+
+def breaks_always(status: str, checks: Iterable[tuple[bool, str]]) -> bool:
+    """Whether an attempt of this ``status`` broke an ``always`` check, from its checks'
+    ``(always, status)``: one of them did not pass, in an attempt that reached the model
+    (an endpoint error says nothing about the model, so it breaks nothing — and leaves the
+    verdict open instead: see :attr:`Tally.verdict`)."""
+    return status != "error" and any(always and s != "pass" for always, s in checks)
 
 
 @dataclass(slots=True)
@@ -60,14 +85,18 @@ class Tally:
 
     planned: int  # runs the plan asks for
     min_pass: int
+    always: bool = False  # the scenario has checks marked `always: true`
     passes: int = 0
     fails: int = 0
     unsure: int = 0
     errors: int = 0
+    broken: int = 0  # attempts that broke an `always` check (each is a fail or unsure too)
     steps: int = 0  # model calls the counted attempts made
 
-    def add(self, status: str, steps: int = 0) -> None:
-        """Count one finished attempt."""
+    def add(self, status: str, steps: int = 0, broke_always: bool = False) -> None:
+        """Count one finished attempt (``broke_always``: :func:`breaks_always`)."""
+        if broke_always:
+            self.broken += 1
         if status == "pass":
             self.passes += 1
         elif status == "fail":
@@ -93,12 +122,32 @@ class Tally:
         return self.fails + self.unsure
 
     @property
+    def open(self) -> int:
+        """Planned attempts that have not said anything about the model yet: not run, or
+        ended in an endpoint error."""
+        return max(0, self.planned - self.decided)
+
+    @property
     def verdict(self) -> Verdict:
-        if self.passes >= self.min_pass:
+        if self.broken:
+            return "fail"
+        if self.passes >= self.min_pass and not (self.always and self.open):
             return "pass"
         if self.planned - self.against < self.min_pass:
             return "fail"
         return "inconclusive"
+
+    @property
+    def reason(self) -> VerdictReason:
+        """What decided the verdict (or keeps it open): ``always_broken`` — an attempt broke
+        an ``always`` check, min_pass does not apply; ``always_unseen`` — enough passes, but
+        attempts not run or lost to endpoint errors might have broken one; else
+        ``min_pass``."""
+        if self.broken:
+            return "always_broken"
+        if self.always and self.open and self.passes >= self.min_pass:
+            return "always_unseen"
+        return "min_pass"
 
     @property
     def settled(self) -> bool:

@@ -293,7 +293,7 @@ def test_the_judge_and_grounded_read_what_the_person_attached() -> None:
     from dsl.judge.ask import conversation_text
     from dsl.model import Attachment
 
-    notes = "Reintegro aprobado: 4.350 pesos.\n".encode()
+    notes = b"Reintegro aprobado: 4.350 pesos.\n"
     files = (Attachment("a/receipt.png", "image", "image/png", "receipt.png", "1" * 64, 9,
                         Span("s.yaml", 1, 1), IMAGE),
              Attachment("a/notes.txt", "file", "text/plain", "notas",

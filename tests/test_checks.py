@@ -27,7 +27,8 @@ def tool(name: str, action: str = "read", confirm: bool = False,
 TOOLS = (
     tool("search"),
     tool("validate"),
-    tool("book", "create", schema={"type": "object", "properties": {"date": {"type": "string"}},
+    tool("book", "create", schema={"type": "object", "properties": {"date": {"type": "string"},
+                                                                    "time": {"type": "string"}},
                                    "required": ["date"]}),
     tool("cancel", "delete", confirm=True),
 )

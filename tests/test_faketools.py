@@ -26,6 +26,9 @@ def tool(yaml: str) -> ToolSpec:
 
 ANSWERS = """
 description: Look a patient up.
+input_schema:
+  type: object
+  properties: {patient_id: {type: string}, archived: {type: boolean}}
 answers:
   - when: {patient_id: P-1}
     returns: {name: Ana, visits: ["{{ args.patient_id }}/1", {at: "{{ now }}"}], age: 41}
@@ -53,13 +56,13 @@ def test_the_first_matching_answer_answers(args: dict[str, Any], result: ToolRes
 
 
 def test_no_match_and_no_returns_is_an_error_no_match_with_returns_is_returns() -> None:
-    only = tool("description: x\nanswers:\n  - when: {id: 1}\n    returns: one\n")
+    only = tool("description: x\ninput_schema: {type: object, properties: {id: {}}}\nanswers:\n  - when: {id: 1}\n    returns: one\n")
     assert answer(only, {"id": 2}, AT) == ToolResult(
         'error: no record for these arguments: {"id": 2}', "no-record")
     assert answer(only, None, AT) == ToolResult(
         "error: no record for these arguments: {}", "no-record")
     assert answer(only, {"id": 1}, AT) == ToolResult("one")
-    fallback = tool("answers:\n  - when: {id: 1}\n    returns: one\nreturns: [none, 0]\n")
+    fallback = tool("input_schema: {type: object, properties: {id: {}}}\nanswers:\n  - when: {id: 1}\n    returns: one\nreturns: [none, 0]\n")
     assert answer(fallback, {"id": 2}, AT) == ToolResult('["none", 0]')
     assert answer(tool("description: x\n"), {}, AT) == ToolResult("OK")
 

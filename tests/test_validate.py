@@ -74,3 +74,34 @@ def test_the_keyword_table_covers_what_our_schemas_use() -> None:
                   "maxLength", "minItems", "pattern", "maxProperties", "minProperties",
                   "uniqueItems", "exclusiveMinimum", "exclusiveMaximum"}
     assert (used & validating) <= set(KEYWORDS)
+
+
+def _invalid_scenarios() -> list[str]:
+    from pathlib import Path
+
+    from dsl._buildtools.codedocs import EXAMPLES
+
+    cases = Path(__file__).parent / "cases" / "invalid"
+    texts = [p.read_text("utf-8") for p in sorted(cases.rglob("*.yaml"))
+             if p.name != "scenarist.yaml"]
+    return texts + [e.bad for e in EXAMPLES.values() if e.where == "scenario"]
+
+
+def test_checking_the_items_one_by_one_finds_what_the_whole_schema_finds() -> None:
+    """validate gives jsonschema only the `then` items the fast check refuses (and the rest
+    of the file without them): the same problems as the whole document against the whole
+    schema, on every invalid case and every wrong example of docs/lint.md."""
+    from dsl.validate import _diagnose, validator
+
+    compared = 0
+    for text in _invalid_scenarios():
+        doc = load_text(text, "s.yaml")
+        if doc.data is None:
+            continue
+        whole = _diagnose(doc, list(validator("scenario.schema.json").iter_errors(doc.data)),
+                          "the scenario", REGISTRY)
+        itemwise = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
+        assert sorted(itemwise, key=lambda d: d.sort_key()) == \
+            sorted(whole, key=lambda d: d.sort_key()), text
+        compared += bool(whole)
+    assert compared >= 20

@@ -6,7 +6,15 @@ import itertools
 
 import pytest
 
-from dsl.verdict import VERDICTS, Tally, min_pass_for, scaled_min_pass, words
+from dsl.verdict import (
+    VERDICTS,
+    Tally,
+    breaks_always,
+    check_title,
+    min_pass_for,
+    scaled_min_pass,
+    words,
+)
 
 
 def tally(passes: int, fails: int, planned: int, min_pass: int, unsure: int = 0,
@@ -66,3 +74,72 @@ def test_every_verdict_has_its_words() -> None:
     assert [words(v).mark for v in ("pass", "fail", "inconclusive")] == ["PASS", "FAIL", "????"]
     assert words("something else") is VERDICTS["inconclusive"]
     assert sorted(VERDICTS, key=lambda v: VERDICTS[v].order) == ["fail", "inconclusive", "pass"]
+
+
+# ---- checks that must hold every time (always: true) -------------------------------------
+
+OUTCOMES = {  # status, and whether the attempt broke an always check
+    "p": ("pass", False), "f": ("fail", False), "u": ("unsure", False), "e": ("error", False),
+    "b": ("fail", True),  # an always check failed (or could not be evaluated)
+    "B": ("unsure", True),  # the judge was unsure about an always check
+}
+
+
+def test_one_broken_always_check_fails_whatever_min_pass_says() -> None:
+    t = Tally(10, 1, always=True)
+    for _ in range(9):
+        t.add("pass")
+    t.add("fail", broke_always=True)
+    assert (t.passes, t.broken, t.verdict, t.reason) == (9, 1, "fail", "always_broken")
+
+
+def test_with_always_checks_a_pass_waits_for_every_attempt() -> None:
+    t = Tally(5, 2, always=True)
+    for _ in range(3):
+        t.add("pass")
+    assert (t.verdict, t.reason) == ("inconclusive", "always_unseen")  # 2 still to run
+    t.add("pass")
+    t.add("error")  # it never reached the model: the rule was not seen to hold there
+    assert (t.verdict, t.reason, t.open) == ("inconclusive", "always_unseen", 1)
+    u = Tally(5, 2, always=True)
+    for status in ("pass", "pass", "fail", "pass", "unsure"):
+        u.add(status)
+    assert (u.verdict, u.reason) == ("pass", "min_pass")
+    without = Tally(5, 2)
+    for _ in range(2):
+        without.add("pass")
+    assert without.verdict == "pass"  # no always check: min_pass alone
+
+
+def test_which_attempts_break_an_always_check() -> None:
+    assert breaks_always("fail", [(False, "pass"), (True, "fail")])
+    assert breaks_always("fail", [(True, "error")])  # could not be evaluated
+    assert breaks_always("unsure", [(True, "unsure")])  # the judge could not tell
+    assert not breaks_always("fail", [(False, "fail"), (True, "pass")])
+    assert not breaks_always("error", [(True, "error")])  # the endpoint failed, not the rule
+
+
+@pytest.mark.parametrize("always", [False, True])
+def test_a_settled_tally_never_changes_its_verdict_with_always_checks(always: bool) -> None:
+    """Early stop skips the rest once settled: every way the rest can end gives the verdict
+    it had then (all sequences of outcomes of up to 5 runs, every min_pass)."""
+    letters = "pfueBb" if always else "pfue"
+    for planned in range(1, 6):
+        for min_pass in range(planned + 1):
+            for outcomes in itertools.product(letters, repeat=planned):
+                t = Tally(planned, min_pass, always=always)
+                first = None
+                for o in outcomes:
+                    status, broke = OUTCOMES[o]
+                    t.add(status, broke_always=broke)
+                    if first is None and t.settled:
+                        first = t.verdict
+                if first is not None:
+                    assert t.verdict == first, (planned, min_pass, outcomes)
+                if always and any(o in "bB" for o in outcomes):
+                    assert t.verdict == "fail"
+
+
+def test_check_title_marks_always_checks() -> None:
+    assert check_title({"label": "never refills", "always": True}) == "never refills [always]"
+    assert check_title({"check": "non_empty", "label": ""}) == "non_empty"

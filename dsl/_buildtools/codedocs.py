@@ -368,6 +368,27 @@ EXAMPLES: dict[str, Example] = {
              "URL that is not postgresql://, and for a `compare:` entry that is not two "
              "different target names as old:new.",
     ),
+    "E232": Example(
+        _s('  - calls: {name: search_slots, args: {day: "2026-10-06"}}\n',
+           tools="[search_slots]"),
+        _s('  - calls: {name: search_slots, args: {date: "2026-10-06"}}\n',
+           tools="[search_slots]"),
+        note="The model sends the arguments the tool's input_schema describes, so a check "
+             "expecting another one could never pass. Also for a name close to a real "
+             "one: the message says which (\"did you mean\"). The same for the `when` of a "
+             "fake tool's `answers`: an answer waiting for an argument the model never "
+             "sends would never be given.",
+    ),
+    "E233": Example(
+        _s('  - calls: {name: search_slots, args: {date: 20261006}}\n',
+           tools="[search_slots]"),
+        _s('  - calls: {name: search_slots, args: {date: "2026-10-06"}}\n',
+           tools="[search_slots]"),
+        note="A number where the input_schema says text, text where it says a number, a "
+             "value outside its `enum`: the model would not send that value, so the check "
+             "could never pass (and an answer's `when` with that value would never be "
+             "given).",
+    ),
     "E219": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
                               "    entry: clinic_bot.agent:build\njudge: {target: bot}"),
@@ -486,8 +507,12 @@ EXAMPLES: dict[str, Example] = {
     "W401": Example(
         _s('  - contains: "18:00"\n', extra="runs: 10\nmin_pass: 10\n"),
         _s('  - contains: "18:00"\n', extra="runs: 10\nmin_pass: 9\n"),
-        note="Only above 5 runs: with few runs, asking all of them is a deliberate choice. "
-             "Also reported at the suite's defaults when they ask for every run.",
+        note="min_pass equal to runs fails the scenario on the first attempt that fails any "
+             "check. When that is meant for one rule that must never break, say so on that "
+             "check (`always: true`) and leave min_pass room for a flaky answer in the "
+             "others; when every check is `always`, nothing is reported. Only above 5 "
+             "runs: with few runs, asking all of them is a deliberate choice. Also "
+             "reported at the suite's defaults when they ask for every run.",
     ),
     "W402": Example(
         "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\n"
@@ -537,6 +562,21 @@ EXAMPLES: dict[str, Example] = {
         _s('  - contains: "18:00"\n  - calls: list_business_hours\n'),
         note="The same name and parameter twice (a bare `- valid_args` and "
              "`- valid_args: true` are the same check).",
+    ),
+    "W410": Example(
+        _s('  - calls: {name: list_business_hours, args: {day: monday}}\n'),
+        _s('  - calls: list_business_hours\n'),
+        note="A tool without `input_schema` is offered to the model with no arguments: it "
+             "will not send the ones the check expects. Describe them in the tool's "
+             "input_schema, or leave `args` out.",
+    ),
+    "W409": Example(
+        _s('  - {calls: list_business_hours, name: looks the hours up}\n'
+           '  - {contains: "18:00", name: looks the hours up}\n'),
+        _s('  - {calls: list_business_hours, name: looks the hours up}\n'
+           '  - {contains: "18:00", name: says the closing time}\n'),
+        note="The terminal, the report, junit.xml and summary.md show a check by its "
+             "`name:`: two checks with one name cannot be told apart there.",
     ),
 }
 

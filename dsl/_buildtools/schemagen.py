@@ -12,13 +12,14 @@ editors (VS Code's YAML extension, JetBrains) show help while people type.
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from ..checks import REGISTRY
-from ..checks.registry import schema_doc
+from ..checks.registry import MODIFIERS, schema_doc
 from ..model import ACTIONS
 from ..targets.kinds import KINDS
 
@@ -380,7 +381,24 @@ def _history() -> dict[str, Any]:
 BOOLEAN_CHECKS_NOTE = "Checks that take `true` may also be written as a bare name: `- non_empty`."
 
 
+def _one_check() -> dict[str, Any]:
+    """As many keys as the item has modifiers, plus one (the check). An item of one key
+    (the usual one) is decided by the first test."""
+    mods = list(MODIFIERS)
+    out: dict[str, Any] = {"maxProperties": 1}
+    # the outermost count is "every modifier present"; each else, one fewer
+    for k in range(1, len(mods) + 1):
+        combos = [list(c) for c in itertools.combinations(mods, k)]
+        out = {"if": {"anyOf": [{"required": c} for c in combos]} if len(combos) > 1
+               else {"required": combos[0]},
+               "then": {"minProperties": k + 1, "maxProperties": k + 1}, "else": out}
+    return {"if": {"maxProperties": 1}, "else": out}
+
+
 def check_schema() -> dict[str, Any]:
+    """One item of ``then``: a bare flag check, or a mapping of exactly one check (its key
+    and parameter, each check's parameter chosen with if/then on its key) and, beside it,
+    the modifiers (``always``, ``name``)."""
     names = sorted(REGISTRY)
     flag_names = sorted(n for n, c in REGISTRY.items() if c.schema.get("const") is True)
     branches = [
@@ -389,23 +407,39 @@ def check_schema() -> dict[str, Any]:
             "then": {"properties": {name: {"$ref": f"#/$defs/params/{name}"}}},
         }
         for name in names
+    ] + [  # the modifiers, checked the same way: only when the item has them
+        {
+            "if": {"type": "object", "required": [name]},
+            "then": {"properties": {name: dict(schema)}},
+        }
+        for name, schema in MODIFIERS.items()
     ]
     return {
         "type": ["object", "string"],
         **schema_doc(
-            "One check: a mapping with one key, the check's name, and its parameter. "
+            "One check: a mapping with the check's name and its parameter, and optionally "
+            "`always: true` (it must pass in every attempt) and `name:` (how people see it). "
             + BOOLEAN_CHECKS_NOTE,
             {"contains": "18:00"},
             {"calls": "list_business_hours"},
             "non_empty",
+            {"not_calls": "create_refill_request", "always": True,
+             "name": "never refills an empty prescription"},
         ),
         "if": {"type": "string"},
         "then": {"enum": flag_names},
         "else": {
             "minProperties": 1,
-            "maxProperties": 1,
-            "propertyNames": {"enum": names},
-            "allOf": branches,
+            "propertyNames": {"enum": [*names, *MODIFIERS]},
+            # for editors: what each modifier is (they are checked in the branches)
+            "properties": {k: {d: v[d] for d in ("description", "markdownDescription",
+                                                  "examples") if d in v}
+                           for k, v in MODIFIERS.items()},
+            "allOf": branches,  # only the branches: fastschema dispatches them by key
+            # exactly one key is a check, the others modifiers: with the keys limited to
+            # checks and modifiers, that is a count of keys (cheaper than a oneOf of every
+            # check: lint checks it on every item of every file)
+            **_one_check(),
         },
     }
 
@@ -443,7 +477,7 @@ def scenario_schema() -> dict[str, Any]:
         "required": ["given", "when"],
         # a list of turns may keep all its checks in its turns
         "if": {"properties": {"when": {"type": "array"}}},
-        "else": {"required": ["then"], "properties": {"then": then}},
+        "else": {"required": ["then"]},  # then itself is described once, below
         "additionalProperties": False,
         "patternProperties": ANCHORS,
         "properties": {

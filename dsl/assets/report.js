@@ -145,7 +145,9 @@
     return {
       run: a[0], status: String(a[1]), reason: str(a[2], strings), at: str(a[3], strings),
       ms: a[4], steps: a[5], tokens: a[6], retries: a[7],
-      error: e ? { kind: str(e[0], strings), message: str(e[1], strings), status: e[2] } : null,
+      error: e ? { kind: str(e[0], strings), message: str(e[1], strings), status: e[2],
+                   explanation: str(e[3], strings) } : null,
+      failure: a[11] ? { kind: str(a[11][0], strings), explanation: str(a[11][1], strings) } : null,
       events: (a[9] || []).map(function (ev) {
         var at = TEXT_AT[ev[0]] || [];
         var out = ev.map(function (v, i) { return at.indexOf(i) >= 0 ? str(v, strings) : v; });
@@ -163,6 +165,7 @@
     return {
       label: str(c[0], strings), status: String(c[1]), reason: str(c[2], strings), score: c[3],
       turn: typeof c[5] === "number" ? c[5] : null,
+      always: c[6] === 1,
       evidence: e ? {
         reason: str(e[0], strings), rawReply: str(e[1], strings), prompt: str(e[2], strings),
         confidence: e[3]
@@ -286,6 +289,10 @@
     var label = el("code");
     appendText(label, c.label);
     li.appendChild(label);
+    if (c.always) {
+      li.appendChild(document.createTextNode(" "));
+      li.appendChild(badge("always", "always", "always: true \u2014 one failed attempt fails the scenario"));
+    }
     if (typeof c.score === "number" && c.score !== 0 && c.score !== 1) {
       li.appendChild(el("span", "muted", " score " + c.score.toFixed(2)));
     }
@@ -330,6 +337,14 @@
     return parts.join(" \u00b7 ");
   }
 
+  // What the server (or the loop) said, in its own words: one click away.
+  function said(text) {
+    var d = el("details", "said");
+    d.appendChild(el("summary", null, "What the server said"));
+    d.appendChild(textBlock("div", "text", text));
+    return d;
+  }
+
   // The heading of a conversation's turn: what the person did.
   function turnHead(ev) {
     var kind = asText(ev[2]);
@@ -360,9 +375,21 @@
       head.appendChild(el("strong", null, a.error.kind));
       if (a.error.status != null) head.appendChild(document.createTextNode(" (HTTP " + a.error.status + ")"));
       e.appendChild(head);
-      e.appendChild(textBlock("div", "text", a.error.message));
-      e.appendChild(el("div", "muted", "An endpoint error says nothing about the model: this attempt counts neither as a pass nor as a failure."));
+      if (a.error.explanation) {
+        e.appendChild(el("div", "explain", a.error.explanation));
+        e.appendChild(said(a.error.message));
+      } else {  // a report data blob from before the explanations
+        e.appendChild(textBlock("div", "text", a.error.message));
+        e.appendChild(el("div", "muted", "An endpoint error says nothing about the model: this attempt counts neither as a pass nor as a failure."));
+      }
       box.appendChild(e);
+    }
+    if (a.failure) {  // failed before its checks could decide: model_output, max_steps
+      var f = bubble("m-error", "Failed attempt");
+      f.appendChild(el("div", null, null)).appendChild(el("strong", null, a.failure.kind));
+      f.appendChild(el("div", "explain", a.failure.explanation));
+      f.appendChild(said(a.reason));
+      box.appendChild(f);
     }
     var events = a.events || [];
     var checks = a.checks || [];

@@ -166,7 +166,7 @@ def _unknown_check(word: str, offset: int, named: dict[str, NamedCheck], ctx: Ch
 def _warn_tools(program: Program, ctx: CheckContext, path: DataPath, named: str) -> None:
     """W404 for called('x') / call('x') naming a tool the scenario does not have."""
     for func, tool, offset in program.tool_refs:
-        if tool in ctx.tools:
+        if tool in ctx.tools or tool in ctx.broken_tools:
             continue
         always = "false" if func == "called" else "null"
         have = quoted_list(sorted(ctx.tools), "and") or "none"

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import Collector, Span
 from ..load import DataPath, Document
 from ..model import AttemptData, Outcome, ToolSpec
+from ..schemawords import CHECK_MODIFIERS
 from ..schemawords import schema_doc as schema_doc  # the checks declare their schemas with it
 
 Prepare = Callable[[Any, "CheckContext"], Any]
@@ -63,6 +64,32 @@ class CheckType:
 
 
 REGISTRY: dict[str, CheckType] = {}
+
+# What a check item may hold beside its check (any check, in any ``then`` list):
+#   - {not_calls: create_refill_request, always: true, name: never refills an empty one}
+# The schema of each, for the scenario schema and the docs.
+MODIFIERS: dict[str, Mapping[str, Any]] = {
+    "always": {
+        "type": "boolean",
+        **schema_doc(
+            "`true`: this check must pass in every attempt. One attempt that fails it fails "
+            "the scenario, whatever min_pass says — for rules that must never break.",
+            True,
+        ),
+    },
+    "name": {
+        "type": "string",
+        "minLength": 1,
+        "maxLength": 200,
+        **schema_doc(
+            "A readable name for the check, shown instead of the check itself in the "
+            "terminal, the report, junit.xml and summary.md.",
+            "never refills an empty prescription",
+        ),
+    },
+}
+if tuple(MODIFIERS) != CHECK_MODIFIERS:  # one list of modifiers, in one order
+    raise RuntimeError("dsl.checks.registry.MODIFIERS and schemawords.CHECK_MODIFIERS differ")
 
 
 def register(check: CheckType) -> CheckType:
@@ -108,6 +135,9 @@ class CheckContext:
     diagnostics: Collector
     named_checks: Mapping[str, Any] = field(default_factory=dict)
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # tools the scenario defines wrongly (their mistake is reported where they are): a
+    # check that names one is neither an error nor a warning about that name
+    broken_tools: frozenset[str] = frozenset()
 
     def span(self, *sub: str | int) -> Span:
         return self.doc.span((*self.path, *sub))
@@ -119,14 +149,24 @@ class CheckContext:
         self.diagnostics.warning(at or self.span(), code, message, hint)
 
 
-def label(name: str, params: Any) -> str:
-    """How a check is shown to people: ``contains: "18:00"``."""
+# one encoder for every label: json.dumps with options builds a new one on each call, and
+# lint labels every check of every file
+_LABEL_JSON = json.JSONEncoder(ensure_ascii=False, separators=(", ", ": ")).encode
+
+
+def label(name: str, params: Any, title: str = "") -> str:
+    """How a check is shown to people: its readable name when the author gave one
+    (``name: never refills an empty prescription``), else the check as written, shortened:
+    ``contains: "18:00"``. Every surface (terminal, report, junit.xml, summary.md) shows
+    this text, which the plan and each attempt's record keep."""
+    if title:
+        return title
     ctype = REGISTRY.get(name)
     if ctype is not None and ctype.describe is not None:
         return ctype.describe(params)
     if params is True:
         return name
-    text = json.dumps(params, ensure_ascii=False, separators=(", ", ": "))
+    text = _LABEL_JSON(params)
     if len(text) > 80:
         text = text[:77] + "..."
     return f"{name}: {text}"

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..arguments import report_arguments
 from ..errors import did_you_mean, quoted_list
 from ..faketools import args_match
 from ..model import AttemptData, Call, Outcome, ToolSpec
@@ -30,9 +31,12 @@ TOOL_LIST: dict[str, Any] = {
 
 
 def require_tool(ctx: CheckContext, name: str, *sub: str | int) -> bool:
-    """Report E201 when ``name`` is not one of the scenario's tools."""
+    """Report E201 when ``name`` is not one of the scenario's tools (silently False when
+    the tool is defined, but wrongly: its own mistake is reported)."""
     if name in ctx.tools:
         return True
+    if name in ctx.broken_tools:
+        return False
     have = quoted_list(sorted(ctx.tools), "and") or "none"
     ctx.error(
         "E201",
@@ -73,7 +77,11 @@ def prepare_calls(param: Any, ctx: CheckContext) -> CallsParams | None:
     name = param["name"]
     if not require_tool(ctx, name, "name"):
         return None
-    return CallsParams(name, param.get("args"), param.get("times"))
+    args = param.get("args")
+    if args and not report_arguments(ctx.tools[name], args, ctx.doc, (*ctx.path, "args"),
+                                     ctx.diagnostics):
+        return None
+    return CallsParams(name, args, param.get("times"))
 
 
 @check(
@@ -163,7 +171,7 @@ def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[str, ...]:
     # fail. The lint stage warns about it (W404); it is not an error.
     names = prepare_names(param, ctx)
     for i, n in enumerate(names):
-        if n not in ctx.tools:
+        if n not in ctx.tools and n not in ctx.broken_tools:
             ctx.warning(
                 "W404",
                 f"not_calls names '{n}', which is not one of the scenario's tools, so this "

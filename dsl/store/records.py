@@ -9,8 +9,9 @@ these two functions, never by key.
 One line, as written (keys in this order; ``raw_args`` only when the arguments were not
 valid JSON, ``error`` only when a call was not executed or its tool answered with an
 error, ``decision`` only for a held call the person decided in a later turn, ``items``
-and ``evidence`` only when a check has them, ``turn`` only for a check of one turn;
-``history``, ``turns`` and ``goal_reached`` only when the scenario has them)::
+and ``evidence`` only when a check has them, ``turn`` only for a check of one turn,
+``always`` only when the check is marked ``always: true``; ``history``, ``turns`` and
+``goal_reached`` only when the scenario has them)::
 
     {"schema_version": 1, "scenario": ID, "target": NAME, "run": N, "seed": N,
      "status": "pass" | "fail" | "unsure" | "error", "reason": TEXT,
@@ -25,11 +26,14 @@ and ``evidence`` only when a check has them, ``turn`` only for a check of one tu
      "tokens": {"prompt", "completion", "total"}, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
      "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?,
-                 "turn"?}],
-     "error": {"kind", "message", "status"} | null, "failure"?: TEXT}
+                 "turn"?, "always"?}],
+     "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
+     "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm"}
 
 ``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
+``failure_kind`` is which kind of failure that was, which dsl/errors.py explains in words
+(a line written before it was kept gets it from the words of ``failure``).
 
 A conversation's ``messages`` are the whole conversation (``history`` of them, after the
 system prompt, came from ``given.history``); turn *i* made ``calls`` of the record's
@@ -46,7 +50,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..model import SCHEMA_VERSION, Call, CheckStatus, Tokens, Turn
-from ..verdict import AttemptStatus
+from ..verdict import AttemptStatus, breaks_always
 
 STATUSES = ("pass", "fail", "unsure", "error")
 _STATUS = frozenset(STATUSES)
@@ -69,6 +73,7 @@ class CheckResult(NamedTuple):
     items: tuple[Mapping[str, Any], ...] = ()  # per criterion (criteria)
     evidence: Mapping[str, Any] | None = None  # the judge's reply, confidence, ...
     turn: int | None = None  # 1, 2, ...: a check of that turn; None: of the whole attempt
+    always: bool = False  # `always: true`: it must pass in every attempt
 
 
 class AttemptError(NamedTuple):
@@ -109,6 +114,7 @@ class AttemptRecord:
     checks: tuple[CheckResult, ...] = ()
     error: AttemptError | None = None
     failure: str | None = None  # the loop failed the attempt (max_steps), whatever the checks
+    failure_kind: str | None = None  # model_output, max_steps, nothing_to_confirm
     turns: tuple[Turn, ...] = ()  # a conversation's turns (empty: one message)
     history: int = 0  # messages after the system prompt that came from given.history
     goal_reached: bool | None = None  # a simulated user said its goal was reached
@@ -116,6 +122,11 @@ class AttemptRecord:
     @property
     def key(self) -> tuple[str, str, int]:
         return (self.scenario, self.target, self.run)
+
+    @property
+    def broke_always(self) -> bool:
+        """This attempt broke a check marked ``always: true`` (dsl/verdict.py)."""
+        return breaks_always(self.status, ((c.always, c.status) for c in self.checks))
 
     @property
     def seed(self) -> int:
@@ -156,6 +167,8 @@ def check_json(c: CheckResult) -> dict[str, Any]:
         d["evidence"] = dict(c.evidence)
     if c.turn is not None:
         d["turn"] = c.turn
+    if c.always:
+        d["always"] = True
     return d
 
 
@@ -186,7 +199,8 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         "checks": [check_json(c) for c in r.checks],
         "error": (None if r.error is None else
                   {"kind": r.error.kind, "message": r.error.message, "status": r.error.status}),
-        **({"failure": r.failure} if r.failure else {}),
+        **({"failure": r.failure, "failure_kind": r.failure_kind or failure_kind(r.failure)}
+           if r.failure else {}),
     }
     if r.history or r.turns or r.goal_reached is not None:
         return _with_conversation(d, r)
@@ -350,7 +364,7 @@ def _check(d: Any) -> CheckResult:
         tuple([_obj(i, "a check item") for i in items]) if items and type(items) is list
         else (),
         evidence if type(evidence) is dict else None,
-        turn if type(turn) is int else None))
+        turn if type(turn) is int else None, d.get("always") is True))
 
 
 def _model_call(d: Any) -> ModelCallStat:
@@ -418,9 +432,26 @@ def record_from_json(d: Any) -> AttemptRecord:
             str(err.get("kind") or "unknown"), str(err.get("message") or ""),
             err.get("status") if type(err.get("status")) is int else None),
         failure if type(failure) is str and failure else None,
+        _failure_kind(get("failure_kind"), failure),
         *(_conversation(d) if "turns" in d or "history" in d or "goal_reached" in d
           else ()),
     )
+
+
+def failure_kind(failure: str) -> str:
+    """The kind of a loop failure, from its words: for lines written before the kind was
+    kept (the loop's own words for each, dsl/loop.py and dsl/conversation.py)."""
+    if "reached max_steps" in failure:
+        return "max_steps"
+    if "waiting for confirmation" in failure:
+        return "nothing_to_confirm"
+    return "model_output"
+
+
+def _failure_kind(kind: Any, failure: Any) -> str | None:
+    if type(failure) is not str or not failure:
+        return None
+    return kind if type(kind) is str and kind else failure_kind(failure)
 
 
 def _conversation(d: dict[str, Any]) -> tuple[tuple[Turn, ...], int, bool | None]:

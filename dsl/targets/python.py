@@ -238,6 +238,8 @@ class PythonAgent:
             tokens=record.tokens,
             messages=tuple(talk.messages),
             failure=failure,
+            # a python agent's turn fails only when there is nothing to confirm or cancel
+            failure_kind="nothing_to_confirm" if failure else None,
             turns=turns,
             history=scenario.history_calls,
             history_messages=len(scenario.history),

@@ -1,23 +1,45 @@
 """Fixtures for the report tests: run folders built from records, and a real headless
-Chromium (Debian's /usr/bin/chromium, driven by Playwright's Python package).
+Chromium (Debian's /usr/bin/chromium, or one on PATH, driven by Playwright's Python package).
 
-Browser tests never skip: when Chromium or Playwright is missing they fail and say how to
-install it, because a report that was never opened in a browser is not tested.
+Without a browser the browser tests skip with one line that says how to install one, so
+the README's test command passes on a fresh machine; CI sets SCENARIST_REQUIRE_BROWSER=1
+and there they fail instead (find_browser.py has the rule).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from find_browser import Verdict, browser_here, skipped_line
 from report_builders import CHROMIUM_ARGS, demo_run
 
 from dsl.report import regenerate
 
-CHROMIUM = Path(os.environ.get("SCENARIST_CHROMIUM", "/usr/bin/chromium"))
+_SKIPPED = pytest.StashKey[tuple[int, Verdict]]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Without a browser (and without SCENARIST_REQUIRE_BROWSER), the browser tests are
+    left out and the run ends with one line saying so (pytest_terminal_summary)."""
+    wanted = [i for i in items if i.get_closest_marker("browser") is not None]
+    if not wanted:
+        return
+    found = browser_here()
+    if found.executable is not None or found.fail:
+        return  # they run; the browser fixture fails them when the browser is required
+    config.hook.pytest_deselected(items=wanted)
+    left_out = set(wanted)
+    items[:] = [i for i in items if i not in left_out]
+    config.stash[_SKIPPED] = (len(wanted), found)
+
+
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    skipped = config.stash.get(_SKIPPED, None)
+    if skipped is not None:
+        terminalreporter.write_line(skipped_line(*skipped), yellow=True)
 
 
 @pytest.fixture
@@ -32,17 +54,15 @@ def demo_report(demo_dir: Path) -> Path:
 
 @pytest.fixture(scope="module")  # a live Playwright loop blocks asyncio.run in later modules
 def browser() -> Iterator[Any]:
-    if not CHROMIUM.exists():
-        pytest.fail(f"{CHROMIUM} is missing: the report's browser tests need Chromium "
-                    "(apt-get install -y chromium)", pytrace=False)
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("the report's browser tests need Playwright's Python package "
-                    "(pip install playwright; its own browser download is not needed)",
-                    pytrace=False)
+    found = browser_here()
+    if found.executable is None:
+        if found.fail:
+            pytest.fail(found.message, pytrace=False)
+        pytest.skip(found.message)
+    from playwright.sync_api import sync_playwright
+
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        b = p.chromium.launch(executable_path=found.executable, args=CHROMIUM_ARGS)
         try:
             yield b
         finally:

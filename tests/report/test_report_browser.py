@@ -237,7 +237,15 @@ def test_judge_evidence_and_endpoint_errors(new_page: Any, demo_report: Path) ->
     errors.locator("button.toggle").click()
     errors.locator("details.attempt > summary").first.click()
     box = errors.locator(".transcript .m-error")
-    assert box.inner_text().startswith("ENDPOINT ERROR\ntimeout\nno answer within 30 s")
+    # the kind, what it means in plain words, and the server's words one click away
+    assert box.inner_text() == (
+        "ENDPOINT ERROR\ntimeout\nThe endpoint took longer to answer than the target allows "
+        "(timeout_ms, or attempt_timeout_ms for the whole attempt); it says nothing about the "
+        "model, so it counts neither as a pass nor as a failure.\nWhat the server said")
+    said = box.locator("details.said")
+    assert said.locator(".text").is_hidden()
+    said.locator("summary").click()
+    assert said.locator(".text").inner_text() == "no answer within 30 s"
     assert_clean(watch, page)
 
 
@@ -381,6 +389,46 @@ def test_hostile_output_is_shown_as_text_and_never_runs(
     assert len(shown(page)) == 1
     assert page.evaluate("window.__canary") == "intact"
     assert watch.dialogs == []
+
+
+def test_always_checks_names_and_failed_attempts_in_a_browser(new_page: Any,
+                                                              tmp_path: Path) -> None:
+    spec = scenario("refill", checks=["looks the prescription up",
+                                      "never refills an empty prescription"], runs=2,
+                    min_pass=1)
+    spec["checks"][0]["named"] = True
+    spec["checks"][1].update(named=True, always=True)
+    good = passing("refill", 1, ["looks the prescription up",
+                                 "never refills an empty prescription"])
+    bad = passing("refill", 2, ["looks the prescription up"])
+    reason = ("the server could not parse the model's reply as a tool call or answer "
+              "(HTTP 500: 'does not match the expected peg-native format')")
+    bad.update(status="fail", failure=reason, failure_kind="model_output",
+               checks=bad["checks"] + [{
+        "check": "not_calls", "label": "never refills an empty prescription",
+        "status": "fail", "score": 0.0, "always": True,
+        "reason": "create_refill_request was called"}], reason=reason)
+    path = regenerate(write_run(tmp_path / "run", [spec], [good, bad]))[0]
+    page, watch = open_report(new_page, path)
+    refill = row(page, "refill", "fake")
+    assert refill.locator(".problems").inner_text().startswith(
+        "✗ never refills an empty prescription always ×1")
+    refill.locator("button.toggle").click()
+    assert refill.locator(".notice.always-broken").inner_text() == (
+        "Failed by an always check: it did not pass in 1 attempt, and one is enough to fail "
+        "the scenario, whatever min_pass says.")
+    refill.locator("details.attempt > summary").nth(1).click()
+    failed = refill.locator(".transcript .m-error")
+    assert failed.inner_text() == (
+        "FAILED ATTEMPT\nmodel_output\nThe model's reply was neither a valid tool call nor an "
+        "answer — small models do this; it counts as a failed attempt.\nWhat the server said")
+    failed.locator("details.said summary").click()
+    assert failed.locator("details.said .text").inner_text().startswith(
+        "the server could not parse the model's reply")
+    broken = refill.locator(".transcript ul.check-list > li").nth(1)
+    assert broken.inner_text().startswith(
+        "fail never refills an empty prescription always — create_refill_request was called")
+    assert_clean(watch, page)
 
 
 def test_a_conversation_is_drawn_turn_by_turn_with_each_turns_checks(

@@ -55,8 +55,15 @@ def test_the_run_prints_a_summary_and_github_annotations(real: RealRun) -> None:
     assert lines[1] == '      ✗ asks_to_confirm: "book_appointment"  (failed 2 of 5)'
     assert re.match(r"\?\?\?\?  clinic\.insurance +clinic-bot +0/0 +min 2 +–  3 errors "
                     r"\(status\)$", lines[2])
-    assert [line[:4] for line in lines[3:6]] == ["PASS"] * 3
-    assert lines[7].startswith("3/5 passed · 1 failed · 1 inconclusive · 23 attempts · "
+    assert lines[3] == (
+        "      ! status ×3: The endpoint answered with an error (or sent Scenarist elsewhere) "
+        "instead of a reply — a server that is overloaded, or set up wrong; it says nothing "
+        "about the model, so it counts neither as a pass nor as a failure.")
+    assert re.match(r"        the server said: HTTP 503 from http://127\.0\.0\.1:\d+/v1: "
+                    r"'<html><body>Service Unavailable</body></html>' \(after 2 tries\)$",
+                    lines[4])
+    assert [line[:4] for line in lines[5:8]] == ["PASS"] * 3
+    assert lines[9].startswith("3/5 passed · 1 failed · 1 inconclusive · 23 attempts · "
                                "3 endpoint errors · ")
     assert [line for line in lines if line.startswith("::")] == [
         "::error file=clinic/book_cleaning.yaml,line=1,title=Scenario clinic.book_cleaning "

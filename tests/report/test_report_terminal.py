@@ -18,6 +18,10 @@ FULL = """\
 FAIL  clinic.book_cleaning  fake     3/5   min 4    60% [23%–88%]
       ✗ asks_to_confirm: "book_appointment"  (failed 2 of 5)
 ????  clinic.book_cleaning  other    0/0   min 4      –  5 errors (timeout)
+      ! timeout ×5: The endpoint took longer to answer than the target allows (timeout_ms, \
+or attempt_timeout_ms for the whole attempt); it says nothing about the model, so it counts \
+neither as a pass nor as a failure.
+        the server said: no answer within 30 s
 ????  shop.refund           other    0/0   min 2      –  3 not run
 PASS  clinic.hours_today    fake     5/5   min 4   100% [57%–100%]
 PASS  clinic.hours_today    other    5/5   min 4   100% [57%–100%]
@@ -76,7 +80,7 @@ def test_changes_against_a_baseline(summary: dict[str, Any],
     assert lines[-1] == "Against base-1: 1 regressed, 3 inconclusive, 1 new, 1 unchanged"
     print_summary(summary, comparison=compare(summary, before))
     lines = capsys.readouterr().out.splitlines()
-    assert lines[5] == ("PASS  clinic.hours_today    other    5/5   min 4   100% [57%–100%]"
+    assert lines[7] == ("PASS  clinic.hours_today    other    5/5   min 4   100% [57%–100%]"
                         "  new")
-    assert lines[6] == ("PASS  shop.refund           fake     2/3   min 2    67% [21%–94%]"
+    assert lines[8] == ("PASS  shop.refund           fake     2/3   min 2    67% [21%–94%]"
                         "  1 unsure  ? flipped within noise +67 pts")

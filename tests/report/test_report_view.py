@@ -67,7 +67,8 @@ def test_rows_follow_the_summary_and_carry_bars_and_check_rates(demo_dir: Path) 
         ('asks_to_confirm: "book_appointment"', 1.0, False, False),
         ('contains: "15:00"', 0.6, True, False),
     ]
-    assert book.failing_checks == (('asks_to_confirm: "book_appointment"', 2),)
+    assert [(f.label, f.count, f.always) for f in book.failing_checks] == [
+        ('asks_to_confirm: "book_appointment"', 2, False)]
     assert book.tags == ("clinic", "booking")
     assert book.at == "2026-09-29T10:00:00-03:00"
     assert book.message == "Quiero una limpieza el martes a las 15:00"
@@ -75,7 +76,9 @@ def test_rows_follow_the_summary_and_carry_bars_and_check_rates(demo_dir: Path) 
                            "scenarios/clinic.book_cleaning.yaml a patient books a cleaning. "
                            "clinic booking")
     errors = view.rows[1]
-    assert errors.error_kinds == (("timeout", 5),)
+    assert [(p.kind, p.count, p.said, p.error) for p in errors.error_kinds] == [
+        ("timeout", 5, "no answer within 30 s", True)]
+    assert errors.error_kinds[0].explanation.startswith("The endpoint took longer to answer")
     assert errors.pass_rate is None
     assert (errors.bar.fill, errors.bar.low, errors.bar.high) == (0.0, 0.0, 100.0)
     assert view.tags == ("booking", "clinic", "shop", "smoke")

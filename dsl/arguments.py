@@ -1,0 +1,197 @@
+"""Arguments written in a scenario, checked against the tool's ``input_schema`` at lint time.
+
+A check that expects a call with arguments (``calls: {name: book_appointment, args:
+{date: "2026-10-06"}}``) can only pass when the model sends those arguments, and the model
+sends what the tool's ``input_schema`` describes. So an argument the schema does not have
+(``dat``), or a value the schema refuses (a number where it says text, ``limpieza`` where it
+lists ``cleaning``), is a mistake in the scenario, reported where it is written:
+
+* ``E232`` an argument the tool does not have, with "did you mean";
+* ``E233`` a value of the wrong type (or outside the schema's ``enum``, ``pattern``, ...);
+* ``W410`` arguments for a tool that has no ``input_schema`` (the model is told it takes
+  none).
+
+:func:`argument_problems` is the rule, for any mapping of arguments a scenario writes for a
+tool (a check's ``args``; a fake tool's answers to given arguments); :func:`report_arguments`
+places its findings in a file. Nothing here runs during a run.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from .errors import Collector, Severity, did_you_mean, quoted_list
+from .load import DataPath, Document
+from .model import ToolSpec
+
+_TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a number",
+               "boolean": "true or false", "array": "a list", "object": "a mapping",
+               "null": "empty"}
+
+
+@dataclass(frozen=True, slots=True)
+class ArgumentProblem:
+    """One thing wrong with the arguments written for a tool.
+
+    ``where`` is the data path of the place to point at, inside the arguments mapping:
+    ``("dat",)`` for an unknown argument (its key), ``("date",)`` for a wrong value, or
+    ``()`` for the whole mapping. ``at_key``: point at the key rather than its value."""
+
+    where: tuple[str | int, ...]
+    at_key: bool
+    code: str
+    message: str
+    hint: str
+    severity: Severity = "error"
+
+
+def argument_problems(tool: ToolSpec, args: Mapping[str, Any]) -> list[ArgumentProblem]:
+    """What is wrong with ``args`` (argument name → value) written for ``tool``, in the
+    order of ``args``; empty when they fit its input_schema (or it cannot be trusted)."""
+    if not args or tool.args_declared is None:
+        return []
+    if tool.args_declared is False:
+        names = quoted_list(list(args), "and")
+        return [ArgumentProblem(
+            (), True, "W410",
+            f"the tool '{tool.name}' has no input_schema, so the model is told it takes no "
+            f"arguments, and it will not send {names}",
+            f"describe its arguments in the tool's input_schema, e.g. input_schema: {{type: "
+            f"object, properties: {{{next(iter(args))}: {{type: string}}}}}}", "warning")]
+    schema = tool.input_schema
+    props = schema.get("properties")
+    if not isinstance(props, dict):
+        return []  # a schema without named arguments: nothing to compare names with
+    out: list[ArgumentProblem] = []
+    extra_allowed = schema.get("additionalProperties", False) is not False or bool(
+        schema.get("patternProperties"))
+    for name, value in args.items():
+        if name not in props:
+            if not extra_allowed:
+                have = quoted_list(sorted(props), "and") or "none"
+                out.append(ArgumentProblem(
+                    (name,), True, "E232",
+                    f"the tool '{tool.name}' has no argument '{name}'"
+                    f"{did_you_mean(name, props)}",
+                    f"the arguments in its input_schema: {have}"))
+            continue
+        out.extend(_value_problems(tool, schema, name, value))
+    return out
+
+
+# A property schema with only these keys is checked here directly (most are: {type:
+# string, description: ...}); any other goes to the compiled schema, and jsonschema words
+# what is wrong. Lint stays quick on the many files whose arguments are fine.
+_SIMPLE = frozenset({"type", "enum", "description", "title", "examples", "default",
+                     "format", "markdownDescription"})
+_JSON_TYPES: dict[str, Any] = {
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
+    or (isinstance(v, float) and v.is_integer()),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def _fits(schema: Mapping[str, Any], name: str, value: Any) -> bool | None:
+    """Whether ``value`` fits the property ``name`` of ``schema``; None when that takes
+    more than this quick look (then jsonschema decides)."""
+    sub = schema["properties"][name]
+    if sub is True or sub == {}:
+        return True
+    if not isinstance(sub, dict) or not set(sub) <= _SIMPLE:
+        return None
+    kind = sub.get("type")
+    if kind is not None:
+        kinds = kind if isinstance(kind, list) else [kind]
+        if not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds):
+            return None
+        if not any(_JSON_TYPES[k](value) for k in kinds):
+            return False
+    if "enum" in sub:
+        from .fastschema import equal
+
+        return isinstance(sub["enum"], list) and any(equal(value, o) for o in sub["enum"])
+    return True
+
+
+def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
+                    value: Any) -> list[ArgumentProblem]:
+    """The schema's verdict on one argument's value: the value alone, inside the whole
+    schema (so that ``$ref`` and ``$defs`` resolve), its other arguments left out."""
+    if _fits(schema, name, value):
+        return []
+    from jsonschema import Draft202012Validator
+    from jsonschema.exceptions import SchemaError, relevance
+
+    whole = {k: v for k, v in schema.items() if k not in ("required", "minProperties")}
+    try:
+        errors = [e for e in Draft202012Validator(whole).iter_errors({name: value})
+                  if tuple(e.absolute_path)[:1] == (name,)]
+    except SchemaError:  # reported as E214 where the tool is defined
+        return []
+    if not errors:
+        return []
+    e = min(errors, key=relevance)
+    where = tuple(e.absolute_path)
+    inner = "" if len(where) == 1 else " (" + "".join(
+        f"[{k}]" if isinstance(k, int) else f".{k}" for k in where[1:]).lstrip(".") + ")"
+    shown = json.dumps(e.instance, ensure_ascii=False)
+    if e.validator == "type":
+        want = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in want)
+        message = (f"the argument '{name}'{inner} of the tool '{tool.name}' must be {words}, "
+                   f"not {_kind(e.instance)} ({shown})")
+        hint = (f"put it in quotes: \"{_plain(e.instance)}\"" if "string" in want
+                and isinstance(e.instance, int | float | bool) else "")
+    elif e.validator == "enum":
+        options = [str(o) for o in e.validator_value]
+        message = (f"the argument '{name}'{inner} of the tool '{tool.name}' must be "
+                   f"{quoted_list(options)}; got {shown}"
+                   f"{did_you_mean(str(e.instance), options)}")
+        hint = "the values its input_schema allows"
+    else:
+        message = (f"the argument '{name}'{inner} of the tool '{tool.name}' does not fit its "
+                   f"input_schema: {e.message}")
+        hint = ""
+    return [ArgumentProblem(where, False, "E233", message, hint)]
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "empty"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "text"
+    return "a list" if isinstance(value, list) else "a mapping"
+
+
+def _plain(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def report_arguments(tool: ToolSpec, args: Mapping[str, Any], doc: Document, path: DataPath,
+                     diags: Collector) -> bool:
+    """Check ``args``, the mapping at ``path`` in ``doc``, against ``tool``; report each
+    problem at its place. True when there is no error (warnings allowed)."""
+    ok = True
+    for p in argument_problems(tool, args):
+        place = (*path, *p.where)
+        at = doc.key_span(place) if p.at_key else doc.span(place)
+        if p.severity == "warning":
+            diags.warning(at, p.code, p.message, p.hint)
+        else:
+            ok = False
+            diags.error(at, p.code, p.message, p.hint)
+    return ok
