@@ -19,6 +19,8 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -338,51 +340,40 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
 
 
 class PlanWriter:
-    """``plan.json``, made beside the run's first attempts (``background``) — in a forked
-    process where the system has ``fork`` (on the other core), else in a thread — or at
+    """``plan.json``, made beside the run's first attempts (``background``; a plan of
+    10,000 scenarios takes about a second, so the first requests go out meanwhile) or at
     once when asked for (:meth:`result`). :meth:`wait`, called before the first record is
-    written, returns once the file is there, and raises OSError when it could not be."""
+    written, returns once the file is there, and raises OSError when it could not be.
+
+    In the background it is made by a forked process, on the other core, only while the
+    process has no thread but this one (:func:`forkable`): ``os.fork`` in a process with
+    threads can leave the child holding a lock that no thread will ever release. The run
+    starts its threads (the event loop's, the HTTP clients') after this, so ``scenarist
+    run`` forks; a caller that has threads of its own (a test's server, an embedding
+    program) gets a thread instead — safe, but it shares the interpreter with the run, and
+    delays the first request by about as long as the plan takes (bench/cases_bench.py)."""
 
     def __init__(self, plan: Plan, background: bool) -> None:
-        import threading
-
         self.plan = plan
         self.background = background
         self.path: Path | None = None
         self.error: str | None = None
         self._data: dict[str, Any] | None = None
-        self._child = 0
+        self._child = 0  # the forked process making it
         self._thread: threading.Thread | None = None
-        self._done = False
+        self._failure: BaseException | None = None  # a bug while making it: raised on wait
 
     def write_to(self, path: Path) -> None:
         self.path = path
         if not self.background:
             self._make()
             return
-        if hasattr(os, "fork"):
-            import gc
-
-            gc.freeze()  # the child only reads the plan: keep its pages shared
-            try:
-                pid = os.fork()
-            except OSError:
-                pid = -1
-            finally:
-                gc.unfreeze()
-            if pid == 0:  # pragma: no cover - the child; the tests see its plan.json
-                status = 1
-                try:
-                    self._make()
-                    status = 0 if self.error is None else 1
-                finally:
-                    os._exit(status)
-            if pid > 0:
-                self._child = pid
+        if forkable():
+            self._child = _fork(self._make_in_child)
+            if self._child > 0:
                 return
-        import threading
-
-        self._thread = threading.Thread(target=self._make, daemon=True)
+        self._thread = threading.Thread(target=self._make, name="scenarist-plan-json",
+                                        daemon=True)
         self._thread.start()
 
     def _make(self) -> None:
@@ -396,20 +387,27 @@ class PlanWriter:
                 write_json(self.path, self._data)
         except OSError as exc:
             self.error = f"cannot write {self.path}: {exc.strerror or exc}"
+        except BaseException as exc:  # raised again by wait(), in the run's own thread
+            self._failure = exc
+
+    def _make_in_child(self) -> int:  # pragma: no cover - the child; tests see its file
+        self._make()
+        return 0 if self.error is None and self._failure is None else 1
 
     def _join(self) -> None:
-        if self._done:
-            return
-        self._done = True
-        if self._child:
+        if self._child > 0:
             _, status = os.waitpid(self._child, 0)
+            self._child = 0
             if status != 0 and self.error is None:
                 self.error = f"cannot write {self.path}: the process that wrote it failed"
-        elif self._thread is not None:
+        if self._thread is not None:
             self._thread.join()
+            self._thread = None
 
     def wait(self) -> None:
         self._join()
+        if self._failure is not None:
+            raise self._failure
         if self.error is not None:
             raise OSError(self.error)
 
@@ -418,11 +416,47 @@ class PlanWriter:
 
     def result(self) -> dict[str, Any]:
         """plan.json's contents (made here when it was made elsewhere)."""
+        self._join()
         if self._data is None:
             from .plan import plan_json
 
             self._data = plan_json(self.plan)
         return self._data
+
+
+def forkable() -> bool:
+    """May this process fork safely now? Only on Linux, and only while it has a single
+    thread — counted by the kernel (``/proc/self/task``), which sees threads that C
+    libraries start as well as Python's."""
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return False
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _fork(child: Callable[[], int]) -> int:
+    """``child()`` in a forked process, which exits with what it returns; the child's pid,
+    or -1 when the system would not fork."""
+    import gc
+
+    gc.freeze()  # the child only reads the plan: its pages stay shared
+    try:
+        pid = os.fork()
+    except OSError:
+        return -1
+    finally:
+        gc.unfreeze()
+    if pid == 0:  # pragma: no cover - the child
+        status = 1
+        try:
+            status = child()
+        finally:
+            os._exit(status)
+    return pid
 
 
 def regressions(summary: dict[str, Any], comparison: Any) -> list[Any]:

@@ -219,6 +219,10 @@ def _holds(cond: Any, value: Any) -> Any:
         elif word == "required":
             if isinstance(value, dict) and not all(k in value for k in want):
                 return False
+        elif word in ("minProperties", "maxProperties"):  # a count of keys (check items)
+            if isinstance(value, dict) and not (
+                    len(value) >= want if word == "minProperties" else len(value) <= want):
+                return False
         elif word == "properties":
             if isinstance(value, dict):
                 for k, sub in want.items():

@@ -176,13 +176,14 @@ then:
   - non_empty
   - calls: {name: t, args: {a: b}}
   - expect: "count(calls) > 0"
+  - {contains: z, name: says z, always: true}
 """
 PATHS = [("id",), ("description",), ("tags", 0), ("given", "at"), ("given", "system"),
          ("given", "tools", 0, "name"), ("given", "tools", 0, "description"),
          ("given", "tools", 0, "returns"), ("when", 0, "say"), ("when", 1, "confirm"),
          ("then", 0, "contains"), ("then", 1, "matches"), ("then", 2),
          ("then", 3, "calls", "name"), ("then", 3, "calls", "args", "a"),
-         ("then", 4, "expect")]
+         ("then", 4, "expect"), ("then", 5, "contains"), ("then", 5, "name")]
 TEXTS = ["", "x", "non_empty", "valid_args", "a b", "has space", "Ñandú", "-dash", "a.b/c",
          "9", "{}", "a" * 70, "book-2"]
 
@@ -210,6 +211,14 @@ def test_a_rendered_string_is_valid_exactly_when_the_whole_document_is(
     for text in [*TEXTS, *("".join(rng.choices("aZ9 _-.:/ñ", k=rng.randint(0, 9)))
                            for _ in range(30))]:
         assert rule(text) == whole(put(doc.data, path, text)), (path, text)
+
+
+def test_the_usual_places_of_a_template_need_no_whole_validation() -> None:
+    """A check item's count of keys (``maxProperties``: one check, or one with its
+    modifiers) is followed, so the strings of checks keep their cheap rule."""
+    doc = load_text(SCENARIO, "s.yaml")
+    followed = [p for p in PATHS if string_rule("scenario.schema.json", doc.data, p)]
+    assert followed == [p for p in PATHS if p != ("tags", 0)]  # tags: unique items
 
 
 # ---- the selection -------------------------------------------------------------------------
