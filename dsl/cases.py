@@ -589,7 +589,15 @@ class Expansion:
     templates: tuple[Template, ...]
     touched: frozenset[DataPath]
     bound: frozenset[DataPath]
-    lines: tuple[tuple[int, int], ...]
+    # where each template's string is: its first line and column, and its last line
+    places: tuple[tuple[int, int, int], ...]
+
+    def in_template(self, span: Span) -> bool:
+        """Is ``span`` inside one of the template strings (so what it says may come from a
+        case's value), rather than beside one on its line (a key, another value)?"""
+        return span.file == self.doc.path and any(
+            (line, col) <= (span.line, span.col) and span.line <= last
+            for line, col, last in self.places)
 
     @property
     def names(self) -> frozenset[str]:
@@ -660,9 +668,12 @@ def plan_templates(doc: Document, table: Table, diags: Collector) -> Expansion |
     touched = {t.path[:k] for t in templates if not t.call
                for k in range(1, len(t.path) + 1)}
     bound = {t.path[:k] for t in templates if t.call for k in range(1, len(t.path) + 1)}
+    places = []
+    for t in templates:
+        at, (_, last) = doc.span(t.path), doc.extent(t.path)
+        places.append((at.line, at.col, last))
     return Expansion(doc, table, base, tuple(templates), frozenset(touched),
-                     frozenset(bound - touched),
-                     tuple(doc.extent(t.path) for t in templates))
+                     frozenset(bound - touched), tuple(places))
 
 
 # ---- one case -----------------------------------------------------------------------------

@@ -279,6 +279,7 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
     base_id = _plain_id(doc, root)
     reads: set[str] = set()
     out: list[Scenario] = []
+    reported: set[Diagnostic] = set()
     compiled_any = False
     for case in table.cases:
         if selection.active and not _case_selected(expansion, case, base_id, selection):
@@ -295,7 +296,7 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
                                     shared=shared, valid=valid)
         compiled_any = True
         reads |= binding.reads
-        diags.extend(_about_case(expansion, inst, local.diagnostics))
+        diags.extend(_about_case(expansion, inst, local.diagnostics, reported))
         if scenario is not None:
             out.append(scenario)
             if each is not None:
@@ -331,17 +332,19 @@ def _case_selected(exp: Expansion, case: Any, base_id: str, selection: Selection
                              tags if tags is not None else _tags_of(exp.base))
 
 
-def _about_case(exp: Expansion, inst: Instance, found: list[Diagnostic]) -> list[Diagnostic]:
+def _about_case(exp: Expansion, inst: Instance, found: list[Diagnostic],
+                seen: set[Diagnostic]) -> list[Diagnostic]:
     """A case's diagnostics, each saying which case it is about when it sits in a
-    template (the value came from the case): there, and at the case."""
+    template string (the value came from the case): there, and at the case. One beside
+    the templates (a key, a value no case changes) is the same mistake for every case
+    compiled on its own: reported once (``seen``: those reported already)."""
     case = inst.case
-    lines = exp.lines
     out = []
     for d in found:
-        in_template = d.span.file == exp.doc.path and any(
-            first <= d.span.line <= last for first, last in lines)
-        if not in_template or d.code == "E227":
-            out.append(d)
+        if d.code == "E227" or not exp.in_template(d.span):
+            if d not in seen:
+                seen.add(d)
+                out.append(d)
             continue
         hint = TEMPLATE_MAKES_TEXT if d.code == "S103" else d.hint
         out.append(Diagnostic(d.span, d.code,

@@ -60,6 +60,16 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     if old.get("given_when") and old.get("given_when") == new.get("given_when"):
         return []
     fields = [f for f in GIVEN_WHEN_FIELDS if old.get(f) != new.get(f)]
+    # a case's values reach what the tools answer, so they are part of the question
+    was, now = (old.get("case") or {}).get("values"), (new.get("case") or {}).get("values")
+    if was != now:
+        fields.append("the case's values: " + ", ".join(
+            sorted(k for k in {*(was or {}), *(now or {})}
+                   if (was or {}).get(k) != (now or {}).get(k))))
+    for key, words in (("turns", "the turns"), ("attachments", "the attachments"),
+                       ("history", "the history"), ("user", "the simulated user")):
+        if old.get(key) != new.get(key):
+            fields.append(words)
     if not fields and old.get("given_when") and new.get("given_when"):
         fields = ["the tools' input_schema or returns"]
     return fields
