@@ -4,6 +4,7 @@ pipeline (dsl/pipeline.py), and prints. Exit codes: dsl/exits.py (docs/cli.md).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -653,6 +654,51 @@ def init(folder: Path, base_url: str | None, model: str | None,
     width = max(len(c) for c, _ in done.next_commands)
     for command, what in done.next_commands:
         click.echo(f"  {command:<{width}}  # {what}")
+
+
+@main.command("try")
+@click.argument("scenario", metavar="SCENARIO",
+                type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option("--target", "-t", "target", metavar="NAME",
+              help="The target to talk to (default: the suite's default target).")
+@click.option("--scenario", "scenario_id", metavar="ID",
+              help="Which scenario of the file, when it holds several.")
+@click.option("--cassette", type=click.Path(path_type=Path, dir_okay=False), metavar="FILE",
+              help="Where /save appends the conversation (default: "
+                   "cassettes/try-TARGET.jsonl in the suite's folder).")
+def try_(scenario: Path, target: str | None, scenario_id: str | None,
+         cassette: Path | None) -> None:
+    """Chat with the agent inside SCENARIO's world: its moment, its fake tools, its system
+    prompt and history. Each tool call is shown with the fake result; a call that needs
+    confirmation asks confirm? [y/N]. /save keeps the conversation in a cassette; /quit or
+    Ctrl-D ends it and shows which of the scenario's checks it would pass.
+
+    Exit status: 0 the conversation ended, 2 invalid input, 3 the endpoint failed, 130
+    interrupted."""
+    from .exits import EXIT_INTERRUPTED, EXIT_NO_VERDICT
+    from .tryout import NotTryable, Terminal, check_lines, intro, play, session_for
+
+    try:
+        session = session_for(scenario, target, scenario_id, cassette)
+    except InputError as exc:
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    except NotTryable as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    with contextlib.suppress(ImportError):  # line editing and history for input()
+        import readline  # noqa: F401
+    for line in intro(session):
+        click.echo(line)
+    terminal = Terminal(click.echo, input)
+    try:
+        outcome = play(session, terminal)
+    except KeyboardInterrupt:
+        click.echo("\nInterrupted: nothing was checked.", err=True)
+        sys.exit(EXIT_INTERRUPTED)
+    for line in check_lines(outcome):
+        click.echo(line)
+    sys.exit(EXIT_NO_VERDICT if outcome.error is not None else EXIT_OK)
 
 
 @main.command()

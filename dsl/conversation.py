@@ -23,8 +23,9 @@ failures are endpoint errors (the attempt has no verdict), never the agent's fai
 from __future__ import annotations
 
 import re
-from collections.abc import Awaitable, Callable
-from typing import Any, NamedTuple
+from collections.abc import Awaitable, Callable, Collection
+from contextvars import ContextVar
+from typing import Any, NamedTuple, Protocol
 
 from .errors import EndpointError
 from .faketools import answer
@@ -51,8 +52,29 @@ only: short and natural, in the person's own words and language. Give the detail
 goal needs when the assistant asks for them. Your first message starts the conversation. \
 Once the assistant has given you what your goal needs, write only """ + STOP_MARKER + "."
 
-TakeTurn = Callable[[str, str, bool], Awaitable[Turn]]
 OpenUser = Callable[[Target], ChatModel]
+
+
+class Talk(Protocol):
+    """An agent's side of a conversation, one turn at a time (the agent loop's and a
+    python agent's): :meth:`turn`, and the attempt's calls so far."""
+
+    @property
+    def calls(self) -> list[Call]: ...
+
+    async def turn(self, kind: str, text: str, simulated: bool,
+                   pick: Collection[int] | None = None) -> Turn:
+        """The person says ``text`` (``say``), or confirms or cancels the held calls to
+        the tool ``text`` (or ``all``); with ``pick``, a confirm runs exactly the held
+        calls at those indexes of :attr:`calls` and cancels the others. Then the agent
+        answers."""
+        ...
+
+
+Person = Callable[[Talk], Awaitable[None]]
+# Someone at a terminal playing the person (``scenarist try``, dsl/tryout.py): while set,
+# every conversation is theirs, whatever the scenario's turns say.
+PERSON: ContextVar[Person | None] = ContextVar("scenarist_person", default=None)
 
 
 class Settled(NamedTuple):
@@ -64,12 +86,19 @@ class Settled(NamedTuple):
     failure: str | None = None  # confirm or cancel with nothing to choose
 
 
-def settle(calls: list[Call], kind: str, text: str, scenario: Scenario) -> Settled:
+def settle(calls: list[Call], kind: str, text: str, scenario: Scenario,
+           pick: Collection[int] | None = None) -> Settled:
     """Apply turn ``kind`` (say, confirm, cancel; ``text``: the tool's name or ``all``
-    for confirm and cancel) to the calls held for confirmation."""
+    for confirm and cancel) to the calls held for confirmation. ``pick`` (with confirm):
+    the held calls to run, by index; the other held calls are cancelled."""
     held = [i for i, c in enumerate(calls) if c.pending]
     chosen: list[int] = []
-    if kind != "say":
+    if kind == "confirm" and pick is not None:
+        chosen = [i for i in held if i in pick]
+        if not chosen:
+            return Settled(calls, [], (), nothing_to_decide(kind, text,
+                                                             [calls[i] for i in held]))
+    elif kind != "say":
         chosen = [i for i in held if text == "all" or calls[i].name == text]
         if not chosen:
             return Settled(calls, [], (), nothing_to_decide(kind, text,
@@ -80,9 +109,9 @@ def settle(calls: list[Call], kind: str, text: str, scenario: Scenario) -> Settl
     results = []
     for i in held:
         c = calls[i]
-        if i not in chosen:
+        if i not in chosen and pick is None:
             out[i] = c._replace(pending=False, output=DISMISSED, decision="dismissed")
-        elif kind == "cancel":
+        elif kind == "cancel" or i not in chosen:
             out[i] = c._replace(pending=False, output=CANCELLED, decision="cancelled")
         else:
             tool = scenario.tool(c.name)
@@ -105,21 +134,29 @@ def nothing_to_decide(kind: str, text: str, held: list[Call]) -> str:
             f"(the calls waiting are to {names})")
 
 
-async def converse(scenario: Scenario, run: int, take_turn: TakeTurn,
+async def converse(scenario: Scenario, run: int, talk: Talk,
                    open_user: OpenUser | None = None) -> bool | None:
-    """Play the person's side of ``scenario`` against an agent's ``take_turn``. Returns
+    """Play the person's side of ``scenario`` against an agent's ``talk``. Returns
     whether a simulated user reached its goal (None without one). Raises EndpointError
     when the simulated user's endpoint fails."""
+    person = PERSON.get()
+    if person is not None:
+        await person(talk)
+        return None
     if scenario.user is None:
         for spec in scenario.turns:
-            turn = await take_turn(spec.kind, spec.text, False)
+            turn = await talk.turn(spec.kind, spec.text, False)
             if turn.failure is not None:
                 break
         return None
     if open_user is None:
         raise EndpointError("agent", "this target cannot hold a conversation with a "
                                      "simulated user")
-    return await _simulate(scenario.user, scenario, run, take_turn, open_user(scenario.user.target))
+    return await _simulate(scenario.user, scenario, run, talk.turn,
+                           open_user(scenario.user.target))
+
+
+TakeTurn = Callable[[str, str, bool], Awaitable[Turn]]
 
 
 async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn: TakeTurn,

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -163,12 +163,18 @@ class _Chat:
                 return "", (f"reached max_steps ({scenario.max_steps} model calls) without a "
                             "text answer")
 
-    async def turn(self, kind: str, text: str, simulated: bool) -> Turn:
+    @property
+    def calls(self) -> list[Call]:
+        return self.p.calls
+
+    async def turn(self, kind: str, text: str, simulated: bool,
+                   pick: Collection[int] | None = None) -> Turn:
         """One turn of a conversation: the person says ``text``, or confirms or cancels
-        the held calls to the tool ``text``; then the model answers."""
+        the held calls to the tool ``text`` (``pick``: exactly these); then the model
+        answers."""
         p = self.p
         first_call, first_step = len(p.calls), p.steps
-        settled = settle(p.calls, kind, text, self.scenario)
+        settled = settle(p.calls, kind, text, self.scenario, pick)
         p.calls = settled.calls
         p.messages = [*p.messages, *settled.results]
         answer, failure = "", settled.failure
@@ -204,7 +210,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         message = scenario.message
     else:
         try:
-            goal = await converse(scenario, run, chat.turn, open_user)
+            goal = await converse(scenario, run, chat, open_user)
         except LoopEndpointError:
             raise
         except EndpointError as exc:  # the simulated user's endpoint failed

@@ -33,7 +33,7 @@ import json
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -219,7 +219,7 @@ class PythonAgent:
             turns: tuple[Turn, ...] = ()
             answer, failure, message = talk.turns[0].answer, None, scenario.message
         else:
-            goal = await converse(scenario, run, talk.turn, self._user_model)
+            goal = await converse(scenario, run, talk, self._user_model)
             turns = tuple(talk.turns)
             answer = turns[-1].answer if turns else ""
             failure = next((f"turn {n}: {t.failure}" for n, t in enumerate(turns, 1)
@@ -276,11 +276,12 @@ class _Conversation:
         self.turns: list[Turn] = []
         self.attached = {a.sha256: a for a in scenario.all_attachments}
 
-    async def turn(self, kind: str, text: str, simulated: bool) -> Turn:
+    async def turn(self, kind: str, text: str, simulated: bool,
+                   pick: Collection[int] | None = None) -> Turn:
         from ..conversation import settle
 
         scenario = self.scenario
-        settled = settle(self.calls, kind, text, scenario)
+        settled = settle(self.calls, kind, text, scenario, pick)
         self.calls = settled.calls
         self.messages.extend(settled.results)
         first_call, first_step = len(self.calls), self.record.steps
