@@ -7,8 +7,13 @@ file are checked against the tool's input_schema (once, not once per case), and 
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
+
+from click.testing import CliRunner
+
+from dsl.cli import main
 
 from .conftest import FakeServer, records_of, run_cli, suite_yaml, the_run, write
 
@@ -165,3 +170,25 @@ def test_case_ids_in_the_history_diff_and_recheck(tmp_path: Path, server: FakeSe
     assert out.output.splitlines()[-2] == f"Rechecked {base} into {rechecked}"
     verdicts = {row["scenario"]: row["verdict"] for row in summary(rechecked)["scenarios"]}
     assert verdicts == {"hours[es]": "pass", "hours[en]": "pass"}
+
+
+def test_try_names_the_cases_of_a_file_and_takes_one_by_its_id(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    hours(tmp_path, server)
+    r = run_cli("try", "hours.yaml", cwd=tmp_path)
+    assert r.exit_code == 2
+    assert r.output == ("error: hours.yaml holds 2 scenarios (hours[es], hours[en]); choose "
+                        "one with --scenario ID\n")
+    server.script(ANSWERS)
+    here = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        chat = CliRunner().invoke(main, ["try", "hours.yaml", "--scenario", "hours[en]"],
+                                  input="Until when on Saturday?\n/quit\n")
+    finally:
+        os.chdir(here)
+    lines = chat.output.splitlines()
+    assert lines[0].startswith("Trying hours[en] (hours.yaml) with fake ")
+    assert "agent: Until 13:00." in chat.output
+    # a conversation's own turns are not played in try, so neither are their checks
+    assert "  pass   never closed for en" in lines
