@@ -192,3 +192,32 @@ def test_try_names_the_cases_of_a_file_and_takes_one_by_its_id(
     assert "agent: Until 13:00." in chat.output
     # a conversation's own turns are not played in try, so neither are their checks
     assert "  pass   never closed for en" in lines
+
+
+def test_a_case_overrides_runs_min_pass_and_tags_and_tag_selects_by_its_tags(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "hours.yaml", """
+        id: hours
+        tags: [clinic]
+        given:
+          at: 2026-09-29T10:00:00-03:00
+        when: "{{ question }}"
+        then:
+          - contains: "{{ closes }}"
+        cases_file: hours.csv
+        runs: 5
+        min_pass: 3
+        """)
+    (tmp_path / "hours.csv").write_text(
+        "id,question,closes,runs,min_pass,tags\n"
+        "es,¿Hasta qué hora el sábado?,13:00,,,\n"
+        "en,Until when on Thursday?,20:00,10,9,\"slow, nightly\"\n"
+        "pt,Até que horas na sexta?,18:00,2,2,\n", "utf-8")
+    plan = json.loads(run_cli("plan", ".", "--json", cwd=tmp_path).output)
+    got = {s["id"]: (s["runs"], s["min_pass"], s["tags"]) for s in plan["scenarios"]}
+    assert got == {"hours[es]": (5, 3, ["clinic"]),
+                   "hours[en]": (10, 9, ["slow", "nightly"]),
+                   "hours[pt]": (2, 2, ["clinic"])}  # an empty cell keeps the file's
+    only = run_cli("plan", ".", "--tag", "!slow", cwd=tmp_path).output.splitlines()
+    assert only[-1] == "--tag '!slow' selected 2 of 3 scenarios"
