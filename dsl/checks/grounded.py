@@ -80,7 +80,7 @@ _DAY = r"(?P<day>3[01]|[12]\d|0?[1-9])(?:st|nd|rd|th|º|°)?"
 _YEAR = r"(?P<year>(?:19|20)\d{2})"
 _NUM = r"(?P<num>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?:\.(?P<frac>\d+))?"
 _AMPM = r"(?P<ampm>[ap]\.?\s?m\b\.?)"  # the final point of "p.m." is its own
-_HOUR24 = r"(?P<h>[01]?\d|2[0-3])"
+_HOUR24 = r"(?P<h>2[0-3]|[01]?\d)"  # 20-23 first: "las 20:00" is not "las 2" and "0:00"
 _HOUR12 = r"(?P<h>1[0-2]|0?[1-9])"
 _PART = (r"(?:\s+(?P<part>de\s+la\s+manana|de\s+la\s+madrugada|de\s+la\s+tarde|"
          r"de\s+la\s+noche|del\s+mediodia|in\s+the\s+morning|in\s+the\s+afternoon|"
@@ -285,7 +285,8 @@ def _spanish_time(m: re.Match[str], text: str) -> Item | None:
     minute = int(m["mi"] or 0) + {"media": 30, "cuarto": 15}.get(m["frac"] or "", 0)
     minutes = _hour(h, minute, None, m["part"])
     return Item("time", text, minutes=minutes,  # "a las 6" may be the number 6 as given
-                number=Decimal(h) if len(minutes) > 1 and not minute else None)
+                number=Decimal(h) if len(minutes) > 1 and not m["mi"] and not minute
+                else None)  # "a las 9:00" is a time of day, never the number 9
 
 
 def _clock(m: re.Match[str], text: str) -> Item:
@@ -311,7 +312,7 @@ def _english_hour(m: re.Match[str], text: str) -> Item:
     minute = int(m["mi"] or 0)
     minutes = _hour(int(m["h"]), minute, None, m["part"])
     return Item("time", text, minutes=minutes,
-                number=Decimal(int(m["h"])) if len(minutes) > 1 and not minute else None)
+                number=Decimal(int(m["h"])) if len(minutes) > 1 and not m["mi"] else None)
 
 
 def _utc_offset(m: re.Match[str], text: str) -> Item:
