@@ -174,21 +174,24 @@ def _details(row: Mapping[str, Any]) -> str:
 
 def junit_xml(summary: Mapping[str, Any]) -> ET.ElementTree[ET.Element]:
     rows = summary["scenarios"]
+    skips = summary.get("skipped") or []
     t = summary["totals"]
     root = ET.Element("testsuites", {
         "name": "scenarist",
-        "tests": str(len(rows)),
+        "tests": str(len(rows) + len(skips)),
         "failures": str(t["failed"]),
         "errors": str(t["inconclusive"]),
-        "skipped": "0",
+        "skipped": str(len(skips)),
         "time": f"{summary.get('duration_s') or 0:.3f}",
     })
     for target in summary["targets"]:
         name = target["name"]
         mine = [r for r in rows if r["target"] == name]
-        suite = _el(root, "testsuite", name=name, tests=len(mine),
+        skipped = [k for k in skips if k["target"] == name]
+        suite = _el(root, "testsuite", name=name, tests=len(mine) + len(skipped),
                     failures=sum(r["verdict"] == "fail" for r in mine),
-                    errors=sum(r["verdict"] == "inconclusive" for r in mine), skipped=0,
+                    errors=sum(r["verdict"] == "inconclusive" for r in mine),
+                    skipped=len(skipped),
                     time=f"{sum(_case_time(r) for r in mine):.3f}",
                     timestamp=summary.get("started_at") or "")
         props = _el(suite, "properties")
@@ -204,6 +207,10 @@ def junit_xml(summary: Mapping[str, Any]) -> ET.ElementTree[ET.Element]:
                 _el(case, "failure", _details(r), message=outcome_text(r), type="fail")
             elif r["verdict"] == "inconclusive":
                 _el(case, "error", _details(r), message=outcome_text(r), type="inconclusive")
+        for k in skipped:
+            case = _el(suite, "testcase", name=k["scenario"], classname=name, file=k["file"],
+                       line=k["line"], time="0.000")
+            _el(case, "skipped", message=k["reason"])
     ET.indent(root)
     return ET.ElementTree(root)
 
@@ -325,6 +332,12 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     if len(ordered) > MAX_MD_ROWS:
         out += ["", f"… and {len(ordered) - MAX_MD_ROWS} more (all passed); "
                     "the full list is in report.html."]
+    skips = summary.get("skipped") or []
+    if skips:
+        shown = ", ".join(f"{md_code(k['scenario'])} on {md_code(k['target'])}"
+                          for k in skips[:MAX_MD_ROWS])
+        more = f" and {len(skips) - MAX_MD_ROWS} more" if len(skips) > MAX_MD_ROWS else ""
+        out += ["", f"Skipped (meant for other targets): {shown}{more}."]
     for pair in summary.get("compare") or ():
         out += ["", *pair_markdown(Comparison.from_json(pair))]
     return "\n".join(out) + "\n"

@@ -59,6 +59,25 @@ FAIL_ON_REGRESSION = click.option(
          "chance (against --baseline, and between --compare targets).")
 
 
+TAGS = click.option(
+    "--tag", "tags", multiple=True, metavar="TAG",
+    help="Only scenarios with this tag (repeat: any of them); --tag '!TAG' leaves out those "
+         "with TAG.")
+PATTERN = click.option(
+    "-k", "patterns", multiple=True, metavar="PATTERN",
+    help="Only scenarios whose id contains PATTERN, or matches it as a glob ('clinic.*', "
+         "'*[es]'); upper or lower case alike.")
+
+
+def selection_of(tags: tuple[str, ...], patterns: tuple[str, ...]) -> Any:
+    from .discover import Selection
+
+    for t in tags:
+        if not t.strip("!").strip():
+            raise click.BadParameter(f"'{t}' is not a tag", param_hint="'--tag'")
+    return Selection(tuple(tags), tuple(patterns))
+
+
 def parse_shard(value: str | None) -> tuple[int, int] | None:
     if value is None:
         return None
@@ -112,13 +131,17 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
               "the difference and its 95% interval (repeat for several pairs; default: the "
               "suite's compare:).")
 @FAIL_ON_REGRESSION
+@TAGS
+@PATTERN
 def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         concurrency: int | None, out: Path, record: Path | None, no_early_stop: bool,
         max_calls: int | None, max_tokens: int | None, resume: Path | None,
         retry_errors: bool, shard: str | None, judge_target: str | None,
         no_judge_cache: bool, record_judge: Path | None, quiet: bool, fmt: str,
-        baseline: Path | None, compare: tuple[str, ...], fail_on_regression: bool) -> None:
-    """Run the scenarios in PATHS (files or folders; default: the current folder).
+        baseline: Path | None, compare: tuple[str, ...], fail_on_regression: bool,
+        tags: tuple[str, ...], patterns: tuple[str, ...]) -> None:
+    """Run the scenarios in PATHS (files or folders; default: the current folder);
+    --tag and -k select some of them.
 
     Exit status: 0 every scenario passed, 1 one failed (or, with --fail-on-regression, one
     regressed), 2 invalid input, 3 endpoint errors left one without a verdict, 130
@@ -137,16 +160,19 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                                      param_hint="'--compare'")
         pairs.append(pair)
     shard_spec = parse_shard(shard)
-    if resume is not None and (paths or targets or runs or shard_spec or pairs):
-        raise click.UsageError("--resume takes the paths, targets, runs, shard and compared "
-                               "targets of the run it resumes; give only --resume RUNDIR")
+    selection = selection_of(tags, patterns)
+    if resume is not None and (paths or targets or runs or shard_spec or pairs
+                               or selection.active):
+        raise click.UsageError("--resume takes the paths, targets, runs, shard, selection "
+                               "and compared targets of the run it resumes; give only "
+                               "--resume RUNDIR")
     request = RunRequest(
         paths=paths, targets=targets, runs=runs, concurrency=concurrency, out=out,
         record=record, early_stop=not no_early_stop, max_calls=max_calls,
         max_tokens=max_tokens, resume=resume, retry_errors=retry_errors, shard=shard_spec,
         judge_target=judge_target, judge_cache=not no_judge_cache, record_judge=record_judge,
         baseline=baseline, compare=tuple(pairs), fail_on_regression=fail_on_regression,
-        argv=tuple(sys.argv[1:]))
+        argv=tuple(sys.argv[1:]), selection=selection)
     hooks, progress_done = _progress_hooks(quiet)
     try:
         result = run_suite(request, hooks)
@@ -225,16 +251,22 @@ def _load_baseline(path: Path | None) -> dict[str, Any] | None:
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per scenario.")
 @click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@TAGS
+@PATTERN
 def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
-         judge_target: str | None, as_json: bool) -> None:
-    """Show what a run would do: scenarios × targets × runs, and the most model calls."""
+         judge_target: str | None, as_json: bool, tags: tuple[str, ...],
+         patterns: tuple[str, ...]) -> None:
+    """Show what a run would do: scenarios × targets × runs, and the most model calls;
+    with --tag or -k, which scenarios they select."""
     from .compile import build_plan
     from .plan import plan_json
     from .targets.kinds import describe
 
     paths = paths or (Path("."),)
+    selection = selection_of(tags, patterns)
     try:
-        p, _ = build_plan(paths, targets=targets, runs=runs, judge_target=judge_target)
+        p, compiled = build_plan(paths, targets=targets, runs=runs, judge_target=judge_target,
+                                 selection=selection)
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)
@@ -242,10 +274,16 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         click.echo(json.dumps(plan_json(p), ensure_ascii=False, indent=2))
         return
     width = max([len("scenario"), *(len(s.id) for s in p.scenarios)])
-    click.echo(f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls")
+    skips = bool(p.skipped)
+    lines = [f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls"
+             + ("  skips" if skips else "")]
     for s in p.scenarios:
-        click.echo(f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
-                   f"{len(s.all_checks):>6}  {s.most_calls * len(p.targets):>10}")
+        line = (f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
+                f"{len(s.all_checks):>6}  {s.most_calls * p.targets_of(s):>10}")
+        if skips:
+            line += "  " + ", ".join(t.name for t in p.targets if not s.runs_on(t.name))
+        lines.append(line.rstrip())
+    click.echo("\n".join(lines))
     names = ", ".join(f"{t.name} ({describe(t)})" for t in p.targets)
     judged = ""
     if p.judge_calls:
@@ -254,6 +292,12 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                   f"{p.judge.tries if p.judge else 1} tries each)")
     click.echo(f"\n{len(p.scenarios)} scenarios × {len(p.targets)} target(s) [{names}] = "
                f"{p.attempts} attempts; at most {p.max_model_calls} model calls{judged}")
+    if p.skipped:
+        click.echo(f"{len(p.skipped)} scenario × target pair(s) skipped: the scenario's "
+                   "targets: leave the target out")
+    if selection.active:
+        click.echo(f"{selection.flags()} selected {len(p.scenarios):,} of "
+                   f"{compiled.considered:,} scenarios")
 
 
 def _existing(ctx: click.Context, param: click.Parameter, paths: tuple[Path, ...]
@@ -282,8 +326,10 @@ def _existing(ctx: click.Context, param: click.Parameter, paths: tuple[Path, ...
               "NO_COLOR is not set).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), metavar="N",
               help="Processes to use (default: one per core for large batches).")
+@TAGS
+@PATTERN
 def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bool | None,
-         jobs: int | None) -> None:
+         jobs: int | None, tags: tuple[str, ...], patterns: tuple[str, ...]) -> None:
     """Check scenario files and scenarist.yaml without running anything (no network).
 
     PATHS are files or folders (searched for *.yaml and *.yml); the default is the
@@ -291,14 +337,20 @@ def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bo
     everything a run checks before it calls a model. Warnings point at what is legal
     but likely wrong; --strict makes them errors.
 
-    Exit status: 0 no errors, 1 errors found, 2 usage error.
+    --tag and -k lint only the scenarios they select (as run and plan select them).
+
+    Exit status: 0 no errors, 1 errors found, 2 usage error (or --tag and -k select
+    nothing).
     """
     from .lint import format_result, lint_paths
 
-    result = lint_paths(paths or (Path("."),), strict=strict, jobs=jobs)
+    selection = selection_of(tags, patterns)
+    result = lint_paths(paths or (Path("."),), strict=strict, jobs=jobs, selection=selection)
     use = use_color(sys.stdout) if color is None else color
     click.echo(format_result(result, fmt, color=use, quiet=quiet),  # type: ignore[arg-type]
                nl=False, color=use)
+    if result.selected == 0:
+        sys.exit(EXIT_INPUT)
     sys.exit(EXIT_FAILED if result.errors else EXIT_OK)
 
 

@@ -3,25 +3,50 @@
 Here live the checks the JSON Schema cannot express: tools named by checks exist, min_pass
 fits in runs, the moment has a UTC offset, patterns and templates compile, ids are unique.
 Each problem is a located diagnostic; every file is compiled even when others fail.
+
+A file with cases (``cases:`` or ``cases_file:``) is expanded first (:mod:`dsl.cases`):
+:func:`compile_file` compiles each case's document as a scenario of its own, sharing with
+the file's other cases every part that no template touches (a :class:`Shared`: the same
+check, the same tool, compiled and reported once). The command line's selection
+(:class:`~dsl.discover.Selection`) is applied here, before a scenario is compiled, so that
+``run``, ``plan`` and ``lint`` select alike.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import gc
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from .attachments import compile_attachments
+from .cases import (
+    CaseBinding,
+    Expansion,
+    Instance,
+    case_sets,
+    case_source,
+    case_type,
+    instance,
+    plan_templates,
+    read_table,
+    template_paths,
+    unused,
+)
 from .checks import REGISTRY, CheckContext, label
-from .discover import Discovery, ScenarioFile, SuiteFiles, discover
+from .discover import EVERYTHING, Discovery, ScenarioFile, Selection, SuiteFiles, discover
 from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
+from .faketools import bind_tool
 from .load import DataPath, Document, read_file
 from .model import (
     TURN_KINDS,
+    Attachment,
     Call,
+    CaseInfo,
     CompiledCheck,
     Plan,
     Scenario,
@@ -36,7 +61,15 @@ from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .targets.kinds import is_model
 from .templates import as_tool_text
-from .validate import VALID, Shape, validate_shape
+from .validate import (
+    TEMPLATE_MAKES_TEXT,
+    VALID,
+    Shape,
+    failing_paths,
+    string_rule,
+    validate,
+    validate_shape,
+)
 from .verdict import min_pass_for, scaled_min_pass
 
 
@@ -48,6 +81,8 @@ class Compiled:
     suite: Suite | None
     scenarios: list[Scenario] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    considered: int = 0  # scenarios the files hold (each case one), before the selection
+    selection: Selection = EVERYTHING
 
     @property
     def has_errors(self) -> bool:
@@ -96,25 +131,28 @@ def compile_paths(
     runs: int | None = None,
     judge_target: str | None = None,
     extra_files: Sequence[Path] = (),
+    selection: Selection = EVERYTHING,
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths`` (found by
     :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
     target (``scenarist run --judge NAME``). ``extra_files`` are scenario files compiled against
     the suite of ``paths`` wherever they are (``scenarist conformance``'s cases, which
-    ship in the package); ``paths`` may then be the suite file alone."""
+    ship in the package); ``paths`` may then be the suite file alone. ``selection``: only
+    the scenarios it selects are compiled (``--tag``, ``-k``)."""
     paused = gc.isenabled()
     gc.disable()  # many objects, no cycles: collections would cost ~40% (bench/lint_bench.py)
     try:
         return _compile_paths(paths, runs=runs, judge_target=judge_target,
-                              extra_files=extra_files)
+                              extra_files=extra_files, selection=selection)
     finally:
         if paused:
             gc.enable()
 
 
 def _compile_paths(paths: Sequence[Path], *, runs: int | None,
-                   judge_target: str | None, extra_files: Sequence[Path]) -> Compiled:
+                   judge_target: str | None, extra_files: Sequence[Path],
+                   selection: Selection) -> Compiled:
     diags = Collector()
     for p in paths:
         if not p.exists():
@@ -140,40 +178,217 @@ def _compile_paths(paths: Sequence[Path], *, runs: int | None,
     suite = group.suite
     if judge_target is not None:
         suite = _override_judge(suite, judge_target, diags)
-    result = Compiled(suite)
+    result = Compiled(suite, selection=selection)
     if not group.files and not extra_files and not diags.has_errors:
         diags.error(Span("<command line>", 1, 1), "E212",
                     f"no scenario files (*.yaml) in {quoted_list([str(p) for p in paths])}")
     extra = tuple(ScenarioFile(p.resolve(), display_path(p)) for p in extra_files)
-    result.scenarios = compile_files((*group.files, *extra), suite, diags, runs=runs)
+    of_files = compile_files((*group.files, *extra), suite, diags, runs=runs,
+                             selection=selection)
+    result.scenarios, result.considered = of_files.scenarios, of_files.considered
     result.diagnostics = diags.diagnostics
     return result
 
 
 def compile_files(files: Sequence[ScenarioFile], suite: Suite | None, diags: Collector, *,
-                  runs: int | None = None) -> list[Scenario]:
+                  runs: int | None = None, selection: Selection = EVERYTHING
+                  ) -> FileScenarios:
     """Each scenario file compiled against ``suite`` (None: no suite, no tool library), in
-    order; a scenario id used twice is E205. Diagnostics go to ``diags``."""
+    order, its cases expanded (:func:`compile_file`); a scenario id used twice is E205.
+    Diagnostics go to ``diags``."""
     root = suite.root if suite is not None else Path.cwd().resolve()
     out: list[Scenario] = []
+    considered = 0
     ids: dict[str, Span] = {}
     for f in files:
-        name = f.name
-        doc = read_file(f.path, name)
+        doc = read_file(f.path, f.name)
+        of_file = compile_file(doc, suite, root, diags, runs=runs, selection=selection)
+        considered += of_file.considered
+        for scenario in of_file.scenarios:
+            first = ids.get(scenario.id)
+            if first is not None:
+                diags.error(id_span(doc, scenario), "E205",
+                            f"the scenario id '{scenario.id}' is already used by {first.file}",
+                            "give one of them a different 'id'")
+                continue
+            ids[scenario.id] = scenario.span
+            out.append(scenario)
+    return FileScenarios(out, considered)
+
+
+def id_span(doc: Document, scenario: Scenario) -> Span:
+    """Where a duplicate id is reported: the scenario's ``id``, or its case's id."""
+    if scenario.case is not None and "id" in scenario.case.values:
+        return scenario.case.span
+    data = doc.data if isinstance(doc.data, dict) else {}
+    return doc.span(("id",)) if "id" in data else Span(doc.path, 1, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class FileScenarios:
+    """What one file compiled into: its scenarios (one, or one per case) that the
+    selection kept, and how many it holds."""
+
+    scenarios: list[Scenario]
+    considered: int
+
+
+Compiled_ = Callable[[Scenario, Document], None]
+
+
+def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collector, *,
+                 runs: int | None = None, selection: Selection = EVERYTHING,
+                 each: Compiled_ | None = None) -> FileScenarios:
+    """One scenario file → its scenarios: one, or one per case (``cases:``,
+    ``cases_file:``: expanded by :mod:`dsl.cases`). Only the scenarios ``selection``
+    selects are compiled (a file it leaves out reports nothing); every problem goes to
+    ``diags``. ``each(scenario, document)`` is called for every scenario compiled (lint's
+    warnings)."""
+    data = doc.data
+    if data is None and isinstance(doc.salvaged, dict) and case_source(doc.salvaged):
+        diags.extend(doc.diagnostics)  # duplicate keys: its cases cannot be trusted
+        return FileScenarios([], 1)
+    if not isinstance(data, dict) or case_source(data) is None:
+        if selection.active and not selection.selects(_plain_id(doc, root), _tags_of(data)):
+            return FileScenarios([], 1)
         scenario = compile_document(doc, suite, root, diags, runs=runs)
-        if scenario is None:
+        if scenario is not None and each is not None:
+            each(scenario, doc)
+        return FileScenarios([scenario] if scenario is not None else [], 1)
+    diags.extend(doc.diagnostics)
+    problems = validate(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
+    # a template where the schema wants something else (a check's name, a number) is
+    # checked once rendered: each case's document is then validated whole
+    deferred = bool(problems) and failing_paths(doc, "scenario.schema.json") <= \
+        template_paths(data)
+    if problems and not deferred:
+        diags.extend(problems)
+        return FileScenarios([], 1)
+    table = read_table(doc, root, diags)
+    if table is None:
+        return FileScenarios([], 1)
+    expansion = plan_templates(doc, table, diags)
+    if expansion is None:
+        return FileScenarios([], len(table.cases))
+    shared = Shared(expansion.touched, expansion.bound)
+    shape = case_type(table)
+    programs: dict[str, Any] = {}  # the file's expressions, compiled for its cases
+    # the template is valid: a case is, when each string it renders fits where it goes
+    fits = {} if deferred else {t.path: string_rule("scenario.schema.json", doc.data, t.path)
+                                for t in expansion.templates if not t.call}
+    base_id = _plain_id(doc, root)
+    reads: set[str] = set()
+    out: list[Scenario] = []
+    reported: set[Diagnostic] = set()
+    compiled_any = False
+    for case in table.cases:
+        if selection.active and not _case_selected(expansion, case, base_id, selection):
             continue
-        first = ids.get(scenario.id)
-        if first is not None:
-            data = doc.data if isinstance(doc.data, dict) else {}
-            at = doc.span(("id",)) if "id" in data else Span(name, 1, 1)
-            diags.error(at, "E205",
-                        f"the scenario id '{scenario.id}' is already used by {first.file}",
-                        "give one of them a different 'id'")
+        local = Collector()
+        inst = instance(expansion, case, local)
+        if inst is None:
+            diags.extend(local.diagnostics)
             continue
-        ids[scenario.id] = scenario.span
-        out.append(scenario)
+        binding = CaseBinding(case.info(), shape, base_id, programs=programs)
+        valid = all((rule := fits.get(path)) is not None and rule(text)
+                    for path, text in inst.rendered.items())
+        scenario = compile_document(inst.doc, suite, root, local, runs=runs, case=binding,
+                                    shared=shared, valid=valid)
+        compiled_any = True
+        reads |= binding.reads
+        diags.extend(_about_case(expansion, inst, local.diagnostics, reported))
+        if scenario is not None:
+            out.append(scenario)
+            if each is not None:
+                each(scenario, inst.doc)
+    if compiled_any:
+        unused(expansion, reads, diags)
+    return FileScenarios(out, len(table.cases))
+
+
+def _plain_id(doc: Document, root: Path) -> str:
+    data = doc.data if isinstance(doc.data, dict) else {}
+    given = data.get("id")
+    return given if isinstance(given, str) and given else scenario_id(Path(doc.path), root)
+
+
+def _tags_of(data: Any) -> list[str]:
+    tags = data.get("tags") if isinstance(data, dict) else None
+    return [t for t in tags if isinstance(t, str)] if isinstance(tags, list) else []
+
+
+def _case_selected(exp: Expansion, case: Any, base_id: str, selection: Selection) -> bool:
+    """Whether the selection keeps a case — known before its templates render, unless its
+    id or tags are templates themselves."""
+    if ("id",) in exp.touched or ("tags",) in exp.touched:
+        inst = instance(exp, case, Collector())
+        if inst is None:
+            return True  # its problems are reported when it is compiled
+        data = inst.doc.data
+        sid = f"{data.get('id') or base_id}[{case.id}]"
+        return selection.selects(sid, _tags_of(data))
+    tags = case.overrides.get("tags")
+    return selection.selects(f"{base_id}[{case.id}]",
+                             tags if tags is not None else _tags_of(exp.base))
+
+
+def _about_case(exp: Expansion, inst: Instance, found: list[Diagnostic],
+                seen: set[Diagnostic]) -> list[Diagnostic]:
+    """A case's diagnostics, each saying which case it is about when it sits in a
+    template string (the value came from the case): there, and at the case. One beside
+    the templates (a key, a value no case changes) is the same mistake for every case
+    compiled on its own: reported once (``seen``: those reported already)."""
+    case = inst.case
+    out = []
+    for d in found:
+        if d.code == "E227" or not exp.in_template(d.span):
+            if d not in seen:
+                seen.add(d)
+                out.append(d)
+            continue
+        hint = TEMPLATE_MAKES_TEXT if d.code == "S103" else d.hint
+        out.append(Diagnostic(d.span, d.code,
+                              f"with {case.named} ({case.span.file}:{case.span.line}): "
+                              f"{d.message}", hint, d.severity))
+        out.append(Diagnostic(case.span, d.code,
+                              f"{case.named} gives the template at {d.span.file}:"
+                              f"{d.span.line}:{d.span.col} a value that does not work: "
+                              f"{d.message}", hint, d.severity))
     return out
+
+
+class Shared:
+    """What the cases of one scenario file share: each part of the scenario that no
+    template touches (a check, a tool, the moment, a turn, the attachments) is compiled —
+    and its problems reported — once, by the first case; the others reuse it. A part a
+    case's values reach (``touched``), or that took the case's values (an expression that
+    reads ``case.NAME``), is compiled for each case."""
+
+    def __init__(self, touched: frozenset[DataPath],
+                 bound: frozenset[DataPath] = frozenset()) -> None:
+        self.touched = touched
+        self.bound = bound  # a fake tool's answers read the case: shared, then rebound
+        self.done: dict[DataPath, Any] = {}
+
+    def get(self, path: DataPath, binding: CaseBinding | None,
+            make: Callable[[], Any]) -> Any:
+        if path in self.touched:
+            return make()
+        if path in self.done:
+            return self.done[path]
+        if binding is None:
+            return make()
+        bound, binding.bound = binding.bound, False
+        value = make()
+        if not binding.bound:
+            self.done[path] = value
+        binding.bound = bound or binding.bound
+        return value
+
+
+def _shared(shared: Shared | None, path: DataPath, binding: CaseBinding | None,
+            make: Callable[[], Any]) -> Any:
+    return make() if shared is None else shared.get(path, binding, make)
 
 
 def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
@@ -247,7 +462,7 @@ def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
     ``turn`` says so in its label (``turn 2 · contains: "sábado"``)."""
     ctype = REGISTRY[item.check]
     ctx = CheckContext(doc, item.path, tools, diags, suite.checks if suite else {},
-                       dict(extra) if extra else {}, broken_tools)
+                       extra if extra is not None else {}, broken_tools)
     prepared = ctype.prepare(item.param, ctx)
     if prepared is None:
         return None
@@ -272,8 +487,14 @@ def compile_document(
     diags: Collector,
     *,
     runs: int | None = None,
+    case: CaseBinding | None = None,
+    shared: Shared | None = None,
+    valid: bool = False,
 ) -> Scenario | None:
-    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``).
+    """One scenario file → a Scenario (or None, with its diagnostics in ``diags``). For a
+    case of a file with cases (:func:`compile_file`), ``doc`` is the case's document,
+    ``case`` the case, ``shared`` what its cases share, and ``valid`` says it is known to
+    fit the schema (its template does, and so does each string it renders).
 
     A file with mistakes is compiled as far as it can be, so that one pass reports every
     independent one: the schema says which places are wrong (:class:`dsl.validate.Shape`),
@@ -295,7 +516,8 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    shape = validate_shape(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
+    shape = VALID if valid else validate_shape(doc, "scenario.schema.json", "the scenario",
+                                               checks=REGISTRY)
     diags.extend(shape.diagnostics)
     sound = shape.sound
     data: dict[str, Any] = doc.data
@@ -304,25 +526,43 @@ def compile_document(
 
     given = data.get("given")
     given = given if isinstance(given, dict) else {}
-    at = None
-    if isinstance(given.get("at"), str) and (not shape.broken or sound(("given", "at"))):
+
+    def moment() -> Any:
+        if not isinstance(given.get("at"), str) or (shape.broken and not sound(("given", "at"))):
+            return None
         try:
-            at = parse_moment(given["at"])
+            return parse_moment(given["at"])
         except MomentError as exc:
             local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
+            return None
 
+    at = _shared(shared, ("given", "at"), case, moment)
+    values = dict(case.info.values) if case is not None else None
     items = given.get("tools")
     tools, broken_tools = _tools(doc, suite, items if isinstance(items, list) else [], local,
-                                 shape)
+                                 shape, shared, case, values)
     by_name = {t.name: t for t in tools}
 
-    history, history_calls = _history(doc, given.get("history"), by_name, local, shape,
-                                      broken_tools)
+    history, history_calls = _shared(
+        shared, ("given", "history"), case,
+        lambda: _history(doc, given.get("history"), by_name, local, shape, broken_tools))
+    attachments: tuple[Attachment, ...] = ()
+    attached = given.get("attachments")
+    if isinstance(attached, list) and (not shape.broken or sound(("given", "attachments"))):
+        attachments = _shared(
+            shared, ("given", "attachments"), case,
+            functools.partial(compile_attachments, doc, ("given", "attachments"), attached,
+                              root, local))
     when = data.get("when")
-    message, turns, user = _when(doc, when, by_name, suite, local, shape, broken_tools)
+    extra = {"simulated_user": isinstance(when, dict), "case": case}
+    message, turns, user = _when(doc, when, by_name, suite, local, root, shape, broken_tools,
+                                 shared, extra)
     checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
-                            shape=shape, broken_tools=broken_tools,
-                            extra={"simulated_user": isinstance(when, dict)})
+                            shape=shape, broken_tools=broken_tools, extra=extra,
+                            shared=shared)
+    listed = data.get("targets")
+    targets = _targets(doc, listed, suite, local) \
+        if isinstance(listed, list) and (not shape.broken or sound(("targets",))) else ()
 
     defaults = suite.defaults if suite else None
     scenario_runs = _number(data, "runs", shape, defaults.runs if defaults else 5)
@@ -333,8 +573,11 @@ def compile_document(
     min_pass = _number(data, "min_pass", shape, None)
     if min_pass is not None:
         if scenario_runs is not None and min_pass > scenario_runs:
+            # where the author fixes it: the case's runs, when the case set only those
+            fix = "runs" if case_sets(doc, "runs") and not case_sets(doc, "min_pass") \
+                else "min_pass"
             local.error(
-                doc.span(("min_pass",)),
+                doc.span((fix,)),
                 "E202",
                 f"min_pass is {min_pass} but runs is {scenario_runs}: the scenario could "
                 "never pass",
@@ -353,7 +596,12 @@ def compile_document(
     if runs is not None and runs != scenario_runs:
         final_runs = runs
         min_pass = scaled_min_pass(min_pass, scenario_runs, runs)
-    sid = data.get("id") or scenario_id(Path(doc.path), root)
+    info: CaseInfo | None = None
+    if case is not None:
+        info = case.info
+        sid = f"{data.get('id') or case.base_id}[{info.id}]"
+    else:
+        sid = data.get("id") or scenario_id(Path(doc.path), root)
     return Scenario(
         id=sid,
         file=doc.path,
@@ -373,32 +621,56 @@ def compile_document(
         history=history,
         history_calls=history_calls,
         file_runs=scenario_runs if final_runs != scenario_runs else None,
+        attachments=attachments,
+        targets=targets,
+        case=info,
     )
+
+
+def _targets(doc: Document, names: list[Any], suite: Suite | None,
+             diags: Collector) -> tuple[str, ...]:
+    """``targets:`` — the suite's targets the scenario is meant for (others skip it)."""
+    known = suite.targets if suite else {}
+    for i, name in enumerate(names):
+        if name not in known:
+            diags.error(doc.span(("targets", i)), "E206",
+                        f"the scenario is meant for the target '{name}', which "
+                        f"{suite.file if suite else 'the suite'} does not define"
+                        f"{did_you_mean(name, known)}",
+                        f"the targets are {quoted_list(sorted(known), 'and') or 'none'}")
+    return tuple(dict.fromkeys(names))
 
 
 def compile_checks(doc: Document, path: DataPath, items: Any,
                    tools: Mapping[str, ToolSpec], suite: Suite | None, diags: Collector,
                    *, shape: Shape = VALID, broken_tools: frozenset[str] = frozenset(),
-                   turn: int | None = None, extra: Mapping[str, Any] | None = None
-                   ) -> tuple[CompiledCheck, ...]:
+                   turn: int | None = None, extra: Mapping[str, Any] | None = None,
+                   shared: Shared | None = None) -> tuple[CompiledCheck, ...]:
     """The checks of one ``then`` list at ``path``: the scenario's own (the whole
     attempt), or turn ``turn``'s (its label says the turn). Each item is read by
     :func:`read_check_item` and compiled by :func:`compile_check`; items the schema found
     wrong (``shape``) and those with problems are left out, their diagnostics in
-    ``diags``."""
+    ``diags``. ``shared``: what the cases of a file share (:class:`Shared`)."""
     if not isinstance(items, list):
         return ()
-    spans = doc.item_spans(path)
+    binding = (extra or {}).get("case")
+    spans: list[Span] = []
+
+    def make(i: int, raw: Any, at: DataPath) -> CompiledCheck | None:
+        if not spans:  # a case that shares every check never needs them
+            spans.extend(doc.item_spans(path))
+        item = read_check_item(raw, at, spans[i])
+        if item is None:
+            return None
+        return compile_check(item, doc, tools, diags, suite=suite, broken_tools=broken_tools,
+                             turn=turn, extra=extra)
+
     out = []
     for i, raw in enumerate(items):
         at: DataPath = (*path, i)
         if shape.broken and not shape.sound(at):  # most files: nothing broken, no call
             continue
-        item = read_check_item(raw, at, spans[i])
-        if item is None:
-            continue
-        check = compile_check(item, doc, tools, diags, suite=suite, broken_tools=broken_tools,
-                              turn=turn, extra=extra)
+        check = _shared(shared, at, binding, functools.partial(make, i, raw, at))
         if check is not None:
             out.append(check)
     return tuple(out)
@@ -411,7 +683,9 @@ _TURN_KEYS: tuple[TurnKind, ...] = TURN_KINDS
 
 
 def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite | None,
-          diags: Collector, shape: Shape = VALID, broken_tools: frozenset[str] = frozenset()
+          diags: Collector, root: Path, shape: Shape = VALID,
+          broken_tools: frozenset[str] = frozenset(), shared: Shared | None = None,
+          extra: Mapping[str, Any] | None = None,
           ) -> tuple[str, tuple[TurnSpec, ...], SimulatedUser | None]:
     """``when``: what the person says (one turn), a list of turns, or a simulated user.
     Gives the first thing the person says, the turns and the simulated user. Parts the
@@ -426,28 +700,51 @@ def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite 
     if not isinstance(when, list):
         return "", (), None
     turns: list[TurnSpec] = []
+    binding = (extra or {}).get("case")
     for i, item in enumerate(when):
         path: DataPath = ("when", i)
-        if isinstance(item, str):
-            turns.append(TurnSpec("say", item, doc.span(path)))
-            continue
-        if not isinstance(item, dict):
-            continue
-        kinds = [k for k in _TURN_KEYS if k in item]
-        if len(kinds) != 1:
-            _turn_shape(doc, path, i, kinds, diags)
-            continue
-        kind = kinds[0]
-        text = item[kind]
-        usable = isinstance(text, str) and (not shape.broken or shape.sound((*path, kind)))
-        if usable and kind != "say":
-            usable = _decidable(doc, (*path, kind), i, kind, text, tools, broken_tools, diags)
-        checks = compile_checks(doc, (*path, "then"), item.get("then"), tools, suite, diags,
-                                shape=shape, broken_tools=broken_tools, turn=i + 1)
-        if usable:
-            turns.append(TurnSpec(kind, text, doc.span(path), checks))
+        turn = _shared(shared, path, binding,
+                       functools.partial(_turn, doc, path, i, item, tools, suite, diags, root,
+                                         shape, broken_tools, extra))
+        if turn is not None:
+            turns.append(turn)
     message = next((t.text for t in turns if t.kind == "say"), "")
     return message, tuple(turns), None
+
+
+def _turn(doc: Document, path: DataPath, i: int, item: Any, tools: Mapping[str, ToolSpec],
+          suite: Suite | None, diags: Collector, root: Path, shape: Shape,
+          broken_tools: frozenset[str], extra: Mapping[str, Any] | None) -> TurnSpec | None:
+    """Turn ``i`` of a conversation (None when it is wrong: its checks are still checked)."""
+    if isinstance(item, str):
+        return TurnSpec("say", item, doc.span(path))
+    if not isinstance(item, dict):
+        return None
+    kinds = [k for k in _TURN_KEYS if k in item]
+    if len(kinds) != 1:
+        _turn_shape(doc, path, i, kinds, diags)
+        return None
+    kind = kinds[0]
+    text = item[kind]
+    usable = isinstance(text, str) and (not shape.broken or shape.sound((*path, kind)))
+    if usable and kind != "say":
+        usable = _decidable(doc, (*path, kind), i, kind, text, tools, broken_tools, diags)
+    attachments: tuple[Attachment, ...] = ()
+    listed = item.get("attachments")
+    if listed is not None:
+        if kind != "say":
+            diags.error(doc.key_span((*path, "attachments")), "S107",
+                        f"turn {i + 1} presses {kind} and has attachments: only what the "
+                        "person says can carry attachments",
+                        "move the attachments to a turn that says something")
+            usable = False
+        elif isinstance(listed, list) and (
+                not shape.broken or shape.sound((*path, "attachments"))):
+            attachments = compile_attachments(doc, (*path, "attachments"), listed, root,
+                                              diags)
+    checks = compile_checks(doc, (*path, "then"), item.get("then"), tools, suite, diags,
+                            shape=shape, broken_tools=broken_tools, turn=i + 1, extra=extra)
+    return TurnSpec(kind, text, doc.span(path), checks, attachments) if usable else None
 
 
 def _turn_shape(doc: Document, path: DataPath, i: int, kinds: Sequence[str],
@@ -616,9 +913,11 @@ def _sound_part(item: dict[str, Any], path: DataPath, shape: Shape) -> dict[str,
 
 
 def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
-           shape: Shape) -> tuple[list[ToolSpec], frozenset[str]]:
+           shape: Shape, shared: Shared | None = None, case: CaseBinding | None = None,
+           values: dict[str, Any] | None = None) -> tuple[list[ToolSpec], frozenset[str]]:
     """The scenario's tools, and the names of those whose definition is wrong (checks that
-    name them are not checked against them)."""
+    name them are not checked against them). For a case (``case``, its ``values``), an
+    inline tool no template touches is compiled once for the file (``shared``)."""
     out: list[ToolSpec] = []
     broken: set[str] = set()
     seen: dict[str, Span] = {}
@@ -644,7 +943,11 @@ def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collecto
                             "description and returns")
                 continue
         else:
-            tool = compile_tool(doc, path, item["name"], item, diags)
+            tool = _shared(shared, path, case,
+                           functools.partial(compile_tool, doc, path, item["name"], item,
+                                             diags, values))
+            if shared is not None and path in shared.bound and values is not None:
+                tool = bind_tool(tool, values)
         if tool.name in seen:
             first = seen[tool.name]
             diags.error(doc.span(path), "E215",
@@ -666,6 +969,7 @@ def build_plan(
     judge_target: str | None = None,
     compare: Sequence[tuple[str, str]] = (),
     extra_files: Sequence[Path] = (),
+    selection: Selection = EVERYTHING,
 ) -> tuple[Plan, Compiled]:
     """Compile ``paths`` into a Plan for the chosen targets; raises InputError.
 
@@ -673,12 +977,15 @@ def build_plan(
     the same files give the same split on every machine. ``compare``: target pairs to
     compare (``--compare old:new``; each must be among the chosen targets); without it, the
     suite's ``compare:`` pairs whose two targets are both chosen. ``extra_files``: scenario files
-    compiled against the suite wherever they are (:func:`compile_paths`)."""
+    compiled against the suite wherever they are (:func:`compile_paths`). ``selection``:
+    the scenarios ``--tag`` and ``-k`` select (E220 when it selects none)."""
     compiled = compile_paths(paths, runs=runs, judge_target=judge_target,
-                             extra_files=extra_files)
+                             extra_files=extra_files, selection=selection)
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
         raise InputError(errors)
+    if selection.active and not compiled.scenarios:
+        raise InputError([nothing_selected(selection, compiled.considered)])
     assert compiled.suite is not None  # compile_paths reports a missing suite as an error
     suite = compiled.suite
     chosen, problems = _select_targets(suite, targets)
@@ -710,10 +1017,10 @@ def build_plan(
         compare=pairs,
         history=suite.history,
     )
-    from .plan import plan_hash, plan_json
-
-    plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
     if shard is not None:
+        from .plan import plan_hash, plan_json
+
+        plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
         i, n = shard
         ordered = sorted(plan.scenarios, key=lambda s: s.id)
         mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}
@@ -726,3 +1033,12 @@ def build_plan(
                 f"scenario{'s' if len(ordered) != 1 else ''}, fewer than {n} shards",
                 f"split it into at most {len(ordered)} shards")])
     return plan, compiled
+
+
+def nothing_selected(selection: Selection, considered: int) -> Diagnostic:
+    """E220: the selection keeps no scenario (``run``, ``plan`` and ``lint`` alike)."""
+    held = f"{considered:,} scenario{'s' if considered != 1 else ''}"
+    return Diagnostic(Span("<command line>", 1, 1), "E220",
+                      f"{selection.flags()} selects none of the {held} found",
+                      "check the tag or the pattern: scenarist plan lists every scenario's "
+                      "id; -k matches part of an id, or a glob such as 'clinic.*'")

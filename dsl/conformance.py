@@ -268,7 +268,7 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
     else:
         diags = Collector()
         scenarios = compile_files([ScenarioFile(f.resolve(), display_path(f)) for f in files],
-                                  None, diags, runs=runs)
+                                  None, diags, runs=runs).scenarios
         diagnostics = diags.diagnostics
     errors = [d for d in diagnostics if d.severity == "error"]
     if errors:

@@ -23,19 +23,71 @@ The rules, in the order they apply:
 
 What each command then does with the groups is its own rule: lint checks every group
 against its own suite; run and plan need the files of exactly one suite (E211).
+
+A :class:`Selection` (``--tag TAG`` and ``-k PATTERN`` on ``run``, ``plan`` and ``lint``)
+then chooses among the scenarios these files hold — each case of a file with cases is one —
+by their ids and tags, with the same rule in all three commands
+(:meth:`Selection.selects`, applied by :func:`dsl.compile.compile_file` before a scenario
+is compiled).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import Collector, Diagnostic
 from .load import iter_yaml_files, walk_yaml_files
 from .suite import SUITE_FILE, Suite, load_suite
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """What the command line selects among the scenarios.
+
+    ``tags``: ``--tag TAG`` (repeatable) — a scenario is selected when it has one of the
+    tags given; ``--tag '!TAG'`` leaves out the scenarios that have TAG. ``patterns``:
+    ``-k PATTERN`` (repeatable) — a scenario is selected when one pattern is part of its
+    id, or matches the whole id as a glob (``*``, ``?``, ``[abc]``), in upper or lower
+    case alike, as pytest's ``-k``. Both: a scenario must pass both."""
+
+    tags: tuple[str, ...] = ()
+    patterns: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return bool(self.tags or self.patterns)
+
+    def selects(self, scenario_id: str, tags: Iterable[str]) -> bool:
+        if self.patterns:
+            low = scenario_id.lower()
+            if not any(p.lower() in low or fnmatch.fnmatchcase(low, p.lower())
+                       for p in self.patterns):
+                return False
+        if self.tags:
+            have = set(tags)
+            wanted = [t for t in self.tags if not t.startswith("!")]
+            if any(t[1:] in have for t in self.tags if t.startswith("!")):
+                return False
+            if wanted and not have.intersection(wanted):
+                return False
+        return True
+
+    def flags(self) -> str:
+        """The selection as it was written: ``--tag smoke -k refill``."""
+        words = [f"--tag {_quoted(t)}" for t in self.tags]
+        words += [f"-k {_quoted(p)}" for p in self.patterns]
+        return " ".join(words)
+
+
+EVERYTHING = Selection()  # no --tag, no -k
+
+
+def _quoted(word: str) -> str:
+    return f"'{word}'" if any(c in word for c in " !*?[]") else word
 
 
 @dataclass(frozen=True, slots=True)

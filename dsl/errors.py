@@ -111,6 +111,17 @@ CODES: dict[str, Code] = {
                                            "person."),
         Code("E226", "no-simulated-user", "goal_reached in a scenario without a simulated "
                                           "user."),
+        Code("E227", "case-lacks-value", "A template (or case.NAME) reads a value that a case "
+                                         "does not have."),
+        Code("E228", "bad-cases-file", "A cases_file that does not exist, is outside the "
+                                       "suite, is not .csv or .jsonl, or holds no case."),
+        Code("E229", "bad-case", "A case that cannot be read: a JSONL line that is not an "
+                                 "object, a CSV row with the wrong number of fields, a bad "
+                                 "id, runs, min_pass or tags."),
+        Code("E230", "duplicate-case-id", "Two cases of one scenario have the same id."),
+        Code("E231", "bad-attachment", "An attachment that cannot be sent: an absolute path "
+                                       "or '..', a missing file, over 5 MiB, or a type "
+                                       "Scenarist cannot send."),
         Code("E232", "unknown-argument", "A check or a fake tool's answer names an argument "
              "the tool does not have."),
         Code("E233", "argument-type", "A check or a fake tool's answer gives an argument a "
@@ -128,6 +139,8 @@ CODES: dict[str, Code] = {
         Code("W404", "check-cannot-fail", "A check that can never fail in this scenario."),
         Code("W405", "single-run-judge", "A judge check on a single run."),
         Code("W406", "duplicate-check", "The same check appears twice."),
+        Code("W407", "unused-case-value", "A column (or value) of the cases that no template "
+                                          "reads."),
         Code("W409", "duplicate-check-name", "Two checks have the same name."),
         Code("W410", "arguments-without-schema", "Arguments for a tool with no input_schema."),
     )

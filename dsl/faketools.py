@@ -14,8 +14,9 @@ A call is answered, in order, by:
    gets ``error: no record for these arguments: {...}``.
 
 Every string of ``returns`` (and of an ``error`` text) may be a template over the call:
-``{{ args.NAME }}``, ``{{ now }}``, ``{{ at }}``; lint checks each one at its own line and
-column. The answer is a :class:`ToolResult`: the text the model gets, and ``error``
+``{{ args.NAME }}``, ``{{ now }}``, ``{{ at }}`` — and, in a scenario with cases, the
+case's values (``{{ drug }}``); lint checks each one at its own line and column. The
+answer is a :class:`ToolResult`: the text the model gets, and ``error``
 (``tool-error`` or ``no-record``) when it is an error, which the attempt records.
 """
 
@@ -33,6 +34,7 @@ from .load import DataPath, Document
 from .model import Action, ToolAnswer, ToolSpec
 from .templates import (
     as_tool_text,
+    bound,
     check_template,
     data_template,
     line_offset,
@@ -95,9 +97,11 @@ def answer(tool: ToolSpec, args: Any, at: dt.datetime) -> ToolResult:
 
 
 def compile_tool(
-    doc: Document, path: DataPath, name: str, data: Mapping[str, Any], diags: Collector
+    doc: Document, path: DataPath, name: str, data: Mapping[str, Any], diags: Collector,
+    values: dict[str, Any] | None = None,
 ) -> ToolSpec:
-    """A tool definition (from the library or inline) as a ToolSpec."""
+    """A tool definition (from the library or inline) as a ToolSpec. ``values``: the
+    values of the scenario's case (dsl/cases.py), which its templates read too."""
     schema = data.get("input_schema") or {"type": "object", "properties": {}}
     # whether the author wrote the input_schema (None: it is not valid, so it cannot be
     # trusted): lint checks arguments against it only when True (dsl/arguments.py)
@@ -118,10 +122,11 @@ def compile_tool(
     returns = data.get("returns", DEFAULT_RETURNS)
     fixed = error if error is not None else returns
     where = "error" if error is not None else "returns"
-    template = _template(doc, (*path, where), fixed, f"{where} of the tool '{name}'", diags)
+    template = _template(doc, (*path, where), fixed, f"{where} of the tool '{name}'", diags,
+                         values)
     placed = [(i, a) for i, item in enumerate(data.get("answers") or ())
               if item is not None  # found wrong by the schema (dsl/compile.py)
-              and (a := _answer(doc, (*path, "answers", i), name, i, item, diags))
+              and (a := _answer(doc, (*path, "answers", i), name, i, item, diags, values))
               is not None]
     answers = tuple(a for _, a in placed)
     action: Action = data.get("action", "read")
@@ -146,8 +151,17 @@ def compile_tool(
     return spec
 
 
+def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
+    """``tool`` (compiled for one case) for another case: its templates read ``values``."""
+    answers = tuple(ToolAnswer(a.when, a.returns, a.span, a.error, bound(a.template, values))
+                    for a in tool.answers)
+    return ToolSpec(tool.name, tool.description, tool.input_schema, tool.action, tool.confirm,
+                    tool.returns, tool.span, bound(tool.template, values), answers, tool.error,
+                    tool.has_returns, tool.args_declared)
+
+
 def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],
-            diags: Collector) -> ToolAnswer | None:
+            diags: Collector, values: dict[str, Any] | None) -> ToolAnswer | None:
     what = f"answer {i + 1} of the tool '{name}'"
     if "returns" in item and "error" in item:
         diags.error(doc.key_span((*path, "error")), "S107",
@@ -162,13 +176,13 @@ def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str,
         return None
     key = "error" if "error" in item else "returns"
     value = item[key]
-    template = _template(doc, (*path, key), value, f"{key} of {what}", diags)
+    template = _template(doc, (*path, key), value, f"{key} of {what}", diags, values)
     return ToolAnswer(when=dict(item["when"]), returns=item.get("returns"),
                       span=doc.span(path), error=item.get("error"), template=template)
 
 
 def _template(doc: Document, path: DataPath, value: Any, what: str,
-              diags: Collector) -> Any:
+              diags: Collector, values: dict[str, Any] | None = None) -> Any:
     """What renders ``value`` over a call (None: it holds no template); each template
     string that does not compile is reported at its own place."""
     ok = True
@@ -186,7 +200,7 @@ def _template(doc: Document, path: DataPath, value: Any, what: str,
             _limit_hint() if trouble.limit else
             "templates use {{ args.name }} for an argument; check the braces",
         )
-    return data_template(value) if ok else None
+    return data_template(value, values) if ok else None
 
 
 def _check_input_schema(doc: Document, path: DataPath, name: str, schema: Any,

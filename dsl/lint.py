@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from .checks import REGISTRY, label
-from .compile import CheckItem, compile_document, read_check_item
-from .discover import SuiteFiles, discover
+from .compile import CheckItem, compile_file, id_span, read_check_item
+from .discover import EVERYTHING, Selection, SuiteFiles, discover
 from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
 from .load import DataPath, Document, read_file, source_lines
 from .model import Scenario
@@ -64,19 +64,21 @@ class FileReport:
 
     file: str
     diagnostics: tuple[Diagnostic, ...]
-    scenario_id: str | None  # None when the file did not compile
-    id_span: Span
+    scenarios: tuple[tuple[str, Span], ...]  # the ids it compiled into, where each is given
     uses: tuple[str, ...]  # names in given.tools: the library tools the file uses
-    excerpt: dict[int, str]  # the source lines the diagnostics point at
+    excerpts: dict[str, dict[int, str]]  # the source lines the diagnostics point at, by file
+    considered: int = 1  # scenarios it holds (each case one), before the selection
 
 
 @dataclass(slots=True)
 class LintResult:
-    """Every diagnostic of a lint, sorted, one per place, ``--strict`` applied."""
+    """Every diagnostic of a lint, sorted, one per place, ``--strict`` applied.
+    ``selected``: the scenarios the selection kept (None without ``--tag`` or ``-k``)."""
 
     files: int
     diagnostics: list[Diagnostic]
     excerpts: dict[str, dict[int, str]] = field(default_factory=dict)
+    selected: int | None = None
 
     @property
     def errors(self) -> int:
@@ -101,10 +103,12 @@ class LintResult:
 
 
 def lint_paths(paths: Sequence[Path], *, strict: bool = False,
-               jobs: int | None = None) -> LintResult:
+               jobs: int | None = None, selection: Selection = EVERYTHING) -> LintResult:
     """Lint every file under ``paths`` (found by :func:`dsl.discover.discover`, each
     against its own suite); never raises on bad input. ``jobs``: processes to use
-    (default: one per core for large batches)."""
+    (default: one per core for large batches). ``selection``: only the scenarios it
+    selects are linted (``--tag``, ``-k``: as run and plan select them); when it selects
+    none, the result is the one diagnostic E220."""
     found: list[Diagnostic] = []
     excerpts: dict[str, dict[int, str]] = {}
     paused = gc.isenabled()
@@ -117,8 +121,9 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
             if g.suite is not None and g.suite.doc is not None:
                 _add_excerpt(excerpts, g.suite.doc, g.diagnostics)
             work.extend((gi, f.path, f.name) for f in g.files)
-        linter = _Linter(discovery.groups, discovery.cwd)
-        reports = _map(linter.file, work, _jobs(jobs, len(work)))
+        linter = _Linter(discovery.groups, discovery.cwd, selection)
+        reports = _map(linter.file, work,
+                       _jobs(jobs, len(work), lambda: _holds_cases(w[1] for w in work)))
     finally:
         if paused:
             gc.enable()
@@ -126,13 +131,20 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
     for (gi, _, _), report in zip(work, reports, strict=True):
         by_group.setdefault(gi, []).append(report)
         found.extend(report.diagnostics)
-        if report.excerpt:
-            excerpts[report.file] = report.excerpt
+        for file, lines in report.excerpts.items():
+            excerpts.setdefault(file, {}).update(lines)
+    if selection.active and not any(r.scenarios for r in reports):
+        from .compile import nothing_selected
+
+        return LintResult(len(work), [nothing_selected(
+            selection, sum(r.considered for r in reports))], {}, 0)
     for gi, g in enumerate(discovery.groups):
         group_reports = by_group.get(gi, [])
         found.extend(_duplicate_ids(group_reports))
         if g.suite is not None:
-            suite_diags = suite_warnings(g.suite, group_reports if g.whole else None)
+            # with a selection, some scenarios were not linted: a tool may be theirs
+            whole = g.whole and not selection.active
+            suite_diags = suite_warnings(g.suite, group_reports if whole else None)
             found.extend(suite_diags)
             if g.suite.doc is not None:
                 _add_excerpt(excerpts, g.suite.doc, suite_diags)
@@ -149,7 +161,8 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
     sources.update((g.suite.file, g.suite_file) for g in discovery.groups
                    if g.suite is not None and g.suite_file is not None)
     _fill_excerpts(excerpts, chosen, sources)
-    return LintResult(len(work), chosen, excerpts)
+    selected = sum(len(r.scenarios) for r in reports) if selection.active else None
+    return LintResult(len(work), chosen, excerpts, selected)
 
 
 def _fill_excerpts(excerpts: dict[str, dict[int, str]], diagnostics: list[Diagnostic],
@@ -176,9 +189,11 @@ def _lines(path: Path) -> list[str]:
 class _Linter:
     """Lints one file of a group; lives in every worker process (forked, not pickled)."""
 
-    def __init__(self, groups: Sequence[SuiteFiles], cwd: Path) -> None:
+    def __init__(self, groups: Sequence[SuiteFiles], cwd: Path,
+                 selection: Selection = EVERYTHING) -> None:
         self.groups = groups
         self.cwd = cwd
+        self.selection = selection
 
     def file(self, item: tuple[int, Path, str]) -> FileReport:
         gi, real, name = item
@@ -186,19 +201,25 @@ class _Linter:
         root = suite.root if suite is not None else self.cwd
         diags = Collector()
         doc = read_file(real, name)
-        scenario = compile_document(doc, suite, root, diags)
-        if scenario is not None:
-            diags.extend(scenario_warnings(scenario, doc, suite))
+
+        def warn(scenario: Scenario, compiled_doc: Document) -> None:
+            diags.extend(scenario_warnings(scenario, compiled_doc, suite))
+
+        found = compile_file(doc, suite, root, diags, selection=self.selection, each=warn)
         data = doc.data if isinstance(doc.data, dict) else {}
         excerpts: dict[str, dict[int, str]] = {}
         _add_excerpt(excerpts, doc, diags.diagnostics)
+        for other in {d.span.file for d in diags.diagnostics} - {name, COMMAND_LINE}:
+            wanted = {d.span.line for d in diags.diagnostics if d.span.file == other}
+            lines = _lines(Path(other))
+            excerpts[other] = {n: lines[n - 1] for n in wanted if 1 <= n <= len(lines)}
         return FileReport(
             file=name,
             diagnostics=tuple(diags.diagnostics),
-            scenario_id=scenario.id if scenario is not None else None,
-            id_span=doc.span(("id",)) if "id" in data else Span(name, 1, 1),
+            scenarios=tuple((s.id, id_span(doc, s)) for s in found.scenarios),
             uses=_library_names(data),
-            excerpt=excerpts.get(name, {}),
+            excerpts=excerpts,
+            considered=found.considered,
         )
 
 
@@ -226,15 +247,14 @@ def _duplicate_ids(reports: list[FileReport]) -> list[Diagnostic]:
     out = []
     first: dict[str, str] = {}
     for r in reports:
-        if r.scenario_id is None:
-            continue
-        if r.scenario_id in first:
-            out.append(Diagnostic(r.id_span, "E205",
-                                  f"the scenario id '{r.scenario_id}' is already used by "
-                                  f"{first[r.scenario_id]}",
-                                  "give one of them a different 'id'"))
-        else:
-            first[r.scenario_id] = r.file
+        for sid, at in r.scenarios:
+            if sid in first:
+                out.append(Diagnostic(at, "E205",
+                                      f"the scenario id '{sid}' is already used by "
+                                      f"{first[sid]}",
+                                      "give one of them a different 'id'"))
+            else:
+                first[sid] = r.file
     return out
 
 
@@ -250,15 +270,33 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-def _jobs(jobs: int | None, count: int) -> int:
+def _jobs(jobs: int | None, count: int, heavy: Callable[[], bool] = lambda: False) -> int:
+    """Processes for ``count`` files: one per core for a large batch — or for a few files
+    that are large batches themselves (``heavy``: some hold cases)."""
     if not hasattr(os, "fork"):
         return 1
     if jobs is None:
-        if count < PARALLEL_MIN_FILES:
+        if count < PARALLEL_MIN_FILES and (count < 2 or not heavy()):
             return 1
         jobs = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
             os.cpu_count() or 1)
     return max(1, min(jobs, count))
+
+
+def _holds_cases(paths: Iterable[Path]) -> bool:
+    """Does one of these scenario files have cases (each a scenario to compile)?"""
+    for p in paths:
+        try:
+            with p.open("rb") as f:
+                head = f.read(MAX_SCAN_BYTES)
+        except OSError:
+            continue
+        if b"cases_file:" in head or b"\ncases:" in head or head.startswith(b"cases:"):
+            return True
+    return False
+
+
+MAX_SCAN_BYTES = 64 * 1024
 
 
 def _map(func: Callable[[T], R], items: list[T], jobs: int) -> list[R]:

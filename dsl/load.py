@@ -4,7 +4,8 @@
 ruamel.yaml composes the file into a node graph (its libyaml-backed parser when
 ``ruamel.yaml.clib`` is installed, its pure-Python one otherwise); we convert the nodes to
 plain ``dict``/``list``/``str``/``int``/``float``/``bool``/``None`` ourselves, which lets us
-report duplicate keys with both places, refuse alias bombs before they expand, and keep
+report duplicate keys with both places, refuse alias bombs before they expand, follow
+merge keys (``<<: *common``: the merged keys keep the place where the anchor wrote them), and keep
 timestamps as the text the author wrote (``given.at`` is parsed by the compiler, which
 insists on a UTC offset). Scalars are resolved with the YAML 1.2 core schema: ``yes`` and
 ``no`` stay text.
@@ -108,6 +109,9 @@ class Document:
     # mapping node id -> {key: (key node, value node)}, built on the first lookup in it
     _keys: dict[int, dict[str, tuple[Any, Any]]] = field(
         default_factory=dict, repr=False, compare=False)
+    # (value 0 | key 1, path) -> its place, found once (a file's cases ask for the same)
+    _places: dict[tuple[int, DataPath], Span] = field(
+        default_factory=dict, repr=False, compare=False)
 
     @property
     def lines(self) -> list[str]:
@@ -123,13 +127,7 @@ class Document:
                 return None, None, False
             kind = node.id
             if kind == "mapping" and isinstance(k, str):
-                index = self._keys.get(id(node))
-                if index is None:
-                    index = self._keys[id(node)] = {}
-                    for kn, vn in node.value:  # the first of duplicate keys, as loaded
-                        if kn.id == "scalar":
-                            index.setdefault(_key_text(kn), (kn, vn))
-                hit = index.get(k)
+                hit = self._index(node).get(k)
                 if hit is None:
                     return node, None, False
                 key_node, node = hit
@@ -139,6 +137,28 @@ class Document:
                 return node, None, False
         return node, key_node, True
 
+    def _index(self, node: Any) -> dict[str, tuple[Any, Any]]:
+        """A mapping node's keys → (key node, value node): its own keys (the first of
+        duplicates, as loaded), then those its merge keys (``<<: *name``) bring, each from
+        the first mapping that has it — the keys the loaded data holds, where they are
+        written (a merged key is at the anchor's mapping)."""
+        index = self._keys.get(id(node))
+        if index is not None:
+            return index
+        index = self._keys[id(node)] = {}
+        merged: list[Any] = []
+        for kn, vn in node.value:
+            if kn.id != "scalar":
+                continue
+            if is_merge_key(kn):
+                merged.extend(merge_sources(vn))
+                continue
+            index.setdefault(_key_text(kn), (kn, vn))
+        for source in merged:
+            for key, hit in self._index(source).items():
+                index.setdefault(key, hit)
+        return index
+
     def _at(self, node: Any) -> Span:
         if node is None:
             return Span(self.path, 1, 1)
@@ -147,7 +167,19 @@ class Document:
 
     def span(self, path: DataPath) -> Span:
         """The place of the value at ``path``, or of its nearest parent that has one."""
-        return self._at(self._walk(path)[0])
+        found = self._places.get((0, path))
+        if found is None:
+            found = self._places[(0, path)] = self._at(self._walk(path)[0])
+        return found
+
+    def extent(self, path: DataPath) -> tuple[int, int]:
+        """The first and last line of the value at ``path``."""
+        node = self._walk(path)[0]
+        if node is None:
+            return (1, 1)
+        end = node.end_mark
+        last = end.line + (1 if end.column else 0)
+        return (node.start_mark.line + 1, max(node.start_mark.line + 1, last))
 
     def item_spans(self, path: DataPath) -> list[Span]:
         """The place of every item of the list at ``path`` (one walk for all of them; []
@@ -160,8 +192,12 @@ class Document:
 
     def key_span(self, path: DataPath) -> Span:
         """The place of the key that holds the value at ``path`` (falls back to the value)."""
-        node, key_node, _ = self._walk(path)
-        return self._at(key_node if key_node is not None else node)
+        found = self._places.get((1, path))
+        if found is None:
+            node, key_node, _ = self._walk(path)
+            found = self._places[(1, path)] = self._at(key_node if key_node is not None
+                                                       else node)
+        return found
 
     def style(self, path: DataPath) -> str:
         """How the scalar at ``path`` is written: ``""`` (plain), ``'``, ``"``, ``|``, ``>``."""
@@ -216,40 +252,75 @@ def read_file(path: FsPath, display: str | None = None) -> Document:
     regular files are read (a FIFO, a device or a socket is reported, never waited on),
     and at most MAX_FILE_BYTES of them."""
     name = display if display is not None else str(path)
+    raw = read_bytes(path, name)
+    if isinstance(raw, Diagnostic):
+        return _failed(name, raw)
+    return load_bytes(raw, name)
+
+
+def read_bytes(path: FsPath, name: str, limit: int = MAX_FILE_BYTES,
+               too_large_hint: str = "a scenario is a page of YAML; move large fixed data "
+                                     "out of the scenario or shorten it") -> bytes | Diagnostic:
+    """The bytes of a regular file of at most ``limit`` bytes, or the diagnostic (at
+    ``name``:1:1) that says why it cannot be read. A FIFO, a device or a socket is reported,
+    never waited on."""
     origin = Span(name, 1, 1)
     try:
         # O_NONBLOCK: opening a FIFO for reading would wait for a writer forever
         fd = os.open(path, _OPEN_FLAGS)
     except OSError as exc:
-        return _failed(name, Diagnostic(origin, "Y112", f"cannot read the file: "
-                                                        f"{_os_reason(exc)}"))
+        return Diagnostic(origin, "Y112", f"cannot read the file: {_os_reason(exc)}")
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
-            return _failed(name, Diagnostic(
+            return Diagnostic(
                 origin, "Y112", f"the path is {_not_regular(st.st_mode)}, not a regular file",
                 "give the path of a scenario file (a symlink to a device or a FIFO is not "
-                "one)"))
-        if st.st_size > MAX_FILE_BYTES:
-            return _failed(
-                name,
-                Diagnostic(
-                    origin,
-                    "Y104",
-                    f"the file is {st.st_size:,} bytes; Scenarist reads files of at most "
-                    f"{MAX_FILE_BYTES:,} bytes ({MAX_FILE_BYTES // 2**20} MiB)",
-                    "a scenario is a page of YAML; move large fixed data out of the "
-                    "scenario or shorten it",
-                ),
-            )
+                "one)")
+        if st.st_size > limit:
+            return _too_large(origin, st.st_size, limit, too_large_hint)
         with open(fd, "rb", closefd=False) as f:
-            raw = f.read(MAX_FILE_BYTES + 1)  # a file that grows stops here
+            raw = f.read(limit + 1)  # a file that grows stops here
     except OSError as exc:
-        return _failed(name, Diagnostic(origin, "Y112", f"cannot read the file: "
-                                                        f"{_os_reason(exc)}"))
+        return Diagnostic(origin, "Y112", f"cannot read the file: {_os_reason(exc)}")
     finally:
         os.close(fd)
-    return load_bytes(raw, name)
+    if len(raw) > limit:
+        return _too_large(origin, len(raw), limit, too_large_hint)
+    return raw
+
+
+def _too_large(origin: Span, size: int, limit: int, hint: str) -> Diagnostic:
+    unit = f"{limit // 2**20} MiB" if limit % 2**20 == 0 else f"{limit:,} bytes"
+    return Diagnostic(origin, "Y104", f"the file is {size:,} bytes; Scenarist reads files of "
+                                      f"at most {limit:,} bytes ({unit})", hint)
+
+
+def read_text(path: FsPath, name: str) -> str | Diagnostic:
+    """A UTF-8 text file (a byte order mark is allowed), or the diagnostic that says why it
+    is not one: unreadable, too large, binary (a NUL byte), not UTF-8 — at its place."""
+    raw = read_bytes(path, name, too_large_hint="split the data into several files")
+    if isinstance(raw, Diagnostic):
+        return raw
+    return decode_text(raw, name)
+
+
+def decode_text(raw: bytes, name: str) -> str | Diagnostic:
+    """``raw`` as UTF-8 text (a byte order mark is dropped), or the Y105/Y106 diagnostic
+    at the first byte that is not text."""
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        line, col = _line_col_bytes(raw, nul)
+        return Diagnostic(Span(name, line, col), "Y106",
+                          "the file contains binary data (a NUL byte), not UTF-8 text",
+                          "check that this is the file you meant, not an image or an archive")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, col = _line_col_bytes(raw, exc.start)
+        return Diagnostic(Span(name, line, col), "Y105",
+                          f"the file is not UTF-8 text (byte 0x{raw[exc.start]:02x} cannot be "
+                          "decoded)", "save the file as UTF-8 (in a spreadsheet: CSV UTF-8)")
 
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -618,7 +689,8 @@ def _key_text(node: Any) -> str:
 
 class _Builder:
     """Turns composed nodes into plain data, refusing what Scenarist does not read
-    (unknown tags, merge keys, duplicate keys, alias bombs, deep nesting, huge strings).
+    (unknown tags, duplicate keys, alias bombs, deep nesting, huge strings); merge keys
+    (``<<: *common``) bring the keys of the mapping they name.
     Positions are not recorded here: the Document reads them from the nodes on demand."""
 
     def __init__(self, name: str) -> None:
@@ -729,6 +801,7 @@ class _Builder:
 
     def _mapping(self, node: Any, depth: int) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        merges: list[tuple[Any, Any]] = []
         for key_node, value_node in node.value:
             if key_node.id != "scalar":
                 self.diagnostics.append(
@@ -741,18 +814,8 @@ class _Builder:
                     and raw[0] not in _NOT_TEXT_START and raw != "<<"
                     and len(raw) <= MAX_STRING_CHARS):
                 key = raw  # the usual key: plain text
-            elif (raw == "<<" and not key_node.style) or (
-                key_node.ctag is not _TAG_STR and key_node.tag == _STD + "merge"
-            ):
-                self.diagnostics.append(
-                    Diagnostic(
-                        self._span(key_node),
-                        "Y110",
-                        "merge keys ('<<') are not supported",
-                        "write the keys out, or define the tool once in the suite's tool "
-                        "library and refer to it by name",
-                    )
-                )
+            elif is_merge_key(key_node):
+                merges.append((key_node, value_node))
                 continue
             else:
                 resolvable = key_node.ctag is _TAG_STR or key_node.tag in _PLAIN_RESOLVED
@@ -778,7 +841,46 @@ class _Builder:
             except _TooMany as exc:
                 exc.path.append(node)
                 raise
+        if merges:
+            try:
+                self._merge(out, merges, depth)
+            except _TooMany as exc:
+                exc.path.append(node)
+                raise
         return out
+
+    def _merge(self, out: dict[str, Any], merges: list[tuple[Any, Any]], depth: int) -> None:
+        """``<<: *name`` (or ``<<: [*a, *b]``): the keys of the merged mappings that this
+        mapping does not write itself, the first mapping's first (YAML's merge key)."""
+        for key_node, value_node in merges:
+            sources = merge_sources(value_node)
+            if not sources or any(s.id != "mapping" for s in sources):
+                self.diagnostics.append(Diagnostic(
+                    self._span(key_node), "Y110",
+                    "a merge key ('<<') takes a mapping — an alias such as *common — or a "
+                    "list of them",
+                    "define the shared keys once with an anchor (common: &common {...}) and "
+                    "merge them with <<: *common"))
+                continue
+            for source in sources:
+                merged = self.convert(source, depth + 1)
+                if isinstance(merged, dict):
+                    for k, v in merged.items():
+                        out.setdefault(k, v)
+
+
+def is_merge_key(node: Any) -> bool:
+    """``<<`` written plain (or tagged ``!!merge``): YAML's merge key."""
+    if node.ctag is _TAG_STR:
+        return bool(node.value == "<<" and not node.style)
+    return bool((node.value == "<<" and not node.style) or node.tag == _STD + "merge")
+
+
+def merge_sources(node: Any) -> list[Any]:
+    """The nodes a merge key's value names: one mapping, or each item of a list."""
+    if node.id == "sequence":
+        return list(node.value)
+    return [node]
 
 
 class _TooMany(Exception):
@@ -817,7 +919,7 @@ def source_lines(path: FsPath) -> list[str]:
         os.close(fd)
     if len(raw) > MAX_FILE_BYTES or b"\x00" in raw:
         return []
-    return raw.decode("utf-8", errors="replace").splitlines()
+    return raw.decode("utf-8-sig", errors="replace").splitlines()
 
 
 def iter_yaml_files(root: FsPath) -> Iterator[FsPath]:

@@ -2,6 +2,11 @@
 from the fake tools (dsl/faketools.py), until the model answers in text or ``max_steps``
 model calls are spent.
 
+What the person says is one user message (:func:`user_message`), with the files they attach
+(``given.attachments`` with the first thing they say, a turn's with that turn) as parts
+that refer to each file by its hash; each request sends them as image and text content
+parts (:func:`dsl.attachments.wire_messages`), while the attempt keeps the references.
+
 A call whose arguments are not JSON, or that names a tool the scenario does not have, is
 recorded and answered with an error as its tool result — the model may recover; checks
 decide. A call to a ``confirm: true`` tool is held as *pending* and ends the turn. A
@@ -17,14 +22,15 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .attachments import user_content, wire_messages
 from .conversation import OpenUser, converse, settle
 from .errors import EndpointError
 from .faketools import answer as tool_answer
-from .model import AttemptData, Call, Scenario, Tokens, ToolSpec, Turn
+from .model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn
 from .targets.base import ChatModel, Unreadable, read_reply_json
 from .templates import compile_template, render_system
 
@@ -84,6 +90,7 @@ class _Chat:
         self.p = p
         self.tools_by_name = {t.name: t for t in scenario.tools}
         self.openai_tools = [t.openai() for t in scenario.tools]
+        self.attached = {a.sha256: a for a in scenario.all_attachments}
 
     async def respond(self) -> tuple[str, str | None]:
         """Ask the model until it answers in text (or holds a call for confirmation, or
@@ -94,7 +101,9 @@ class _Chat:
         tools_by_name = self.tools_by_name
         steps = 0
         while True:
-            body: dict[str, Any] = {"model": settings.model, "messages": p.messages}
+            # the attachments travel as content parts; the messages kept refer to them
+            body: dict[str, Any] = {"model": settings.model,
+                                    "messages": wire_messages(p.messages, self.attached)}
             if self.openai_tools:
                 body["tools"] = self.openai_tools
             body["seed"] = self.run
@@ -173,7 +182,11 @@ class _Chat:
             p.failure_kind = "nothing_to_confirm"
         else:
             if kind == "say":
-                p.messages = [*p.messages, {"role": "user", "content": text}]
+                said = any(t.kind == "say" for t in p.turns)
+                attachments = self.scenario.attachments_for(len(p.turns) if not simulated
+                                                            else len(self.scenario.turns),
+                                                            said)
+                p.messages = [*p.messages, user_message(text, attachments)]
             answer, failure = await self.respond()
         turn = Turn(kind, text, answer, len(p.calls) - first_call, settled.decided,
                     p.steps - first_step, len(p.messages), failure, simulated)
@@ -192,7 +205,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
     chat = _Chat(model, scenario, run, p)
     goal: bool | None = None
     if not scenario.conversation:  # one message, one answer
-        p.messages.append({"role": "user", "content": scenario.message})
+        p.messages.append(user_message(scenario.message, scenario.attachments))
         answer, failure = await chat.respond()
         message = scenario.message
     else:
@@ -226,7 +239,16 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         history=scenario.history_calls,
         history_messages=len(scenario.history),
         goal_reached=goal,
+        attachments=scenario.all_attachments,
     )
+
+
+def user_message(text: str, attachments: Sequence[Attachment] = ()) -> dict[str, Any]:
+    """What the person says, as the loop keeps it: the text, and a part per attachment
+    that refers to it by hash (:func:`dsl.attachments.wire_messages` turns those into the
+    image and text parts each request sends). One message, in one-message scenarios and in
+    every turn of a conversation alike."""
+    return {"role": "user", "content": user_content(text, attachments)}
 
 
 class LoopAgent:

@@ -109,16 +109,68 @@ class CompiledCheck:
         return self.evaluate(self.params, attempt)
 
 
+AttachmentKind = Literal["image", "file"]
+ATTACHMENT_KINDS: tuple[AttachmentKind, ...] = ("image", "file")
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """A file the person sends with a message (``attachments:`` of ``given`` or of a
+    turn): an ``image`` goes to the model as an image content part (a data URL), a
+    ``file`` (UTF-8 text) as a text part headed by its label. ``content`` is the file's
+    bytes, read and checked when the scenario compiled (dsl/attachments.py); records keep
+    only the rest (path, kind, MIME type, label, hash)."""
+
+    path: str  # relative to the suite's folder, with '/' (as written)
+    kind: AttachmentKind
+    mime_type: str
+    label: str  # the name the model reads: the label, else the file's name
+    sha256: str  # of the content
+    size: int  # bytes
+    span: Span
+    content: bytes = b""
+
+    def ref(self) -> dict[str, Any]:
+        """What a record keeps of it (in place of its content)."""
+        return {"path": self.path, "kind": self.kind, "mime_type": self.mime_type,
+                "label": self.label, "sha256": self.sha256, "size": self.size}
+
+
+ATTACHMENT_PART = "attachment"  # the content part a record keeps in an attachment's place
+
+
+def attachment_refs(content: Any) -> list[Mapping[str, Any]]:
+    """The attachments of a message's content, as a record keeps them (``Attachment.ref``
+    with ``"type": "attachment"``)."""
+    if type(content) is not list:
+        return []
+    return [p for p in content if type(p) is dict and p.get("type") == ATTACHMENT_PART]
+
+
+@dataclass(frozen=True, slots=True)
+class CaseInfo:
+    """The case a scenario was expanded from (``cases:`` or ``cases_file:``): its id (its
+    ``id`` value, or its 1-based number), its number, its values and where it is
+    written (the inline mapping, the JSONL line, the CSV row)."""
+
+    id: str
+    number: int
+    values: Mapping[str, Any]
+    span: Span
+
+
 @dataclass(frozen=True, slots=True)
 class TurnSpec:
     """One scripted turn of a conversation (``when`` as a list): the person says ``text``
     (``say``), or presses confirm or cancel on the pending calls to the tool ``text`` (or
-    to every tool: ``all``); ``checks`` look at that turn only."""
+    to every tool: ``all``); ``checks`` look at that turn only; ``attachments`` go with
+    what the person says in it."""
 
     kind: TurnKind
     text: str
     span: Span
     checks: tuple[CompiledCheck, ...] = ()
+    attachments: tuple[Attachment, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +212,13 @@ class Scenario:
     history: tuple[Mapping[str, Any], ...] = ()
     history_calls: tuple[Call, ...] = ()
     file_runs: int | None = None  # the runs the file asks for, when --runs changed them
+    attachments: tuple[Attachment, ...] = ()  # given.attachments: with the first message
+    targets: tuple[str, ...] = ()  # the targets it is meant for (empty: every target)
+    case: CaseInfo | None = None  # the case it was expanded from
+
+    def runs_on(self, target: str) -> bool:
+        """Is the scenario meant for ``target``? (Others skip it: shown as skipped.)"""
+        return not self.targets or target in self.targets
 
     @property
     def conversation(self) -> bool:
@@ -195,6 +254,18 @@ class Scenario:
                 return t
         return None
 
+    @property
+    def all_attachments(self) -> tuple[Attachment, ...]:
+        """Every file the person sends in this scenario (given's, then each turn's)."""
+        return (*self.attachments, *(a for t in self.turns for a in t.attachments))
+
+    def attachments_for(self, turn: int, said_before: bool) -> tuple[Attachment, ...]:
+        """What goes with what the person says in turn ``turn`` (0-based; a simulated
+        user's turns have none of their own): given.attachments go with the first thing
+        the person says."""
+        own = self.turns[turn].attachments if turn < len(self.turns) else ()
+        return own if said_before else (*self.attachments, *own)
+
 
 @dataclass(frozen=True, slots=True)
 class Target:
@@ -226,19 +297,32 @@ class Plan:
     compare: tuple[tuple[str, str], ...] = ()  # target pairs (old, new) compared in the run
     history: Any = None  # the suite's history: setting (dsl/history/locate.py reads it)
 
+    def targets_of(self, scenario: Scenario) -> int:
+        """How many of the plan's targets run ``scenario`` (its ``targets:`` skip others)."""
+        if not scenario.targets:
+            return len(self.targets)
+        return sum(scenario.runs_on(t.name) for t in self.targets)
+
     @property
     def attempts(self) -> int:
-        return sum(s.runs for s in self.scenarios) * len(self.targets)
+        return sum(s.runs * self.targets_of(s) for s in self.scenarios)
 
     @property
     def max_model_calls(self) -> int:
-        return sum(s.most_calls for s in self.scenarios) * len(self.targets)
+        return sum(s.most_calls * self.targets_of(s) for s in self.scenarios)
 
     @property
     def judge_calls(self) -> int:
         """Questions the judge is asked if every attempt runs (before retries and cache)."""
-        return sum(s.runs * sum(c.judge_calls for c in s.all_checks)
-                   for s in self.scenarios) * len(self.targets)
+        return sum(s.runs * sum(c.judge_calls for c in s.all_checks) * self.targets_of(s)
+                   for s in self.scenarios)
+
+    @property
+    def skipped(self) -> list[tuple[str, str]]:
+        """(scenario, target) pairs the plan does not run: the scenario's ``targets:``
+        leave the target out."""
+        return [(s.id, t.name) for s in self.scenarios if s.targets
+                for t in self.targets if not s.runs_on(t.name)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,6 +434,12 @@ class AttemptData:
     history: tuple[Call, ...] = ()  # the calls of given.history: the agent had their results
     history_messages: int = 0  # messages after the system prompt that were given.history
     goal_reached: bool | None = None  # a simulated user said its goal was reached
+    attachments: tuple[Attachment, ...] = ()  # what the person attached (messages refer to
+    # each by its hash, as records keep them)
+
+    def attached(self) -> dict[str, Attachment]:
+        """The attachments by their hash (the key a message's attachment part holds)."""
+        return {a.sha256: a for a in self.attachments}
 
     @property
     def pending(self) -> tuple[Call, ...]:

@@ -19,15 +19,20 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from .errors import NotReady, RunDirError
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .model import Plan
+
+if TYPE_CHECKING:
+    from .discover import Selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,7 @@ class RunRequest:
     compare: tuple[tuple[str, str], ...] = ()  # --compare old:new (else the suite's pairs)
     fail_on_regression: bool = False  # exit 1 on any regression (baseline or compare)
     argv: tuple[str, ...] = ()
+    selection: Selection | None = None  # --tag, -k (None: every scenario)
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,13 +99,17 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     saved: dict[str, Any] = info.get("settings") or {}
     if not saved.get("paths"):
         raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
+    from .discover import Selection
+
     shard = saved.get("shard")
     return dataclasses.replace(
         request, paths=tuple(Path(p) for p in saved["paths"]),
         extra_files=tuple(Path(p) for p in saved.get("extra_files") or ()),
         targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
         early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
-        shard=(shard[0], shard[1]) if shard else None)
+        shard=(shard[0], shard[1]) if shard else None,
+        selection=Selection(tuple(saved.get("tags") or ()),
+                            tuple(saved.get("patterns") or ())))
 
 
 def _settings(request: RunRequest) -> dict[str, Any]:
@@ -108,7 +118,9 @@ def _settings(request: RunRequest) -> dict[str, Any]:
             "extra_files": [str(p.resolve()) for p in request.extra_files],
             "targets": list(request.targets), "runs": request.runs,
             "shard": list(request.shard) if request.shard else None,
-            "early_stop": request.early_stop, "judge": request.judge_target}
+            "early_stop": request.early_stop, "judge": request.judge_target,
+            "tags": list(request.selection.tags) if request.selection else [],
+            "patterns": list(request.selection.patterns) if request.selection else []}
 
 
 T = TypeVar("T")
@@ -166,12 +178,14 @@ def plan_for(request: RunRequest) -> Plan:
     """Compile the request's paths into a plan that can start: InputError for the files,
     NotReady for what the environment lacks."""
     from .compile import build_plan
+    from .discover import EVERYTHING
     from .targets.kinds import missing_keys
 
     plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
                          runs=request.runs, concurrency=request.concurrency,
                          shard=request.shard, judge_target=request.judge_target,
-                         compare=request.compare, extra_files=request.extra_files)
+                         compare=request.compare, extra_files=request.extra_files,
+                         selection=request.selection or EVERYTHING)
     if request.record is not None and len(plan.targets) != 1:
         raise NotReady("--record records one target; choose it with --target NAME")
     for flag, path in (("--record", request.record), ("--record-judge", request.record_judge)):
@@ -189,12 +203,8 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
     Raises InputError, NotReady or RunDirError before anything is sent."""
     import asyncio  # here, not at the top: lint's start-up does without it
 
-    from .baseline import load_summary
-    from .cioutputs import write_ci_outputs
     from .history import git_info, location_for
     from .history.locate import kept_json
-    from .plan import plan_changes, plan_json
-    from .report import regenerate
     from .run import RunOptions, execute, run_info
     from .store import (
         PLAN,
@@ -203,21 +213,27 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
         create_run_dir,
         latest_records,
         read_json,
+        store_attachments,
         truncate_torn,
         write_json,
     )
-    from .summarize import exit_code
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
-    baseline = (load_summary(request.baseline) if isinstance(request.baseline, Path)
-                else request.baseline)
+    baseline = request.baseline
+    if isinstance(baseline, Path):
+        from .baseline import load_summary
+
+        baseline = load_summary(baseline)
     plan = plan_for(request)
     location = location_for(Path(plan.suite_root), plan.history)
 
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
-    new_plan = plan_json(plan)
+    # A new run's plan.json is made and written while its first attempts run (a plan of
+    # 10,000 scenarios takes most of a second); the first record waits for it, so a run
+    # folder never holds results without its plan. Resuming compares plans first.
+    planned = PlanWriter(plan, request.resume is None)
     prior: list[Any] = []
     run_dir = request.resume if request.resume is not None else create_run_dir(request.out)
     with RunLock(run_dir):
@@ -227,7 +243,9 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
                 info = read_json(run_dir / RUN)
             except RunDirError as exc:
                 raise NotReady(f"cannot resume: {exc}") from None
-            changes = plan_changes(old_plan, new_plan)
+            from .plan import plan_changes
+
+            changes = plan_changes(old_plan, planned.result())
             if changes:
                 raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
                                + "; ".join(changes) + ". Start a new run instead.")
@@ -243,7 +261,11 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
             info["compare"] = [list(pair) for pair in plan.compare]
             info["git"] = git_info(Path(plan.suite_root))
             info["history"] = kept_json(location)
-            _write(lambda: write_json(run_dir / PLAN, new_plan), run_dir)
+            planned.write_to(run_dir / PLAN)
+            attached = {a.sha256: a.content for s in plan.scenarios
+                        for a in s.all_attachments}
+            if attached:  # the report shows them; records refer to them by hash
+                _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
         _write(lambda: write_json(run_dir / RUN, info), run_dir)
 
         done = frozenset(r.key for r in prior)
@@ -254,9 +276,18 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
             early_stop=request.early_stop, max_calls=request.max_calls,
             max_tokens=request.max_tokens, done=done, prior=tuple(prior),
             handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
-            record_judge=recordings[-1].partial if request.record_judge else None)
-        state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
-                                    notify=hooks.notify))
+            record_judge=recordings[-1].partial if request.record_judge else None,
+            before_results=planned.wait)
+        try:
+            state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
+                                        notify=hooks.notify))
+        finally:
+            planned.wait_quietly()
+        if planned.error is not None and state.write_error is None:
+            state.write_error = planned.error
+        from .cioutputs import write_ci_outputs
+        from .report import regenerate
+        from .summarize import exit_code
 
         sched = state.scheduler
         info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -284,7 +315,8 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
                               f"{run_dir}")
         _write(lambda: write_json(run_dir / RUN, info), run_dir)
         history = History(location)
-        trends = history.trends(plan_keys(new_plan), run_dir)
+        trends = history.trends([(sc.id, t.name) for sc in plan.scenarios
+                                 for t in plan.targets], run_dir)
         summary, comparison = _write(lambda: regenerate(run_dir, None, baseline, trends)[1:],
                                      run_dir)
         _write(lambda: write_ci_outputs(run_dir, summary, comparison), run_dir)
@@ -305,6 +337,126 @@ def run_suite(request: RunRequest, hooks: Hooks = Hooks()) -> RunResult:
     if request.fail_on_regression and regressions(summary, comparison):
         code = EXIT_FAILED
     return RunResult(run_dir, summary, comparison, code, tuple(notes))
+
+
+class PlanWriter:
+    """``plan.json``, made beside the run's first attempts (``background``; a plan of
+    10,000 scenarios takes about a second, so the first requests go out meanwhile) or at
+    once when asked for (:meth:`result`). :meth:`wait`, called before the first record is
+    written, returns once the file is there, and raises OSError when it could not be.
+
+    In the background it is made by a forked process, on the other core, only while the
+    process has no thread but this one (:func:`forkable`): ``os.fork`` in a process with
+    threads can leave the child holding a lock that no thread will ever release. The run
+    starts its threads (the event loop's, the HTTP clients') after this, so ``scenarist
+    run`` forks; a caller that has threads of its own (a test's server, an embedding
+    program) gets a thread instead — safe, but it shares the interpreter with the run, and
+    delays the first request by about as long as the plan takes (bench/cases_bench.py)."""
+
+    def __init__(self, plan: Plan, background: bool) -> None:
+        self.plan = plan
+        self.background = background
+        self.path: Path | None = None
+        self.error: str | None = None
+        self._data: dict[str, Any] | None = None
+        self._child = 0  # the forked process making it
+        self._thread: threading.Thread | None = None
+        self._failure: BaseException | None = None  # a bug while making it: raised on wait
+
+    def write_to(self, path: Path) -> None:
+        self.path = path
+        if not self.background:
+            self._make()
+            return
+        if forkable():
+            self._child = _fork(self._make_in_child)
+            if self._child > 0:
+                return
+        self._thread = threading.Thread(target=self._make, name="scenarist-plan-json",
+                                        daemon=True)
+        self._thread.start()
+
+    def _make(self) -> None:
+        from .plan import plan_json
+        from .store import write_json
+
+        try:
+            if self._data is None:
+                self._data = plan_json(self.plan)
+            if self.path is not None:
+                write_json(self.path, self._data)
+        except OSError as exc:
+            self.error = f"cannot write {self.path}: {exc.strerror or exc}"
+        except BaseException as exc:  # raised again by wait(), in the run's own thread
+            self._failure = exc
+
+    def _make_in_child(self) -> int:  # pragma: no cover - the child; tests see its file
+        self._make()
+        return 0 if self.error is None and self._failure is None else 1
+
+    def _join(self) -> None:
+        if self._child > 0:
+            _, status = os.waitpid(self._child, 0)
+            self._child = 0
+            if status != 0 and self.error is None:
+                self.error = f"cannot write {self.path}: the process that wrote it failed"
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def wait(self) -> None:
+        self._join()
+        if self._failure is not None:
+            raise self._failure
+        if self.error is not None:
+            raise OSError(self.error)
+
+    def wait_quietly(self) -> None:
+        self._join()
+
+    def result(self) -> dict[str, Any]:
+        """plan.json's contents (made here when it was made elsewhere)."""
+        self._join()
+        if self._data is None:
+            from .plan import plan_json
+
+            self._data = plan_json(self.plan)
+        return self._data
+
+
+def forkable() -> bool:
+    """May this process fork safely now? Only on Linux, and only while it has a single
+    thread — counted by the kernel (``/proc/self/task``), which sees threads that C
+    libraries start as well as Python's."""
+    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
+        return False
+    if threading.active_count() != 1:
+        return False
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+def _fork(child: Callable[[], int]) -> int:
+    """``child()`` in a forked process, which exits with what it returns; the child's pid,
+    or -1 when the system would not fork."""
+    import gc
+
+    gc.freeze()  # the child only reads the plan: its pages stay shared
+    try:
+        pid = os.fork()
+    except OSError:
+        return -1
+    finally:
+        gc.unfreeze()
+    if pid == 0:  # pragma: no cover - the child
+        status = 1
+        try:
+            status = child()
+        finally:
+            os._exit(status)
+    return pid
 
 
 def regressions(summary: dict[str, Any], comparison: Any) -> list[Any]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import SCHEMA_VERSION, CompiledCheck, Plan, Scenario
+from .model import SCHEMA_VERSION, CompiledCheck, Plan, Scenario, ToolSpec
 from .targets.kinds import target_json
 
 
@@ -43,11 +43,20 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
         # only when --runs changed them (a plan's fingerprint stays as it was otherwise)
         **({"file_runs": s.file_runs} if s.file_runs is not None else {}),
     }
-    # only conversations have these (the fingerprints of other plans stay as they were)
+    # only scenarios that have them carry these (other plans' fingerprints stay the same)
+    if s.targets:
+        out["targets"] = list(s.targets)
+    if s.case is not None:
+        out["case"] = {"id": s.case.id, "number": s.case.number, "file": s.case.span.file,
+                       "line": s.case.span.line, "values": dict(s.case.values)}
+    if s.attachments:
+        out["attachments"] = [a.ref() for a in s.attachments]
     if s.history:
         out["history"] = [dict(m) for m in s.history]
     if s.turns:
-        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line}
+        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line,
+                         **({"attachments": [a.ref() for a in t.attachments]}
+                            if t.attachments else {})}
                         for t in s.turns]
     if s.user is not None:
         out["user"] = {"goal": s.user.goal, "persona": s.user.persona,
@@ -63,19 +72,26 @@ def given_when_hash(s: Scenario) -> str:
     import hashlib
 
     given: dict[str, Any] = {"at": s.at.isoformat(), "system": s.system, "message": s.message,
-             "tools": [{"name": t.name, "description": t.description,
-                        "input_schema": t.input_schema, "action": t.action,
-                        "confirm": t.confirm, "returns": t.returns, "error": t.error,
-                        "answers": [{"when": a.when, "returns": a.returns, "error": a.error}
-                                    for a in t.answers]} for t in s.tools]}
+                             "tools": _TOOLS}
     if s.turns:  # a conversation: what the person says and decides, turn by turn
         given["turns"] = [{"kind": t.kind, "text": t.text} for t in s.turns]
+        if any(t.attachments for t in s.turns):
+            given["turn_attachments"] = [[a.sha256 for a in t.attachments] for t in s.turns]
+    if s.attachments:
+        given["attachments"] = [[a.kind, a.mime_type, a.label, a.sha256]
+                                for a in s.attachments]
+    if s.case is not None:  # a tool's answers read the case's values too
+        given["case"] = dict(s.case.values)
     if s.history:
         given["history"] = list(s.history)
     if s.user is not None:
         given["user"] = {"goal": s.user.goal, "persona": s.user.persona,
                          "target": s.user.target.name, "max_turns": s.user.max_turns}
     text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
+    # the tools' JSON, each written once however many scenarios share it (the text is the
+    # one json.dumps writes for the whole list, so the fingerprints are as they were)
+    tools = "[" + ", ".join(_tool_text(t) for t in s.tools) + "]"
+    text = text.replace(_TOOLS_JSON, tools, 1)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
@@ -91,8 +107,34 @@ def _check_json(c: CompiledCheck) -> dict[str, Any]:
     return out
 
 
+_TOOLS = "\x00tools\x00"  # where the tools go in a fingerprint's text
+_TOOLS_JSON = json.dumps(_TOOLS)
+_TOOL_TEXTS: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
+
+
+def _tool_text(t: ToolSpec) -> str:
+    """A tool as a fingerprint writes it: cached by what it holds (a thousand cases share
+    one tool's schema and answers, bound to each case or not)."""
+    parts = (t.input_schema, t.returns, *(x for a in t.answers for x in (a.when, a.returns)))
+    key = (t.name, t.description, t.action, t.confirm, t.error, *map(id, parts),
+           *(a.error for a in t.answers))
+    hit = _TOOL_TEXTS.get(key)
+    if hit is not None and all(a is b for a, b in zip(hit[0], parts, strict=True)):
+        return hit[1]
+    text = json.dumps({"name": t.name, "description": t.description,
+                       "input_schema": t.input_schema, "action": t.action,
+                       "confirm": t.confirm, "returns": t.returns, "error": t.error,
+                       "answers": [{"when": a.when, "returns": a.returns, "error": a.error}
+                                   for a in t.answers]},
+                      sort_keys=True, ensure_ascii=False, default=str)
+    if len(_TOOL_TEXTS) > 4096:
+        _TOOL_TEXTS.clear()
+    _TOOL_TEXTS[key] = (parts, text)  # the parts are kept: their ids stay theirs
+    return text
+
+
 def plan_json(plan: Plan) -> dict[str, Any]:
-    return {
+    out = {
         "schema_version": SCHEMA_VERSION,
         "suite": plan.suite_file,
         "targets": [target_json(t) for t in plan.targets],
@@ -105,6 +147,9 @@ def plan_json(plan: Plan) -> dict[str, Any]:
         "judge": _judge_json(plan.judge),
         "judge_calls": plan.judge_calls,
     }
+    if not out["full_plan"]:  # a whole plan (not a shard) is its own full plan
+        out["full_plan"] = plan_hash(out)
+    return out
 
 
 def _judge_json(judge: Any) -> dict[str, Any] | None:

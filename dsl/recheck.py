@@ -60,6 +60,16 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     if old.get("given_when") and old.get("given_when") == new.get("given_when"):
         return []
     fields = [f for f in GIVEN_WHEN_FIELDS if old.get(f) != new.get(f)]
+    # a case's values reach what the tools answer, so they are part of the question
+    was, now = (old.get("case") or {}).get("values"), (new.get("case") or {}).get("values")
+    if was != now:
+        fields.append("the case's values: " + ", ".join(
+            sorted(k for k in {*(was or {}), *(now or {})}
+                   if (was or {}).get(k) != (now or {}).get(k))))
+    for key, words in (("turns", "the turns"), ("attachments", "the attachments"),
+                       ("history", "the history"), ("user", "the simulated user")):
+        if old.get(key) != new.get(key):
+            fields.append(words)
     if not fields and old.get("given_when") and new.get("given_when"):
         fields = ["the tools' input_schema or returns"]
     return fields
@@ -130,7 +140,8 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
                            "tokens": m.tokens, "retries": m.retries}
                           for m in record.model_calls),
         turns=record.turns, history=scenario.history_calls,
-        history_messages=record.history, goal_reached=record.goal_reached)
+        history_messages=record.history, goal_reached=record.goal_reached,
+        attachments=scenario.all_attachments)  # the same files: given_when says so
 
 
 def has_transcript(record: AttemptRecord) -> bool:
@@ -183,7 +194,15 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
     """Write the recheck's run folder into ``out``; returns it."""
     from . import __version__
     from .plan import plan_json
-    from .store import PLAN, RUN, ResultsWriter, create_run_dir, latest_records, write_json
+    from .store import (
+        PLAN,
+        RUN,
+        ResultsWriter,
+        copy_attachments,
+        create_run_dir,
+        latest_records,
+        write_json,
+    )
 
     plan = prepared.plan
     wanted = {s.id for s in plan.scenarios}
@@ -222,6 +241,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
                          "validation": (old.get("judge") or {}).get("validation")}
     write_json(folder / PLAN, new_plan)
     write_json(folder / RUN, info)
+    copy_attachments([run_dir], folder)
     from .run import redactor_of
 
     writer = ResultsWriter(folder, redactor_of(plan).value)

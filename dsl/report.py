@@ -19,7 +19,8 @@ Model output is untrusted text. The HTML is autoescaped (nothing from a run is m
 safe); the JSON data has ``<``, ``>``, ``&``, U+2028 and U+2029 written as ``\\u`` escapes,
 so no text from a run can close the script element or appear as markup anywhere in the
 file; and the Content-Security-Policy allows only the report's own script (by its SHA-256
-hash), inline styles and ``data:`` images.
+hash), inline styles and ``data:`` images — the images a scenario attached, which the run
+folder keeps (``attachments/``) and the report embeds once per row, as thumbnails.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from typing import Any
 from .baseline import Change, Comparison, compare, compare_targets, pts
 from .cioutputs import pct, target_what, trend_key
 from .errors import RunDirError, explain
-from .model import Call
+from .model import ATTACHMENT_PART, Call, attachment_refs
 from .store import (
     PLAN,
     RUN,
@@ -48,6 +49,7 @@ from .store import (
     AttemptRecord,
     CheckResult,
     latest_records,
+    read_attachment,
     read_json,
     write_atomic,
     write_json,
@@ -274,6 +276,7 @@ class ReportView:
     pairs: tuple[PairView, ...] = ()
     tool_scores: tuple[ToolScore, ...] = ()  # the suite's first, then per target
     has_trend: bool = False
+    skipped: tuple[tuple[str, str, str], ...] = ()  # (scenario, target, why) not run
 
 
 def _judge_line(judge: Any) -> str:
@@ -431,12 +434,56 @@ def _tool_scores(summary: Mapping[str, Any]) -> tuple[ToolScore, ...]:
 #            ["H", messages]  the messages of given.history follow, up to ["h"]
 #            ["T", turn number, kind (say | confirm | cancel), text, simulated (0/1)]
 #                             a conversation's turn starts (its events follow)
+#            ["I", label, MIME type, sha256, path]   an image the person attached
+#            ["F", label, sha256, path]              a text file the person attached
+#            (after the "u" they came with; the blob's "files" maps each sha256 to the
+#            image's data: URL or the file's text, when the run folder keeps the file)
 #   check    [label, status, reason, score (only when not 0 or 1), evidence | null,
 #             turn | null, 1 (only when it is an always check)]
 #                             (turn only for a check of one turn, or before the 1)
 #   evidence [reason, raw_reply, prompt, confidence]  (the judge's; any may be null)
 
 Ref = Callable[[Any], "str | int"]
+Loader = Callable[[str], "bytes | None"]  # a kept attachment's bytes, by its hash
+
+
+class _Files:
+    """The attachments one blob shows, by hash: an image as its ``data:`` URL (PNG, JPEG
+    or WebP whose bytes say so; nothing else becomes a URL), a text file as its text
+    (cut at MAX_TEXT). Each is read from the run folder once."""
+
+    def __init__(self, load: Loader | None) -> None:
+        self.load = load
+        self.table: dict[str, str] = {}
+        self._seen: set[str] = set()
+
+    def add(self, part: Mapping[str, Any]) -> None:
+        sha = str(part.get("sha256") or "")
+        if sha in self._seen or self.load is None:
+            return
+        self._seen.add(sha)
+        data = self.load(sha)
+        if data is None:
+            return
+        if part.get("kind") == "image":
+            mime = str(part.get("mime_type") or "")
+            if _looks_like(data, mime):
+                self.table[sha] = f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+            return
+        text = data.decode("utf-8-sig", errors="replace")
+        if len(text) > MAX_TEXT:
+            text = text[:MAX_TEXT] + TRUNCATED_NOTE.format(n=len(text))
+        self.table[sha] = visible(text)
+
+
+def _looks_like(data: bytes, mime: str) -> bool:
+    if mime == "image/png":
+        return data.startswith(b"\x89PNG\r\n\x1a\n")
+    if mime == "image/jpeg":
+        return data.startswith(b"\xff\xd8\xff")
+    if mime == "image/webp":
+        return data[:4] == b"RIFF" and data[8:12] == b"WEBP"
+    return False
 
 
 class _Strings:
@@ -471,9 +518,10 @@ def _content(content: Any) -> str:
         return ""
     if isinstance(content, str):
         return content
-    if isinstance(content, list):  # OpenAI's list-of-parts form
+    if isinstance(content, list):  # OpenAI's list-of-parts form (attachments apart)
         return "".join(str(p.get("text", "")) if isinstance(p, dict) else str(p)
-                       for p in content)
+                       for p in content
+                       if not (isinstance(p, dict) and p.get("type") == ATTACHMENT_PART))
     return json.dumps(content, ensure_ascii=False)
 
 
@@ -499,11 +547,12 @@ def _call_event(name: Any, args: Any, call: Call | None, ref: Ref) -> list[Any]:
     return ev
 
 
-def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
+def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[list[Any]]:
     """An attempt's transcript as events for the script to draw (see the blob's layout):
-    system, user, assistant text, tool calls (flagged from ``calls``: pending, error, what
-    the person decided), tool results, the answer, and how the attempt ended when it did
-    not end with an answer. A conversation's turns and its given history are marked."""
+    system, user (and what they attached: ``files`` keeps what the blob shows of each),
+    assistant text, tool calls (flagged from ``calls``: pending, error, what the person
+    decided), tool results, the answer, and how the attempt ended when it did not end with
+    an answer. A conversation's turns and its given history are marked."""
     messages = rec.messages
     calls = rec.calls
     out: list[list[Any]] = []
@@ -560,6 +609,17 @@ def transcript(rec: AttemptRecord, ref: Ref) -> list[list[Any]]:
                 append(ev)
         elif role == "user":
             append(["u", ref(text)])
+            if type(content) is list:
+                for part in attachment_refs(content):
+                    if files is not None:
+                        files.add(part)
+                    label = ref(visible(str(part.get("label") or "")))
+                    sha, path = str(part.get("sha256") or ""), ref(visible(str(part.get(
+                        "path") or "")))
+                    if part.get("kind") == "image":
+                        append(["I", label, str(part.get("mime_type") or ""), sha, path])
+                    else:
+                        append(["F", label, sha, path])
         elif role == "system":
             append(["s", ref(text), ref(moment(text))])
         else:
@@ -629,7 +689,7 @@ def _check(c: CheckResult, ref: Ref) -> list[Any]:
     return out
 
 
-def attempt(rec: AttemptRecord, ref: Ref) -> list[Any]:
+def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[Any]:
     """One attempt record, reduced to what the report shows (see the blob's layout)."""
     err = rec.error
     out: list[Any] = [
@@ -638,7 +698,7 @@ def attempt(rec: AttemptRecord, ref: Ref) -> list[Any]:
         rec.tokens.total, rec.retries,
         [ref(err.kind), ref(err.message), err.status, ref(explain(err.kind))]
         if err is not None else None,
-        transcript(rec, ref),
+        transcript(rec, ref, files),
         [_check(c, ref) for c in rec.checks],
     ]
     if rec.failure:
@@ -661,9 +721,11 @@ class _Transcripts:
     MAX_REPORT_ATTEMPTS, shared by the scenario × target rows; within a row, attempts that
     did not pass come first. Memory stays bounded however large the run."""
 
-    def __init__(self, plan: Mapping[str, Any]) -> None:
+    def __init__(self, plan: Mapping[str, Any], load: Loader | None = None) -> None:
         rows = len(plan.get("scenarios", [])) * max(1, len(plan.get("targets", [])))
         self.quota = max(MIN_PER_ROW, MAX_REPORT_ATTEMPTS // max(1, rows))
+        self.load = load
+        self.files: dict[tuple[Any, Any], _Files] = {}
         self.strings: dict[tuple[Any, Any], _Strings] = {}
         self.bad: dict[tuple[Any, Any], list[list[Any]]] = {}
         self.good: dict[tuple[Any, Any], list[list[Any]]] = {}
@@ -675,7 +737,10 @@ class _Transcripts:
         buckets = self.good if rec.status == "pass" else self.bad
         bucket = buckets.setdefault(key, [])
         if len(bucket) < self.quota:
-            bucket.append(attempt(rec, self.strings.setdefault(key, _Strings())))
+            files = self.files.get(key)
+            if files is None:
+                files = self.files[key] = _Files(self.load)
+            bucket.append(attempt(rec, self.strings.setdefault(key, _Strings()), files))
 
     def tap(self, records: Iterable[AttemptRecord]) -> Iterator[AttemptRecord]:
         """Pass the records on (to the summary) while keeping what the report needs."""
@@ -688,8 +753,12 @@ class _Transcripts:
         mine = bad + self.good.get(key, [])[: max(0, self.quota - len(bad))]
         mine.sort(key=lambda x: x[0] if isinstance(x[0], int) else 0)
         table = self.strings.get(key) or _Strings()
-        return script_json({"version": DATA_VERSION, "strings": table.table,
-                            "attempts": mine, "omitted": self.seen.get(key, 0) - len(mine)})
+        data: dict[str, Any] = {"version": DATA_VERSION, "strings": table.table,
+                                "attempts": mine, "omitted": self.seen.get(key, 0) - len(mine)}
+        files = self.files.get(key)
+        if files is not None and files.table:
+            data["files"] = files.table
+        return script_json(data)
 
 
 Trends = Mapping[str, Sequence[Mapping[str, Any]]]  # trend_key(scenario, target) → points
@@ -697,9 +766,9 @@ Trends = Mapping[str, Sequence[Mapping[str, Any]]]  # trend_key(scenario, target
 
 def build_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
-               comparison: Comparison | None = None, trends: Trends | None = None
-               ) -> ReportView:
-    transcripts = _Transcripts(plan)
+               comparison: Comparison | None = None, trends: Trends | None = None,
+               load: Loader | None = None) -> ReportView:
+    transcripts = _Transcripts(plan, load)
     for rec in records:
         transcripts.add(rec)
     return _view(plan, transcripts, summary, run, comparison, trends)
@@ -708,12 +777,13 @@ def build_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
 def summarize_and_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
                        run: Mapping[str, Any] | None = None,
                        baseline: Mapping[str, Any] | None = None,
-                       trends: Trends | None = None,
+                       trends: Trends | None = None, load: Loader | None = None,
                        ) -> tuple[dict[str, Any], Comparison | None, ReportView]:
     """The summary and the report's view in one pass over the records. The summary keeps
     the comparison with ``baseline`` (a summary) under ``baseline``, and that of each pair
-    of targets the run compares (run.json's ``compare``) under ``compare``."""
-    transcripts = _Transcripts(plan)
+    of targets the run compares (run.json's ``compare``) under ``compare``. ``load``: the
+    bytes of an attachment the run folder keeps, by hash (the report shows them)."""
+    transcripts = _Transcripts(plan, load)
     summary = summarize_records(dict(plan), transcripts.tap(records), dict(run or {}) or None)
     comparison = compare(summary, baseline) if baseline is not None else None
     summary["baseline"] = comparison.as_json() if comparison is not None else None
@@ -764,7 +834,9 @@ def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[s
         baseline=baseline, blobs=tuple(blobs),
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         pairs=_pairs(summary), tool_scores=_tool_scores(summary),
-        has_trend=any(r.trend for r in rows))
+        has_trend=any(r.trend for r in rows),
+        skipped=tuple((visible(str(k["scenario"])), visible(str(k["target"])),
+                       visible(str(k["reason"]))) for k in summary.get("skipped") or ()))
 
 
 # ---- rendering -----------------------------------------------------------------------------
@@ -864,8 +936,9 @@ def regenerate(run_dir: Path, out: Path | None = None,
     with _collector_paused():
         plan, run = _load(run_dir)
         against = baseline if baseline is not None else kept_baseline(run_dir)
-        summary, comparison, view = summarize_and_view(plan, latest_records(run_dir), run,
-                                                       against, trends)
+        summary, comparison, view = summarize_and_view(
+            plan, latest_records(run_dir), run, against, trends,
+            lambda sha: read_attachment(run_dir, sha))
         write_json(run_dir / SUMMARY, summary)
         _write(path, render(view))
     return path, summary, comparison

@@ -56,6 +56,9 @@ class RunOptions:
     handle_signals: bool = False  # install the Ctrl-C handler (the CLI does)
     judge_cache: bool = True  # --no-judge-cache turns the judge's cache off
     record_judge: Path | None = None  # a cassette of the judge's questions and replies
+    # called once before the first record is written: plan.json is then on disk (the
+    # pipeline writes it while the first attempts run; OSError stops the run)
+    before_results: Callable[[], None] | None = None
 
 
 @dataclass(slots=True)
@@ -310,6 +313,7 @@ async def execute(
         writer = ResultsWriter(run_dir, redactor.value)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0
+        waiting = [options.before_results] if options.before_results else []
 
         async def worker() -> None:
             nonlocal in_flight
@@ -327,6 +331,8 @@ async def execute(
                         in_flight -= 1
                 _breaker(rec, target.name, failures_in_row, scheduler, redactor)
                 try:
+                    while waiting:  # once, before the first record: plan.json is written
+                        waiting.pop()()
                     writer.write(rec)
                 except OSError as exc:  # a full disk: stop, keep what was written
                     if state.write_error is None:

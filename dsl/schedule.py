@@ -142,7 +142,8 @@ class Scheduler:
             for s in self.plan.scenarios:
                 if run <= s.runs:
                     for t in self.plan.targets:
-                        yield s, t, run
+                        if s.runs_on(t.name):  # targets: skip the others
+                            yield s, t, run
 
     def next(self) -> tuple[Scenario, Target, int] | None:
         """The next attempt to run, or None when there is nothing more to do."""

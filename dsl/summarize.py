@@ -8,7 +8,8 @@ nothing about the model, so it is counted apart (``errors``) and never as a fail
 A scenario × target's verdict is :class:`~dsl.verdict.Tally`'s (the one home of the
 rule): ``pass``, ``fail`` or ``inconclusive`` (endpoint errors, or attempts that were not
 run, decide it either way), with what decided it (``verdict_reason``: min_pass, or a check
-marked ``always: true``).
+marked ``always: true``). A scenario × target that the scenario's ``targets:`` leave out
+is no row at all: it is listed under ``skipped``, with the reason (never failed).
 
 Every figure is kept at full precision (the statistics are :mod:`dsl.stats`'s); the
 terminal, the report and summary.md round them for display. Besides the pass rate and its
@@ -125,12 +126,17 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
     saved = {(x["scenario"], x["target"]): x["runs"]
              for x in (info.get("early_stop") or {}).get("by_scenario", [])}
     rows = []
+    skipped = []
     for sid, spec in scenarios.items():
         for t in targets:
+            if not runs_on(spec, t):
+                skipped.append(_skipped(spec, t))
+                continue
             rows.append(_row(spec, t, acc.get((sid, t)) or _new_acc(spec),
                              saved.get((sid, t), 0)))
     rows.sort(key=lambda r: (r["verdict"] == "pass", r["scenario"], r["target"]))
     totals = _totals(rows)
+    totals["skipped"] = len(skipped)
     return {
         "schema_version": SCHEMA_VERSION,
         "run_id": info.get("run_id"),
@@ -147,7 +153,23 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
         "totals": totals,
         "tool_calls": _tool_calls(rows, targets),
         "scenarios": rows,
+        "skipped": skipped,
     }
+
+
+def runs_on(spec: dict[str, Any], target: str) -> bool:
+    """Does a plan.json scenario run on ``target``? (Its ``targets:`` skip the others, as
+    :meth:`dsl.model.Scenario.runs_on` says for the live plan.)"""
+    meant = spec.get("targets")
+    return not meant or target in meant
+
+
+def _skipped(spec: dict[str, Any], target: str) -> dict[str, Any]:
+    """A scenario × target the plan skips: the scenario's ``targets:`` leave it out."""
+    return {"scenario": spec["id"], "target": target, "file": spec["file"],
+            "line": spec["line"], "description": spec.get("description", ""),
+            "tags": spec.get("tags", []),
+            "reason": "the scenario is meant for " + ", ".join(spec.get("targets") or ())}
 
 
 def _prf(rows: Iterable[dict[str, Any]]) -> PRF:

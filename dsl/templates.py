@@ -130,18 +130,21 @@ def check_template(source: str) -> TemplateProblem | None:
 
 class LazyTemplate:
     """A template that was checked when the scenario compiled, and is compiled the first
-    time it renders (lint never renders, so it never pays for Jinja's compiler)."""
+    time it renders (lint never renders, so it never pays for Jinja's compiler).
+    ``values``: a case's values (dsl/cases.py), which it reads beside the call's own
+    names (``args``, ``now``, ``at``: those win)."""
 
-    __slots__ = ("_compiled", "source")
+    __slots__ = ("source", "values")
 
-    def __init__(self, source: str) -> None:
+    def __init__(self, source: str, values: dict[str, Any] | None = None) -> None:
         self.source = source
-        self._compiled: Any = None
+        self.values = values
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        if self._compiled is None:
-            self._compiled = environment().from_string(self.source)
-        return str(self._compiled.render(*args, **kwargs))
+        compiled = _compiled(self.source)
+        if self.values:
+            kwargs = {**self.values, **kwargs}
+        return str(compiled.render(*args, **kwargs))
 
     def __repr__(self) -> str:
         return f"LazyTemplate({self.source!r})"
@@ -192,25 +195,123 @@ def template_strings(data: Any, path: tuple[str | int, ...] = ()
     return out
 
 
-def data_template(data: Any) -> Any:
+def data_template(data: Any, values: dict[str, Any] | None = None) -> Any:
     """What renders ``data`` over a call: a :class:`LazyTemplate` for a template string,
     a :class:`DataTemplate` for a mapping or list that holds templates, None when nothing
-    in it is a template. (Check each string with :func:`check_template` first.)"""
+    in it is a template. (Check each string with :func:`check_template` first.)
+    ``values``: the case's values its templates may read too."""
     if isinstance(data, str):
-        return LazyTemplate(data) if is_template(data) else None
+        return LazyTemplate(data, values) if is_template(data) else None
     if not template_strings(data):
         return None
-    return DataTemplate(_with_leaves(data))
+    return DataTemplate(_with_leaves(data, values))
 
 
-def _with_leaves(data: Any) -> Any:
-    if isinstance(data, str):
-        return LazyTemplate(data) if is_template(data) else data
+def bound(template: Any, values: dict[str, Any]) -> Any:
+    """A tool's template (:func:`data_template`'s) reading ``values`` instead."""
+    if isinstance(template, LazyTemplate):
+        return LazyTemplate(template.source, values)
+    if isinstance(template, DataTemplate):
+        return DataTemplate(_rebound(template.data, values))
+    return template
+
+
+def _rebound(data: Any, values: dict[str, Any]) -> Any:
+    if isinstance(data, LazyTemplate):
+        return LazyTemplate(data.source, values)
     if isinstance(data, dict):
-        return {k: _with_leaves(v) for k, v in data.items()}
+        return {k: _rebound(v, values) for k, v in data.items()}
     if isinstance(data, list):
-        return [_with_leaves(v) for v in data]
+        return [_rebound(v, values) for v in data]
     return data
+
+
+def _with_leaves(data: Any, values: dict[str, Any] | None) -> Any:
+    if isinstance(data, str):
+        return LazyTemplate(data, values) if is_template(data) else data
+    if isinstance(data, dict):
+        return {k: _with_leaves(v, values) for k, v in data.items()}
+    if isinstance(data, list):
+        return [_with_leaves(v, values) for v in data]
+    return data
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(source: str) -> Any:
+    """A tool's template, compiled once per process (a thousand cases share it)."""
+    return environment().from_string(source)
+
+
+# ---- templates over a case's values (dsl/cases.py) -------------------------------------------
+
+_NAME_ONLY = re.compile(r"\{\{[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t\n]*\}\}")
+
+
+def simple_parts(source: str) -> tuple[str, ...] | None:
+    """``source`` as alternating text and names — ``("Hola ", "name", "!")`` for
+    ``Hola {{ name }}!`` — when it is only text and ``{{ name }}`` values (no dots,
+    filters, statements, comments or whitespace control); None otherwise. Such a template
+    renders exactly as Jinja renders it: each name's value through ``str``."""
+    parts: list[str] = []
+    pos = 0
+    for m in _NAME_ONLY.finditer(source):
+        text = source[pos:m.start()]
+        if _OPEN.search(text) or m.group(1) in _KEYWORDS:
+            return None
+        parts += [text, m.group(1)]
+        pos = m.end()
+    if _OPEN.search(source, pos):
+        return None
+    parts.append(source[pos:])
+    return tuple(parts)
+
+
+class CaseTemplate:
+    """A template over a case's values, strict: every name it reads must be a value of the
+    case (:attr:`names`, checked before it renders). Text and ``{{ name }}`` values render
+    without Jinja (:func:`simple_parts`); anything else in the sandbox of
+    :func:`strict_environment`, with its limits."""
+
+    __slots__ = ("_compiled", "names", "parts", "source")
+
+    def __init__(self, source: str) -> None:
+        """``source`` must compile (:func:`check_template`)."""
+        self.source = source
+        self.parts = simple_parts(source)
+        self._compiled: Any = None
+        if self.parts is not None:
+            self.names = frozenset(self.parts[1::2])
+        else:
+            from jinja2 import meta
+
+            env = strict_environment()
+            found = meta.find_undeclared_variables(env.parse(source))
+            self.names = frozenset(found - set(env.globals))
+
+    def render(self, values: dict[str, Any]) -> str:
+        """The text for one case; raises what Jinja raises (a limit, an undefined field)."""
+        parts = self.parts
+        if parts is not None:
+            if len(parts) == 3 and not parts[0] and not parts[2]:
+                return str(values[parts[1]])
+            return "".join(p if i % 2 == 0 else str(values[p]) for i, p in enumerate(parts))
+        if self._compiled is None:
+            self._compiled = strict_environment().from_string(self.source)
+        return str(self._compiled.render(values))
+
+
+@functools.cache
+def strict_environment() -> Any:
+    """The sandbox (dsl/sandbox.py, with its limits) for templates over a case's values:
+    an undefined name or field is an error, never empty text."""
+    from jinja2 import StrictUndefined
+
+    from .sandbox import BoundedEnvironment
+
+    env = BoundedEnvironment(undefined=StrictUndefined, autoescape=False,
+                             keep_trailing_newline=True)
+    env.policies["json.dumps_kwargs"] = {"ensure_ascii": False, "sort_keys": False}
+    return env
 
 
 @functools.cache

@@ -186,11 +186,17 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
         for line in problem_lines(r):  # the server's words under the sentence
             echo(f"        {line.lstrip()}" if line.startswith(" ") else
                  f"      {style('!', color, fg='yellow')} {line}")
+    skipped = summary.get("skipped") or []
+    for k in ([] if quiet else skipped):
+        echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k['scenario']:<{width}}  "
+             f"{k['target']:<{twidth}}  {k['reason']}")
     parts = [f"{t['passed']}/{t['scenarios']} passed"]
     if t["failed"]:
         parts.append(style(f"{t['failed']} failed", color, fg="red"))
     if t["inconclusive"]:
         parts.append(style(f"{t['inconclusive']} inconclusive", color, fg="yellow"))
+    if skipped:
+        parts.append(f"{len(skipped)} skipped")
     parts.append(f"{t['attempts']} attempts")
     if t["unsure"]:
         parts.append(f"{t['unsure']} unsure")

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -61,6 +62,177 @@ def fast_validator(name: str) -> Callable[[Any], bool] | None:
     from .fastschema import compile_schema
 
     return compile_schema(load_schema(name))
+
+
+# ---- what a string may be, where it is (the cases of a scenario, dsl/cases.py) ----------------
+
+_ANNOTATIONS = frozenset({"description", "markdownDescription", "examples", "title",
+                          "default", "$comment", "deprecated", "readOnly", "writeOnly",
+                          "format", "$schema", "$id", "$defs", "contentMediaType",
+                          "contentEncoding"})
+# keywords that say nothing about a string (they apply to other types)
+_NOT_FOR_STRINGS = frozenset({"properties", "patternProperties", "additionalProperties",
+                              "required", "minProperties", "maxProperties", "propertyNames",
+                              "dependentRequired", "unevaluatedProperties", "items",
+                              "prefixItems", "minItems", "maxItems", "uniqueItems",
+                              "contains", "unevaluatedItems", "minimum", "maximum",
+                              "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
+_STRING_WORDS = frozenset({"type", "enum", "const", "minLength", "maxLength", "pattern"})
+_FOLLOWED = frozenset({"$ref", "allOf", "if", "then", "else"})  # by _applying
+_Unknown = object()
+
+
+def string_rule(schema_name: str, data: Any, path: DataPath) -> Callable[[str], bool] | None:
+    """Whether ``data`` — valid against the schema, with a string at ``path`` — stays valid
+    when that string is replaced by another: a predicate over the new string, or None
+    when the schema's rules there are more than this follows (then validate the whole
+    document). The cases of a scenario share their template's validation this way: only
+    the strings a case renders are checked again."""
+    root = load_schema(schema_name)
+    current: list[Any] = [root]
+    value = data
+    for key in path:
+        schemas = _applying(current, value, root)
+        if schemas is None:
+            return None
+        nxt: list[Any] = []
+        for sch in schemas:
+            if isinstance(key, str):
+                props = sch.get("properties", {})
+                found = key in props
+                if found:
+                    nxt.append(props[key])
+                for pattern, sub in sch.get("patternProperties", {}).items():
+                    if re.search(pattern, key):
+                        nxt.append(sub)
+                        found = True
+                extra = sch.get("additionalProperties")
+                if not found and isinstance(extra, dict):
+                    nxt.append(extra)
+            else:
+                if sch.get("uniqueItems") or "prefixItems" in sch or "contains" in sch:
+                    return None  # the item's value matters to its list
+                if isinstance(sch.get("items"), dict):
+                    nxt.append(sch["items"])
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            return None
+        current = nxt
+    leaf = _applying(current, value, root)
+    if leaf is None or not isinstance(value, str):
+        return None
+    checks: list[Callable[[str], bool]] = []
+    for sch in leaf:
+        for word, want in sch.items():
+            if word in _ANNOTATIONS or word in _NOT_FOR_STRINGS or word in _FOLLOWED:
+                continue
+            if word not in _STRING_WORDS:
+                return None
+            checks.append(_string_check(word, want))
+    return lambda text: all(c(text) for c in checks)
+
+
+def _string_check(word: str, want: Any) -> Callable[[str], bool]:
+    match word:
+        case "type":
+            kinds = want if isinstance(want, list) else [want]
+            return lambda text: "string" in kinds
+        case "enum":
+            return lambda text: text in want
+        case "const":
+            return lambda text: bool(text == want)
+        case "minLength":
+            return lambda text: len(text) >= want
+        case "maxLength":
+            return lambda text: len(text) <= want
+    pattern = re.compile(want)
+    return lambda text: pattern.search(text) is not None
+
+
+def _applying(schemas: list[Any], value: Any, root: Mapping[str, Any]) -> list[Any] | None:
+    """The schemas that apply to ``value``: these, and what their ``$ref``, ``allOf`` and
+    ``if``/``then``/``else`` bring (None: something this does not follow)."""
+    out: list[Any] = []
+    todo = list(schemas)
+    while todo:
+        sch = todo.pop()
+        if sch is True or sch == {}:
+            continue
+        if not isinstance(sch, dict) or any(k in sch for k in ("anyOf", "oneOf", "not",
+                                                               "dependentSchemas",
+                                                               "$dynamicRef")):
+            return None
+        out.append(sch)
+        ref = sch.get("$ref")
+        if ref is not None:
+            target = _resolve(root, ref)
+            if target is None:
+                return None
+            todo.append(target)
+        todo.extend(sch.get("allOf", ()))
+        if "if" in sch:
+            holds = _holds(sch["if"], value)
+            if holds is _Unknown:
+                return None
+            branch = sch.get("then" if holds else "else")
+            if branch is not None:
+                todo.append(branch)
+    return out
+
+
+def _resolve(root: Mapping[str, Any], ref: str) -> Any:
+    if not ref.startswith("#/"):
+        return None
+    node: Any = root
+    for part in ref[2:].split("/"):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
+    "string": lambda v: isinstance(v, str),
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
+}
+
+
+def _holds(cond: Any, value: Any) -> Any:
+    """An ``if`` condition on ``value``, when it tests only types, required keys and the
+    properties' types — never a string's content (a case may change it): True, False,
+    or _Unknown."""
+    if not isinstance(cond, dict):
+        return _Unknown
+    for word, want in cond.items():
+        if word in _ANNOTATIONS:
+            continue
+        if word == "type":
+            kinds = want if isinstance(want, list) else [want]
+            if not any(_JSON_TYPES[k](value) for k in kinds if k in _JSON_TYPES):
+                return False
+        elif word == "required":
+            if isinstance(value, dict) and not all(k in value for k in want):
+                return False
+        elif word in ("minProperties", "maxProperties"):  # a count of keys (check items)
+            if isinstance(value, dict) and not (
+                    len(value) >= want if word == "minProperties" else len(value) <= want):
+                return False
+        elif word == "properties":
+            if isinstance(value, dict):
+                for k, sub in want.items():
+                    if k in value:
+                        inner = _holds(sub, value[k])
+                        if inner is not True:
+                            return inner
+        else:
+            return _Unknown
+    return True
 
 
 def type_name(value: Any) -> str:
@@ -162,6 +334,14 @@ def _errors(schema_name: str, data: Any) -> list[Any]:
             e.path.appendleft(key)
             errors.append(e)
     return errors
+
+
+def failing_paths(doc: Document, schema_name: str) -> set[DataPath]:
+    """The paths of the values the schema rejects in ``doc`` (empty when it is valid)."""
+    fast = fast_validator(schema_name)
+    if doc.data is None or (fast is not None and fast(doc.data)):
+        return set()
+    return {tuple(e.absolute_path) for e in validator(schema_name).iter_errors(doc.data)}
 
 
 def _diagnose(doc: Document, errors: list[Any], what: str,
@@ -305,12 +485,18 @@ def _required(p: _Problem) -> Diagnostic:
     return Diagnostic(place, "S104", f"{p.here} is missing '{key}'{about}", hint)
 
 
+TEMPLATE_MAKES_TEXT = ("a template ({{ ... }}) always makes text; to give each case its own "
+                       "number, write it in the case (a case may set runs, min_pass and tags)")
+
+
 def _type(p: _Problem) -> Diagnostic:
     want = p.wanted if isinstance(p.wanted, list) else [p.wanted]
     words = _or([_TYPE_WORDS.get(str(w), str(w)) for w in want])
     hint = ""
     if "string" in want and isinstance(p.value, int | float | bool):
         hint = f"put it in quotes: \"{_yaml_text(p.value)}\""
+    elif isinstance(p.value, str) and "string" not in want and "{{" in p.value:
+        hint = TEMPLATE_MAKES_TEXT
     return Diagnostic(
         p.span, "S103",
         f"{p.here} must be {words}, not {type_name(p.value)} ({_show(p.value)})", hint,

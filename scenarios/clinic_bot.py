@@ -14,6 +14,16 @@ from typing import Any
 
 DAYS_ES = ["lunes", "martes", "miércoles", "jueves", "viernes", "sábado", "domingo"]
 DAYS_EN = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+# a day of the week as people write it in the example suite's languages (es, en, pt, fr)
+DAY_WORDS = {
+    "monday": ("lunes", "monday", "segunda", "lundi"),
+    "tuesday": ("martes", "tuesday", "terça", "mardi"),
+    "wednesday": ("miércoles", "wednesday", "quarta", "mercredi"),
+    "thursday": ("jueves", "thursday", "quinta", "jeudi"),
+    "friday": ("viernes", "friday", "sexta", "vendredi"),
+    "saturday": ("sábado", "saturday", "sábado", "samedi"),
+    "sunday": ("domingo", "sunday", "domingo", "dimanche"),
+}
 MONTHS_ES = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
              "septiembre", "octubre", "noviembre", "diciembre"]
 
@@ -32,6 +42,10 @@ def answer(env: Any) -> str:
         return change_hours(env, text)
     if "limpieza" in text or "turno" in text or "reserv" in text:
         return book(env, text)
+    day = next((d for d, words in DAY_WORDS.items() if any(w in text for w in words)), None)
+    if day is not None and any(w in text for w in ("hora", "heure", "when", "abren",
+                                                   "open", "atend", "ouvert")):
+        return hours_on(env, day)
     if "hora" in text or "horario" in text or "abren" in text:
         return hours_today(env)
     return "¡Hola! Soy el asistente de Clínica Sonrisa. ¿En qué te puedo ayudar?"
@@ -45,6 +59,13 @@ def hours_today(env: Any) -> str:
         return "Hoy la clínica está cerrada."
     closes = opening.split("-")[1]
     return f"Hoy ({DAYS_ES[env.at.weekday()]}) atendemos hasta las {closes}."
+
+
+def hours_on(env: Any, day: str) -> str:
+    """Until when the clinic is open on ``day`` (answered with the closing time alone, so
+    it reads the same in every language)."""
+    opening = json.loads(env.tools["list_business_hours"]()).get(day, "closed")
+    return "—" if opening == "closed" else f"{opening.split('-')[1]} ({opening})"
 
 
 def change_hours(env: Any, text: str) -> str:

@@ -33,9 +33,13 @@ def test_lint_md_is_up_to_date() -> None:
 
 
 def _lint(where: str, text: str, scenario: str, folder: Path,
-          monkeypatch: pytest.MonkeyPatch) -> list[str]:
+          monkeypatch: pytest.MonkeyPatch,
+          files: tuple[tuple[str, str], ...] = ()) -> list[str]:
     folder.mkdir()
     monkeypatch.chdir(folder)
+    for name, content in files:  # a cases file, an attachment
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(name).write_text(content, "utf-8")
     if where == "suite":
         Path("scenarist.yaml").write_text(text, "utf-8")
         Path("scenario.yaml").write_text(scenario, "utf-8")
@@ -55,6 +59,8 @@ CHECKED = sorted(c for c, e in EXAMPLES.items() if e.where in ("scenario", "suit
 def test_wrong_example_reports_its_code_and_fixed_example_is_clean(
         code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ex = EXAMPLES[code]
-    bad = _lint(ex.where, ex.bad, ex.scenario, tmp_path / "bad", monkeypatch)
+    bad = _lint(ex.where, ex.bad, ex.scenario, tmp_path / "bad", monkeypatch, ex.files)
     assert any(line.startswith(code + " ") for line in bad), bad
-    assert _lint(ex.where, ex.fixed, ex.scenario, tmp_path / "fixed", monkeypatch) == []
+    fixed_files = ex.files if ex.fixed_files is None else ex.fixed_files
+    assert _lint(ex.where, ex.fixed, ex.scenario, tmp_path / "fixed", monkeypatch,
+                 fixed_files) == []

@@ -58,7 +58,8 @@ def test_editors_can_complete_conversations_and_tools_by_argument() -> None:
     message or a tool that answers by argument (the keys come from the schema)."""
     s = build()["scenario.schema.json"]
     defs = s["$defs"]
-    assert set(defs["turn"]["else"]["properties"]) == {"say", "confirm", "cancel", "then"}
+    assert set(defs["turn"]["else"]["properties"]) == {"say", "confirm", "cancel", "then",
+                                                       "attachments"}
     assert set(defs["user"]["properties"]) == {"goal", "persona", "target", "max_turns"}
     history = s["properties"]["given"]["properties"]["history"]["items"]["properties"]
     assert set(history) == {"user", "assistant"}

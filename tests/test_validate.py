@@ -32,7 +32,8 @@ def problems(text: str, schema: str = "scenario.schema.json") -> list[tuple[str,
                                     "")),
     (BASE + "then: []\nextra: 1\n",
      ("s.yaml:5:1", "S102", "unknown key 'extra' in the scenario", "allowed keys here: "
-      "description, given, id, max_steps, min_pass, min_pass_rate, runs, tags, then, when")),
+      "cases, cases_file, description, given, id, max_steps, min_pass, min_pass_rate, runs, "
+      "tags, targets, then, when")),
     (BASE + "then:\n  - contains: x\n    matches: y\n",
      ("s.yaml:6:5", "S106", "a check is one 'name: parameter' pair, but this one has 2 keys "
       "('contains' and 'matches')", "put options inside the parameter, e.g. contains: "

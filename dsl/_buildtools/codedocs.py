@@ -80,6 +80,8 @@ class Example:
     where: Where = "scenario"
     scenario: str = USES_ALL_TOOLS  # beside a suite example
     note: str = ""
+    files: tuple[tuple[str, str], ...] = ()  # beside the wrong and the fixed example
+    fixed_files: tuple[tuple[str, str], ...] | None = None  # the fixed one's (default: files)
 
 
 def _s(then: str, *, tools: str = "[list_business_hours]", extra: str = "",
@@ -148,9 +150,10 @@ EXAMPLES: dict[str, Example] = {
     "Y110": Example(
         _s('  - contains: "18:00"\n', extra="runs: !!python/object/apply:os.system [ls]\n"),
         _s('  - contains: "18:00"\n', extra="runs: 5\n"),
-        note="Tags that build objects, merge keys (`<<`), keys that are lists, several "
-             "documents in one file and very deep nesting are refused: a scenario is plain "
-             "data.",
+        note="Tags that build objects, keys that are lists, several documents in one file "
+             "and very deep nesting are refused: a scenario is plain data. Anchors, aliases "
+             "and merge keys (`<<: *common`) are read; a merge key that names something "
+             "other than a mapping is Y110 too.",
     ),
     "Y111": Example(
         "A tool's `returns:` holding a 10 MB text.",
@@ -401,6 +404,78 @@ EXAMPLES: dict[str, Example] = {
         note="`expect: NAME` uses a check defined under `checks:` in scenarist.yaml.\n\n"
              + EXPRESSIONS,
     ),
+    "E227": Example(
+        "description: \"A patient asks about {{ day }}.\"\n"
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n"
+        "  tools: [list_business_hours]\nwhen: \"{{ question }}\"\nthen:\n"
+        "  - contains: \"{{ closes }}\"\ncases:\n"
+        "  - {day: Monday, question: Until when on Monday?, closes: \"18:00\"}\n"
+        "  - {day: Saturday, question: Until when on Saturday?}\n",
+        "description: \"A patient asks about {{ day }}.\"\n"
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n"
+        "  tools: [list_business_hours]\nwhen: \"{{ question }}\"\nthen:\n"
+        "  - contains: \"{{ closes }}\"\ncases:\n"
+        "  - {day: Monday, question: Until when on Monday?, closes: \"18:00\"}\n"
+        "  - {day: Saturday, question: Until when on Saturday?, closes: \"13:00\"}\n",
+        note="Reported twice: at the case that lacks the value (where you add it) and at the "
+             "template that reads it (where you may rename it). Also for `case.NAME` in an "
+             "`expect:` expression.",
+    ),
+    "E228": Example(
+        "cases_file: hours.xlsx\ngiven:\n  at: 2026-09-29T10:00:00-03:00\n"
+        "  tools: [list_business_hours]\nwhen: \"{{ question }}\"\nthen:\n"
+        "  - contains: \"{{ closes }}\"\n",
+        "cases_file: hours.csv\ngiven:\n  at: 2026-09-29T10:00:00-03:00\n"
+        "  tools: [list_business_hours]\nwhen: \"{{ question }}\"\nthen:\n"
+        "  - contains: \"{{ closes }}\"\n",
+        files=(("hours.csv", "question,closes\nUntil when on Monday?,18:00\n"),),
+        note="A cases file is a `.csv` (a spreadsheet saved as *CSV UTF-8*) or a `.jsonl` "
+             "file, written relative to the scenario's folder and inside the suite's. Also "
+             "reported for a file that does not exist, an absolute path, a path that leaves "
+             "the suite (`../..`), and a file with no case.",
+    ),
+    "E229": Example(
+        "cases_file: hours.csv\ngiven:\n  at: 2026-09-29T10:00:00-03:00\n"
+        "  tools: [list_business_hours]\nwhen: \"{{ question }}\"\nthen:\n"
+        "  - contains: \"{{ closes }}\"\n",
+        "cases_file: hours.csv\ngiven:\n  at: 2026-09-29T10:00:00-03:00\n"
+        "  tools: [list_business_hours]\nwhen: \"{{ question }}\"\nthen:\n"
+        "  - contains: \"{{ closes }}\"\n",
+        files=(("hours.csv", "question,closes\nHello, until when on Monday?,18:00\n"),),
+        fixed_files=(("hours.csv", "question,closes\n\"Hello, until when on Monday?\",18:00\n"),),
+        note="The wrong `hours.csv` has a comma inside its question: the row has 3 fields "
+             "for a header of 2 (reported in the CSV file, at the extra field); the right one "
+             "puts the question in double quotes. Also reported, each at its line and column: "
+             "a JSONL line that is not a JSON object, a quote that is never closed, a header "
+             "with an empty or repeated name, a case's `runs`, `min_pass` or `tags` that is "
+             "not what they take, an id with `[` or `]`. The other cases are still checked "
+             "and run.",
+    ),
+    "E230": Example(
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\n"
+        "when: \"{{ question }}\"\nthen:\n  - calls: list_business_hours\ncases:\n"
+        "  - {id: es, question: ¿Hasta qué hora atienden hoy?}\n"
+        "  - {id: es, question: ¿Abren el sábado?}\n",
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\n"
+        "when: \"{{ question }}\"\nthen:\n  - calls: list_business_hours\ncases:\n"
+        "  - {id: es-today, question: ¿Hasta qué hora atienden hoy?}\n"
+        "  - {id: es-saturday, question: ¿Abren el sábado?}\n",
+        note="Each case is the scenario `ID[CASE]`: two cases with one id would be one "
+             "scenario. Without an `id`, a case is named by its number (1, 2, 3, …).",
+    ),
+    "E231": Example(
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\n"
+        "  attachments:\n    - {path: /home/ana/notes.txt, kind: file}\n"
+        "when: ¿Qué dicen mis notas?\nthen:\n  - non_empty\n",
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\n"
+        "  attachments:\n    - {path: attachments/notes.txt, kind: file}\n"
+        "when: ¿Qué dicen mis notas?\nthen:\n  - non_empty\n",
+        files=(("attachments/notes.txt", "Next visit: Tuesday 15:00.\n"),),
+        note="Attachments are files inside the suite's folder, written relative to it: an "
+             "absolute path or a `..` segment is refused, as are a file that does not exist, "
+             "one over 5 MiB, an `image` that is not PNG, JPEG or WebP (or whose bytes are "
+             "not one), and a `file` that is not UTF-8 text (a PDF, a ZIP).",
+    ),
     # ------------------------------------------------------------------ X: expressions
     "X301": Example(
         _s("  - expect: \"count(calls) <= 2 && '18:00' in answer\"\n"),
@@ -469,6 +544,19 @@ EXAMPLES: dict[str, Example] = {
         _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 3\n"),
         note="A judge is a model too: one verdict says little about the answer.",
     ),
+    "W407": Example(
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\n"
+        "when: \"{{ question }}\"\nthen:\n  - calls: list_business_hours\ncases:\n"
+        "  - {question: ¿Hasta qué hora atienden hoy?, closes: \"18:00\"}\n",
+        "given:\n  at: 2026-09-29T10:00:00-03:00\n  tools: [list_business_hours]\n"
+        "when: \"{{ question }}\"\nthen:\n  - calls: list_business_hours\n"
+        "  - contains: \"{{ closes }}\"\ncases:\n"
+        "  - {question: ¿Hasta qué hora atienden hoy?, closes: \"18:00\"}\n",
+        note="A column nothing reads is often a check that was forgotten. Reported at the "
+             "CSV header (or the first case that has the value); a column whose name is not "
+             "a name a template can read (`Closing time`) is reported too, with a name to "
+             "rename it to. `id`, `runs`, `min_pass` and `tags` are read by Scenarist itself.",
+    ),
     "W406": Example(
         _s('  - contains: "18:00"\n  - calls: list_business_hours\n  - contains: "18:00"\n'),
         _s('  - contains: "18:00"\n  - calls: list_business_hours\n'),
@@ -523,6 +611,11 @@ def codes_markdown() -> str:
             else:
                 head = ["# scenarist.yaml"] if kind == "suite" else []
                 lines += ["", f"```{_FENCE[kind]}", *head, text.rstrip("\n"), "```"]
+            files = ex.files if title == "Wrong" or ex.fixed_files is None else ex.fixed_files
+            for name, content in files:
+                fence = "csv" if name.endswith(".csv") else "text"
+                lines += ["", f"With `{name}` beside it:", "", f"```{fence}",
+                          content.rstrip("\n"), "```"]
     lines += ["", MARK_END]
     return "\n".join(lines)
 

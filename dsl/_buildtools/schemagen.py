@@ -165,6 +165,77 @@ def _tool_answer() -> dict[str, Any]:
     }
 
 
+ANCHORS = {"^x-": schema_doc("A place for YAML anchors (`x-common: &common ...`), which "
+                             "Scenarist ignores: merge them with `<<: *common`, or reuse "
+                             "them with `*common`.", {"x-checks": [{"non_empty": True}]})}
+
+
+def _attachments() -> dict[str, Any]:
+    return {
+        "type": "array",
+        "items": {"$ref": "#/$defs/attachment"},
+        **schema_doc(
+            "Files the person sends with the message: images (PNG, JPEG, WebP) go to the "
+            "model as image parts, UTF-8 text files as text. Paths are relative to the "
+            "suite's folder.",
+            [{"path": "attachments/receipt.png", "kind": "image"},
+             {"path": "attachments/notes.txt", "kind": "file", "label": "notes"}]),
+    }
+
+
+def _attachment() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["path", "kind"],
+        "additionalProperties": False,
+        **schema_doc("One file the person sends.",
+                     {"path": "attachments/receipt.png", "kind": "image"}),
+        "properties": {
+            "path": {"type": "string", "minLength": 1, **schema_doc(
+                "The file, relative to the suite's folder (no absolute paths, no `..`); at "
+                "most 5 MiB.", "attachments/receipt.png")},
+            "kind": {"enum": ["image", "file"], **schema_doc(
+                "`image`: a PNG, JPEG or WebP image; `file`: a UTF-8 text file.", "image")},
+            "mime_type": {"type": "string", "pattern": r"^[A-Za-z0-9.+-]+/[A-Za-z0-9.+-]+$",
+                          **schema_doc("The file's MIME type (default: from its extension).",
+                                       "image/png")},
+            "label": {"type": "string", "minLength": 1, **schema_doc(
+                "What the file is called (default: its name); a text file is sent under it.",
+                "receipt")},
+        },
+    }
+
+
+def _cases() -> dict[str, Any]:
+    return {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": 10000,
+        "items": {
+            "type": "object",
+            **schema_doc(
+                "One case: its values, read in the scenario's texts as `{{ name }}` and in "
+                "expressions as `case.name`. `id` names it (`ID[id]`; default: its number); "
+                "`runs`, `min_pass` and `tags` override the scenario's.",
+                {"id": "es", "question": "¿Hasta qué hora atienden el sábado?",
+                 "expected": "13:00"}),
+            "properties": {
+                "id": {**schema_doc("The case's name in its scenario's id: `ID[id]` "
+                                    "(default: its number, 1, 2, …).", "es")},
+                "runs": {**schema_doc("Runs for this case (instead of the scenario's).", 10)},
+                "min_pass": {**schema_doc("How many of this case's runs must pass.", 8)},
+                "tags": {**schema_doc("This case's tags (instead of the scenario's): a list, "
+                                      "or text separated by spaces or commas.", ["slow"])},
+            },
+        },
+        **schema_doc(
+            "The scenario's cases: one scenario is run per case, its texts rendered with the "
+            "case's values (`{{ name }}`). Not together with `cases_file`.",
+            [{"id": "es", "question": "¿Hasta qué hora atienden el sábado?"},
+             {"id": "en", "question": "Until what time are you open on Saturday?"}]),
+    }
+
+
 def _when() -> dict[str, Any]:
     """``when``: one message, a list of turns, or a simulated user."""
     turn = {
@@ -198,6 +269,7 @@ def _when() -> dict[str, Any]:
                     **schema_doc("Checks on this turn: its answer and the calls the agent "
                                  "made during it.", [{"contains": "Listo"}]),
                 },
+                "attachments": _attachments(),
             },
         },
     }
@@ -407,6 +479,7 @@ def scenario_schema() -> dict[str, Any]:
         "if": {"properties": {"when": {"type": "array"}}},
         "else": {"required": ["then"]},  # then itself is described once, below
         "additionalProperties": False,
+        "patternProperties": ANCHORS,
         "properties": {
             "id": {
                 "type": "string",
@@ -457,6 +530,7 @@ def scenario_schema() -> dict[str, Any]:
                         ),
                     },
                     "history": _history(),
+                    "attachments": _attachments(),
                     "tools": {
                         "type": "array",
                         "items": {
@@ -480,6 +554,24 @@ def scenario_schema() -> dict[str, Any]:
             },
             "when": when,
             "then": then,
+            "cases": _cases(),
+            "cases_file": {
+                "type": "string",
+                "minLength": 1,
+                **schema_doc(
+                    "A file of cases, relative to this scenario's folder (inside the suite): "
+                    "`.csv` with a header row (a spreadsheet saved as CSV), or `.jsonl` with "
+                    "one JSON object a line. One scenario is run per case.",
+                    "hours_questions.csv"),
+            },
+            "targets": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1},
+                "uniqueItems": True,
+                **schema_doc("The suite's targets this scenario is meant for; against the "
+                             "others it is skipped (shown as skipped, not failed). Default: "
+                             "every target.", ["local", "recorded"]),
+            },
             "runs": {
                 "type": "integer",
                 "minimum": 1,
@@ -509,7 +601,8 @@ def scenario_schema() -> dict[str, Any]:
                              "scenario, the whole attempt.", 6),
             },
         },
-        "$defs": {"tool": _tool(True), "check": check_schema(), "params": params, **defs},
+        "$defs": {"tool": _tool(True), "check": check_schema(), "params": params,
+                  "attachment": _attachment(), **defs},
     }
 
 
@@ -573,6 +666,7 @@ def suite_schema() -> dict[str, Any]:
                      "named checks."),
         "type": "object",
         "additionalProperties": False,
+        "patternProperties": ANCHORS,
         "properties": {
             "targets": {
                 "type": "object",

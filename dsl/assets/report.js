@@ -3,7 +3,10 @@
 
    Everything from a run is untrusted text. This script never parses data as HTML: it
    builds elements with createElement and fills them with textContent / text nodes only
-   (no innerHTML, no insertAdjacentHTML, no document.write, no URLs from data). */
+   (no innerHTML, no insertAdjacentHTML, no document.write). The one URL it sets is an
+   attached image's data: URL, which dsl/report.py built from the file the run folder keeps
+   and which is checked here again to be a base64 PNG, JPEG or WebP (IMAGE_URL); the page's
+   Content-Security-Policy allows no other image source. */
 (function () {
   "use strict";
 
@@ -32,7 +35,8 @@
   }
 
   // Where an event holds text (see the layout in dsl/report.py); the rest are flags.
-  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2], T: [3] };
+  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2], T: [3], I: [1, 4], F: [1, 3] };
+  var IMAGE_URL = /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+\/]+={0,2}$/;
 
   // What the person did with a held call in a later turn (a "c" event's decision).
   var DECISIONS = {
@@ -136,7 +140,7 @@
   }
 
   // A blob's arrays as objects, with every text resolved (layout: dsl/report.py).
-  function decodeAttempt(a, strings) {
+  function decodeAttempt(a, strings, files) {
     var e = a[8];
     return {
       run: a[0], status: String(a[1]), reason: str(a[2], strings), at: str(a[3], strings),
@@ -146,7 +150,11 @@
       failure: a[11] ? { kind: str(a[11][0], strings), explanation: str(a[11][1], strings) } : null,
       events: (a[9] || []).map(function (ev) {
         var at = TEXT_AT[ev[0]] || [];
-        return ev.map(function (v, i) { return at.indexOf(i) >= 0 ? str(v, strings) : v; });
+        var out = ev.map(function (v, i) { return at.indexOf(i) >= 0 ? str(v, strings) : v; });
+        // an attachment: what the blob keeps of the file (by its hash), at the end
+        if (ev[0] === "I") out[5] = files ? files[ev[3]] : undefined;
+        if (ev[0] === "F") out[4] = files ? files[ev[2]] : undefined;
+        return out;
       }),
       checks: (a[10] || []).map(function (c) { return decodeCheck(c, strings); })
     };
@@ -233,6 +241,35 @@
         var out = result.trim() ? pretty(result) : { text: "(empty)", json: false };
         box.appendChild(out.json ? textBlock("pre", "args", out.text) : textBlock("div", "text", out.text));
         return box;
+      }
+      case "I": {  // an attached image: a thumbnail, full size on click
+        box = el("figure", "attached");
+        var url = asText(ev[5]);
+        if (IMAGE_URL.test(url)) {
+          var img = el("img", "thumb");
+          img.alt = asText(ev[1]);
+          img.src = url;
+          img.title = "Click to see it full size";
+          img.addEventListener("click", function () { img.classList.toggle("full"); });
+          box.appendChild(img);
+        } else {
+          box.appendChild(el("div", "muted", "(the image is not in the run folder)"));
+        }
+        var cap = el("figcaption");
+        appendText(cap, "Attached image: " + asText(ev[1]) + " \u00b7 " + asText(ev[2]) + " \u00b7 " + asText(ev[4]));
+        box.appendChild(cap);
+        return box;
+      }
+      case "F": {  // an attached text file, collapsed
+        var fd = el("details", "attached");
+        var ftext = ev[4];
+        var sum = el("summary");
+        appendText(sum, "Attached file: " + asText(ev[1]) + " \u00b7 " + asText(ev[3]) +
+          (typeof ftext === "string" ? " (" + ftext.length.toLocaleString("en") + " characters)" : ""));
+        fd.appendChild(sum);
+        fd.appendChild(typeof ftext === "string" ? textBlock("div", "text", ftext)
+          : el("div", "muted", "(the file is not in the run folder)"));
+        return fd;
       }
       case "e":
         box = el("p", "end muted");
@@ -413,7 +450,7 @@
 
   function drawAttempts(container, from) {
     var data = rowData(Number(container.getAttribute("data-row")));
-    var attempts = data.attempts.map(function (a) { return decodeAttempt(a, data.strings); });
+    var attempts = data.attempts.map(function (a) { return decodeAttempt(a, data.strings, data.files); });
     var onlyBad = container.parentNode.querySelector("input.only-bad");
     var old = container.querySelector("button.more-attempts");
     if (old) old.remove();

@@ -4,6 +4,9 @@
 ``- expect: books_a_weekday`` — a check defined under ``checks:`` in scenarist.yaml;
 ``- expect: {name: books a weekday, expr: "..."}`` — inline, with a name for the report.
 
+In a scenario with cases, ``case.NAME`` reads the case's value NAME (``case`` is typed from
+the cases' values): the check then carries that case's values.
+
 Problems in the expression are reported at the YAML file's line and column of the
 offending character (``Document.span_in_string``); for a named check, at scenarist.yaml's.
 """
@@ -14,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..cases import missing_in_expression
 from ..errors import did_you_mean, quoted_list
 from ..expr import (
     RESERVED,
@@ -25,7 +29,8 @@ from ..expr import (
     env_for,
     verdict,
 )
-from ..expr.types import GLOBALS
+from ..expr.typecheck import GlobalRef
+from ..expr.types import CASE, GLOBALS
 from ..load import DataPath
 from ..model import AttemptData, Outcome
 from .registry import CheckContext, check, schema_doc
@@ -78,6 +83,7 @@ EXPECT_SCHEMA: dict[str, Any] = {
 class Expect:
     title: str  # the check's name (named checks and {name, expr}); "" when inline
     program: Program
+    case: dict[str, Any] | None = None  # the values of the scenario's case (case.NAME)
 
 
 def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
@@ -99,8 +105,14 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
         if word not in RESERVED:
             _unknown_check(word, source.index(word), named, ctx, path)
             return None
+    binding = ctx.extra.get("case")
     try:
-        program = compile_expression(source, named)
+        program = binding.programs.get(source) if binding is not None else None
+        if program is None:
+            program = compile_expression(source, named,
+                                         case=binding.type if binding is not None else None)
+            if binding is not None:
+                binding.programs[source] = program
     except ProblemsFound as exc:
         for p in exc.problems:
             at = ctx.doc.span_in_string(path, p.offset)
@@ -114,7 +126,19 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
     if same is not None:
         ctx.warning(same.code, same.message, same.hint,
                     at=ctx.doc.span_in_string(path, same.offset))
-    return Expect(title, program)
+    if binding is None or not _reads_case(program):
+        return Expect(title, program)
+    values = binding.take([name for name, _ in program.case_refs])
+    lacking = [(name, offset) for name, offset in program.case_refs if name not in values]
+    for name, offset in lacking:
+        missing_in_expression(binding.info, name, ctx.doc.span_in_string(path, offset),
+                              ctx.diagnostics)
+    return None if lacking else Expect(title, program, values)
+
+
+def _reads_case(program: Program) -> bool:
+    return any(isinstance(r, GlobalRef) and r.name == CASE
+               for r in program.typed.refs.values())
 
 
 def _unknown_check(word: str, offset: int, named: dict[str, NamedCheck], ctx: CheckContext,
@@ -185,7 +209,10 @@ def describe_expect(param: Any) -> str:
     describe=describe_expect,
 )
 def expect(p: Expect, a: AttemptData) -> Outcome:
-    status, reason = verdict(p.program, env_for(a))
+    env = env_for(a)
+    if p.case is not None:
+        env.values[CASE] = p.case  # every check of one attempt has the attempt's case
+    status, reason = verdict(p.program, env)
     if p.title:
         reason = f"{p.title}: {reason}"
     return Outcome(status, reason, _SCORES.get(status))

@@ -491,12 +491,14 @@ def _leaves(data: Any) -> Iterator[Any]:
         yield data
 
 
-def _content(message: Mapping[str, Any]) -> str:
+def _content(message: Mapping[str, Any], attached: Mapping[str, Any] | None = None) -> str:
     c = message.get("content")
     if isinstance(c, str):
         return c
-    if isinstance(c, list):  # content parts
-        return "\n".join(str(p.get("text", "")) for p in c if isinstance(p, Mapping))
+    if isinstance(c, list):  # content parts; an attached text file was given too
+        from ..attachments import readable
+
+        return readable(c, attached)
     return ""
 
 
@@ -511,10 +513,11 @@ def given(attempt: AttemptData) -> Facts:
     messages = list(attempt.messages)
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"),
                     default=-1)
+    attached = attempt.attached()
     for i, m in enumerate(messages):
         role = m.get("role")
         if role in ("system", "user", "tool") or (role == "assistant" and i < last_user):
-            _add_source(facts, _content(m))
+            _add_source(facts, _content(m, attached))
     return facts
 
 

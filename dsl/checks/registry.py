@@ -134,7 +134,7 @@ class CheckContext:
     tools: Mapping[str, ToolSpec]
     diagnostics: Collector
     named_checks: Mapping[str, Any] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
+    extra: Mapping[str, Any] = field(default_factory=dict)
     # tools the scenario defines wrongly (their mistake is reported where they are): a
     # check that names one is neither an error nor a warning about that name
     broken_tools: frozenset[str] = frozenset()

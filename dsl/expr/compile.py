@@ -74,6 +74,7 @@ class Program:
     closures: Mapping[int, Fn]  # id(node) → its closure (for explanations)
     typed: Typed
     tool_refs: tuple[tuple[str, str, int], ...]  # (called|call, tool, offset)
+    case_refs: tuple[tuple[str, int], ...] = ()  # case.NAME: (NAME, offset)
 
     def evaluate(self, env: Bindings) -> Any:
         """The expression's value on ``env``; raises EvalError."""
@@ -82,29 +83,32 @@ class Program:
 
 
 def compile_expression(source: str, named_checks: Collection[str] = (),
-                       *, condition: bool = True) -> Program:
+                       *, condition: bool = True, case: Type | None = None) -> Program:
     """Parse, check and compile; raise ProblemsFound with every problem found.
 
     ``named_checks`` are the suite's check names (used in "did you mean" messages);
-    ``condition=False`` accepts an expression of any type (tests, docs).
+    ``condition=False`` accepts an expression of any type (tests, docs); ``case`` is the
+    type of ``case`` in a scenario with cases (``types.case_of``).
 
     A Program is immutable, so the same text compiles once per process: suites repeat
-    their expressions from file to file, and parsing is most of linting one."""
-    return _compile_once(source, tuple(named_checks), condition)
+    their expressions from file to file (and a scenario's cases share theirs), and parsing
+    is most of linting one."""
+    return _compile_once(source, tuple(named_checks), condition, case)
 
 
 @functools.lru_cache(maxsize=4096)
-def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool) -> Program:
+def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool,
+                  case: Type | None) -> Program:
     from .parse import parse  # Lark is imported only when there is an expression
 
     root = parse(source)
-    typed = typecheck(root, source, named_checks, condition)
+    typed = typecheck(root, source, named_checks, condition, case)
     if typed.problems:
         raise ProblemsFound(sorted(typed.problems, key=lambda p: p.offset))
     compiler = _Compiler(typed)
     fn = compiler.fn(root)
     return Program(source, root, typed.type_of(root), shown(source), fn, compiler.closures,
-                   typed, tuple(typed.tool_refs))
+                   typed, tuple(typed.tool_refs), tuple(typed.case_refs))
 
 
 MAX_SHOWN_CHARS = 200  # of an expression, in a reason
@@ -220,7 +224,7 @@ class _Compiler:
         if t.kind == "object":
             def known(e: Bindings) -> Any:
                 o = target(e)
-                return None if o is None else o[name]
+                return None if o is None else o.get(name)  # a case may lack a value
 
             return known
         if t.kind == "date":

@@ -43,6 +43,7 @@ from .nodes import (
 )
 from .types import (
     BOOL,
+    CASE,
     DATE,
     GLOBALS,
     ITEM,
@@ -109,6 +110,8 @@ class Typed:
     patterns: dict[int, SafePattern] = field(default_factory=dict)  # 'matches' nodes
     # Tools named in called('x') / call('x'): (function, tool, offset of the quoted name)
     tool_refs: list[tuple[str, str, int]] = field(default_factory=list)
+    # The case's values read as case.NAME: (name, offset of NAME)
+    case_refs: list[tuple[str, int]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     reads_attempt: bool = False  # whether any part looks at the attempt's data
 
@@ -117,10 +120,11 @@ class Typed:
 
 
 def typecheck(node: Node, source: str, named_checks: Collection[str] = (),
-              condition: bool = True) -> Typed:
+              condition: bool = True, case: Type | None = None) -> Typed:
     """Type every node of ``node`` (parsed from ``source``). With ``condition``, the whole
-    expression must be true or false (as an ``expect`` check's is)."""
-    checker = _Checker(source, named_checks)
+    expression must be true or false (as an ``expect`` check's is). ``case``: the type of
+    ``case`` in a scenario with cases (without one, the name ``case`` is unknown)."""
+    checker = _Checker(source, named_checks, case)
     top = checker.visit(node)
     if condition and not maybe(top, "bool") and top.kind != "null":
         checker.problem(
@@ -143,9 +147,11 @@ def _bool_hint(src: str, t: Type) -> str:
 
 
 class _Checker:
-    def __init__(self, source: str, named_checks: Collection[str]) -> None:
+    def __init__(self, source: str, named_checks: Collection[str],
+                 case: Type | None = None) -> None:
         self.typed = Typed(source)
         self.named_checks = named_checks
+        self.case = case
         self.frames: list[Type] = []  # item types of the enclosing conditions
 
     # -------------------------------------------------------------- helpers
@@ -225,6 +231,9 @@ class _Checker:
             self.typed.refs[id(node)] = GlobalRef(n)
             self.typed.reads_attempt = True
             return member.type
+        if n == CASE and self.case is not None:
+            self.typed.refs[id(node)] = GlobalRef(n)
+            return self.case
         return self.unknown_name(node)
 
     def resolvable(self, n: str) -> bool:
@@ -246,6 +255,12 @@ class _Checker:
                 "X302", f"'{n}' is a check defined in scenarist.yaml; use it on its own line: "
                         f"- expect: {n}", node.loc,
                 "a named check cannot be part of another expression")
+        if n == CASE:
+            return self.problem(
+                "X302", "'case' is the values of a scenario's case, and this scenario has no "
+                        "cases", node.loc,
+                "give the scenario cases: (or a cases_file:); then case.NAME is that case's "
+                "value NAME")
         if n == ITEM:
             return self.problem(
                 "X302", "'item' is the current item, and exists only inside [ ] after a list "
@@ -270,7 +285,13 @@ class _Checker:
         known = fields_of(t)
         if known is not None:
             if name in known:
+                if t.shape == CASE:
+                    self.typed.case_refs.append((name, node.name_loc.start))
                 return known[name].type
+            if t.shape == CASE:
+                return self.problem(
+                    "X302", f"the cases have no value '{name}'{did_you_mean(name, known)}",
+                    node.name_loc, f"the cases' values are {', '.join(known) or 'none'}")
             return self.problem(
                 "X302", f"{describe(t)} has no field '{name}'{did_you_mean(name, known)}",
                 node.name_loc, f"the fields of {describe(t)} are {', '.join(known)}")

@@ -17,6 +17,7 @@ documents (a test keeps the two in step).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -28,8 +29,9 @@ Kind = Literal["text", "number", "bool", "null", "date", "list", "object", "json
 class Type:
     kind: Kind
     item: Type | None = None  # list: the type of its items
-    shape: str = ""  # object: "call" | "tool" | "moment"
+    shape: str = ""  # object: "call" | "tool" | "moment" | "case"
     navigable: bool = False  # text: a tool's output, whose JSON fields can be read
+    fields: tuple[tuple[str, Type], ...] = ()  # object "case": its values and their types
 
     def __str__(self) -> str:
         return describe(self)
@@ -49,6 +51,15 @@ MOMENT = Type("object", shape="moment")
 
 def list_of(item: Type) -> Type:
     return Type("list", item=item)
+
+
+CASE = "case"  # the name of a scenario's case in its expressions: case.drug
+
+
+def case_of(fields: Mapping[str, Type]) -> Type:
+    """The type of ``case`` in a scenario with cases: an object with one field per value
+    the cases have (dsl/cases.py gives each its type)."""
+    return Type("object", shape=CASE, fields=tuple(sorted(fields.items())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,14 +153,21 @@ KEYWORDS = frozenset({"and", "or", "not", "in", "matches", "true", "false", "nul
 def fields_of(t: Type) -> Mapping[str, Member] | None:
     """The known fields of ``t``, or None when it has none (or they are unknown: json)."""
     if t.kind == "object":
+        if t.shape == CASE:
+            return _case_fields(t)
         return SHAPES[t.shape]
     if t.kind == "date":
         return DATE_FIELDS
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _case_fields(t: Type) -> Mapping[str, Member]:
+    return {name: Member(ft, f"the case's value '{name}'") for name, ft in t.fields}
+
+
 _SHAPE_WORDS = {"call": ("a call", "calls"), "tool": ("a tool", "tools"),
-                "moment": ("the moment", "moments")}
+                "moment": ("the moment", "moments"), CASE: ("the case", "cases")}
 _WORDS: dict[str, tuple[str, str]] = {
     "text": ("text", "texts"),
     "number": ("a number", "numbers"),

@@ -285,11 +285,17 @@ def conversation_text(attempt: AttemptData) -> str:
     given apart, as tool results)."""
     messages = attempt.messages
     lines: list[str] = []
+    attached = attempt.attached()
 
     def said(start: int, end: int) -> None:
         for m in messages[start:end]:
             content = m.get("content")
-            text = content if isinstance(content, str) else ""
+            if isinstance(content, str):
+                text = content
+            else:  # what the person attached: named, a text file with its text
+                from ..attachments import readable
+
+                text = readable(content, attached)
             if m.get("role") == "user":
                 lines.append(f"The person: {text}")
             elif m.get("role") == "assistant" and text.strip():

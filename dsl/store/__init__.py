@@ -21,27 +21,32 @@ from .records import (
     record_line,
 )
 from .rundir import (
+    ATTACHMENTS,
     PLAN,
     RESULTS,
     RUN,
     SUMMARY,
     ResultsWriter,
     RunLock,
+    copy_attachments,
     create_run_dir,
     iter_results,
     latest_records,
     merge_runs,
     new_run_id,
+    read_attachment,
     read_json,
+    store_attachments,
     truncate_torn,
     write_atomic,
     write_json,
 )
 
 __all__ = [
-    "PLAN", "RESULTS", "RUN", "SUMMARY", "AttemptError", "AttemptRecord", "CheckResult",
-    "ModelCallStat", "RecordError", "ResultsWriter", "RunLock", "check_version",
-    "create_run_dir", "iter_results", "latest_records", "merge_runs", "new_run_id",
-    "read_json", "record_from_json", "record_json", "record_line", "truncate_torn",
-    "write_atomic", "write_json",
+    "ATTACHMENTS", "PLAN", "RESULTS", "RUN", "SUMMARY", "AttemptError", "AttemptRecord",
+    "CheckResult", "ModelCallStat", "RecordError", "ResultsWriter", "RunLock",
+    "check_version", "copy_attachments", "create_run_dir", "iter_results", "latest_records",
+    "merge_runs", "new_run_id", "read_attachment", "read_json", "record_from_json",
+    "record_json", "record_line", "store_attachments", "truncate_torn", "write_atomic",
+    "write_json",
 ]

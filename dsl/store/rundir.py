@@ -1,6 +1,7 @@
 """The run folder: ``runs/<run-id>/`` with ``run.json``, ``plan.json``,
 ``results.jsonl`` (one line appended and flushed as each attempt ends), ``summary.json``
-and the reports.
+and the reports — and ``attachments/``: each file the scenarios attach, once, named by the
+SHA-256 of its content (records refer to them by that hash; the report shows them).
 
 Every file carries ``schema_version``; a reader refuses versions it does not know.
 A torn last line (the process was killed while writing it) is skipped, not fatal.
@@ -14,7 +15,7 @@ import json
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,6 +38,8 @@ PLAN = "plan.json"
 RUN = "run.json"
 SUMMARY = "summary.json"
 LOCK = ".lock"
+ATTACHMENTS = "attachments"
+MAX_STORED_ATTACHMENT = 5 * 2**20  # as dsl.attachments.MAX_ATTACHMENT_BYTES
 FSYNC_EVERY_S = 1.0  # results reach the OS at every line; the disk at least this often
 
 
@@ -147,6 +150,46 @@ def write_atomic(path: Path, data: bytes) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_bytes(data)
     os.replace(tmp, path)
+
+
+def store_attachments(run_dir: Path, files: Iterable[tuple[str, bytes]]) -> None:
+    """Keep each attached file (its hash, its bytes) in ``run_dir/attachments/``, once."""
+    folder = run_dir / ATTACHMENTS
+    for sha, content in files:
+        path = folder / sha
+        if not path.exists():
+            folder.mkdir(exist_ok=True)
+            write_atomic(path, content)
+
+
+def read_attachment(run_dir: Path, sha: str) -> bytes | None:
+    """A kept attachment's bytes, or None when the run folder does not have it (or what it
+    has is not that file: the name is checked, and the content against its hash)."""
+    import hashlib
+
+    if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        return None
+    path = run_dir / ATTACHMENTS / sha
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_STORED_ATTACHMENT:
+            return None
+        data = path.read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == sha else None
+
+
+def copy_attachments(sources: Iterable[Path], run_dir: Path) -> None:
+    """The attachments the run folders ``sources`` keep, kept in ``run_dir`` too (merge,
+    recheck)."""
+    for src in sources:
+        folder = src / ATTACHMENTS
+        if not folder.is_dir():
+            continue
+        for f in sorted(folder.iterdir()):
+            data = read_attachment(src, f.name)
+            if data is not None:
+                store_attachments(run_dir, [(f.name, data)])
 
 
 def read_json(path: Path) -> Any:
@@ -290,6 +333,7 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
                    "max_model_calls": sum(p["max_model_calls"] for p in plans)}
     out = create_run_dir(parent)
     write_json(out / PLAN, merged_plan)
+    copy_attachments(run_dirs, out)
     with (out / RESULTS).open("w", encoding="utf-8") as f:
         for d in run_dirs:
             for r in latest_records(d):

@@ -4,7 +4,8 @@ The first line is a header with the recording target's request settings (model,
 temperature, extra params, system prompt template), so a ``kind: replay`` target builds
 exactly the requests that were recorded. Each further line is one exchange: the
 canonical request (model, messages, tools, seed, temperature and extra params — never
-headers or keys), its key (a SHA-256 of the canonical JSON) and the reply's JSON body.
+headers or keys; an attachment by the hash of its content, never its data URL:
+:func:`canonical`), its key (a SHA-256 of the canonical JSON) and the reply's JSON body.
 
 A cassette is read as a file from outside: only a regular file of at most
 MAX_CASSETTE_BYTES, every line checked (JSON, UTF-8, depth, the keys and their types), and
@@ -39,9 +40,43 @@ MAX_CASSETTE_BYTES = 256 * 2**20
 RECORDED_ERRORS = ("status", "malformed", "model_output")
 
 
+MAX_INLINE_PART = 512  # characters of a text content part a cassette keeps as it is
+
+
 def canonical(body: dict[str, Any]) -> dict[str, Any]:
-    """The parts of a request that decide its answer, in a stable form."""
-    return {k: body[k] for k in sorted(body) if k != "stream"}
+    """The parts of a request that decide its answer, in a stable form. A message whose
+    content is a list of parts (what carries attachments) keeps each file by the hash of
+    its content: a ``data:`` URL becomes ``sha256:HEX`` of the bytes it holds, and a text
+    part longer than MAX_INLINE_PART characters ``{"type": "text", "sha256": HEX,
+    "chars": N}`` — so a recorded suite with images stays small and replays exactly."""
+    out = {k: body[k] for k in sorted(body) if k != "stream"}
+    messages = out.get("messages")
+    if isinstance(messages, list) and any(
+            isinstance(m, dict) and isinstance(m.get("content"), list) for m in messages):
+        out["messages"] = [_by_hash(m) if isinstance(m, dict) and isinstance(
+            m.get("content"), list) else m for m in messages]
+    return out
+
+
+def _by_hash(message: dict[str, Any]) -> dict[str, Any]:
+    from ..attachments import data_url_hash
+
+    parts = []
+    for p in message["content"]:
+        if isinstance(p, dict) and p.get("type") == "image_url":
+            image = p.get("image_url")
+            url = image.get("url") if isinstance(image, dict) else image
+            digest = data_url_hash(url) if isinstance(url, str) else None
+            if digest is not None:
+                p = {**p, "image_url": {**(image if isinstance(image, dict) else {}),
+                                        "url": digest}}
+        elif (isinstance(p, dict) and p.get("type") == "text"
+              and isinstance(p.get("text"), str) and len(p["text"]) > MAX_INLINE_PART):
+            text = p["text"]
+            p = {"type": "text", "chars": len(text),
+                 "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()}
+        parts.append(p)
+    return {**message, "content": parts}
 
 
 def request_key(body: dict[str, Any]) -> str:

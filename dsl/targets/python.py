@@ -12,10 +12,12 @@ to a ``confirm: true`` tool is recorded as pending, not executed, and returns ``
 
 A conversation calls the function once per turn, with a new :class:`Env` each time:
 ``env.turn`` (1, 2, ...), ``env.message`` (what the person said; empty when they pressed
-confirm or cancel), ``env.messages`` (the conversation so far in OpenAI's format, without
-a system prompt: ``given.history``, the earlier turns, then this turn's message or tool
-results), ``env.confirmed`` and ``env.cancelled`` (the held calls the person confirmed —
-Scenarist has run them, their ``output`` is the fake tool's result — or cancelled in this
+confirm or cancel), ``env.attachments`` (the files sent with it: ``path``, ``kind``,
+``mime_type``, ``label``, ``content`` bytes), ``env.messages`` (the conversation so far in
+OpenAI's format, without a system prompt: ``given.history``, the earlier turns, then this
+turn's message — attachments as image and text content parts — or tool results),
+``env.confirmed`` and ``env.cancelled`` (the held calls the person confirmed — Scenarist
+has run them, their ``output`` is the fake tool's result — or cancelled in this
 turn). The tools, their record and the model clients last the whole conversation. A
 one-message scenario is one such call, with ``env.turn == 1``.
 """
@@ -36,8 +38,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..attachments import user_content, wire_messages
 from ..errors import EndpointError, InputError
-from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
+from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn
 from .base import AgentContext, ChatModel, Metered, Reply
 
 
@@ -139,6 +142,7 @@ class Env:
     messages: list[dict[str, Any]] = field(default_factory=list)  # the conversation so far
     confirmed: list[Decided] = field(default_factory=list)
     cancelled: list[Decided] = field(default_factory=list)
+    attachments: tuple[Attachment, ...] = ()  # the files the person sent with this message
 
     def clock(self) -> dt.datetime:
         """The scenario's moment plus the time elapsed since the attempt started."""
@@ -240,6 +244,7 @@ class PythonAgent:
             history=scenario.history_calls,
             history_messages=len(scenario.history),
             goal_reached=goal,
+            attachments=scenario.all_attachments,
         )
 
     def _user_model(self, target: Target) -> ChatModel:
@@ -269,6 +274,7 @@ class _Conversation:
         self.calls: list[Call] = []
         self.messages: list[dict[str, Any]] = [dict(m) for m in scenario.history]
         self.turns: list[Turn] = []
+        self.attached = {a.sha256: a for a in scenario.all_attachments}
 
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
@@ -282,13 +288,19 @@ class _Conversation:
         if settled.failure is not None:
             return self._turn(kind, text, "", first_call, settled, first_step, simulated,
                               settled.failure)
+        attachments: tuple[Attachment, ...] = ()
         if kind == "say":
-            self.messages.append({"role": "user", "content": text})
+            before = any(t.kind == "say" for t in self.turns)
+            index = len(self.turns) if not simulated else len(scenario.turns)
+            attachments = scenario.attachments_for(index, before)
+            self.messages.append({"role": "user", "content": user_content(text, attachments)})
         decided = [self.calls[i] for i in settled.decided]
         env = Env(
             message=text if kind == "say" else "", at=scenario.at, system=scenario.system,
             tools=self.tools, seed=self.run, targets=self.targets, scenario=scenario.id,
-            turn=len(self.turns) + 1, messages=[dict(m) for m in self.messages],
+            turn=len(self.turns) + 1,
+            messages=[dict(m) for m in wire_messages(self.messages, self.attached)],
+            attachments=attachments,
             confirmed=[Decided(c.name, c.args, c.output) for c in decided
                        if c.decision == "confirmed"],
             cancelled=[Decided(c.name, c.args, None) for c in decided

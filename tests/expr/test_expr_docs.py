@@ -41,7 +41,22 @@ def expects(data: Any) -> list[str]:
 
 BLOCKS = yaml_blocks()
 NAMED = {k: v for b in BLOCKS if isinstance(b, dict) for k, v in (b.get("checks") or {}).items()}
-EXAMPLES = [e for b in BLOCKS for e in expects(b)]
+EXAMPLES = [e for b in BLOCKS if "cases" not in b for e in expects(b)]
+WITH_CASES = [(e, b["cases"]) for b in BLOCKS if isinstance(b, dict) and "cases" in b
+              for e in expects(b)]
+
+
+@pytest.mark.parametrize(("text", "cases"), WITH_CASES)
+def test_every_example_with_cases_compiles_with_its_cases(text: str,
+                                                          cases: list[Any]) -> None:
+    from dsl.expr.types import TEXT, case_of
+
+    shape = case_of({k: TEXT for c in cases for k in c})
+    assert problems_of(text, NAMED) != ()  # without its cases, `case` is unknown
+    program = compile_expression(text, NAMED, case=shape)
+    env = env_for(attempt())
+    env.values["case"] = dict(cases[0])
+    verdict(program, env)  # runs without a crash
 
 
 def test_the_function_reference_is_generated_from_the_library() -> None:
