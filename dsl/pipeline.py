@@ -222,15 +222,16 @@ def plan_set_aside() -> Iterator[None]:
             gc.unfreeze()
 
 
-def _compiled(request: RunRequest) -> Plan:
-    """:func:`plan_for` with the collector paused until the plan's objects are set aside
-    (:func:`plan_set_aside`): compiling makes many objects and no cycles."""
+def compiled_apart(make: Callable[[], T]) -> T:
+    """``make()`` (compiling a plan) with the collector paused — compiling makes many
+    objects and no cycles — and what exists then set aside (within
+    :func:`plan_set_aside`)."""
     paused = gc.isenabled()
     gc.disable()
     try:
-        plan = plan_for(request)
+        made = make()
         gc.freeze()
-        return plan
+        return made
     finally:
         if paused:
             gc.enable()
@@ -261,7 +262,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         from .baseline import load_summary
 
         baseline = load_summary(baseline)
-    plan = _compiled(request)
+    plan = compiled_apart(lambda: plan_for(request))
     location = location_for(Path(plan.suite_root), plan.history)
 
     started = dt.datetime.now(dt.UTC)
