@@ -258,15 +258,26 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
          patterns: tuple[str, ...]) -> None:
     """Show what a run would do: scenarios × targets × runs, and the most model calls;
     with --tag or -k, which scenarios they select."""
+    from .pipeline import plan_set_aside
+
+    with plan_set_aside():
+        _plan(paths, targets, runs, judge_target, as_json, tags, patterns)
+
+
+def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
+          judge_target: str | None, as_json: bool, tags: tuple[str, ...],
+          patterns: tuple[str, ...]) -> None:
     from .compile import build_plan
+    from .pipeline import compiled_apart
     from .plan import plan_json
     from .targets.kinds import describe
 
     paths = paths or (Path("."),)
     selection = selection_of(tags, patterns)
     try:
-        p, compiled = build_plan(paths, targets=targets, runs=runs, judge_target=judge_target,
-                                 selection=selection)
+        p, compiled = compiled_apart(lambda: build_plan(
+            paths, targets=targets, runs=runs, judge_target=judge_target,
+            selection=selection))
     except InputError as exc:
         print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
         sys.exit(EXIT_INPUT)

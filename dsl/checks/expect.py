@@ -14,8 +14,9 @@ offending character (``Document.span_in_string``); for a named check, at scenari
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..cases import missing_in_expression
 from ..errors import did_you_mean, quoted_list
@@ -93,7 +94,7 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
     else:
         source, title = str(param), ""
     path: DataPath = (*ctx.path, *sub)
-    named: dict[str, NamedCheck] = dict(ctx.named_checks)
+    named: Mapping[str, NamedCheck] = ctx.named_checks
     word = source.strip()
     if _NAME.fullmatch(word):
         found = named.get(word)
@@ -107,12 +108,14 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
             return None
     binding = ctx.extra.get("case")
     try:
-        program = binding.programs.get(source) if binding is not None else None
-        if program is None:
+        known: _Known | None = binding.programs.get(source) if binding is not None else None
+        if known is None:
             program = compile_expression(source, named,
                                          case=binding.type if binding is not None else None)
+            known = _Known(program, _reads_case(program))
             if binding is not None:
-                binding.programs[source] = program
+                binding.programs[source] = known
+        program = known.program
     except ProblemsFound as exc:
         for p in exc.problems:
             at = ctx.doc.span_in_string(path, p.offset)
@@ -126,7 +129,7 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
     if same is not None:
         ctx.warning(same.code, same.message, same.hint,
                     at=ctx.doc.span_in_string(path, same.offset))
-    if binding is None or not _reads_case(program):
+    if binding is None or not known.reads_case:
         return Expect(title, program)
     values = binding.take([name for name, _ in program.case_refs])
     lacking = [(name, offset) for name, offset in program.case_refs if name not in values]
@@ -136,12 +139,20 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
     return None if lacking else Expect(title, program, values)
 
 
+class _Known(NamedTuple):
+    """An expression compiled for the cases of one file (``CaseBinding.programs``), and
+    whether it reads ``case``: the same for each of them."""
+
+    program: Program
+    reads_case: bool
+
+
 def _reads_case(program: Program) -> bool:
     return any(isinstance(r, GlobalRef) and r.name == CASE
                for r in program.typed.refs.values())
 
 
-def _unknown_check(word: str, offset: int, named: dict[str, NamedCheck], ctx: CheckContext,
+def _unknown_check(word: str, offset: int, named: Mapping[str, NamedCheck], ctx: CheckContext,
                    path: DataPath) -> None:
     at = ctx.doc.span_in_string(path, offset)
     if named:
