@@ -32,7 +32,7 @@ from .errors import EndpointError
 from .faketools import answer as tool_answer
 from .model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn
 from .targets.base import ChatModel, Unreadable, read_reply_json
-from .templates import compile_template, render_system
+from .templates import DEFAULT_SYSTEM_PROMPT, compile_template, default_system, render_system
 
 
 @dataclass(slots=True)
@@ -66,6 +66,8 @@ def system_message(model: ChatModel, scenario: Scenario) -> str:
     source = model.settings.system_prompt
     key = (source, scenario.system, scenario.at.isoformat())
     text = _SYSTEM_TEXT.get(key)
+    if text is None and source == DEFAULT_SYSTEM_PROMPT:
+        text = _SYSTEM_TEXT[key] = default_system(scenario.system, scenario.at)
     if text is None:
         template = _TEMPLATES.get(source)
         if template is None:

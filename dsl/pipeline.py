@@ -300,6 +300,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
             info["history"] = kept_json(location)
             planned.write_to(run_dir / PLAN)
             attached = {a.sha256: a.content for s in plan.scenarios
+                        if s.attachments or s.turns  # most have neither: skip them quickly
                         for a in s.all_attachments}
             if attached:  # the report shows them; records refer to them by hash
                 _write(lambda: store_attachments(run_dir, attached.items()), run_dir)

@@ -346,6 +346,14 @@ def render_system(template: Any, system: str, at: dt.datetime) -> str:
     return str(template.render(system=system, now=say(at), at=at)).strip()
 
 
+def default_system(system: str, at: dt.datetime) -> str:
+    """:data:`DEFAULT_SYSTEM_PROMPT` rendered for a scenario, without Jinja (most targets
+    keep the default prompt, and a run need not import Jinja before its first request):
+    the same text as :func:`render_system` gives (a test compares them)."""
+    text = f"{system}\n\n" if system else ""
+    return f"{text}Current date and time: {say(at)}.".strip()
+
+
 def as_tool_text(value: Any) -> str:
     """Fixed ``returns`` data as the text the model receives."""
     if isinstance(value, str):

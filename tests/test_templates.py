@@ -46,3 +46,15 @@ def test_system_prompt_default() -> None:
         "Current date and time: Tuesday 29 September 2026, 10:00 (UTC-03:00)."
     assert render_system(t, "Sé breve.", AT) == \
         "Sé breve.\n\nCurrent date and time: Tuesday 29 September 2026, 10:00 (UTC-03:00)."
+
+
+@pytest.mark.parametrize("system", [
+    "", "Sé breve.", "  padded  \n", "\n\nlines\nand {{ braces }} {% raw %}", "0", " ",
+    "tabs\t\there", "emoji 🦷 and\r\ncarriage returns\n\n",
+])
+def test_the_default_system_prompt_without_jinja_is_jinjas_text(system: str) -> None:
+    from dsl.templates import DEFAULT_SYSTEM_PROMPT, default_system
+
+    for at in (AT, parse_moment("2027-02-28T23:59:00+05:45")):
+        assert default_system(system, at) == render_system(
+            compile_template(DEFAULT_SYSTEM_PROMPT), system, at)

@@ -10,8 +10,11 @@ recognised from the unexpected token and its neighbours, and said in words.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
+import hashlib
+import json
 import math
 import re
 from typing import Any
@@ -39,16 +42,82 @@ from .nodes import (
     depth,
 )
 
+GRAMMAR = "expr.lark"
+# the parser built from GRAMMAR, saved: python -m dsl._buildtools.exprparser
+TABLES = "expr.lark.json"
 
-@functools.cache
-def parser() -> Lark:
-    """The LALR parser of ``grammar/expr.lark``, built once (about 50 ms)."""
+
+def build_parser(grammar: str) -> Lark:
+    """The LALR parser of the grammar text (about 50 ms to build)."""
     return Lark(
-        read_text("grammar", "expr.lark"),
+        grammar,
         parser="lalr",
         lexer="basic",  # keywords are always keywords: `and b` is reported at 'and'
         maybe_placeholders=True,
     )
+
+
+@functools.cache
+def parser() -> Lark:
+    """The LALR parser of ``grammar/expr.lark``, once per process: loaded from the tables
+    saved beside the grammar (``grammar/expr.lark.json``, 4 ms) when they were made from
+    this very grammar by this version of Lark, else built (50 ms). The tables are plain
+    JSON read by Lark's own loader — never a pickle."""
+    grammar = read_text("grammar", GRAMMAR)
+    try:
+        saved = json.loads(read_text("grammar", TABLES))
+    except (FileNotFoundError, ValueError):
+        saved = None
+    if isinstance(saved, dict) and saved.get("key") == tables_key(grammar):
+        with contextlib.suppress(Exception):  # tables Lark cannot read: build instead
+            return Lark.load(from_json(saved["parser"]))
+    return build_parser(grammar)
+
+
+def tables_key(grammar: str) -> str:
+    """What the saved tables must have been made from: the grammar and Lark's version."""
+    import lark
+
+    digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()
+    return f"lark {lark.__version__} · sha256 {digest}"
+
+
+def tables_json(grammar: str) -> dict[str, Any]:
+    """The saved form of the parser of ``grammar`` (what grammar/expr.lark.json holds)."""
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    data, memo = build_parser(grammar).memo_serialize([TerminalDef, Rule])
+    return {"key": tables_key(grammar), "parser": to_json({"data": data, "memo": memo})}
+
+
+def to_json(x: Any) -> Any:
+    """Lark's serialized parser as JSON: mappings with keys that are not text, and tuples,
+    kept as such (``{"__pairs__": [[k, v], ...]}``, ``{"__tuple__": [...]}``)."""
+    if isinstance(x, dict):
+        if all(isinstance(k, str) for k in x) and not {"__pairs__", "__tuple__"} & set(x):
+            return {k: to_json(v) for k, v in x.items()}
+        return {"__pairs__": [[to_json(k), to_json(v)] for k, v in x.items()]}
+    if isinstance(x, tuple):
+        return {"__tuple__": [to_json(v) for v in x]}
+    if isinstance(x, list):
+        return [to_json(v) for v in x]
+    if x is None or isinstance(x, str | int | float | bool):
+        return x
+    raise TypeError(f"cannot save a {type(x).__name__} in the parser tables")
+
+
+def from_json(x: Any) -> Any:
+    """The inverse of :func:`to_json`."""
+    if isinstance(x, dict):
+        if "__pairs__" in x:
+            return {from_json(k): from_json(v) for k, v in x["__pairs__"]}
+        if "__tuple__" in x:
+            return tuple(from_json(v) for v in x["__tuple__"])
+        return {k: from_json(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [from_json(v) for v in x]
+    return x
 
 
 def parse(text: str) -> Node:
