@@ -472,12 +472,18 @@ def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
                     f"{suite.file if suite else 'the suite'} has no judge",
                     "add judge: {target: NAME} to scenarist.yaml, naming an openai target")
         return None
-    text = label(item.check, item.param, item.title)
     return CompiledCheck(
-        item.check, text if turn is None else f"turn {turn} · {text}", prepared,
+        item.check, functools.partial(_label, item, turn), prepared,
         ctype.evaluate, item.span, ctype.judge, ctype.evaluate_async,
         ctype.judge_calls(prepared) if ctype.judge_calls else 0, turn=turn,
         always=item.always, named=bool(item.title), item=item)
+
+
+def _label(item: CheckItem, turn: int | None) -> str:
+    """How people see a compiled check (made when it is first shown: CompiledCheck.label);
+    a check of turn ``turn`` says so: ``turn 2 · contains: "sábado"``."""
+    text = label(item.check, item.param, item.title)
+    return text if turn is None else f"turn {turn} · {text}"
 
 
 def compile_document(
