@@ -20,6 +20,7 @@ import contextlib
 import datetime as dt
 import gc
 import os
+import signal
 import sys
 import threading
 import time
@@ -298,7 +299,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
             info["compare"] = [list(pair) for pair in plan.compare]
             info["git"] = git_info(Path(plan.suite_root))
             info["history"] = kept_json(location)
-            planned.write_to(run_dir / PLAN)
+            planned.aim(run_dir / PLAN)  # made once the first requests are out
             attached = {a.sha256: a.content for s in plan.scenarios
                         if s.attachments or s.turns  # most have neither: skip them quickly
                         for a in s.all_attachments}
@@ -315,7 +316,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
             max_tokens=request.max_tokens, done=done, prior=tuple(prior),
             handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
             record_judge=recordings[-1].partial if request.record_judge else None,
-            before_results=planned.wait)
+            before_results=planned.wait, start_plan=planned.start)
         try:
             state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
                                         notify=hooks.notify))
@@ -385,11 +386,13 @@ class PlanWriter:
 
     In the background it is made by a forked process, on the other core, only while the
     process has no thread but this one (:func:`forkable`): ``os.fork`` in a process with
-    threads can leave the child holding a lock that no thread will ever release. The run
-    starts its threads (the event loop's, the HTTP clients') after this, so ``scenarist
-    run`` forks; a caller that has threads of its own (a test's server, an embedding
-    program) gets a thread instead — safe, but it shares the interpreter with the run, and
-    delays the first request by about as long as the plan takes (bench/cases_bench.py)."""
+    threads can leave the child holding a lock that no thread will ever release. ``scenarist
+    run`` starts it (:meth:`start`) just after its first requests have gone out; the event
+    loop and the HTTP clients start no thread for an endpoint at an IP address, so the run
+    forks. An endpoint whose name must be looked up (the loop asks the system in a thread),
+    or a caller with threads of its own (a test's server, an embedding program), gets a
+    thread instead — safe, but it shares the interpreter with the run for as long as the
+    plan takes (about a second for 10,000 scenarios, bench/cases_bench.py)."""
 
     def __init__(self, plan: Plan, background: bool) -> None:
         self.plan = plan
@@ -400,9 +403,24 @@ class PlanWriter:
         self._child = 0  # the forked process making it
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None  # a bug while making it: raised on wait
+        self._started = False
+
+    def aim(self, path: Path) -> None:
+        """Where plan.json goes; it is made by :meth:`start`, or by :meth:`wait` if nothing
+        started it."""
+        self.path = path
 
     def write_to(self, path: Path) -> None:
-        self.path = path
+        self.aim(path)
+        self.start()
+
+    def start(self) -> None:
+        """Begin making plan.json (once): ``scenarist run`` calls it just after its first
+        requests have gone out, so that neither the plan nor the fork (~25 ms for a plan
+        of 10,000 scenarios) delays them."""
+        if self._started or self.path is None:
+            return
+        self._started = True
         if not self.background:
             self._make()
             return
@@ -410,9 +428,13 @@ class PlanWriter:
             self._child = _fork(self._make_in_child)
             if self._child > 0:
                 return
-        self._thread = threading.Thread(target=self._make, name="scenarist-plan-json",
-                                        daemon=True)
-        self._thread.start()
+        try:
+            self._thread = threading.Thread(target=self._make, name="scenarist-plan-json",
+                                            daemon=True)
+            self._thread.start()
+        except RuntimeError:  # no thread to be had: make it here
+            self._thread = None
+            self._make()
 
     def _make(self) -> None:
         from .plan import plan_json
@@ -429,10 +451,18 @@ class PlanWriter:
             self._failure = exc
 
     def _make_in_child(self) -> int:  # pragma: no cover - the child; tests see its file
+        # Ctrl-C reaches the whole process group: the run's process handles it (and waits
+        # for this one); here it must neither stop the file half-made nor, through the
+        # event loop's wake-up descriptor it shares, tell the run it was pressed twice
+        with contextlib.suppress(ValueError, OSError):
+            signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         self._make()
         return 0 if self.error is None and self._failure is None else 1
 
     def _join(self) -> None:
+        if not self._started:  # nothing started it: make it here, now
+            self._make_here()
         if self._child > 0:
             _, status = os.waitpid(self._child, 0)
             self._child = 0
@@ -441,6 +471,11 @@ class PlanWriter:
         if self._thread is not None:
             self._thread.join()
             self._thread = None
+
+    def _make_here(self) -> None:
+        if self.path is not None:
+            self._started = True
+            self._make()
 
     def wait(self) -> None:
         self._join()

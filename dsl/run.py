@@ -44,6 +44,12 @@ from .verdict import AttemptStatus
 BREAKER_THRESHOLD = 5
 
 
+# How long after the first attempts start the pipeline begins making plan.json: by then a
+# local endpoint has their first requests (bench/cases_bench.py); a record written sooner
+# makes it at once (RunOptions.before_results)
+PLAN_AFTER_S = 0.05
+
+
 @dataclass(frozen=True, slots=True)
 class RunOptions:
     concurrency: int
@@ -59,6 +65,9 @@ class RunOptions:
     # called once before the first record is written: plan.json is then on disk (the
     # pipeline writes it while the first attempts run; OSError stops the run)
     before_results: Callable[[], None] | None = None
+    # called once the first attempts have sent their first requests (PLAN_AFTER_S after
+    # they start): the pipeline begins making plan.json then, off their way
+    start_plan: Callable[[], None] | None = None
 
 
 @dataclass(slots=True)
@@ -363,6 +372,8 @@ async def execute(
         try:
             n = max(1, min(options.concurrency, plan.attempts))
             tasks.extend(asyncio.ensure_future(worker()) for _ in range(n))
+            if options.start_plan is not None:
+                loop.call_later(PLAN_AFTER_S, options.start_plan)
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.gather(*tasks)
         finally:

@@ -157,3 +157,49 @@ def test_result_waits_for_the_thread_instead_of_making_it_twice(plan: Plan, tmp_
     writer.write_to(tmp_path / "plan.json")
     assert writer.result()["scenarios"][0]["id"] == "hours"
     assert made == [1]
+
+
+def test_aimed_but_never_started_it_is_made_by_wait(plan: Plan, tmp_path: Path) -> None:
+    writer = PlanWriter(plan, background=True)
+    writer.aim(tmp_path / "plan.json")
+    assert not (tmp_path / "plan.json").exists()  # nothing started it yet
+    writer.wait()
+    assert json.loads((tmp_path / "plan.json").read_text("utf-8"))["scenarios"][0]["id"] \
+        == "hours"
+    writer.start()  # too late to start: nothing happens, nothing is made twice
+    assert writer._child == 0
+    assert writer._thread is None
+
+
+CTRL_C = """
+import json, os, signal, sys, time
+from pathlib import Path
+import dsl.plan
+from dsl.compile import build_plan
+from dsl.pipeline import PlanWriter
+root = Path(sys.argv[1])
+plan = build_plan([root])[0]
+real = dsl.plan.plan_json
+def slow(p):
+    (root / "making").write_text("")
+    time.sleep(0.5)
+    return real(p)
+dsl.plan.plan_json = slow  # the forked child makes it slowly
+writer = PlanWriter(plan, background=True)
+writer.write_to(root / "plan.json")
+child = writer._child
+while not (root / "making").exists():
+    time.sleep(0.01)
+os.kill(child, signal.SIGINT)  # what Ctrl-C does to the process group
+writer.wait()
+print(json.dumps({"forked": child > 0, "error": writer.error,
+                  "written": (root / "plan.json").exists()}))
+"""
+
+
+def test_ctrl_c_never_stops_the_forked_child_half_way(plan: Plan, tmp_path: Path) -> None:
+    r = subprocess.run([sys.executable, "-c", CTRL_C, str(tmp_path)], cwd=REPO,
+                       capture_output=True, text=True, timeout=60,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == {"forked": True, "error": None, "written": True}
