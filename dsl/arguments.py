@@ -26,6 +26,7 @@ from typing import Any
 from .errors import Collector, Severity, did_you_mean, quoted_list
 from .load import DataPath, Document
 from .model import ToolSpec
+from .validate import type_name
 
 _TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a number",
                "boolean": "true or false", "array": "a list", "object": "a mapping",
@@ -147,7 +148,7 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
         want = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
         words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in want)
         message = (f"the argument '{name}'{inner} of the tool '{tool.name}' must be {words}, "
-                   f"not {_kind(e.instance)} ({shown})")
+                   f"not {type_name(e.instance)} ({shown})")
         hint = (f"put it in quotes: \"{_plain(e.instance)}\"" if "string" in want
                 and isinstance(e.instance, int | float | bool) else "")
     elif e.validator == "enum":
@@ -161,18 +162,6 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
                    f"input_schema: {e.message}")
         hint = ""
     return [ArgumentProblem(where, False, "E233", message, hint)]
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "empty"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    return "a list" if isinstance(value, list) else "a mapping"
 
 
 def _plain(value: Any) -> str:

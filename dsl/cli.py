@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import click
 
@@ -18,6 +18,8 @@ from . import __version__
 from .errors import Diagnostic, InputError, NotReady, RunDirError, best_per_place, render
 from .exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from .terminal import ProgressLine, print_summary, style, use_color
+
+T = TypeVar("T")
 
 
 def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, list[str]],
@@ -36,6 +38,25 @@ def _read_sources(diagnostics: Sequence[Diagnostic]) -> dict[str, list[str]]:
         if f not in out and not f.startswith("<"):
             out[f] = source_lines(Path(f))
     return out
+
+
+def _or_exit(make: Callable[[], T], done: Callable[[], None] = lambda: None) -> T:
+    """``make()`` — a stage that may refuse before anything is sent: the files'
+    diagnostics (InputError), or what the environment or the run folder lacks (NotReady,
+    RunDirError) are printed and the command exits with 2. ``done`` ends the progress line
+    first, whichever way it went."""
+    try:
+        result = make()
+    except InputError as exc:
+        done()
+        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
+        sys.exit(EXIT_INPUT)
+    except (NotReady, RunDirError) as exc:
+        done()
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    done()
+    return result
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -174,17 +195,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         baseline=baseline, compare=tuple(pairs), fail_on_regression=fail_on_regression,
         argv=tuple(sys.argv[1:]), selection=selection)
     hooks, progress_done = _progress_hooks(quiet)
-    try:
-        result = run_suite(request, hooks)
-    except InputError as exc:
-        progress_done()
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
-    except (NotReady, RunDirError) as exc:
-        progress_done()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    progress_done()
+    result = _or_exit(lambda: run_suite(request, hooks), progress_done)
     print_summary(result.summary, quiet=quiet, comparison=result.comparison)
     _refreshed_certificate(result.run_dir, result.summary, result.comparison)  # --resume
     if fmt == "github":
@@ -690,10 +701,7 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
     from .tryout import NotTryable, Terminal, check_lines, intro, play, session_for
 
     try:
-        session = session_for(scenario, target, scenario_id, cassette)
-    except InputError as exc:
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
+        session = _or_exit(lambda: session_for(scenario, target, scenario_id, cassette))
     except NotTryable as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
@@ -788,14 +796,7 @@ def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool) -> No
     Exit status as for run; 2 when nothing can be rechecked."""
     from .pipeline import recheck_run
 
-    try:
-        result = recheck_run(run_dir, out, ask_judge)
-    except InputError as exc:
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
-    except (NotReady, RunDirError) as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
+    result = _or_exit(lambda: recheck_run(run_dir, out, ask_judge))
     print_summary(result.summary, quiet=quiet)
     for note in result.notes:
         click.echo(note, err=True)
@@ -994,17 +995,7 @@ def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: boo
     request = ConformanceRequest(target, with_paths, runs, concurrency, out, record, baseline,
                                  tuple(sys.argv[1:]))
     hooks, progress_done = _progress_hooks(False)
-    try:
-        result = run_conformance(request, hooks)
-    except InputError as exc:
-        progress_done()
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
-    except (NotReady, RunDirError) as exc:
-        progress_done()
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    progress_done()
+    result = _or_exit(lambda: run_conformance(request, hooks), progress_done)
     run_result = result.run
     print_summary(run_result.summary, comparison=run_result.comparison)
     print_conformance(result.certificate)

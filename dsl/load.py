@@ -215,7 +215,7 @@ class Document:
         """
         start = self.span(path)
         style = self.style(path)
-        value = _get(self.data, path)
+        value = value_at(self.data, path)
         if not isinstance(value, str):
             return start
         before = value[:offset]
@@ -238,7 +238,8 @@ class Document:
         return start
 
 
-def _get(data: Any, path: DataPath) -> Any:
+def value_at(data: Any, path: DataPath) -> Any:
+    """The value at ``path`` in plain data; None when there is none."""
     for key in path:
         try:
             data = data[key]

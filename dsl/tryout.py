@@ -69,12 +69,12 @@ class Outcome:
 
 def session_for(path: Path, target: str | None, scenario_id: str | None,
                 cassette: Path | None) -> Session:
-    """Compile the scenario file against its suite, for one target. Raises InputError
-    for the files and NotTryable for a choice to make."""
-    from .compile import build_plan
-    from .targets.kinds import missing_keys
+    """Compile the scenario file against its suite, for one target, as a run would
+    (:func:`dsl.pipeline.plan_for`). Raises InputError for the files, NotReady for what
+    the environment lacks (an API key) and NotTryable for a choice to make."""
+    from .pipeline import RunRequest, plan_for
 
-    plan, _ = build_plan((path,), targets=(target,) if target else (), runs=1)
+    plan = plan_for(RunRequest(paths=(path,), targets=(target,) if target else (), runs=1))
     scenarios = plan.scenarios
     if scenario_id is not None:
         scenarios = tuple(s for s in scenarios if s.id == scenario_id)
@@ -85,9 +85,6 @@ def session_for(path: Path, target: str | None, scenario_id: str | None,
         have = ", ".join(s.id for s in scenarios)
         raise NotTryable(f"{path} holds {len(scenarios)} scenarios ({have}); choose one "
                          "with --scenario ID")
-    missing = missing_keys(plan.targets)
-    if missing:
-        raise NotTryable("; ".join(missing))
     t = plan.targets[0]
     default = Path(plan.suite_root) / "cassettes" / f"try-{t.name}.jsonl"
     return Session(plan, scenarios[0], t, cassette or default)

@@ -22,7 +22,7 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from .errors import Diagnostic, Span, did_you_mean, quoted_list
-from .load import DataPath, Document
+from .load import DataPath, Document, value_at
 from .resources import load_schema
 from .schemawords import CHECK_MODIFIERS, describe_path
 
@@ -358,7 +358,7 @@ def _diagnose(doc: Document, errors: list[Any], what: str,
         if deeper and all(e.validator in ("if", "then", "else", "allOf", "anyOf") for e in group):
             continue
         if _is_check_path(path):
-            item = _value(doc.data, path)
+            item = value_at(doc.data, path)
             if isinstance(item, dict):  # its keys are worded from the item itself
                 out.extend(_check_item(doc, path, item, checks))
                 group = [e for e in group if not _about_item_keys(e)]
@@ -374,15 +374,6 @@ def _diagnose(doc: Document, errors: list[Any], what: str,
             if d is not None:
                 out.append(d)
     return out
-
-
-def _value(data: Any, path: DataPath) -> Any:
-    for key in path:
-        try:
-            data = data[key]
-        except (KeyError, IndexError, TypeError):
-            return None
-    return data
 
 
 def _about_item_keys(e: Any) -> bool:

@@ -335,3 +335,15 @@ def test_confirming_some_held_calls_cancels_the_others() -> None:
         ("a", "confirmed", "OK"), ("b", "confirmed", "OK"),
         ("a", "cancelled", "The person cancelled this call: it was not run.")]
     assert done.decided == (0, 1, 2)
+
+
+def test_a_missing_api_key_is_said_before_anything_is_sent(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SCENARIST_TRY_KEY", raising=False)
+    url = "http://127.0.0.1:9/v1"
+    setup(tmp_path, url, targets={"keyed": {"kind": "openai", "base_url": url, "model": "m",
+                                            "api_key_env": "SCENARIST_TRY_KEY"}})
+    r = run_cli("try", "close.yaml", cwd=tmp_path)
+    assert (r.exit_code, r.stderr) == (
+        2, "error: the target 'keyed' reads its API key from the environment variable "
+           "SCENARIST_TRY_KEY, which is not set\n")
