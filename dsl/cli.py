@@ -17,7 +17,7 @@ import click
 from . import __version__
 from .errors import Diagnostic, InputError, NotReady, RunDirError, best_per_place, render
 from .exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
-from .terminal import ProgressLine, print_summary, style, use_color
+from .results.terminal import ProgressLine, print_summary, style, use_color
 
 T = TypeVar("T")
 
@@ -30,7 +30,7 @@ def print_diagnostics(diagnostics: Iterable[Diagnostic], sources: dict[str, list
 
 
 def _read_sources(diagnostics: Sequence[Diagnostic]) -> dict[str, list[str]]:
-    from .load import source_lines  # regular files only, capped: never a FIFO or a device
+    from .source.load import source_lines  # regular files only, capped: never a FIFO or a device
 
     out: dict[str, list[str]] = {}
     for d in diagnostics:
@@ -91,7 +91,7 @@ PATTERN = click.option(
 
 
 def selection_of(tags: tuple[str, ...], patterns: tuple[str, ...]) -> Any:
-    from .discover import Selection
+    from .compiler.discover import Selection
 
     for t in tags:
         if not t.strip("!").strip():
@@ -167,8 +167,8 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     Exit status: 0 every scenario passed, 1 one failed (or, with --fail-on-regression, one
     regressed), 2 invalid input, 3 endpoint errors left one without a verdict, 130
     interrupted."""
+    from .compiler.suite import parse_pair
     from .pipeline import RunRequest, run_suite
-    from .suite import parse_pair
 
     if retry_errors and resume is None:
         raise click.UsageError("--retry-errors needs --resume RUNDIR")
@@ -199,7 +199,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     print_summary(result.summary, quiet=quiet, comparison=result.comparison)
     _refreshed_certificate(result.run_dir, result.summary, result.comparison)  # --resume
     if fmt == "github":
-        from .cioutputs import emit_github
+        from .results.cioutputs import emit_github
 
         emit_github(result.summary, result.run_dir, result.comparison, click.echo,
                     lambda m: click.echo(m, err=True))
@@ -234,17 +234,17 @@ def _progress_hooks(quiet: bool) -> tuple[Any, Callable[[], None]]:
 def _refreshed_certificate(run_dir: Path, summary: dict[str, Any], comparison: Any,
                            show: bool = True) -> None:
     """A conformance run's certificate, made again with its summary (and shown)."""
-    from .conformance import refresh_certificate
+    from .results.conformance import refresh_certificate
 
     cert = refresh_certificate(run_dir, summary, comparison)
     if cert is not None and show:
-        from .terminal import print_conformance
+        from .results.terminal import print_conformance
 
         print_conformance(cert)
 
 
 def _load_baseline(path: Path | None) -> dict[str, Any] | None:
-    from .baseline import load_summary
+    from .results.baseline import load_summary
 
     if path is None:
         return None
@@ -278,9 +278,9 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
 def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
           judge_target: str | None, as_json: bool, tags: tuple[str, ...],
           patterns: tuple[str, ...]) -> None:
-    from .compile import build_plan
+    from .compiler.compile import build_plan
+    from .compiler.plan import plan_json
     from .pipeline import compiled_apart
-    from .plan import plan_json
     from .targets.kinds import describe
 
     paths = paths or (Path("."),)
@@ -364,7 +364,7 @@ def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bo
     Exit status: 0 no errors, 1 errors found, 2 usage error (or --tag and -k select
     nothing).
     """
-    from .lint import format_result, lint_paths
+    from .compiler.lint import format_result, lint_paths
 
     selection = selection_of(tags, patterns)
     result = lint_paths(paths or (Path("."),), strict=strict, jobs=jobs, selection=selection)
@@ -384,8 +384,8 @@ def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bo
 def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
     """Regenerate the report of a run folder from its stored results (no model calls),
     with its summary.json, junit.xml and summary.md."""
-    from .cioutputs import write_ci_outputs
-    from .report import regenerate
+    from .results.cioutputs import write_ci_outputs
+    from .results.report import regenerate
 
     before = _load_baseline(baseline)
     if output is not None and output.is_dir():
@@ -428,10 +428,10 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
 def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
     """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
     summary and report. Exit codes as for run."""
-    from .cioutputs import write_ci_outputs
-    from .report import regenerate
+    from .results.cioutputs import write_ci_outputs
+    from .results.report import regenerate
+    from .results.summarize import exit_code
     from .store import merge_runs
-    from .summarize import exit_code
 
     try:
         merged, warnings = merge_runs(list(run_dirs), out)
@@ -697,8 +697,8 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
 
     Exit status: 0 the conversation ended, 2 invalid input, 3 the endpoint failed, 130
     interrupted."""
+    from .execution.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
     from .exits import EXIT_INTERRUPTED, EXIT_NO_VERDICT
-    from .tryout import NotTryable, Terminal, check_lines, intro, play, session_for
 
     try:
         session = _or_exit(lambda: session_for(scenario, target, scenario_id, cassette))
@@ -724,7 +724,7 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
 @click.option("--suite", is_flag=True, help="The schema of scenarist.yaml instead.")
 def schema(suite: bool) -> None:
     """Print the JSON Schema of scenario files (or of scenarist.yaml) for editors."""
-    from .resources import resource_path
+    from .source.resources import resource_path
 
     name = "suite.schema.json" if suite else "scenario.schema.json"
     click.echo(resource_path("schemas", name).read_text("utf-8"), nl=False)
@@ -758,9 +758,9 @@ def diff(base: Path, new: Path, fmt: str, quiet: bool, fail_on_regression: bool)
 
     Exit status: 0 (with --fail-on-regression: no regression), 1 a scenario regressed
     (with --fail-on-regression), 2 a folder or file that is not a run."""
-    from .baseline import diff as compare_runs
-    from .cioutputs import comparison_markdown
-    from .terminal import print_comparison
+    from .results.baseline import diff as compare_runs
+    from .results.cioutputs import comparison_markdown
+    from .results.terminal import print_comparison
 
     try:
         comparison = compare_runs(base, new)
@@ -808,9 +808,9 @@ def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool) -> No
 def _history() -> Any:
     """The history the commands below use: SCENARIST_HISTORY, else history: in the
     scenarist.yaml of this folder or its parents, else its default."""
+    from .compiler.suite import find_suite_file
     from .history import HISTORY_ENV, location_for, setting_problem
-    from .load import read_file
-    from .suite import find_suite_file
+    from .source.load import read_file
 
     if os.environ.get(HISTORY_ENV, "").strip():
         location = location_for(None)
@@ -852,7 +852,7 @@ def runs_list(scenario: str | None, target: str | None, limit: int, as_json: boo
     Exit status: 0, 2 no history here, 4 the history could not be read."""
     from .exits import EXIT_HISTORY
     from .history import HistoryError, open_history
-    from .terminal import print_runs
+    from .results.terminal import print_runs
 
     location = _history()
     try:
@@ -882,7 +882,7 @@ def runs_show(run_id: str, as_json: bool) -> None:
     read."""
     from .exits import EXIT_HISTORY
     from .history import HistoryError, open_history
-    from .terminal import print_run
+    from .results.terminal import print_run
 
     location = _history()
     try:
@@ -969,8 +969,8 @@ def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: boo
     Exit status: 0 every behaviour certified, 1 one is not certified (a regression against
     --baseline is one), 2 invalid input or usage, 3 none failed but endpoint errors left
     one inconclusive, 130 interrupted."""
-    from .conformance import CASES_DIR, ConformanceRequest, list_cases, run_conformance
-    from .terminal import print_conformance
+    from .results.conformance import CASES_DIR, ConformanceRequest, list_cases, run_conformance
+    from .results.terminal import print_conformance
 
     if list_only:
         try:

@@ -33,7 +33,7 @@ SCHEMA_VERSION = 1
 class ToolAnswer:
     """One entry of a fake tool's ``answers``: when the call's arguments include every
     argument of ``when`` with an equal value, the tool returns ``returns`` — or fails with
-    ``error`` (dsl/faketools.py answers a call)."""
+    ``error`` (dsl/compiler/faketools.py answers a call)."""
 
     when: Mapping[str, Any]
     returns: Any
@@ -62,7 +62,7 @@ class ToolSpec:
     has_returns: bool = True  # False: only ``answers`` (no match is an error the model sees)
     # Whether the author wrote the input_schema: True, False (the tool takes no arguments
     # as the model sees it), None when it cannot be trusted (not valid): lint checks the
-    # arguments a check expects against it only when True (dsl/arguments.py).
+    # arguments a check expects against it only when True (dsl/compiler/arguments.py).
     args_declared: bool | None = True
 
     def openai(self) -> dict[str, Any]:
@@ -131,7 +131,7 @@ class Attachment:
     """A file the person sends with a message (``attachments:`` of ``given`` or of a
     turn): an ``image`` goes to the model as an image content part (a data URL), a
     ``file`` (UTF-8 text) as a text part headed by its label. ``content`` is the file's
-    bytes, read and checked when the scenario compiled (dsl/attachments.py); records keep
+    bytes, read and checked when the scenario compiled (dsl/compiler/attachments.py); records keep
     only the rest (path, kind, MIME type, label, hash)."""
 
     path: str  # relative to the suite's folder, with '/' (as written)

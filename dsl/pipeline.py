@@ -7,7 +7,8 @@
 
 :func:`run_suite` is ``scenarist run``: the command line only turns its options into a
 :class:`RunRequest`, calls it and prints the :class:`RunResult`. Each stage can also be
-called alone (``dsl.compile.build_plan``, ``dsl.run.execute``, ``dsl.report.regenerate``).
+called alone (``dsl.compiler.compile.build_plan``, ``dsl.execution.run.execute``,
+``dsl.results.report.regenerate``).
 
 Problems in the user's files raise :class:`~dsl.errors.InputError` (every diagnostic);
 a run that cannot start as things are (an API key not set, a folder that cannot be
@@ -34,7 +35,7 @@ from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .model import Plan
 
 if TYPE_CHECKING:
-    from .discover import Selection
+    from .compiler.discover import Selection
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +102,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     saved: dict[str, Any] = info.get("settings") or {}
     if not saved.get("paths"):
         raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
-    from .discover import Selection
+    from .compiler.discover import Selection
 
     shard = saved.get("shard")
     return dataclasses.replace(
@@ -179,8 +180,8 @@ class Recording:
 def plan_for(request: RunRequest) -> Plan:
     """Compile the request's paths into a plan that can start: InputError for the files,
     NotReady for what the environment lacks."""
-    from .compile import build_plan
-    from .discover import EVERYTHING
+    from .compiler.compile import build_plan
+    from .compiler.discover import EVERYTHING
     from .targets.kinds import missing_keys
 
     plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
@@ -241,9 +242,9 @@ def compiled_apart(make: Callable[[], T]) -> T:
 def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
     import asyncio  # here, not at the top: lint's start-up does without it
 
+    from .execution.run import RunOptions, execute, run_info
     from .history import git_info, location_for
     from .history.locate import kept_json
-    from .run import RunOptions, execute, run_info
     from .store import (
         PLAN,
         RUN,
@@ -260,7 +261,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         request = resume_request(request.resume, request)
     baseline = request.baseline
     if isinstance(baseline, Path):
-        from .baseline import load_summary
+        from .results.baseline import load_summary
 
         baseline = load_summary(baseline)
     plan = compiled_apart(lambda: plan_for(request))
@@ -281,7 +282,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
                 info = read_json(run_dir / RUN)
             except RunDirError as exc:
                 raise NotReady(f"cannot resume: {exc}") from None
-            from .plan import plan_changes
+            from .compiler.plan import plan_changes
 
             changes = plan_changes(old_plan, planned.result())
             if changes:
@@ -324,9 +325,9 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
             planned.wait_quietly()
         if planned.error is not None and state.write_error is None:
             state.write_error = planned.error
-        from .cioutputs import write_ci_outputs
-        from .report import regenerate
-        from .summarize import exit_code
+        from .results.cioutputs import write_ci_outputs
+        from .results.report import regenerate
+        from .results.summarize import exit_code
 
         sched = state.scheduler
         info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
@@ -437,7 +438,7 @@ class PlanWriter:
             self._make()
 
     def _make(self) -> None:
-        from .plan import plan_json
+        from .compiler.plan import plan_json
         from .store import write_json
 
         try:
@@ -491,7 +492,7 @@ class PlanWriter:
         """plan.json's contents (made here when it was made elsewhere)."""
         self._join()
         if self._data is None:
-            from .plan import plan_json
+            from .compiler.plan import plan_json
 
             self._data = plan_json(self.plan)
         return self._data
@@ -535,7 +536,7 @@ def _fork(child: Callable[[], int]) -> int:
 def regressions(summary: dict[str, Any], comparison: Any) -> list[Any]:
     """Every regression: against the baseline, and between the targets compared in the run
     (``--fail-on-regression`` exits 1 on any)."""
-    from .baseline import Comparison
+    from .results.baseline import Comparison
 
     found = list(comparison.regressions) if comparison is not None else []
     for pair in summary.get("compare") or ():
@@ -580,8 +581,8 @@ class History:
                           f"{run_dir}")
 
     def trends(self, keys: list[tuple[str, str]], run_dir: Path) -> dict[str, Any]:
-        from .cioutputs import trend_key
         from .history import HistoryError
+        from .results.cioutputs import trend_key
 
         try:
             store = self._open()
@@ -639,12 +640,12 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
     """``scenarist recheck RUNDIR``: the current checks on the stored transcripts, into a new
     run folder in ``out`` (default: the folder that holds RUNDIR). Raises InputError (the
     scenario files), NotReady (nothing can be rechecked) or RunDirError."""
-    from .cioutputs import write_ci_outputs
     from .history import location_for
-    from .recheck import prepare, run_recheck
-    from .report import regenerate
+    from .results.cioutputs import write_ci_outputs
+    from .results.recheck import prepare, run_recheck
+    from .results.report import regenerate
+    from .results.summarize import exit_code
     from .store import RUN, read_json
-    from .summarize import exit_code
 
     prepared = prepare(run_dir)
     notes = [f"refused {r.scenario}: {r.why}; run it again with scenarist run"
@@ -707,8 +708,8 @@ def import_runs(run_dirs: list[Path], location: Any) -> list[Imported]:
     """``scenarist history import``: each run folder into the history (its summary.json, or
     a summary made from its results); a folder that cannot be read is reported, the others
     are imported. HistoryError when the history itself cannot be written."""
-    from .baseline import load_summary
     from .history import entry_from_run, open_history
+    from .results.baseline import load_summary
     from .store import RUN, read_json
 
     out = []

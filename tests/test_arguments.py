@@ -1,4 +1,4 @@
-"""Arguments a scenario writes for a tool, against its input_schema (dsl/arguments.py): the
+"""Arguments a scenario writes for a tool, against its input_schema (dsl/compiler/arguments.py): the
 rule on its own (what a fake tool's answers will use too), and through lint, word for word,
 at the place in the file."""
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from dsl.arguments import argument_problems
+from dsl.compiler.arguments import argument_problems
+from dsl.compiler.lint import lint_paths
 from dsl.errors import Span
-from dsl.lint import lint_paths
 from dsl.model import ToolSpec
 
 from .conftest import write

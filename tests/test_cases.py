@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
+from dsl.compiler.lint import lint_paths
 from dsl.errors import render
-from dsl.lint import lint_paths
-from dsl.load import MAX_FILE_BYTES, MAX_STRING_CHARS
+from dsl.source.load import MAX_FILE_BYTES, MAX_STRING_CHARS
 
 CASES = Path(__file__).parent / "cases"
 VALID = sorted((CASES / "valid").glob("*.yaml"))

@@ -14,13 +14,13 @@ from typing import Any
 
 import pytest
 
-from dsl.cases import csv_rows, read_table
-from dsl.discover import Selection
+from dsl.compiler.cases import csv_rows, read_table
+from dsl.compiler.discover import Selection
+from dsl.compiler.templates import CaseTemplate, simple_parts, strict_environment
 from dsl.errors import Collector, Span
-from dsl.load import load_text
+from dsl.source.load import load_text
+from dsl.source.validate import fast_validator, string_rule
 from dsl.targets.cassette import canonical, request_key
-from dsl.templates import CaseTemplate, simple_parts, strict_environment
-from dsl.validate import fast_validator, string_rule
 
 # ---- CSV -----------------------------------------------------------------------------------
 

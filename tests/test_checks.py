@@ -11,8 +11,8 @@ import pytest
 from dsl.checks import REGISTRY, CheckContext
 from dsl.checks.tools import lcs_length, tool_correctness_score
 from dsl.errors import Collector, Span
-from dsl.load import load_text
 from dsl.model import AttemptData, Call, Outcome, Tokens, ToolSpec
+from dsl.source.load import load_text
 
 AT = dt.datetime(2026, 9, 29, 10, 0, tzinfo=dt.timezone(dt.timedelta(hours=-3)))
 SPAN = Span("t.yaml", 1, 1)

@@ -62,7 +62,7 @@ def test_paths_of_two_suites(tmp_path: Path, server: FakeServer,
 
 
 def test_a_scenario_compiles_into_its_plan_values(tmp_path: Path, server: FakeServer) -> None:
-    from dsl.compile import build_plan
+    from dsl.compiler.compile import build_plan
 
     write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
     write(tmp_path / "clinic" / "hours.yaml", HOURS + "runs: 7\nmin_pass_rate: 0.7\n")
@@ -84,7 +84,7 @@ def test_a_scenario_compiles_into_its_plan_values(tmp_path: Path, server: FakeSe
 
 def test_what_the_schema_cannot_see_is_located(tmp_path: Path, server: FakeServer,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
-    from dsl.compile import compile_paths
+    from dsl.compiler.compile import compile_paths
 
     monkeypatch.chdir(tmp_path)
     write(tmp_path / "scenarist.yaml", suite_yaml(server.url))

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from dsl.conformance import CASES_DIR
-from dsl.lint import lint_paths
+from dsl.compiler.lint import lint_paths
+from dsl.results.conformance import CASES_DIR
 
 from .conftest import REPO, FakeServer, run_cli, suite_yaml, write
 

@@ -228,7 +228,7 @@ def test_confirm_with_nothing_pending_fails_the_attempt_with_a_reason(
         ("error", "not evaluated: the conversation never reached turn 3 (turn 2: the person "
                   "confirms set_business_hours, but no call is waiting for confirmation)")]
     assert len(bodies(server)) == 1  # the agent was not asked again
-    from dsl.report import transcript
+    from dsl.results.report import transcript
     from dsl.store import latest_records
 
     (d,) = (tmp_path / "runs").iterdir()
@@ -689,7 +689,7 @@ def test_the_judge_sees_the_whole_conversation(
 
 def test_the_report_shows_the_conversation_turn_by_turn(
         tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
-    from dsl.report import attempt
+    from dsl.results.report import attempt
     from dsl.store import latest_records
 
     server.script(PROPOSE_THEN_DONE)

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from dsl.compile import compile_paths
-from dsl.discover import discover
+from dsl.compiler.compile import compile_paths
+from dsl.compiler.discover import discover
+from dsl.compiler.lint import lint_paths
 from dsl.errors import Diagnostic, best_per_place
-from dsl.lint import lint_paths
 
 from .conftest import write
 

@@ -1,4 +1,4 @@
-"""Fake tools (dsl/faketools.py): what a tool answers, by argument, with templates in
+"""Fake tools (dsl/compiler/faketools.py): what a tool answers, by argument, with templates in
 its data, and the errors the model sees."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
+from dsl.compiler.faketools import ToolResult, answer, args_match, compile_tool
 from dsl.errors import Collector
-from dsl.faketools import ToolResult, answer, args_match, compile_tool
-from dsl.load import load_text
 from dsl.model import ToolSpec
+from dsl.source.load import load_text
 
 AT = dt.datetime.fromisoformat("2026-09-29T10:00:00-03:00")
 

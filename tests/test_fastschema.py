@@ -1,6 +1,6 @@
 """The fast paths agree with the slow ones they stand in for.
 
-* ``dsl.fastschema.compile_schema`` answers "valid?" exactly as jsonschema's
+* ``dsl.source.fastschema.compile_schema`` answers "valid?" exactly as jsonschema's
   Draft202012Validator does: on our schemas, the case corpus, thousands of mutated
   scenarios, and random schemas with random data.
 * ``plainly_valid_schema`` never accepts an input_schema that jsonschema's
@@ -21,10 +21,10 @@ from hypothesis import strategies as st
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
-from dsl.fastschema import VALIDATION_KEYWORDS, compile_schema, plainly_valid_schema
-from dsl.load import read_file
-from dsl.resources import load_schema
-from dsl.templates import PLAIN_FILTERS, check_template, compile_template, plainly_compiles
+from dsl.compiler.templates import PLAIN_FILTERS, check_template, compile_template, plainly_compiles
+from dsl.source.fastschema import VALIDATION_KEYWORDS, compile_schema, plainly_valid_schema
+from dsl.source.load import read_file
+from dsl.source.resources import load_schema
 
 from .conftest import REPO
 
@@ -246,7 +246,7 @@ def test_the_jinja_free_path_accepts_only_what_jinja_compiles(source: str) -> No
 
 
 def test_plain_filters_exist_in_the_sandbox() -> None:
-    from dsl.templates import environment
+    from dsl.compiler.templates import environment
 
     assert set(PLAIN_FILTERS) <= set(environment().filters)
 
@@ -277,8 +277,8 @@ def test_check_template(source: str, ok: bool) -> None:
 
 
 def test_a_lazy_template_renders_like_a_compiled_one() -> None:
-    from dsl.moment import parse_moment
-    from dsl.templates import LazyTemplate, render_tool_output
+    from dsl.compiler.moment import parse_moment
+    from dsl.compiler.templates import LazyTemplate, render_tool_output
 
     at = parse_moment("2026-09-29T10:00:00-03:00")
     lazy = LazyTemplate("Booked {{ args.date }}.")

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
 from dsl.checks.grounded import grounded, read_items
+from dsl.compiler.moment import parse_moment
 from dsl.model import AttemptData, Call, Tokens
-from dsl.moment import parse_moment
 
 TABLE = Path(__file__).parent / "cases" / "grounded.yaml"
 DATA = YAML(typ="safe").load(TABLE.read_text("utf-8"))

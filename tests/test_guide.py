@@ -24,9 +24,9 @@ import pytest
 
 from dsl._buildtools.docsgen import update_guide
 from dsl._buildtools.guide import GUIDE, guide_suite, yaml_blocks
+from dsl.compiler.lint import lint_paths
 from dsl.init import EXAMPLE
-from dsl.lint import lint_paths
-from dsl.load import load_text
+from dsl.source.load import load_text
 
 from .conftest import REPO
 

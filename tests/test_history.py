@@ -43,7 +43,7 @@ def store(location: Location) -> Iterator[HistoryStore]:
 
 def result(scenario: str, target: str = "t", passes: int = 5, decided: int = 5,
            verdict: str = "pass") -> ResultEntry:
-    from dsl.stats import wilson
+    from dsl.results.stats import wilson
 
     low, high = wilson(passes, decided)
     return ResultEntry(scenario, target, verdict, 5, decided, decided, passes,

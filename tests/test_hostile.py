@@ -507,7 +507,7 @@ def test_a_system_prompt_that_passes_a_limit_at_run_time_is_an_attempt_error(
 def test_only_regular_files_are_read(tmp_path: Path) -> None:
     import os
 
-    from dsl.load import read_file
+    from dsl.source.load import read_file
 
     os.mkfifo(tmp_path / "fifo.yaml")
     (tmp_path / "zero.yaml").symlink_to("/dev/zero")

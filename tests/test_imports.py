@@ -1,5 +1,7 @@
 """The package's import structure: no import circles (imports inside functions count too,
-since that is where circles hide), and the build tooling stays out of the runtime."""
+since that is where circles hide), the four stage packages import one way only
+(``source`` → ``compiler`` → ``execution`` → ``results``), the spine stays small, and the
+build tooling stays out of the runtime."""
 
 from __future__ import annotations
 
@@ -10,8 +12,8 @@ from .conftest import REPO
 
 PACKAGE = REPO / "dsl"
 
-# Issue 10, item 3 removes this one (open_model moves to dsl/targets/); then delete it here.
-KNOWN_CIRCLES: list[list[str]] = []
+# The stage packages in pipeline order: each may import those before it, never those after.
+STAGES = ("dsl.source", "dsl.compiler", "dsl.execution", "dsl.results")
 
 
 def _modules() -> dict[str, Path]:
@@ -81,7 +83,48 @@ def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_no_import_circles() -> None:
-    assert _circles(_graph()) == KNOWN_CIRCLES
+    assert _circles(_graph()) == []
+
+
+def _stage(module: str) -> int | None:
+    for i, stage in enumerate(STAGES):
+        if module == stage or module.startswith(stage + "."):
+            return i
+    return None
+
+
+def _backward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """(importer, imported) pairs where a stage package imports a later one."""
+    out = []
+    for name, imported in graph.items():
+        here = _stage(name)
+        if here is None:
+            continue
+        out.extend((name, other) for other in imported
+                   if (there := _stage(other)) is not None and there > here)
+    return sorted(out)
+
+
+def test_the_stage_packages_import_one_way() -> None:
+    assert _backward_imports(_graph()) == []
+
+
+def test_the_one_way_rule_finds_a_backward_import() -> None:
+    graph = {"dsl.source.load": {"dsl.compiler.suite"}, "dsl.compiler.suite": {"dsl.source.load"},
+             "dsl.results.report": {"dsl.execution.run"}, "dsl.pipeline": {"dsl.results.report"}}
+    assert _backward_imports(graph) == [("dsl.source.load", "dsl.compiler.suite")]
+
+
+def test_every_stage_package_exists_with_its_docstring() -> None:
+    for stage in (*STAGES, "dsl.targets"):
+        init = REPO / Path(*stage.split(".")) / "__init__.py"
+        assert ast.get_docstring(ast.parse(init.read_text("utf-8"))), init
+
+
+def test_the_spine_holds_at_most_ten_modules() -> None:
+    spine = sorted(p.name for p in PACKAGE.glob("*.py")
+                   if p.name not in ("__init__.py", "__main__.py"))
+    assert len(spine) <= 10, spine
 
 
 def test_the_circle_finder_finds_a_circle() -> None:

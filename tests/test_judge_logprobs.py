@@ -317,8 +317,8 @@ def _loss(t: float) -> float:
 def test_judge_check_keeps_the_validation_for_the_report(tmp_path: Path, agent: FakeServer,
                                                          jserver: FakeServer,
                                                          cli_env: dict[str, str]) -> None:
+    from dsl.compiler.suite import load_suite
     from dsl.errors import Collector
-    from dsl.suite import load_suite
 
     labelled_judge(jserver)
     suite(tmp_path, agent.url, jserver.url)

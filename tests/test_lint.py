@@ -13,8 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from dsl.cli import main
-from dsl.errors import Diagnostic, Span
-from dsl.lint import (
+from dsl.compiler.lint import (
     FileReport,
     LintResult,
     _map,
@@ -22,6 +21,7 @@ from dsl.lint import (
     lint_paths,
     scenario_warnings,
 )
+from dsl.errors import Diagnostic, Span
 
 from .conftest import REPO, write
 
@@ -288,9 +288,9 @@ def test_a_failing_worker_has_its_share_redone_here() -> None:
 
 
 def test_single_run_judge_warning() -> None:
-    from dsl.load import load_text
+    from dsl.compiler.moment import parse_moment
     from dsl.model import CompiledCheck, Scenario
-    from dsl.moment import parse_moment
+    from dsl.source.load import load_text
 
     text = "given:\n  at: 2026-09-29T10:00:00-03:00\nwhen: Hola\nthen:\n  - faithful\nruns: 1\n"
     doc = load_text(text, "j.yaml")
@@ -315,7 +315,7 @@ def test_lint_does_not_import_the_runner_or_the_network(suite: Path) -> None:
         "except SystemExit:\n"
         "    pass\n"
         "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('httpx', 'asyncio', "
-        "'jsonschema', 'jinja2', 'sniffio') or m in ('dsl.run', 'dsl.report', 'dsl.loop', "
+        "'jsonschema', 'jinja2', 'sniffio') or m in ('dsl.execution.run', 'dsl.results.report', 'dsl.execution.loop', "
         "'dsl.store') or m.startswith('dsl._buildtools'))\n"
         "print('IMPORTED', bad)\n"
     )

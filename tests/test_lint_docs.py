@@ -14,8 +14,8 @@ from dsl._buildtools.codedocs import (
     codes_markdown,
     update_lint_doc,
 )
+from dsl.compiler.lint import lint_paths
 from dsl.errors import CODES
-from dsl.lint import lint_paths
 
 from .conftest import REPO
 

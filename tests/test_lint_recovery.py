@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from dsl.lint import lint_paths
+from dsl.compiler.lint import lint_paths
 
 CASES = Path(__file__).parent / "cases"
 

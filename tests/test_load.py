@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dsl.errors import Span
-from dsl.load import MAX_FILE_BYTES, load_bytes, load_text, read_file
+from dsl.source.load import MAX_FILE_BYTES, load_bytes, load_text, read_file
 
 
 def test_positions_are_one_based_for_keys_and_values() -> None:
@@ -50,7 +50,7 @@ def test_billion_laughs_is_refused_fast_without_expanding() -> None:
         lines.append(f"{name}: &{name} [" + ",".join([f"*{prev}"] * 9) + "]")
     text = "\n".join(lines) + "\n"
     # never expanded: the builder stops at MAX_VALUES (the bomb has 9^9 values)
-    import dsl.load as load
+    import dsl.source.load as load
 
     seen = []
     real = load._Builder.convert
@@ -136,7 +136,7 @@ def _reference_yaml_files(root: Path) -> list[Path]:
 
 
 def test_yaml_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
-    from dsl.load import iter_yaml_files
+    from dsl.source.load import iter_yaml_files
 
     for rel in ["b.yaml", "a.yml", "A.yaml", "z/x.yaml", "z/y.txt", "z-a.yaml", "z.b/c.yaml",
                 ".hidden/h.yaml", "dir/.h.yaml", "runs/r.yaml", "deep/runs/r.yaml",
@@ -170,7 +170,7 @@ PLAIN_WORDS = st.sampled_from(["yes", "no", "on", "null", "~", "True", "0x1F", "
 def test_json_is_read_as_yaml_1_2_by_both_composers(data: object) -> None:
     """JSON is YAML: every document reads back as the data (libyaml's composer with the
     builder's fast paths, and the pure-Python composer through the general path)."""
-    from dsl.load import _Builder, _compose_pure
+    from dsl.source.load import _Builder, _compose_pure
 
     text = json.dumps({"root": data}, ensure_ascii=False)
     assert load_text(text, "j.yaml").data == {"root": data}
@@ -181,7 +181,7 @@ def test_json_is_read_as_yaml_1_2_by_both_composers(data: object) -> None:
 @given(st.lists(st.tuples(st.sampled_from(["k", "true", "1", "null", "x y", "é"]),
                           PLAIN_WORDS), max_size=6, unique_by=lambda kv: kv[0]))
 def test_plain_scalars_resolve_the_same_on_both_paths(pairs: list[tuple[str, str]]) -> None:
-    from dsl.load import _Builder, _compose_pure
+    from dsl.source.load import _Builder, _compose_pure
 
     text = "".join(f"{k}: {v}\n" for k, v in pairs) + "list: [" + ", ".join(
         v for _, v in pairs) + "]\n"

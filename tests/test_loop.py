@@ -75,8 +75,8 @@ def test_tool_loop_passes_and_sends_what_the_model_needs(tmp_path: Path, server:
 def test_results_are_written_as_each_attempt_ends(tmp_path: Path, server: FakeServer) -> None:
     import asyncio
 
-    from dsl.compile import build_plan
-    from dsl.run import RunOptions, execute
+    from dsl.compiler.compile import build_plan
+    from dsl.execution.run import RunOptions, execute
 
     server.script(TOOL_THEN_ANSWER)
     make_suite(tmp_path, server)

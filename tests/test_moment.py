@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsl.moment import MomentError, parse_moment, say
+from dsl.compiler.moment import MomentError, parse_moment, say
 
 
 def test_moment_is_said_in_its_own_offset() -> None:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from dsl.compile import build_plan
+from dsl.compiler.compile import build_plan
+from dsl.compiler.plan import plan_json
 from dsl.model import Plan
 from dsl.pipeline import PlanWriter, forkable
-from dsl.plan import plan_json
 
 from .conftest import HOURS, REPO, FakeServer, plain_suite, write
 
@@ -43,7 +43,7 @@ def test_a_process_with_another_thread_never_forks() -> None:
 ALONE = """
 import json, sys, threading
 from pathlib import Path
-from dsl.compile import build_plan
+from dsl.compiler.compile import build_plan
 from dsl.pipeline import PlanWriter, forkable
 root = Path(sys.argv[1])
 plan = build_plan([root])[0]
@@ -88,16 +88,16 @@ def test_with_threads_plan_json_is_written_by_a_thread_not_a_fork(plan: Plan, tm
     monkeypatch.setattr("dsl.pipeline.forkable", lambda: False)  # as when threads run
     started = threading.Event()
     release = threading.Event()
-    import dsl.plan
+    import dsl.compiler.plan
 
-    real = dsl.plan.plan_json
+    real = dsl.compiler.plan.plan_json
 
     def slow(p: Plan) -> dict[str, object]:
         started.set()
         release.wait(10)
         return real(p)
 
-    monkeypatch.setattr(dsl.plan, "plan_json", slow)
+    monkeypatch.setattr(dsl.compiler.plan, "plan_json", slow)
     writer = PlanWriter(plan, background=True)
     target = tmp_path / "plan.json"
     writer.write_to(target)
@@ -125,12 +125,12 @@ def test_a_plan_json_that_cannot_be_written_is_an_os_error_on_wait(
 def test_a_bug_while_making_it_is_raised_in_the_runs_thread(plan: Plan, tmp_path: Path,
                                                             monkeypatch: pytest.MonkeyPatch
                                                             ) -> None:
-    import dsl.plan
+    import dsl.compiler.plan
 
     def broken(p: Plan) -> dict[str, object]:
         raise RuntimeError("plan_json broke")
 
-    monkeypatch.setattr(dsl.plan, "plan_json", broken)
+    monkeypatch.setattr(dsl.compiler.plan, "plan_json", broken)
     monkeypatch.setattr("dsl.pipeline.forkable", lambda: False)
     writer = PlanWriter(plan, background=True)
     writer.write_to(tmp_path / "plan.json")
@@ -142,16 +142,16 @@ def test_a_bug_while_making_it_is_raised_in_the_runs_thread(plan: Plan, tmp_path
 def test_result_waits_for_the_thread_instead_of_making_it_twice(plan: Plan, tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch
                                                                 ) -> None:
-    import dsl.plan
+    import dsl.compiler.plan
 
     made = []
-    real = dsl.plan.plan_json
+    real = dsl.compiler.plan.plan_json
 
     def counted(p: Plan) -> dict[str, object]:
         made.append(1)
         return real(p)
 
-    monkeypatch.setattr(dsl.plan, "plan_json", counted)
+    monkeypatch.setattr(dsl.compiler.plan, "plan_json", counted)
     monkeypatch.setattr("dsl.pipeline.forkable", lambda: False)
     writer = PlanWriter(plan, background=True)
     writer.write_to(tmp_path / "plan.json")
@@ -174,17 +174,17 @@ def test_aimed_but_never_started_it_is_made_by_wait(plan: Plan, tmp_path: Path) 
 CTRL_C = """
 import json, os, signal, sys, time
 from pathlib import Path
-import dsl.plan
-from dsl.compile import build_plan
+import dsl.compiler.plan
+from dsl.compiler.compile import build_plan
 from dsl.pipeline import PlanWriter
 root = Path(sys.argv[1])
 plan = build_plan([root])[0]
-real = dsl.plan.plan_json
+real = dsl.compiler.plan.plan_json
 def slow(p):
     (root / "making").write_text("")
     time.sleep(0.5)
     return real(p)
-dsl.plan.plan_json = slow  # the forked child makes it slowly
+dsl.compiler.plan.plan_json = slow  # the forked child makes it slowly
 writer = PlanWriter(plan, background=True)
 writer.write_to(root / "plan.json")
 child = writer._child

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dsl.run import loop_failure
+from dsl.execution.run import loop_failure
 from dsl.store import AttemptRecord
 
 from .conftest import (

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dsl.redact import build
+from dsl.compiler.redact import build
 
 
 @pytest.mark.parametrize(("text", "expected"), [

@@ -68,7 +68,7 @@ def run(env):
 
 
 def _plan(tmp_path: Path, url: str) -> Any:
-    from dsl.compile import build_plan
+    from dsl.compiler.compile import build_plan
 
     module = "proto_" + tmp_path.name.replace("-", "_")
     targets = {"model": {"kind": "openai", "base_url": url, "model": "m",
@@ -83,7 +83,7 @@ def _plan(tmp_path: Path, url: str) -> Any:
 
 def test_every_kind_opens_an_agent_that_follows_one_protocol(tmp_path: Path,
                                                              server: FakeServer) -> None:
-    from dsl.run import run_one
+    from dsl.execution.run import run_one
     from dsl.store import AttemptRecord, record_from_json, record_json
     from dsl.targets.base import AgentContext, Reply
     from dsl.targets.kinds import open_agent
@@ -119,7 +119,7 @@ def test_every_kind_opens_an_agent_that_follows_one_protocol(tmp_path: Path,
 
 def test_an_endpoint_that_fails_half_way_keeps_what_happened(tmp_path: Path,
                                                              server: FakeServer) -> None:
-    from dsl.run import run_one
+    from dsl.execution.run import run_one
     from dsl.targets.base import AgentContext
     from dsl.targets.kinds import open_agent
 

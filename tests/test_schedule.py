@@ -82,7 +82,7 @@ def test_adaptive_limit_halves_once_per_cooldown_and_grows_back(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import asyncio
 
-    from dsl import schedule
+    from dsl.execution import schedule
 
     now = [100.0]
     monkeypatch.setattr(schedule.time, "monotonic", lambda: now[0])

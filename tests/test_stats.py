@@ -1,4 +1,4 @@
-"""Every statistic of dsl/stats.py against an independent implementation, to 1e-9:
+"""Every statistic of dsl/results/stats.py against an independent implementation, to 1e-9:
 Wilson and Newcombe against statsmodels, pass@k and pass^k against scipy's hypergeometric
 distribution, F1 against scipy's harmonic mean (test-only dependencies)."""
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from scipy.stats import hmean, hypergeom, norm
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_confint
 
-from dsl.stats import (
+from dsl.results.stats import (
     PASS_K,
     PRF,
     Z95,

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
+from dsl.results.summarize import exit_code, percentile, summarize_records, wilson
 from dsl.store import AttemptRecord, record_from_json
-from dsl.summarize import exit_code, percentile, summarize_records, wilson
 
 
 @pytest.mark.parametrize(("k", "n", "low", "high"), [

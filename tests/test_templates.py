@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsl.moment import parse_moment
-from dsl.templates import compile_template, render_system, render_tool_output
+from dsl.compiler.moment import parse_moment
+from dsl.compiler.templates import compile_template, render_system, render_tool_output
 
 AT = parse_moment("2026-09-29T10:00:00-03:00")
 
@@ -39,7 +39,7 @@ def test_tool_templates_cannot_reach_python(source: str) -> None:
 
 
 def test_system_prompt_default() -> None:
-    from dsl.templates import DEFAULT_SYSTEM_PROMPT
+    from dsl.compiler.templates import DEFAULT_SYSTEM_PROMPT
 
     t = compile_template(DEFAULT_SYSTEM_PROMPT)
     assert render_system(t, "", AT) == \
@@ -53,7 +53,7 @@ def test_system_prompt_default() -> None:
     "tabs\t\there", "emoji 🦷 and\r\ncarriage returns\n\n",
 ])
 def test_the_default_system_prompt_without_jinja_is_jinjas_text(system: str) -> None:
-    from dsl.templates import DEFAULT_SYSTEM_PROMPT, default_system
+    from dsl.compiler.templates import DEFAULT_SYSTEM_PROMPT, default_system
 
     for at in (AT, parse_moment("2027-02-28T23:59:00+05:45")):
         assert default_system(system, at) == render_system(

@@ -13,9 +13,9 @@ import pytest
 from dsl.checks import REGISTRY, CheckContext
 from dsl.checks.tools import tool_correctness_score, tool_expectation
 from dsl.errors import Collector, Span
-from dsl.load import load_text
+from dsl.execution.toolcalls import ToolExpectation, expectation_of
 from dsl.model import AttemptData, Call, Tokens, ToolSpec
-from dsl.toolcalls import ToolExpectation, expectation_of
+from dsl.source.load import load_text
 
 from .conftest import FakeServer, run_cli, suite_yaml, write
 

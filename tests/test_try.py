@@ -1,4 +1,4 @@
-"""``scenarist try`` (dsl/tryout.py): a person chats with the agent inside a scenario's
+"""``scenarist try`` (dsl/execution/tryout.py): a person chats with the agent inside a scenario's
 world, through a real pseudo-terminal (pexpect) against the scripted server process, as
 someone would type into it; the endings, the confirmations, /save and its replay, and the
 errors word for word."""
@@ -14,7 +14,7 @@ from typing import Any
 import pexpect
 import pytest
 
-from dsl.conversation import settle
+from dsl.execution.conversation import settle
 from dsl.model import Call
 
 from .conftest import FakeServer, run_cli, suite_yaml, write

@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from dsl.compiler.lint import lint_paths
 from dsl.errors import Collector
-from dsl.lint import lint_paths
 from dsl.store.records import record_from_json, record_json
 
 from .conftest import FakeServer, run_cli, suite_yaml, write
@@ -208,8 +208,8 @@ min_pass: 1
 
 def test_compile_check_is_the_one_way_an_item_becomes_a_check(
         tmp_path: Path, server: FakeServer) -> None:
-    from dsl.compile import compile_document
-    from dsl.load import read_file
+    from dsl.compiler.compile import compile_document
+    from dsl.source.load import read_file
 
     write(tmp_path / "twice.yaml", TWICE)
     diags = Collector()
@@ -217,7 +217,7 @@ def test_compile_check_is_the_one_way_an_item_becomes_a_check(
                                 tmp_path, diags)
     assert scenario is None  # book_appointment is the suite's: without one, E201
     write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
-    from dsl.compile import compile_paths
+    from dsl.compiler.compile import compile_paths
 
     compiled = compile_paths([tmp_path / "twice.yaml"])
     (s,) = compiled.scenarios

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from dsl.checks import REGISTRY
-from dsl.load import load_text
-from dsl.validate import KEYWORDS, validate
+from dsl.source.load import load_text
+from dsl.source.validate import KEYWORDS, validate
 
 BASE = "given:\n  at: 2026-09-29T10:00:00-03:00\nwhen: hola\n"
 
@@ -55,7 +55,7 @@ def test_every_problem_of_a_file_is_reported_once_per_place() -> None:
 def test_the_keyword_table_covers_what_our_schemas_use() -> None:
     import json
 
-    from dsl.resources import resource_path
+    from dsl.source.resources import resource_path
 
     used: set[str] = set()
 
@@ -91,7 +91,7 @@ def test_checking_the_items_one_by_one_finds_what_the_whole_schema_finds() -> No
     """validate gives jsonschema only the `then` items the fast check refuses (and the rest
     of the file without them): the same problems as the whole document against the whole
     schema, on every invalid case and every wrong example of docs/lint.md."""
-    from dsl.validate import _diagnose, validator
+    from dsl.source.validate import _diagnose, validator
 
     compared = 0
     for text in _invalid_scenarios():

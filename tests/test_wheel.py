@@ -66,7 +66,7 @@ def test_installed_package_works_from_any_folder(wheel: Path, tmp_path: Path) ->
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {**os.environ, "PYTHONPATH": str(site), "NO_COLOR": "1"}
-    probe = subprocess.run([sys.executable, "-c", "import dsl, dsl.resources as r; "
+    probe = subprocess.run([sys.executable, "-c", "import dsl, dsl.source.resources as r; "
                             "print(dsl.__file__); print(r.resource_path('schemas', "
                             "'scenario.schema.json'))"],
                            cwd=elsewhere, env=env, capture_output=True, text=True, check=True)

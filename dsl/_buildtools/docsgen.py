@@ -99,9 +99,9 @@ CHOICES = ((3, 3), (5, 4), (5, 5), (10, 8), (10, 9), (10, 10), (20, 18), (20, 20
 
 def intervals_markdown() -> str:
     """The guide's table of what each runs / min_pass choice can tell: the 95% Wilson
-    interval of the pass rate when exactly min_pass of the runs pass (dsl.summarize.wilson,
+    interval of the pass rate when exactly min_pass of the runs pass (dsl.results.summarize.wilson,
     the interval every report shows)."""
-    from ..summarize import wilson
+    from ..results.summarize import wilson
 
     def pct(x: float) -> str:
         return f"{x * 100:.0f}%"

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..model import AttemptData, Outcome
-from ..saferegex import PatternError, RegexTimeout, SafePattern, compile_pattern
+from ..source.saferegex import PatternError, RegexTimeout, SafePattern, compile_pattern
 from .registry import CheckContext, check, errored, failed, passed, schema_doc, show
 
 

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..cases import missing_in_expression
+from ..compiler.cases import missing_in_expression
 from ..errors import did_you_mean, quoted_list
 from ..expr import (
     RESERVED,
@@ -32,8 +32,8 @@ from ..expr import (
 )
 from ..expr.typecheck import GlobalRef
 from ..expr.types import CASE, GLOBALS
-from ..load import DataPath
 from ..model import AttemptData, Outcome
+from ..source.load import DataPath
 from .registry import CheckContext, check, schema_doc
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

@@ -496,7 +496,7 @@ def _content(message: Mapping[str, Any], attached: Mapping[str, Any] | None = No
     if isinstance(c, str):
         return c
     if isinstance(c, list):  # content parts; an attached text file was given too
-        from ..attachments import readable
+        from ..compiler.attachments import readable
 
         return readable(c, attached)
     return ""

@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import Collector, Span
-from ..load import DataPath, Document
 from ..model import AttemptData, Outcome, ToolSpec
-from ..schemawords import CHECK_MODIFIERS
-from ..schemawords import schema_doc as schema_doc  # the checks declare their schemas with it
+from ..source.load import DataPath, Document
+from ..source.schemawords import CHECK_MODIFIERS
+from ..source.schemawords import (
+    schema_doc as schema_doc,  # the checks declare their schemas with it
+)
 
 Prepare = Callable[[Any, "CheckContext"], Any]
 Evaluate = Callable[[Any, AttemptData], Outcome]

@@ -8,12 +8,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..arguments import report_arguments
+from ..compiler.arguments import report_arguments
+from ..compiler.faketools import args_match
 from ..errors import did_you_mean, quoted_list
-from ..faketools import args_match
+from ..execution.toolcalls import ToolExpectation
 from ..model import AttemptData, Call, Outcome, ToolSpec
-from ..schemawords import schema_problems
-from ..toolcalls import ToolExpectation
+from ..source.schemawords import schema_problems
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
 
@@ -537,8 +537,8 @@ def asks_nothing_to_confirm(p: bool, a: AttemptData) -> Outcome:
 
 
 def tool_expectation(checks: Any, tools: Sequence[ToolSpec]) -> ToolExpectation | None:
-    """What the scenario's tool checks expect of its calls (dsl/toolcalls.py), or None when
-    they say nothing about tools. ``calls``, ``calls_only``, ``calls_in_order`` and
+    """What the scenario's tool checks expect of its calls (dsl/execution/toolcalls.py),
+    or None when they say nothing about tools. ``calls``, ``calls_only``, ``calls_in_order`` and
     ``tool_correctness`` expect tools; ``not_calls`` forbids some — every tool of the
     scenario means none is expected, as ``tool_correctness: []`` does."""
     expected: list[str] = []

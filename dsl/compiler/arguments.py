@@ -23,10 +23,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import Collector, Severity, did_you_mean, quoted_list
-from .load import DataPath, Document
-from .model import ToolSpec
-from .validate import type_name
+from ..errors import Collector, Severity, did_you_mean, quoted_list
+from ..model import ToolSpec
+from ..source.load import DataPath, Document
+from ..source.validate import type_name
 
 _TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a number",
                "boolean": "true or false", "array": "a list", "object": "a mapping",
@@ -116,7 +116,7 @@ def _fits(schema: Mapping[str, Any], name: str, value: Any) -> bool | None:
         if not any(_JSON_TYPES[k](value) for k in kinds):
             return False
     if "enum" in sub:
-        from .fastschema import equal
+        from ..source.fastschema import equal
 
         return isinstance(sub["enum"], list) and any(equal(value, o) for o in sub["enum"])
     return True

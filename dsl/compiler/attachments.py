@@ -26,9 +26,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .errors import Collector, Diagnostic
-from .load import DataPath, Document, decode_text, read_bytes
-from .model import ATTACHMENT_PART, Attachment, attachment_refs
+from ..errors import Collector, Diagnostic
+from ..model import ATTACHMENT_PART, Attachment, attachment_refs
+from ..source.load import DataPath, Document, decode_text, read_bytes
 
 MAX_ATTACHMENT_BYTES = 5 * 2**20
 IMAGE_TYPES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WebP"}

@@ -4,7 +4,7 @@ A scenario file may have ``cases:`` — a list of mappings — or ``cases_file:`
 file with a header row, or a ``.jsonl`` file of one JSON object a line, written relative
 to the scenario's folder and inside the suite's. Each case becomes a scenario of its own,
 with the id ``ID[CASE]`` (CASE: the case's ``id`` value, else its 1-based number). This
-stage sits between load and compile, and is called by :func:`dsl.compile.compile_file`::
+stage sits between load and compile, and is called by :func:`dsl.compiler.compile.compile_file`::
 
     Document ──read_table──▶ Table: the cases, each with its place (the inline mapping,
                              the JSONL line, the CSV row and each of its cells)
@@ -15,7 +15,7 @@ stage sits between load and compile, and is called by :func:`dsl.compile.compile
 
 Every string of ``given``, ``when`` (turns included), ``then`` (check parameters
 included) and ``description`` may read a case's values as ``{{ name }}``: it is rendered
-here, in the sandbox of :mod:`dsl.sandbox`, strictly (a name the case lacks is an error,
+here, in the sandbox of :mod:`dsl.compiler.sandbox`, strictly (a name the case lacks is an error,
 E227, reported at the case and at the template). The strings a fake tool answers with
 (``returns``, ``error`` and those of ``answers``) are templates over each call already:
 they are left for the call, which reads the case's values beside ``args``, ``now`` and
@@ -39,9 +39,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import Collector, Diagnostic, Span, quoted_list
-from .load import DataPath, Document, decode_text, read_bytes
-from .model import CaseInfo
+from ..errors import Collector, Diagnostic, Span, quoted_list
+from ..model import CaseInfo
+from ..source.load import DataPath, Document, decode_text, read_bytes
 from .templates import CaseTemplate, check_template, is_template, line_offset
 
 MAX_CASES = 10_000  # cases of one scenario file
@@ -858,7 +858,7 @@ def case_type(table: Table) -> Any:
     """The type of ``case`` in the scenario's expressions: one field per value, typed by
     what the cases hold (text from a CSV; a JSON or YAML value's own type when every case
     agrees, JSON data otherwise)."""
-    from .expr.types import BOOL, JSON, NULL, NUMBER, TEXT, Type, case_of
+    from ..expr.types import BOOL, JSON, NULL, NUMBER, TEXT, Type, case_of
 
     def kind(v: Any) -> Type:
         if isinstance(v, bool):

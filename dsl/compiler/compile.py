@@ -4,11 +4,11 @@ Here live the checks the JSON Schema cannot express: tools named by checks exist
 fits in runs, the moment has a UTC offset, patterns and templates compile, ids are unique.
 Each problem is a located diagnostic; every file is compiled even when others fail.
 
-A file with cases (``cases:`` or ``cases_file:``) is expanded first (:mod:`dsl.cases`):
+A file with cases (``cases:`` or ``cases_file:``) is expanded first (:mod:`dsl.compiler.cases`):
 :func:`compile_file` compiles each case's document as a scenario of its own, sharing with
 the file's other cases every part that no template touches (a :class:`Shared`: the same
 check, the same tool, compiled and reported once). The command line's selection
-(:class:`~dsl.discover.Selection`) is applied here, before a scenario is compiled, so that
+(:class:`~dsl.compiler.discover.Selection`) is applied here, before a scenario is compiled, so that
 ``run``, ``plan`` and ``lint`` select alike.
 """
 
@@ -23,6 +23,34 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from ..checks import REGISTRY, CheckContext, label
+from ..errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
+from ..model import (
+    TURN_KINDS,
+    Attachment,
+    Call,
+    CaseInfo,
+    CompiledCheck,
+    Plan,
+    Scenario,
+    SimulatedUser,
+    ToolSpec,
+    TurnKind,
+    TurnSpec,
+)
+from ..source.load import DataPath, Document, read_file
+from ..source.schemawords import CHECK_MODIFIERS
+from ..source.validate import (
+    TEMPLATE_MAKES_TEXT,
+    VALID,
+    Shape,
+    failing_paths,
+    string_rule,
+    validate,
+    validate_shape,
+)
+from ..targets.kinds import is_model
+from ..verdict import min_pass_for, scaled_min_pass
 from .attachments import compile_attachments
 from .cases import (
     CaseBinding,
@@ -37,40 +65,12 @@ from .cases import (
     template_paths,
     unused,
 )
-from .checks import REGISTRY, CheckContext, label
 from .discover import EVERYTHING, Discovery, ScenarioFile, Selection, SuiteFiles, discover
-from .errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
 from .faketools import bind_tool
-from .load import DataPath, Document, read_file
-from .model import (
-    TURN_KINDS,
-    Attachment,
-    Call,
-    CaseInfo,
-    CompiledCheck,
-    Plan,
-    Scenario,
-    SimulatedUser,
-    ToolSpec,
-    TurnKind,
-    TurnSpec,
-)
 from .moment import MomentError, parse_moment
-from .schemawords import CHECK_MODIFIERS
 from .suite import SUITE_FILE, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
-from .targets.kinds import is_model
 from .templates import as_tool_text
-from .validate import (
-    TEMPLATE_MAKES_TEXT,
-    VALID,
-    Shape,
-    failing_paths,
-    string_rule,
-    validate,
-    validate_shape,
-)
-from .verdict import min_pass_for, scaled_min_pass
 
 
 @dataclass(slots=True)
@@ -134,7 +134,7 @@ def compile_paths(
     selection: Selection = EVERYTHING,
 ) -> Compiled:
     """Load, validate and compile every scenario under ``paths`` (found by
-    :func:`dsl.discover.discover`; they must belong to one suite). Never raises on bad
+    :func:`dsl.compiler.discover.discover`; they must belong to one suite). Never raises on bad
     input: the diagnostics are in the result. ``judge_target`` overrides the suite's judge
     target (``scenarist run --judge NAME``). ``extra_files`` are scenario files compiled against
     the suite of ``paths`` wherever they are (``scenarist conformance``'s cases, which
@@ -240,7 +240,7 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
                  runs: int | None = None, selection: Selection = EVERYTHING,
                  each: Compiled_ | None = None) -> FileScenarios:
     """One scenario file → its scenarios: one, or one per case (``cases:``,
-    ``cases_file:``: expanded by :mod:`dsl.cases`). Only the scenarios ``selection``
+    ``cases_file:``: expanded by :mod:`dsl.compiler.cases`). Only the scenarios ``selection``
     selects are compiled (a file it leaves out reports nothing); every problem goes to
     ``diags``. ``each(scenario, document)`` is called for every scenario compiled (lint's
     warnings)."""
@@ -503,7 +503,7 @@ def compile_document(
     fit the schema (its template does, and so does each string it renders).
 
     A file with mistakes is compiled as far as it can be, so that one pass reports every
-    independent one: the schema says which places are wrong (:class:`dsl.validate.Shape`),
+    independent one: the schema says which places are wrong (:class:`dsl.source.validate.Shape`),
     and every part that is sound — the moment, each tool, each check, runs and min_pass —
     is still checked for what the schema cannot see. A check naming a tool whose own
     definition is wrong says nothing about that tool (the tool's mistake is reported)."""

@@ -1,21 +1,21 @@
 """Discover: the files a command works on, each with the suite it belongs to.
 
-``run`` and ``plan`` (:func:`dsl.compile.compile_paths`) and ``lint``
-(:func:`dsl.lint.lint_paths`) start here, so they cannot disagree on which files are
+``run`` and ``plan`` (:func:`dsl.compiler.compile.compile_paths`) and ``lint``
+(:func:`dsl.compiler.lint.lint_paths`) start here, so they cannot disagree on which files are
 scenarios, which suite a file belongs to, or which files a suite excludes: a file that
 lint passes is one that a run of its suite accepts, and the reverse.
 
 The rules, in the order they apply:
 
 1. A path on the command line is a file, or a folder searched recursively for ``*.yaml``
-   and ``*.yml`` (:func:`dsl.load.iter_yaml_files`: hidden files and folders and
+   and ``*.yml`` (:func:`dsl.source.load.iter_yaml_files`: hidden files and folders and
    ``runs/`` are skipped, symlinked folders are not followed, the order is stable). A file
    met twice (named twice, or through a symlink) counts once.
 2. Every ``scenarist.yaml``, named or met in a folder, is a suite and never a scenario.
    Every other file belongs to its *nearest* suite: the ``scenarist.yaml`` in its folder
    or in the closest folder above. A folder named on the command line brings its own
    nearest suite even when it holds no scenario file.
-3. Each suite is loaded (:func:`dsl.suite.load_suite`), and its ``exclude:`` patterns
+3. Each suite is loaded (:func:`dsl.compiler.suite.load_suite`), and its ``exclude:`` patterns
    (globs relative to the suite's folder) drop the files they match.
 4. A suite is *whole* when every one of its scenario files is here: a folder at or above
    the suite's own was named, or all its files were named one by one. Lint reports unused
@@ -27,7 +27,7 @@ against its own suite; run and plan need the files of exactly one suite (E211).
 A :class:`Selection` (``--tag TAG`` and ``-k PATTERN`` on ``run``, ``plan`` and ``lint``)
 then chooses among the scenarios these files hold — each case of a file with cases is one —
 by their ids and tags, with the same rule in all three commands
-(:meth:`Selection.selects`, applied by :func:`dsl.compile.compile_file` before a scenario
+(:meth:`Selection.selects`, applied by :func:`dsl.compiler.compile.compile_file` before a scenario
 is compiled).
 """
 
@@ -39,8 +39,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import Collector, Diagnostic
-from .load import iter_yaml_files, walk_yaml_files
+from ..errors import Collector, Diagnostic
+from ..source.load import iter_yaml_files, walk_yaml_files
 from .suite import SUITE_FILE, Suite, load_suite
 
 
@@ -225,7 +225,7 @@ class _Where:
         return parent / path.name
 
     def display(self, real: Path, given: Path) -> str:
-        """Relative to the current folder when below it (as ``dsl.suite.display_path``)."""
+        """Relative to the current folder when below it (as ``dsl.compiler.suite.display_path``)."""
         try:
             return str(real.relative_to(self.cwd))
         except ValueError:

@@ -27,11 +27,11 @@ import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from ..errors import Collector, did_you_mean
+from ..model import Action, ToolAnswer, ToolSpec
+from ..source.fastschema import plainly_valid_schema
+from ..source.load import DataPath, Document
 from .arguments import report_arguments
-from .errors import Collector, did_you_mean
-from .fastschema import plainly_valid_schema
-from .load import DataPath, Document
-from .model import Action, ToolAnswer, ToolSpec
 from .templates import (
     as_tool_text,
     bound,
@@ -101,10 +101,10 @@ def compile_tool(
     values: dict[str, Any] | None = None,
 ) -> ToolSpec:
     """A tool definition (from the library or inline) as a ToolSpec. ``values``: the
-    values of the scenario's case (dsl/cases.py), which its templates read too."""
+    values of the scenario's case (dsl/compiler/cases.py), which its templates read too."""
     schema = data.get("input_schema") or {"type": "object", "properties": {}}
     # whether the author wrote the input_schema (None: it is not valid, so it cannot be
-    # trusted): lint checks arguments against it only when True (dsl/arguments.py)
+    # trusted): lint checks arguments against it only when True (dsl/compiler/arguments.py)
     declared: bool | None = "input_schema" in data
     if (declared and not plainly_valid_schema(schema)
             and not _check_input_schema(doc, path, name, schema, diags)):
@@ -125,7 +125,7 @@ def compile_tool(
     template = _template(doc, (*path, where), fixed, f"{where} of the tool '{name}'", diags,
                          values)
     placed = [(i, a) for i, item in enumerate(data.get("answers") or ())
-              if item is not None  # found wrong by the schema (dsl/compile.py)
+              if item is not None  # found wrong by the schema (dsl/compiler/compile.py)
               and (a := _answer(doc, (*path, "answers", i), name, i, item, diags, values))
               is not None]
     answers = tuple(a for _, a in placed)

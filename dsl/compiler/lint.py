@@ -5,12 +5,12 @@ The stage, in the order it runs:
 
 1. **Discover** the files named on the command line (files, or folders searched
    recursively), grouped by their suite, exactly as ``run`` and ``plan`` find them
-   (:func:`dsl.discover.discover`): the nearest ``scenarist.yaml`` in the file's folder or
+   (:func:`dsl.compiler.discover.discover`): the nearest ``scenarist.yaml`` in the file's folder or
    above, its ``exclude:`` patterns applied. A ``scenarist.yaml`` named directly, or met
    in a folder, is linted as the suite it is. Files under no suite are linted without
    one. Unlike a run, one lint may check several suites.
 2. **Compile** each suite (loaded while discovering) and each scenario file
-   (:func:`dsl.compile.compile_document`): load, validate and compile, exactly as a run
+   (:func:`dsl.compiler.compile.compile_document`): load, validate and compile, exactly as a run
    does, so lint finds what a run would refuse. Large batches are split across the
    machine's cores (``os.fork`` after the imports; one process does its share, the others
    send theirs back through a pipe).
@@ -22,7 +22,7 @@ The stage, in the order it runs:
 
 Unused library tools (``W403``) are reported only when every scenario of the suite was
 linted — the suite's folder (or one above it) was named, or all its files were (the
-suite is *whole*, :class:`dsl.discover.SuiteFiles`) — since a tool that no scenario *in
+suite is *whole*, :class:`dsl.compiler.discover.SuiteFiles`) — since a tool that no scenario *in
 this batch* uses may be used by one that was not linted.
 """
 
@@ -38,14 +38,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from .checks import REGISTRY, label
+from ..checks import REGISTRY, label
+from ..errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
+from ..model import Scenario
+from ..source.load import DataPath, Document, read_file, source_lines
+from ..verdict import min_pass_for
 from .compile import CheckItem, compile_file, id_span, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
-from .errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
-from .load import DataPath, Document, read_file, source_lines
-from .model import Scenario
 from .suite import Suite
-from .verdict import min_pass_for
 
 Format = Literal["text", "json", "github"]
 JSON_SCHEMA_VERSION = 1
@@ -104,7 +104,7 @@ class LintResult:
 
 def lint_paths(paths: Sequence[Path], *, strict: bool = False,
                jobs: int | None = None, selection: Selection = EVERYTHING) -> LintResult:
-    """Lint every file under ``paths`` (found by :func:`dsl.discover.discover`, each
+    """Lint every file under ``paths`` (found by :func:`dsl.compiler.discover.discover`, each
     against its own suite); never raises on bad input. ``jobs``: processes to use
     (default: one per core for large batches). ``selection``: only the scenarios it
     selects are linted (``--tag``, ``-k``: as run and plan select them); when it selects
@@ -375,7 +375,7 @@ def _check_lists(data: dict[str, Any]) -> list[tuple[DataPath, list[Any]]]:
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
     """W401, W402, W404, W405, W406 and W409 for one compiled scenario (W404 for
     ``not_calls`` comes from the check itself, while it compiles)."""
-    from .fastschema import equal
+    from ..source.fastschema import equal
 
     data: dict[str, Any] = doc.data
     lists = _check_lists(data)

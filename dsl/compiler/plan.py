@@ -8,14 +8,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .model import SCHEMA_VERSION, CompiledCheck, Plan, Scenario, ToolSpec
-from .targets.kinds import target_json
+from ..model import SCHEMA_VERSION, CompiledCheck, Plan, Scenario, ToolSpec
+from ..targets.kinds import target_json
 
 
 def scenario_json(s: Scenario) -> dict[str, Any]:
     # Imported here: the checks pull in the YAML loader, which readers of a run folder
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
-    from .checks.tools import tool_expectation
+    from ..checks.tools import tool_expectation
 
     checks = s.all_checks
     expectation = tool_expectation(checks, s.tools)

@@ -11,13 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
-from .expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
+from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
+from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
+from ..model import Target, ToolSpec
+from ..source.load import DataPath, Document, read_file
+from ..source.validate import validate
+from ..targets.kinds import is_model
 from .faketools import compile_tool as compile_tool  # tools are compiled there
-from .load import DataPath, Document, read_file
-from .model import Target, ToolSpec
-from .targets.kinds import is_model
-from .validate import validate
 
 SUITE_FILE = "scenarist.yaml"
 DEFAULT_JUDGE_CACHE = ".scenarist/judge-cache"
@@ -41,8 +41,8 @@ class RedactConfig:
     default_patterns: bool = True
 
     def redactor(self, targets: Iterable[Target]) -> Any:
+        from ..targets.kinds import key_env
         from .redact import DEFAULT_PATTERNS, build
-        from .targets.kinds import key_env
 
         names = {*self.env, *(e for e in map(key_env, targets) if e)}
         patterns = {**(DEFAULT_PATTERNS if self.default_patterns else {}), **self.patterns}
@@ -72,7 +72,7 @@ class Suite:
         defaults when the suite has no ``judge:``."""
         import dataclasses
 
-        from .judge import JudgeConfig
+        from ..judge import JudgeConfig
 
         base = self.judge or JudgeConfig(target=target,
                                          cache_dir=self.root / DEFAULT_JUDGE_CACHE)
@@ -146,7 +146,7 @@ def load_suite(file: Path, diags: Collector) -> Suite:
     redact = _redact(doc, data.get("redact") or {}, diags)
     checks = named_checks(doc, data.get("checks") or {}, diags)
     history = data.get("history")
-    from .history.locate import setting_problem
+    from ..history.locate import setting_problem
 
     problem = setting_problem(history)
     if problem is not None:
@@ -198,8 +198,8 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
            targets: Mapping[str, Target], diags: Collector) -> Any:
     if data is None:
         return None
-    from .judge import PROMPT_NAMES, JudgeConfig, Prompt
-    from .judge.logprobs import Calibration
+    from ..judge import PROMPT_NAMES, JudgeConfig, Prompt
+    from ..judge.logprobs import Calibration
 
     name = data["target"]
     target = targets.get(name)
@@ -246,7 +246,7 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
 
 
 def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactConfig:
-    from .saferegex import PatternError, compile_pattern
+    from ..source.saferegex import PatternError, compile_pattern
 
     patterns = {}
     for name, source in (data.get("patterns") or {}).items():
@@ -320,7 +320,7 @@ def _kind(data: Any) -> str:
 
 def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
             diags: Collector) -> Target:
-    from .targets.kinds import KINDS
+    from ..targets.kinds import KINDS
 
     path: DataPath = ("targets", name)
     kind = KINDS[data["kind"]]

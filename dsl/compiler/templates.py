@@ -4,7 +4,7 @@ Templates come from YAML files; they may only read the values we pass in. The im
 sandbox refuses attribute access to Python internals and any mutation; missing values
 render as empty text (a model that leaves out an argument gets an answer, not a crash).
 Every template is bounded in the text it makes, the steps it runs and its time
-(:mod:`dsl.sandbox`); a limit it passes whatever its values is reported at lint.
+(:mod:`dsl.compiler.sandbox`); a limit it passes whatever its values is reported at lint.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ DEFAULT_SYSTEM_PROMPT = (
 class TemplateProblem:
     message: str
     line: int  # 1-based line inside the template
-    limit: bool = False  # it compiles, but passes a limit of dsl.sandbox
+    limit: bool = False  # it compiles, but passes a limit of dsl.compiler.sandbox
 
     @property
     def verb(self) -> str:
@@ -131,7 +131,7 @@ def check_template(source: str) -> TemplateProblem | None:
 class LazyTemplate:
     """A template that was checked when the scenario compiled, and is compiled the first
     time it renders (lint never renders, so it never pays for Jinja's compiler).
-    ``values``: a case's values (dsl/cases.py), which it reads beside the call's own
+    ``values``: a case's values (dsl/compiler/cases.py), which it reads beside the call's own
     names (``args``, ``now``, ``at``: those win)."""
 
     __slots__ = ("source", "values")
@@ -242,7 +242,7 @@ def _compiled(source: str) -> Any:
     return environment().from_string(source)
 
 
-# ---- templates over a case's values (dsl/cases.py) -------------------------------------------
+# ---- templates over a case's values (dsl/compiler/cases.py) ------------------------------------
 
 _NAME_ONLY = re.compile(r"\{\{[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t\n]*\}\}")
 
@@ -302,7 +302,7 @@ class CaseTemplate:
 
 @functools.cache
 def strict_environment() -> Any:
-    """The sandbox (dsl/sandbox.py, with its limits) for templates over a case's values:
+    """The sandbox (dsl/compiler/sandbox.py, with its limits) for templates over a case's values:
     an undefined name or field is an error, never empty text."""
     from jinja2 import StrictUndefined
 

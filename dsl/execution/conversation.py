@@ -1,6 +1,6 @@
 """The person's side of a conversation: scripted turns, confirmations and a simulated user.
 
-An agent answers one turn at a time — the agent loop over a model (dsl/loop.py) and your
+An agent answers one turn at a time — the agent loop over a model (dsl/execution/loop.py) and your
 own python agent (dsl/targets/python.py) both do — through a ``take_turn(kind, text,
 simulated) -> Turn`` function. :func:`converse` plays the person: it takes the scenario's
 turns one by one (stopping at a turn that fails), or lets a model of the suite play the
@@ -27,11 +27,11 @@ from collections.abc import Awaitable, Callable, Collection
 from contextvars import ContextVar
 from typing import Any, NamedTuple, Protocol
 
-from .errors import EndpointError
-from .faketools import answer
-from .model import Call, Scenario, SimulatedUser, Target, Turn
-from .moment import say as say_moment
-from .targets.base import ChatModel
+from ..compiler.faketools import answer
+from ..compiler.moment import say as say_moment
+from ..errors import EndpointError
+from ..model import Call, Scenario, SimulatedUser, Target, Turn
+from ..targets.base import ChatModel
 
 STOP_MARKER = "GOAL_REACHED"
 _STOP = re.compile(r"GOAL[ _]REACHED", re.I)
@@ -72,7 +72,7 @@ class Talk(Protocol):
 
 
 Person = Callable[[Talk], Awaitable[None]]
-# Someone at a terminal playing the person (``scenarist try``, dsl/tryout.py): while set,
+# Someone at a terminal playing the person (``scenarist try``, dsl/execution/tryout.py): while set,
 # every conversation is theirs, whatever the scenario's turns say.
 PERSON: ContextVar[Person | None] = ContextVar("scenarist_person", default=None)
 

@@ -1,17 +1,17 @@
 """The agent loop for model targets: system prompt and message in, tool calls answered
-from the fake tools (dsl/faketools.py), until the model answers in text or ``max_steps``
+from the fake tools (dsl/compiler/faketools.py), until the model answers in text or ``max_steps``
 model calls are spent.
 
 What the person says is one user message (:func:`user_message`), with the files they attach
 (``given.attachments`` with the first thing they say, a turn's with that turn) as parts
 that refer to each file by its hash; each request sends them as image and text content
-parts (:func:`dsl.attachments.wire_messages`), while the attempt keeps the references.
+parts (:func:`dsl.compiler.attachments.wire_messages`), while the attempt keeps the references.
 
 A call whose arguments are not JSON, or that names a tool the scenario does not have, is
 recorded and answered with an error as its tool result — the model may recover; checks
 decide. A call to a ``confirm: true`` tool is held as *pending* and ends the turn. A
 conversation (``when`` as a list of turns, or a simulated user) is played by
-:func:`dsl.conversation.converse`, one turn at a time: ``max_steps`` bounds each turn's
+:func:`dsl.execution.conversation.converse`, one turn at a time: ``max_steps`` bounds each turn's
 model calls, and the first turn that fails ends the conversation. Earlier history
 (``given.history``) comes after the system prompt. An endpoint failure raises
 :class:`~dsl.errors.EndpointError` out of the loop, with the transcript so far attached as
@@ -26,13 +26,18 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .attachments import user_content, wire_messages
+from ..compiler.attachments import user_content, wire_messages
+from ..compiler.faketools import answer as tool_answer
+from ..compiler.templates import (
+    DEFAULT_SYSTEM_PROMPT,
+    compile_template,
+    default_system,
+    render_system,
+)
+from ..errors import EndpointError
+from ..model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn
+from ..targets.base import ChatModel, Unreadable, read_reply_json
 from .conversation import OpenUser, converse, settle
-from .errors import EndpointError
-from .faketools import answer as tool_answer
-from .model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn
-from .targets.base import ChatModel, Unreadable, read_reply_json
-from .templates import DEFAULT_SYSTEM_PROMPT, compile_template, default_system, render_system
 
 
 @dataclass(slots=True)
@@ -247,7 +252,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
 
 def user_message(text: str, attachments: Sequence[Attachment] = ()) -> dict[str, Any]:
     """What the person says, as the loop keeps it: the text, and a part per attachment
-    that refers to it by hash (:func:`dsl.attachments.wire_messages` turns those into the
+    that refers to it by hash (:func:`dsl.compiler.attachments.wire_messages` turns those into the
     image and text parts each request sends). One message, in one-message scenarios and in
     every turn of a conversation alike."""
     return {"role": "user", "content": user_content(text, attachments)}

@@ -1,11 +1,11 @@
 """Run: execute a Plan — every (scenario, target, run index) attempt — and stream each
 finished attempt to ``results.jsonl``.
 
-A fixed pool of workers (``concurrency``) asks the :class:`~dsl.schedule.Scheduler` for the
-next attempt, so memory stays flat however large the plan. Each target has its own
-adaptive concurrency limit (halved on HTTP 429). Only this stage and the targets touch the
-network. Ctrl-C stops handing out attempts and lets those in flight finish; a second
-Ctrl-C cancels them.
+A fixed pool of workers (``concurrency``) asks the
+:class:`~dsl.execution.schedule.Scheduler` for the next attempt, so memory stays flat
+however large the plan. Each target has its own adaptive concurrency limit (halved on HTTP
+429). Only this stage and the targets touch the network. Ctrl-C stops handing out attempts
+and lets those in flight finish; a second Ctrl-C cancels them.
 """
 
 from __future__ import annotations
@@ -22,22 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .errors import EndpointError
-from .loop import LoopEndpointError, LoopState
-from .model import SCHEMA_VERSION, AttemptData, Outcome, Plan, Scenario, Target
-from .schedule import AdaptiveLimit, Key, Scheduler
-from .store import (
+from .. import __version__
+from ..errors import EndpointError
+from ..model import SCHEMA_VERSION, AttemptData, Outcome, Plan, Scenario, Target
+from ..store import (
     AttemptError,
     AttemptRecord,
     CheckResult,
     ModelCallStat,
     ResultsWriter,
 )
-from .store.records import failure_kind
-from .targets.base import Agent, AgentContext, Reply
-from .targets.kinds import key_env, open_agent, open_model, target_json
-from .verdict import AttemptStatus
+from ..store.records import failure_kind
+from ..targets.base import Agent, AgentContext, Reply
+from ..targets.kinds import key_env, open_agent, open_model, target_json
+from ..verdict import AttemptStatus
+from .loop import LoopEndpointError, LoopState
+from .schedule import AdaptiveLimit, Key, Scheduler
 
 # After this many endpoint failures in a row (connection or timeout) with no success in
 # between, a target is considered down and its remaining attempts are not run.
@@ -303,12 +303,12 @@ async def execute(
     try:
         if plan.judge is not None and any(c.judge for s in plan.scenarios
                                           for c in s.all_checks):
-            from .judge import Judge
+            from ..judge import Judge
 
             jt = plan.judge.target
             jmodel: Any = open_model(jt, max(4, options.concurrency))
             if options.record_judge is not None:
-                from .targets.cassette import Recorder
+                from ..targets.cassette import Recorder
 
                 jmodel = Recorder(jmodel, options.record_judge, jt.name, redactor.value)
             judge = Judge(plan.judge, jmodel, redactor, use_cache=options.judge_cache)
@@ -406,7 +406,7 @@ def redactor_of(plan: Plan) -> Any:
     """What the run redacts before anything reaches the judge or a file."""
     if plan.redact is not None:
         return plan.redact.redactor(plan.suite_targets)
-    from .redact import build
+    from ..compiler.redact import build
 
     return build({e for e in map(key_env, plan.suite_targets) if e})
 

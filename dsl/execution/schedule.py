@@ -25,9 +25,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Plan, Scenario, Target
-from .store import AttemptRecord
-from .verdict import Tally
+from ..model import Plan, Scenario, Target
+from ..store import AttemptRecord
+from ..verdict import Tally
 
 Key = tuple[str, str, int]  # scenario id, target name, run index
 

@@ -1,5 +1,5 @@
 """What a scenario expects of the agent's tool calls, and how one attempt's calls are
-counted for tool-call precision, recall and F1 (the sums: :class:`dsl.stats.PRF`).
+counted for tool-call precision, recall and F1 (the sums: :class:`dsl.results.stats.PRF`).
 
 The expectation comes from the scenario's tool checks (``dsl/checks/tools.py`` builds it
 with :func:`dsl.checks.tools.tool_expectation`): the tools that ``calls``, ``calls_only``,

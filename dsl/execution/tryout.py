@@ -2,7 +2,7 @@
 
 The scenario is compiled as for a run — its moment, its fake tools, its system prompt, its
 ``given.history`` — and played as a conversation whose turns the person at the terminal
-writes (:data:`dsl.conversation.PERSON`), against one target through the same agent the
+writes (:data:`dsl.execution.conversation.PERSON`), against one target through the same agent the
 run uses (the agent loop over a model, or your python agent). Each tool call is shown
 with its arguments and the fake tool's result; a call held for confirmation asks
 ``confirm? [y/N]``. When the person ends (Ctrl-D or ``/quit``), the scenario's own checks
@@ -27,12 +27,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..compiler.moment import say as say_moment
+from ..errors import EndpointError, RunDirError, explain
+from ..model import AttemptData, Call, Plan, Scenario, Target, TurnSpec
+from ..store.records import CheckResult
+from ..targets.base import AgentContext
 from .conversation import PERSON, Talk
-from .errors import EndpointError, RunDirError, explain
-from .model import AttemptData, Call, Plan, Scenario, Target, TurnSpec
-from .moment import say as say_moment
-from .store.records import CheckResult
-from .targets.base import AgentContext
 
 QUIT = ("/quit", "/exit")
 HELP = ("Write what the person says and press Enter. Commands: /save [FILE] keeps this "
@@ -72,7 +72,7 @@ def session_for(path: Path, target: str | None, scenario_id: str | None,
     """Compile the scenario file against its suite, for one target, as a run would
     (:func:`dsl.pipeline.plan_for`). Raises InputError for the files, NotReady for what
     the environment lacks (an API key) and NotTryable for a choice to make."""
-    from .pipeline import RunRequest, plan_for
+    from ..pipeline import RunRequest, plan_for
 
     plan = plan_for(RunRequest(paths=(path,), targets=(target,) if target else (), runs=1))
     scenarios = plan.scenarios
@@ -128,7 +128,7 @@ def play(session: Session, terminal: Terminal) -> Outcome:
 def intro(session: Session) -> list[str]:
     """What the person reads before the first message."""
     s, t = session.scenario, session.target
-    from .targets.kinds import describe
+    from ..targets.kinds import describe
 
     tools = ", ".join(f"{x.name} (asks to confirm)" if x.confirm else x.name
                       for x in s.tools) or "none"
@@ -150,8 +150,8 @@ def intro(session: Session) -> list[str]:
 
 
 async def _play(session: Session, terminal: Terminal) -> Outcome:
+    from ..targets.kinds import open_agent
     from .run import attempt_status, evaluate, redactor_of
-    from .targets.kinds import open_agent
 
     s = session.scenario
     # played as a conversation (the person's turns), checked as the scenario's own then
@@ -186,8 +186,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
         return Outcome(None, (), "none", "nothing was said", skipped)
     judge = None
     if session.plan.judge is not None and any(c.judge for c in checked.checks):
-        from .judge import Judge
-        from .targets.kinds import open_model
+        from ..judge import Judge
+        from ..targets.kinds import open_model
 
         judge = Judge(session.plan.judge, open_model(session.plan.judge.target, 2), redactor)
     try:
@@ -313,7 +313,7 @@ class _Saver:
         self.saved = 0  # exchange lines of the scratch file already saved
 
     def save(self, path: Path | None) -> str:
-        from .targets.cassette import read_cassette
+        from ..targets.cassette import read_cassette
 
         dest = path or self.default
         if not self.scratch.exists():

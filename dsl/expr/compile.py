@@ -19,7 +19,7 @@ from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..saferegex import REGEX_TIMEOUT_S
+from ..source.saferegex import REGEX_TIMEOUT_S
 from .errors import EvalError, Problem, ProblemsFound
 from .functions import FUNCTIONS, ArgValueError, Function
 from .limits import MAX_TEXT_CHARS

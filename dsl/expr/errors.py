@@ -3,7 +3,7 @@
 * :class:`Problem` — found while compiling (lint time): a code (X301–X305, E204, W404), a
   message for the person who wrote the expression, a hint, and the 0-based ``offset`` of
   the offending character inside the expression. The caller (``dsl.checks.expect`` or
-  ``dsl.suite``) turns the offset into the YAML file's line and column.
+  ``dsl.compiler.suite``) turns the offset into the YAML file's line and column.
 * :class:`ProblemsFound` — raised inside the compiler to stop at the first syntax error or
   to carry the problems of a whole expression; never escapes :func:`dsl.expr.compile_expression`.
 * :class:`EvalError` — raised while evaluating on one attempt (an index out of range,

@@ -22,7 +22,7 @@ from typing import Any
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken, VisitError
 
-from ..resources import read_text
+from ..source.resources import read_text
 from .errors import Problem, ProblemsFound
 from .limits import MAX_DEPTH, MAX_EXPR_CHARS, MAX_LITERAL_CHARS, MAX_NUMBER_CHARS
 from .nodes import (

@@ -22,7 +22,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import did_you_mean
-from ..saferegex import PatternError, SafePattern, compile_pattern
+from ..source.saferegex import PatternError, SafePattern, compile_pattern
 from .errors import Problem
 from .functions import FUNCTIONS, ArgTypeError, Function
 from .nodes import (

@@ -58,7 +58,7 @@ CASE = "case"  # the name of a scenario's case in its expressions: case.drug
 
 def case_of(fields: Mapping[str, Type]) -> Type:
     """The type of ``case`` in a scenario with cases: an object with one field per value
-    the cases have (dsl/cases.py gives each its type)."""
+    the cases have (dsl/compiler/cases.py gives each its type)."""
     return Type("object", shape=CASE, fields=tuple(sorted(fields.items())))
 
 

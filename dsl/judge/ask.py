@@ -39,10 +39,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..compiler.moment import say
+from ..compiler.redact import NO_REDACTION, Redactor
 from ..errors import EndpointError
 from ..model import SCHEMA_VERSION, AttemptData, Target
-from ..moment import say
-from ..redact import NO_REDACTION, Redactor
 from ..targets.base import ChatModel
 from .logprobs import (
     TOP_LOGPROBS,
@@ -89,7 +89,7 @@ class Prompt:
 
     @classmethod
     def from_source(cls, name: str, source: str, origin: str = "builtin") -> Prompt:
-        from ..templates import compile_template
+        from ..compiler.templates import compile_template
 
         m = _VERSION.search(source)
         version = m.group(1) if m and origin == "builtin" else \
@@ -293,7 +293,7 @@ def conversation_text(attempt: AttemptData) -> str:
             if isinstance(content, str):
                 text = content
             else:  # what the person attached: named, a text file with its text
-                from ..attachments import readable
+                from ..compiler.attachments import readable
 
                 text = readable(content, attached)
             if m.get("role") == "user":

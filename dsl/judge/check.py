@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import REGISTRY, CheckContext
+from ..compiler.moment import MomentError, parse_moment
+from ..compiler.suite import display_path, find_suite_file, load_suite
 from ..errors import Collector, Diagnostic, InputError, Span
-from ..load import read_file
 from ..model import AttemptData, Call, Tokens
-from ..moment import MomentError, parse_moment
-from ..suite import display_path, find_suite_file, load_suite
-from ..validate import validate
+from ..source.load import read_file
+from ..source.validate import validate
 from .calibration import Case, Figures, cohen_kappa, figures, fit_temperature, log_loss
 from .logprobs import MIN_ANSWER_MASS, Calibration, Kind, probability_of_pass
 

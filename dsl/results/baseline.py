@@ -15,7 +15,7 @@ Each scenario × target gets a :class:`Change`:
 * ``removed`` — only the old side has it.
 
 The difference is ``now − before`` of the pass rates (passes ÷ decided attempts), with
-Newcombe's hybrid score interval (:func:`dsl.stats.newcombe`).
+Newcombe's hybrid score interval (:func:`dsl.results.stats.newcombe`).
 
 :func:`diff` is ``scenarist diff`` as a function: two run folders (or summary.json files)
 in, a :class:`Comparison` out. :meth:`Comparison.as_json` is what ``diff --format json``
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import RunDirError
+from ..errors import RunDirError
+from ..verdict import words
 from .stats import Interval, newcombe
-from .verdict import words
 
 ChangeStatus = Literal["regressed", "improved", "unchanged", "inconclusive", "new", "removed"]
 # The order every list of changes is shown in: what needs a look first.
@@ -282,7 +282,7 @@ def compare_targets(rows: Sequence[Mapping[str, Any]], old: str, new: str) -> Co
 def load_summary(path: Path) -> dict[str, Any]:
     """A run's summary: a run folder (its summary.json, or summarized from its stored
     results when there is none) or a summary.json file itself."""
-    from .store import SUMMARY, read_json
+    from ..store import SUMMARY, read_json
 
     if path.is_dir():
         stored = path / SUMMARY

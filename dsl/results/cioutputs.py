@@ -22,11 +22,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import explain
+from ..store import write_atomic
+from ..verdict import check_title, words
 from .baseline import Change, Comparison, Side, describe_delta, pts
-from .errors import explain
 from .stats import wilson
-from .store import write_atomic
-from .verdict import check_title, words
 
 JUNIT = "junit.xml"
 SUMMARY_MD = "summary.md"

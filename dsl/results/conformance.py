@@ -16,9 +16,9 @@ A behaviour's status is its scenario's verdict (:class:`dsl.verdict.Tally`, read
 summary) in the words of a certificate (:data:`CERTIFICATION`): a scenario that passes is
 *certified*, one that fails is *not certified*, one without a verdict (endpoint errors,
 an interrupted run) is *inconclusive*. The tool-call figures are the summary's
-(:mod:`dsl.toolcalls`, :class:`dsl.stats.PRF`), the latency percentiles
-:func:`dsl.stats.percentile` over the stored attempts, and the regressions against an
-earlier conformance run :func:`dsl.baseline.compare`'s — with the baseline's rows put on
+(:mod:`dsl.execution.toolcalls`, :class:`dsl.results.stats.PRF`), the latency percentiles
+:func:`dsl.results.stats.percentile` over the stored attempts, and the regressions against an
+earlier conformance run :func:`dsl.results.baseline.compare`'s — with the baseline's rows put on
 this run's target, since a certificate is about one endpoint whatever the suite calls it.
 
 A conformance run runs every planned attempt (no early stop): the certificate rests on the
@@ -34,15 +34,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import Diagnostic, InputError, NotReady, Span
-from .model import SCHEMA_VERSION
+from ..errors import Diagnostic, InputError, NotReady, Span
+from ..model import SCHEMA_VERSION
 from .stats import PRF, percentile
 
 if TYPE_CHECKING:
+    from ..pipeline import Hooks, RunRequest, RunResult
     from .baseline import Change, Comparison
-    from .pipeline import Hooks, RunRequest, RunResult
 
-CASES_DIR = Path(__file__).resolve().parent / "assets" / "conformance"
+CASES_DIR = Path(__file__).resolve().parent.parent / "assets" / "conformance"
 CONFORMANCE = "conformance.json"  # the certificate, in the run folder
 
 # A scenario's verdict, in the words of a certificate.
@@ -198,7 +198,7 @@ class ConformanceResult:
 
 def builtin_cases() -> tuple[Path, ...]:
     """The built-in cases, in the order they are shown."""
-    from .load import iter_yaml_files
+    from ..source.load import iter_yaml_files
 
     return tuple(iter_yaml_files(CASES_DIR))
 
@@ -214,8 +214,8 @@ def team_cases(paths: Sequence[Path], suite_file: Path | None
     out). The suite's ``exclude:`` does not apply: a team may keep its canonical cases in
     the suite's folder and out of everyday runs. A file under another suite's
     ``scenarist.yaml`` is refused (E211): its library is not this suite's."""
-    from .load import iter_yaml_files
-    from .suite import SUITE_FILE, display_path, find_suite_file
+    from ..compiler.suite import SUITE_FILE, display_path, find_suite_file
+    from ..source.load import iter_yaml_files
 
     files: list[Path] = []
     problems: list[Diagnostic] = []
@@ -241,7 +241,7 @@ def team_cases(paths: Sequence[Path], suite_file: Path | None
 
 
 def _suite_file() -> Path | None:
-    from .suite import find_suite_file
+    from ..compiler.suite import find_suite_file
 
     return find_suite_file(Path.cwd())
 
@@ -251,10 +251,10 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
     ``runs``, min_pass scaled as for a run). Against the suite of the current folder when
     there is one (the team's cases may use its tool library); the built-in cases need none.
     Raises InputError."""
-    from .compile import compile_files, compile_paths
-    from .discover import ScenarioFile
-    from .errors import Collector
-    from .suite import display_path
+    from ..compiler.compile import compile_files, compile_paths
+    from ..compiler.discover import ScenarioFile
+    from ..compiler.suite import display_path
+    from ..errors import Collector
 
     suite_file = _suite_file()
     team, problems = team_cases(with_paths, suite_file)
@@ -283,8 +283,8 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
 def run_request(request: ConformanceRequest) -> RunRequest:
     """The :class:`~dsl.pipeline.RunRequest` of a conformance run (InputError when there is
     no suite here, or a --with path is wrong)."""
-    from .pipeline import RunRequest
-    from .suite import SUITE_FILE
+    from ..compiler.suite import SUITE_FILE
+    from ..pipeline import RunRequest
 
     suite_file = _suite_file()
     if suite_file is None:
@@ -307,8 +307,8 @@ def earlier_run(path: Path, target: str) -> dict[str, Any]:
     """``--baseline``: the summary of an earlier conformance run, its rows put on
     ``target`` (a certificate is about one endpoint, whatever the suite named it). NotReady
     when the folder is not a conformance run."""
+    from ..errors import RunDirError
     from .baseline import load_summary
-    from .errors import RunDirError
 
     folder = path if path.is_dir() else path.parent
     if not (folder / CONFORMANCE).is_file():
@@ -331,9 +331,9 @@ def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
     """``scenarist conformance --target NAME``: the cases as a normal run (results, summary,
     report, junit.xml), then the certificate, kept in the run folder as conformance.json.
     Raises InputError, NotReady or RunDirError before anything is sent."""
-    from .pipeline import Hooks, plan_for, run_suite
-    from .store import write_json
-    from .targets.kinds import describe
+    from ..pipeline import Hooks, plan_for, run_suite
+    from ..store import write_json
+    from ..targets.kinds import describe
 
     run = run_request(request)
     plan = plan_for(run)  # the files and the target, checked before anything is sent
@@ -352,7 +352,7 @@ def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Comparison | 
             endpoint: str, builtin: Set[str] = frozenset()) -> Certificate:
     """The certificate of a conformance run folder, from its summary (and its comparison
     with the baseline, when there was one). ``builtin``: the ids of the built-in cases."""
-    from .store import PLAN, latest_records, read_json
+    from ..store import PLAN, latest_records, read_json
 
     plan = read_json(run_dir / PLAN)
     (target,) = (t["name"] for t in plan["targets"])
@@ -390,8 +390,8 @@ def refresh_certificate(run_dir: Path, summary: Mapping[str, Any],
     """The certificate of a conformance run folder, made again after its summary was
     (``scenarist report``, ``scenarist run --resume``) and kept in place of the old one;
     None, and nothing written, when the folder is not a conformance run."""
-    from .errors import RunDirError
-    from .store import read_json, write_json
+    from ..errors import RunDirError
+    from ..store import read_json, write_json
 
     path = run_dir / CONFORMANCE
     if not path.is_file():

@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .errors import NotReady, RunDirError
-from .model import SCHEMA_VERSION, AttemptData, Plan, Scenario
-from .store import AttemptError, AttemptRecord
+from ..errors import NotReady, RunDirError
+from ..model import SCHEMA_VERSION, AttemptData, Plan, Scenario
+from ..store import AttemptError, AttemptRecord
 
 # plan.json fields that are the scenario's given and when (older plans, without given_when)
 GIVEN_WHEN_FIELDS = ("at", "system", "message", "tools")
@@ -78,9 +78,9 @@ def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
 def prepare(run_dir: Path) -> RecheckPlan:
     """Compile the scenarios the run folder ran, as they are now, and decide which can be
     rechecked. NotReady when the folder cannot be rechecked at all."""
-    from .compile import build_plan
-    from .plan import scenario_json
-    from .store import PLAN, RUN, read_json
+    from ..compiler.compile import build_plan
+    from ..compiler.plan import scenario_json
+    from ..store import PLAN, RUN, read_json
 
     try:
         old_plan = read_json(run_dir / PLAN)
@@ -126,8 +126,8 @@ def prepare(run_dir: Path) -> RecheckPlan:
 def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
     """What a stored attempt produced, as the checks see it (the scenario gives what the
     record does not keep: the message, the moment and the tools, unchanged since)."""
-    from .run import loop_failure
-    from .store.records import failure_kind
+    from ..execution.run import loop_failure
+    from ..store.records import failure_kind
 
     failure = loop_failure(record)
     return AttemptData(
@@ -154,14 +154,14 @@ def has_transcript(record: AttemptRecord) -> bool:
 async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: bool
                           ) -> tuple[list[AttemptRecord], dict[str, int] | None]:
     """Each record with the current checks' results; the judge's figures when it judged."""
-    from .run import attempt_status, evaluate, redactor_of
+    from ..execution.run import attempt_status, evaluate, redactor_of
 
     scenarios = {s.id: s for s in plan.scenarios}
     judge = None
     model: Any = None
     if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
-        from .judge import Judge
-        from .targets.kinds import open_model
+        from ..judge import Judge
+        from ..targets.kinds import open_model
 
         model = open_model(plan.judge.target, 4)
         judge = Judge(plan.judge, model, redactor_of(plan), ask_missing=ask_judge)
@@ -192,9 +192,9 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
 
 def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool) -> Path:
     """Write the recheck's run folder into ``out``; returns it."""
-    from . import __version__
-    from .plan import plan_json
-    from .store import (
+    from .. import __version__
+    from ..compiler.plan import plan_json
+    from ..store import (
         PLAN,
         RUN,
         ResultsWriter,
@@ -242,7 +242,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
     write_json(folder / PLAN, new_plan)
     write_json(folder / RUN, info)
     copy_attachments([run_dir], folder)
-    from .run import redactor_of
+    from ..execution.run import redactor_of
 
     writer = ResultsWriter(folder, redactor_of(plan).value)
     try:

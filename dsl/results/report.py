@@ -38,11 +38,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .baseline import Change, Comparison, compare, compare_targets, pts
-from .cioutputs import pct, target_what, trend_key
-from .errors import RunDirError, explain
-from .model import ATTACHMENT_PART, Call, attachment_refs
-from .store import (
+from ..errors import RunDirError, explain
+from ..model import ATTACHMENT_PART, Call, attachment_refs
+from ..store import (
     PLAN,
     RUN,
     SUMMARY,
@@ -54,13 +52,15 @@ from .store import (
     write_atomic,
     write_json,
 )
+from ..verdict import VERDICTS, words
+from .baseline import Change, Comparison, compare, compare_targets, pts
+from .cioutputs import pct, target_what, trend_key
 from .summarize import summarize_records
-from .verdict import VERDICTS, words
 
 REPORT = "report.html"
 MAX_REPORT_ATTEMPTS = 20_000  # transcripts embedded in one report (all are in results.jsonl)
 MIN_PER_ROW = 50
-ASSETS = Path(__file__).parent / "assets"
+ASSETS = Path(__file__).parent.parent / "assets"
 DATA_VERSION = 1
 
 # Limits on what is embedded for lazy rendering (the full text stays in results.jsonl).

@@ -11,12 +11,12 @@ run, decide it either way), with what decided it (``verdict_reason``: min_pass, 
 marked ``always: true``). A scenario × target that the scenario's ``targets:`` leave out
 is no row at all: it is listed under ``skipped``, with the reason (never failed).
 
-Every figure is kept at full precision (the statistics are :mod:`dsl.stats`'s); the
+Every figure is kept at full precision (the statistics are :mod:`dsl.results.stats`'s); the
 terminal, the report and summary.md round them for display. Besides the pass rate and its
 interval, each row has each check's pass rate with its interval, pass@k and pass^k, and
-tool-call precision, recall and F1 (:mod:`dsl.toolcalls` counts each attempt); the
+tool-call precision, recall and F1 (:mod:`dsl.execution.toolcalls` counts each attempt); the
 summary has the same F1 for the suite and per target. (The comparisons — with a baseline,
-between the targets of the run — are :mod:`dsl.baseline`'s: the report stage adds them.)
+between the targets of the run — are :mod:`dsl.results.baseline`'s: the report stage adds them.)
 """
 
 from __future__ import annotations
@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .model import SCHEMA_VERSION
+from ..execution.toolcalls import ToolExpectation, expectation_of
+from ..model import SCHEMA_VERSION
+from ..store import PLAN, RUN, AttemptRecord, CheckResult, latest_records, read_json
+from ..verdict import Tally
 from .stats import PRF, Z95, pass_k_table, percentile, wilson
-from .store import PLAN, RUN, AttemptRecord, CheckResult, latest_records, read_json
-from .toolcalls import ToolExpectation, expectation_of
-from .verdict import Tally
 
 __all__ = ["Z95", "exit_code", "percentile", "summarize_dir", "summarize_records", "wilson"]
 
@@ -192,7 +192,7 @@ def _judge(info: Any) -> dict[str, Any] | None:
     """The run's judge and whether it was measured (judge-check), in words."""
     if not isinstance(info, dict):
         return None
-    from .judge.validation import ValidationInfo, validation_text
+    from ..judge.validation import ValidationInfo, validation_text
 
     checked = ValidationInfo.from_json(info.get("validation"))
     return {"target": info.get("target"), "validated": checked is not None,
@@ -340,7 +340,7 @@ def summarize_dir(run_dir: Path) -> dict[str, Any]:
 def exit_code(summary: dict[str, Any]) -> int:
     """EXIT_OK every scenario passed; EXIT_FAILED one failed; EXIT_NO_VERDICT endpoint
     errors left one undecided."""
-    from .exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
+    from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
 
     t = summary["totals"]
     if t["failed"]:

@@ -89,7 +89,7 @@ def problem_lines(row: dict[str, Any]) -> list[str]:
     """Each kind of endpoint error (and of failure before the checks: model_output,
     max_steps) in a scenario × target, with what it means in plain words and what the
     server said — the same sentences as the report's (dsl/errors.py)."""
-    from .errors import explain
+    from ..errors import explain
 
     out = []
     said = row.get("error_messages") or {}
@@ -106,7 +106,7 @@ def problem_lines(row: dict[str, Any]) -> list[str]:
 def fewer_attempts(summary: dict[str, Any]) -> list[str]:
     """Why fewer attempts ran than the scenario files ask for: ``--runs`` asked fewer, or
     early stop did not need them (each such scenario's verdict was decided)."""
-    from .verdict import words
+    from ..verdict import words
 
     rows = summary["scenarios"]
     out = []
@@ -139,7 +139,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
-    from .verdict import check_title, words
+    from ..verdict import check_title, words
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
@@ -357,7 +357,7 @@ def print_runs(runs: list[Any], where: str, trends: dict[Any, Any], scenario: st
 
 
 def _verdict_words(verdict: str) -> Any:
-    from .verdict import words
+    from ..verdict import words
 
     return words(verdict)
 
@@ -406,10 +406,10 @@ CERTIFICATION_COLOR = {"certified": "green", "not certified": "red", "inconclusi
 def print_conformance(cert: Any) -> None:
     """``scenarist conformance``: each behaviour certified, not certified or inconclusive,
     tool-call precision, recall and F1, latency, the regressions against a baseline, and the
-    conclusion (a :class:`dsl.conformance.Certificate`)."""
+    conclusion (a :class:`dsl.results.conformance.Certificate`)."""
+    from ..verdict import words
     from .baseline import describe_delta
     from .cioutputs import prf_text, side_text
-    from .verdict import words
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)

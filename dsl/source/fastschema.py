@@ -149,7 +149,7 @@ class _Compiler:
             self.emit(name, schema)
         namespace = dict(self.consts)
         # our own generated source; the schema's values are in `namespace`, not in the code
-        exec(compile("\n".join(self.code), "<dsl.fastschema>", "exec"),  # noqa: S102
+        exec(compile("\n".join(self.code), "<dsl.source.fastschema>", "exec"),  # noqa: S102
              namespace)
         for c in self.tables:
             value = namespace[c]

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
 
-from .errors import Diagnostic, Span
+from ..errors import Diagnostic, Span
 
 # Limits on what a scenario file may be. A scenario is a page of YAML; these only stop
 # accidents (a log pasted into a file) and hostile input from eating memory or time.

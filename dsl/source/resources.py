@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-_PKG = Path(__file__).resolve().parent
+_PKG = Path(__file__).resolve().parent.parent  # dsl/
 
 
 def resource_path(folder: str, name: str) -> Path:

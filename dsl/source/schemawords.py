@@ -1,6 +1,6 @@
 """Schema words: JSON Schema problems said for people, shared by two stages.
 
-:mod:`dsl.validate` explains what is wrong with a scenario file or ``scenarist.yaml``
+:mod:`dsl.source.validate` explains what is wrong with a scenario file or ``scenarist.yaml``
 against our schemas; the ``valid_args`` check (:mod:`dsl.checks.tools`) explains what is
 wrong with a model's tool-call arguments against the author's ``input_schema``. Both name
 a place in the data the same way (:func:`describe_path`). And the help an editor shows for

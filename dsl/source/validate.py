@@ -1,4 +1,4 @@
-"""Validate: a loaded :class:`~dsl.load.Document` against its JSON Schema (2020-12).
+"""Validate: a loaded :class:`~dsl.source.load.Document` against its JSON Schema (2020-12).
 
 jsonschema yields every error lazily; we group them by place, keep the best one per place
 (``best_match``), and rewrite each into a sentence for the person who wrote the file, at the
@@ -6,7 +6,7 @@ right ``line:col`` — an unknown key at the key itself, a wrong value at the va
 sentence for each JSON Schema keyword is looked up in :data:`KEYWORDS`.
 
 The check registry is not imported here (it imports the checks, which use the schema words
-of :mod:`dsl.schemawords`): the caller passes the checks a scenario may name, for the
+of :mod:`dsl.source.schemawords`): the caller passes the checks a scenario may name, for the
 sentences about a check written without its parameter.
 """
 
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
-from .errors import Diagnostic, Span, did_you_mean, quoted_list
+from ..errors import Diagnostic, Span, did_you_mean, quoted_list
 from .load import DataPath, Document, value_at
 from .resources import load_schema
 from .schemawords import CHECK_MODIFIERS, describe_path
@@ -64,7 +64,7 @@ def fast_validator(name: str) -> Callable[[Any], bool] | None:
     return compile_schema(load_schema(name))
 
 
-# ---- what a string may be, where it is (the cases of a scenario, dsl/cases.py) ----------------
+# ---- what a string may be, where it is (the cases of a scenario, dsl/compiler/cases.py) ---
 
 _ANNOTATIONS = frozenset({"description", "markdownDescription", "examples", "title",
                           "default", "$comment", "deprecated", "readOnly", "writeOnly",

@@ -224,7 +224,7 @@ def _with_conversation(d: dict[str, Any], r: AttemptRecord) -> dict[str, Any]:
 
 def record_line(r: AttemptRecord, redact: Callable[[Any], Any] | None = None) -> str:
     """The record as one line of results.jsonl (without the newline), its values redacted
-    by ``redact`` (dsl/redact.py: never the serialized text, so the line is valid JSON).
+    by ``redact`` (dsl/compiler/redact.py: never the serialized text, so the line is valid JSON).
     A lone surrogate that a model's reply may hold ("\\ud83d") is kept as a ``\\u`` escape."""
     data = record_json(r)
     if redact is not None:
@@ -440,7 +440,8 @@ def record_from_json(d: Any) -> AttemptRecord:
 
 def failure_kind(failure: str) -> str:
     """The kind of a loop failure, from its words: for lines written before the kind was
-    kept (the loop's own words for each, dsl/loop.py and dsl/conversation.py)."""
+    kept (the loop's own words for each, dsl/execution/loop.py and
+    dsl/execution/conversation.py)."""
     if "reached max_steps" in failure:
         return "max_steps"
     if "waiting for confirmation" in failure:

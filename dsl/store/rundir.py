@@ -39,7 +39,7 @@ RUN = "run.json"
 SUMMARY = "summary.json"
 LOCK = ".lock"
 ATTACHMENTS = "attachments"
-MAX_STORED_ATTACHMENT = 5 * 2**20  # as dsl.attachments.MAX_ATTACHMENT_BYTES
+MAX_STORED_ATTACHMENT = 5 * 2**20  # as dsl.compiler.attachments.MAX_ATTACHMENT_BYTES
 FSYNC_EVERY_S = 1.0  # results reach the OS at every line; the disk at least this often
 
 

@@ -3,7 +3,7 @@
 * :class:`Agent` — a system under test, ready to run attempts: ``run(scenario, run_index)``
   returns the :class:`~dsl.model.AttemptData` the checks read, or raises
   :class:`~dsl.errors.EndpointError` when the system could not be asked. The agent loop
-  over a model endpoint (:class:`dsl.loop.LoopAgent`) and your own python agent
+  over a model endpoint (:class:`dsl.execution.loop.LoopAgent`) and your own python agent
   (:class:`dsl.targets.python.PythonAgent`) are both agents.
 * :class:`ChatModel` — a model endpoint: one chat completion at a time. What the agent loop,
   the judge and python agents' clients talk to.
@@ -289,7 +289,7 @@ def _number(n: int) -> str:
 
 
 # ------------------------------------------------------------------ target settings
-# Checked by lint (dsl.suite) and again by the targets, without importing httpx.
+# Checked by lint (dsl.compiler.suite) and again by the targets, without importing httpx.
 
 
 def url_problem(url: str) -> str | None:

@@ -59,7 +59,7 @@ def canonical(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _by_hash(message: dict[str, Any]) -> dict[str, Any]:
-    from ..attachments import data_url_hash
+    from ..compiler.attachments import data_url_hash
 
     parts = []
     for p in message["content"]:

@@ -32,9 +32,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Collector, Diagnostic, EndpointError, InputError
-from ..load import DataPath, Document
 from ..model import Target
-from ..schemawords import schema_doc
+from ..source.load import DataPath, Document
+from ..source.schemawords import schema_doc
 from .settings import OpenAISettings, PythonSettings, ReplaySettings, Retry
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def missing_keys(targets: Mapping[str, Target] | tuple[Target, ...]) -> list[str
 
 def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                     root: Path, diags: Collector) -> OpenAISettings:
-    from ..templates import DEFAULT_SYSTEM_PROMPT, check_template, line_offset
+    from ..compiler.templates import DEFAULT_SYSTEM_PROMPT, check_template, line_offset
 
     prompt = data.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
     # the default prompt is known to compile (tests): checking it would import Jinja
@@ -176,7 +176,7 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
 
 
 def _limit_hint() -> str:
-    from ..sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
+    from ..compiler.sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
 
     return LIMITS_HINT
 
@@ -229,7 +229,7 @@ class SimulatedUsers:
 def _open_model_agent(target: Target, context: AgentContext) -> Agent:
     """A model endpoint under test: the agent loop, with the run's recording and metering,
     and the models of its simulated users."""
-    from ..loop import LoopAgent
+    from ..execution.loop import LoopAgent
     from .base import Metered
 
     model = open_model(target, context.max_connections, context.on_throttle)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..attachments import user_content, wire_messages
+from ..compiler.attachments import user_content, wire_messages
 from ..errors import EndpointError, InputError
 from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn
 from .base import AgentContext, ChatModel, Metered, Reply
@@ -64,7 +64,7 @@ class Tool:
         self.input_schema: Mapping[str, Any] = spec.input_schema
 
     def __call__(self, **args: Any) -> str | None:
-        from ..faketools import answer
+        from ..compiler.faketools import answer
 
         with self._record.lock:
             n = len(self._record.calls)
@@ -208,7 +208,7 @@ class PythonAgent:
                 for name in self._targets}
 
     async def run(self, scenario: Scenario, run: int) -> AttemptData:
-        from ..conversation import converse
+        from ..execution.conversation import converse
 
         func = self._entry()
         talk = _Conversation(func, scenario, run, self._clients)
@@ -278,7 +278,7 @@ class _Conversation:
 
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
-        from ..conversation import settle
+        from ..execution.conversation import settle
 
         scenario = self.scenario
         settled = settle(self.calls, kind, text, scenario, pick)

@@ -11,7 +11,7 @@ import pytest
 from dsl.expr import EvalError, compile_expression, env_for, problems_of, verdict
 from dsl.expr.runtime import display
 from dsl.expr.sample import attempt
-from dsl.load import load_text
+from dsl.source.load import load_text
 
 CASES_FILE = Path(__file__).with_name("cases.yaml")
 KINDS = ("value", "shown", "problems", "error", "reason")

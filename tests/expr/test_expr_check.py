@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dsl.compile import compile_paths
+from dsl.compiler.compile import compile_paths
 from dsl.errors import Diagnostic
 from dsl.expr import env_for
 from dsl.expr.sample import attempt
@@ -186,7 +186,7 @@ def test_tools_the_scenario_does_not_have(tmp_path: Path) -> None:
 
 def test_the_shape_of_expect_and_checks_is_validated(tmp_path: Path) -> None:
     """The JSON Schema (generated from the registry) catches malformed expect checks and
-    checks: entries; the wording of these messages belongs to dsl/validate.py."""
+    checks: entries; the wording of these messages belongs to dsl/source/validate.py."""
     found = diagnostics(tmp_path, """\
       - expect: {name: no expression}
       - expect: 42

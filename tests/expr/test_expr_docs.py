@@ -14,7 +14,7 @@ from dsl.expr.docs import embed_reference
 from dsl.expr.functions import FUNCTIONS
 from dsl.expr.sample import attempt
 from dsl.expr.types import DATE_FIELDS, GLOBALS, SHAPES
-from dsl.load import load_text
+from dsl.source.load import load_text
 
 DOC_FILE = Path(__file__).resolve().parents[2] / "docs" / "expressions.md"
 DOC = DOC_FILE.read_text("utf-8")

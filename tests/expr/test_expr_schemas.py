@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dsl._buildtools.schemagen import build, dump
-from dsl.resources import read_text, resource_path
+from dsl.source.resources import read_text, resource_path
 
 SCHEMAS = Path(__file__).resolve().parents[2] / "schemas"
 

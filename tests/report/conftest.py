@@ -16,7 +16,7 @@ import pytest
 from find_browser import Verdict, browser_here, skipped_line
 from report_builders import CHROMIUM_ARGS, demo_run
 
-from dsl.report import regenerate
+from dsl.results.report import regenerate
 
 _SKIPPED = pytest.StashKey[tuple[int, Verdict]]()
 

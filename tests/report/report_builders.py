@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from dsl.model import SCHEMA_VERSION
+from dsl.results.summarize import summarize_records
 from dsl.store import record_from_json, write_json
-from dsl.summarize import summarize_records
 
 # How the tests and the bench scripts start Debian's Chromium (Playwright's own download
 # does not work in CI): no sandbox (containers), nothing that would reach the network.
@@ -86,7 +86,7 @@ def record(sid: str, run: int, status: str = "pass", *, target: str = "fake",
            error: dict[str, Any] | None = None, message: str = "¿Hasta qué hora atienden?",
            messages: list[dict[str, Any]] | None = None, latency_ms: float | None = 1200.0,
            tokens: int = 300) -> dict[str, Any]:
-    """An attempt record as dsl.run.make_record writes it. ``checks``: (label, status,
+    """An attempt record as dsl.execution.run.make_record writes it. ``checks``: (label, status,
     reason) triples."""
     rec: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION, "scenario": sid, "target": target, "run": run,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from report_builders import demo_run
 
-from dsl.baseline import Side, compare, compare_row, load_summary, newcombe, pts
 from dsl.errors import RunDirError
+from dsl.results.baseline import Side, compare, compare_row, load_summary, newcombe, pts
 
 # Newcombe (1998), "Interval estimation for the difference between independent
 # proportions", Statistics in Medicine 17:873-890, Table II, method 10 (hybrid score).

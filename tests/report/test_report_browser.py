@@ -21,8 +21,8 @@ from report_builders import (
     write_run,
 )
 
-from dsl.baseline import load_summary
-from dsl.report import regenerate
+from dsl.results.baseline import load_summary
+from dsl.results.report import regenerate
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from report_builders import demo_run
 
-from dsl.baseline import compare
-from dsl.cioutputs import (
+from dsl.results.baseline import compare
+from dsl.results.cioutputs import (
     emit_github,
     gh_data,
     gh_property,

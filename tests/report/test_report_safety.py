@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from report_builders import CONTROL, HOSTILE, HUGE, XSS, hostile_run
 
-from dsl.report import MAX_TEXT, regenerate, script_json
+from dsl.results.report import MAX_TEXT, regenerate, script_json
 
 # Every tag and attribute the report's own template and script write; anything else in the
 # file would have come from a run.

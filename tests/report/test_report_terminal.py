@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from report_builders import demo_run
 
-from dsl.baseline import compare
+from dsl.results.baseline import compare
+from dsl.results.terminal import print_summary
 from dsl.store import read_json
-from dsl.terminal import print_summary
 
 FULL = """\
 FAIL  clinic.book_cleaning  fake     3/5   min 4    60% [23%–88%]

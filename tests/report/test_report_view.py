@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from report_builders import MOMENT, SYSTEM, call, passing, record, scenario, write_run
 
-from dsl.baseline import load_summary
-from dsl.report import (
+from dsl.results.baseline import load_summary
+from dsl.results.report import (
     INTERN_MIN,
     MAX_TEXT,
     _Strings,
@@ -32,7 +32,7 @@ def view_of(run: Path, **kw: Any) -> Any:
 
 
 # Where an event holds text (a string, or an index into the string table); see the blob's
-# layout in dsl/report.py. Position 4 of a call is its pending flag.
+# layout in dsl/results/report.py. Position 4 of a call is its pending flag.
 TEXT_AT = {"s": (1, 2), "u": (1,), "a": (1,), "A": (1,), "t": (1, 2), "c": (1, 2, 3, 5),
            "e": (1,), "o": (1, 2)}
 
@@ -267,9 +267,9 @@ def test_a_huge_run_keeps_at_most_the_cap_of_transcripts_failures_first(
         monkeypatch: pytest.MonkeyPatch) -> None:
     import json as _json
 
-    import dsl.report as report
-    from dsl.report import build_view
-    from dsl.summarize import summarize_records
+    import dsl.results.report as report
+    from dsl.results.report import build_view
+    from dsl.results.summarize import summarize_records
 
     monkeypatch.setattr(report, "MAX_REPORT_ATTEMPTS", 4)
     monkeypatch.setattr(report, "MIN_PER_ROW", 2)

@@ -1,0 +1,13 @@
+"""Source: reading and checking the files people write.
+
+In: a path. Out: a :class:`~dsl.source.load.Document` (plain data with the ``Span`` of
+every value), located ``Diagnostic``\\ s from the JSON Schemas (``validate``, with the fast
+schema of ``fastschema`` on the hot path) and which places are sound (``Shape``).
+
+``load`` → ``validate``; ``schemawords`` are the words the schemas share, ``resources``
+finds ``schemas/`` and ``grammar/`` in a checkout or a wheel, ``saferegex`` compiles and
+runs the regular expressions people write (bounded, with located errors).
+
+Imports go one way: ``source`` imports nothing of ``compiler``, ``execution`` or
+``results`` (``tests/test_imports.py``).
+"""
