@@ -45,7 +45,7 @@ from ..source.load import DataPath, Document, read_file, source_lines
 from ..verdict import min_pass_for
 from .compile import CheckItem, compile_file, id_span, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
-from .suite import Suite
+from .suite import DEFAULTS, Suite
 
 Format = Literal["text", "json", "github"]
 JSON_SCHEMA_VERSION = 1
@@ -446,6 +446,9 @@ def _cannot_fail(s: Scenario, doc: Document, item: CheckItem, out: Collector) ->
     out.warning(at, "W404", why.message, why.hint)
 
 
+# W401: with more runs than this, a minimum of all of them is said to be fragile (with as
+# few, asking every run to pass is a plain choice)
+W401_MORE_THAN = 5
 # W401's hint: what min_pass equal to runs means, and the way to say "this rule, every time".
 ALWAYS_HINT = ("if one rule must hold in every attempt, mark that check always: true and "
                "leave min_pass room for a flaky answer in the others (e.g. {room}); see \"How "
@@ -454,12 +457,13 @@ ALWAYS_HINT = ("if one rule must hold in every attempt, mark that check always: 
 
 def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suite | None,
                    out: Collector) -> None:
-    """W401: with more than 5 runs, a minimum of all of them fails the scenario on one
-    attempt that fails any check — said plainly, with ``always`` as the way to ask for a
-    rule that must never break. Not when every check is ``always`` already."""
+    """W401: with more than :data:`W401_MORE_THAN` runs, a minimum of all of them fails
+    the scenario on one attempt that fails any check — said plainly, with ``always`` as
+    the way to ask for a rule that must never break. Not when every check is ``always``
+    already."""
     runs, need = s.runs, s.min_pass
     checks = s.all_checks
-    if runs <= 5 or need < runs or (checks and all(c.always for c in checks)):
+    if runs <= W401_MORE_THAN or need < runs or (checks and all(c.always for c in checks)):
         return
     consequence = (f"the scenario fails as soon as one of the {runs} attempts fails any of "
                    "its checks")
@@ -473,7 +477,7 @@ def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suit
                     f"must pass: {consequence}",
                     ALWAYS_HINT.format(room=f"min_pass_rate: {_room_rate(runs)}"))
     elif "runs" in data:
-        rate = suite.defaults.min_pass_rate if suite else 0.8
+        rate = (suite.defaults if suite else DEFAULTS).min_pass_rate
         out.warning(doc.span(("runs",)), "W401",
                     f"with runs {runs} and the suite's min_pass_rate {rate}, all {runs} runs "
                     f"must pass: {consequence}",
@@ -496,7 +500,7 @@ def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[D
         return []
     d = suite.defaults
     need = min_pass_for(d.min_pass_rate, d.runs)
-    if d.runs > 5 and need >= d.runs:
+    if d.runs > W401_MORE_THAN and need >= d.runs:
         defaults = doc.data.get("defaults") or {}
         path: DataPath = ("defaults", "min_pass_rate" if "min_pass_rate" in defaults
                           else "runs")

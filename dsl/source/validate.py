@@ -265,7 +265,10 @@ class Shape:
 
     def sound(self, path: DataPath) -> bool:
         """Nothing wrong was found at ``path`` or under it. (A problem *above* it — an
-        unknown key beside it, a missing sibling — leaves it sound.)"""
+        unknown key beside it, a missing sibling — leaves it sound.) Every part of a valid
+        document is sound, at the cost of one test: most files have nothing broken."""
+        if not self.broken:
+            return True
         n = len(path)
         return not any(b[:n] == path for b in self.broken)
 
