@@ -39,7 +39,17 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from ..checks import REGISTRY, label
-from ..errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
+from ..errors import (
+    CODES,
+    Collector,
+    Diagnostic,
+    Span,
+    best_per_place,
+    gh_data,
+    gh_property,
+    quoted_list,
+    render,
+)
 from ..model import Scenario
 from ..source.load import DataPath, Document, read_file, source_lines
 from ..verdict import min_pass_for
@@ -566,14 +576,6 @@ def format_json(result: LintResult) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def format_github(result: LintResult) -> str:
     """GitHub Actions workflow commands: one ``::error`` or ``::warning`` annotation per
     diagnostic, shown on the pull request's lines; then the summary line."""
@@ -581,11 +583,11 @@ def format_github(result: LintResult) -> str:
     for d in result.diagnostics:
         props = []
         if d.span.file != COMMAND_LINE:
-            props += [f"file={_escape_property(d.span.file)}", f"line={d.span.line}",
+            props += [f"file={gh_property(d.span.file)}", f"line={d.span.line}",
                       f"col={d.span.col}"]
-        props.append(f"title={_escape_property(f'{d.code} {CODES[d.code].name}')}")
+        props.append(f"title={gh_property(f'{d.code} {CODES[d.code].name}')}")
         message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
-        out.append(f"::{d.severity} {','.join(props)}::{_escape_data(message)}")
+        out.append(f"::{d.severity} {','.join(props)}::{gh_data(message)}")
     out.append(summary_line(result))
     return "".join(line + "\n" for line in out)
 

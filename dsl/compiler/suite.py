@@ -15,6 +15,7 @@ from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
 from ..model import Target, ToolSpec
 from ..source.load import DataPath, Document, read_file
+from ..source.load import display_path as display_path  # paths in messages: load names them
 from ..source.validate import validate
 from ..targets.kinds import is_model
 from .faketools import compile_tool as compile_tool  # tools are compiled there
@@ -95,14 +96,6 @@ def find_suite_file(start: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
-
-
-def display_path(path: Path) -> str:
-    """Paths in messages: relative to the current folder when below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def load_suite(file: Path, diags: Collector) -> Suite:

@@ -248,6 +248,14 @@ def value_at(data: Any, path: DataPath) -> Any:
     return data
 
 
+def display_path(path: FsPath) -> str:
+    """Paths in messages: relative to the current folder when below it."""
+    try:
+        return str(path.resolve().relative_to(FsPath.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def read_file(path: FsPath, display: str | None = None) -> Document:
     """Read and load one file; every problem becomes a diagnostic on the Document. Only
     regular files are read (a FIFO, a device or a socket is reported, never waited on),
@@ -275,7 +283,7 @@ def read_bytes(path: FsPath, name: str, limit: int = MAX_FILE_BYTES,
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return Diagnostic(
-                origin, "Y112", f"the path is {_not_regular(st.st_mode)}, not a regular file",
+                origin, "Y112", f"the path is {file_kind(st.st_mode)}, not a regular file",
                 "give the path of a scenario file (a symlink to a device or a FIFO is not "
                 "one)")
         if st.st_size > limit:
@@ -333,7 +341,10 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _not_regular(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words, from its ``st_mode``: "a
+    folder", "a FIFO (named pipe)", "a device", "a socket". Every reader that refuses one
+    (scenario files here, cassettes in dsl/targets/cassette.py) says it in these words."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
