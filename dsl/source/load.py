@@ -23,7 +23,6 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -903,15 +902,6 @@ class _TooMany(Exception):
         self.path = [node]  # innermost first
 
 
-class _BrokenLink(type(FsPath())):  # type: ignore[misc]
-    """A symlink that leads nowhere (dangling, or a loop). ``resolve()`` gives the link's
-    own absolute path instead of raising (pathlib raises RuntimeError on a loop), so the
-    callers that resolve what they walk reach read_file, which reports the link."""
-
-    def resolve(self, strict: bool = False) -> FsPath:
-        return FsPath(os.path.abspath(self))
-
-
 def source_lines(path: FsPath) -> list[str]:
     """A file's lines for showing beside a diagnostic: [] unless it is a regular file of
     at most MAX_FILE_BYTES (a FIFO is never waited on, a device never read)."""
@@ -932,43 +922,3 @@ def source_lines(path: FsPath) -> list[str]:
     if len(raw) > MAX_FILE_BYTES or b"\x00" in raw:
         return []
     return raw.decode("utf-8-sig", errors="replace").splitlines()
-
-
-def iter_yaml_files(root: FsPath) -> Iterator[FsPath]:
-    """``*.yaml`` and ``*.yml`` files under ``root`` in a stable order (sorted by their
-    path's parts), skipping hidden files and folders and ``runs/``. Links named like a
-    scenario that lead nowhere (dangling, or a loop) are yielded too: reading them reports
-    them. Other entries that are not regular files (FIFOs, devices) are skipped."""
-    for _, path in sorted(walk_yaml_files(root), key=lambda item: item[0]):
-        yield path
-
-
-def walk_yaml_files(root: FsPath, skip: Callable[[FsPath], bool] | None = None
-                    ) -> Iterator[tuple[tuple[str, ...], FsPath]]:
-    """The walk behind :func:`iter_yaml_files`, lazily and in the order the folders list
-    their entries: each file with its path's parts below ``root``. Folders for which
-    ``skip(folder)`` is true are not entered (nor are symlinked folders)."""
-    stack: list[tuple[str, tuple[str, ...]]] = [(str(root), ())]
-    while stack:
-        folder, parts = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for e in entries:
-            name = e.name
-            if name.startswith("."):
-                continue
-            try:
-                scenario = name.endswith((".yaml", ".yml"))
-                if scenario and e.is_symlink() and not os.path.exists(e.path):
-                    # a dangling link or a loop: read_file reports it, never skipped
-                    yield (*parts, name), _BrokenLink(e.path)
-                elif e.is_dir():
-                    if (name != "runs" and not e.is_symlink()
-                            and (skip is None or not skip(FsPath(e.path)))):
-                        stack.append((e.path, (*parts, name)))
-                elif scenario and e.is_file():
-                    yield (*parts, name), FsPath(e.path)
-            except OSError:
-                continue
