@@ -30,6 +30,7 @@ from dsl.store.records import CheckResult
 from dsl.targets.kinds import describe
 
 from .conftest import FakeServer, suite_yaml, write
+from .test_try import SCRIPT  # the model's side of these conversations
 
 SCENARIO = """
     id: close_saturday
@@ -59,17 +60,6 @@ CASES = """
       - {id: a, question: Hola}
       - {id: b, question: Chau}
     """
-
-SCRIPT: dict[str, Any] = {"rules": [
-    {"match": "horario", "per_turn": True, "replies": [
-        {"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
-        {"text": "Hoy abrimos de 09:00 a 18:00."}]},
-    {"match": "sábado", "per_turn": True, "replies": [
-        {"tool_calls": [{"name": "set_business_hours",
-                         "arguments": {"day": "saturday", "hours": "closed"}}]},
-        {"text": "Listo: los sábados cerrado, de 09:00 a 18:00 el resto."}]},
-]}
-
 
 class Typed(Terminal):
     """The person at the terminal: the lines they type (then Ctrl-D), and what they read."""
@@ -165,9 +155,9 @@ def test_a_conversation_with_a_tool_call_and_its_checks(tmp_path: Path,
 @pytest.mark.parametrize(("answer", "lines"), [
     ("y", ["  confirmed: set_business_hours ran",
            "    fake result: Hours for saturday updated.",
-           "agent: Listo: los sábados cerrado, de 09:00 a 18:00 el resto."]),
+           "agent: Listo: los sábados cerrado."]),
     ("no", ["  cancelled: set_business_hours was not run",
-            "agent: Listo: los sábados cerrado, de 09:00 a 18:00 el resto."]),
+            "agent: Listo: los sábados cerrado."]),
 ])
 def test_a_held_call_is_asked_about(tmp_path: Path, server: FakeServer, answer: str,
                                     lines: list[str]) -> None:

@@ -704,10 +704,11 @@ def compile_checks(doc: Document, path: DataPath, items: Any,
                              turn=turn, extra=extra)
 
     out = []
+    wrong = shape.broken_items(path)
     for i, raw in enumerate(items):
-        at: DataPath = (*path, i)
-        if not shape.sound(at):
+        if i in wrong:
             continue
+        at: DataPath = (*path, i)
         check = _shared(shared, at, binding, functools.partial(make, i, raw, at))
         if check is not None:
             out.append(check)
@@ -869,8 +870,9 @@ def _history(doc: Document, items: Any, tools: Mapping[str, ToolSpec], diags: Co
     out (the scenario does not compile; the others are still checked)."""
     messages: list[dict[str, Any]] = []
     calls: list[Call] = []
+    wrong = shape.broken_items(("given", "history"))
     for i, item in enumerate(items if isinstance(items, list) else ()):
-        if not shape.sound(("given", "history", i)):
+        if i in wrong:
             continue
         if "user" in item:
             messages.append({"role": "user", "content": item["user"]})
@@ -959,9 +961,10 @@ def _tools(doc: Document, suite: Suite | None, items: Any, diags: Collector,
     seen: dict[str, Span] = {}
     library = suite.tools if suite else {}
     values = dict(case.info.values) if case is not None else None
+    wrong = shape.broken_items(("given", "tools"))
     for i, item in enumerate(items if isinstance(items, list) else ()):
         path = ("given", "tools", i)
-        if not shape.sound(path):
+        if i in wrong:
             if not _usable_tool(item, path, shape):
                 name = item.get("name") if isinstance(item, dict) else item
                 if isinstance(name, str):

@@ -280,6 +280,19 @@ class Shape:
         n = len(path)
         return not any(b[:n] == path for b in self.broken)
 
+    def broken_items(self, path: DataPath) -> frozenset[int]:
+        """The indexes of the items of the list at ``path`` that are not :meth:`sound`:
+        one question for a whole list (a scenario's checks, its tools), where asking of
+        each item would cost a call per item of every valid file."""
+        if not self.broken:
+            return _NO_ITEMS
+        n = len(path)
+        return frozenset(i for b in self.broken
+                         if len(b) > n and b[:n] == path and isinstance(i := b[n], int))
+
+
+_NO_ITEMS: frozenset[int] = frozenset()
+
 
 VALID = Shape()
 
