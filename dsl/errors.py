@@ -355,3 +355,15 @@ def render(d: Diagnostic, source_lines: Sequence[str] | None = None, *, color: b
     if d.hint:
         out.append(f"  hint: {d.hint}")
     return "\n".join(out)
+
+
+def gh_data(text: str) -> str:
+    """A GitHub workflow command's message (``::error ...::MESSAGE``): ``%``, CR and LF
+    escaped (GitHub's rules). Lint's annotations and a run's CI outputs both write them."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def gh_property(text: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``): as data, plus ``:``
+    and ``,``."""
+    return gh_data(text).replace(":", "%3A").replace(",", "%2C")

@@ -426,6 +426,24 @@ def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],
                  for k, c in enumerate(mine))
 
 
+class Ending(NamedTuple):
+    """What a conversation comes to, as its attempt keeps it (:func:`ending`)."""
+
+    answer: str  # the agent's last answer
+    failure: str | None  # ``turn N: why``: the first turn that failed (it ended the talk)
+    message: str  # the last thing the person said
+
+
+def ending(turns: tuple[Turn, ...] | list[Turn], first_message: str) -> Ending:
+    """How a conversation of ``turns`` ended, for every agent that holds one (the loop
+    over a model, a python agent); ``first_message`` stands for what the person said when
+    no turn said anything."""
+    failure = next((f"turn {n}: {t.failure}" for n, t in enumerate(turns, 1) if t.failure),
+                   None)
+    message = next((t.text for t in reversed(turns) if t.kind == "say"), first_message)
+    return Ending(turns[-1].answer if turns else "", failure, message)
+
+
 @dataclass(frozen=True, slots=True)
 class AttemptData:
     """What one attempt produced — everything a check may look at."""

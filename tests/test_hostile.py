@@ -614,8 +614,8 @@ def test_a_cassette_in_latin_1_a_fifo_or_a_device_is_a_message(tmp_path: Path) -
     assert found == [
         f"{latin}:2: the line is not UTF-8 text (byte 0xe9 at column 13); record the cassette "
         "again",
-        f"the cassette {tmp_path / 'fifo.jsonl'} is not a regular file (a FIFO)",
-        "the cassette /dev/zero is not a regular file (a device)",
+        f"the cassette {tmp_path / 'fifo.jsonl'} is a FIFO (named pipe), not a regular file",
+        "the cassette /dev/zero is a device, not a regular file",
     ]
 
 

@@ -123,33 +123,6 @@ def test_control_character_is_located() -> None:
     assert d.message == "the file contains a control character (U+0007) that YAML does not allow"
 
 
-def _reference_yaml_files(root: Path) -> list[Path]:
-    """The walk as it was written with pathlib (rglob), kept to pin the faster one."""
-    out = []
-    for p in sorted(root.rglob("*")):
-        rel = p.relative_to(root).parts
-        if any(part.startswith(".") for part in rel[:-1]) or "runs" in rel[:-1]:
-            continue
-        if p.suffix in (".yaml", ".yml") and p.is_file() and not p.name.startswith("."):
-            out.append(p)
-    return out
-
-
-def test_yaml_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
-    from dsl.source.load import iter_yaml_files
-
-    for rel in ["b.yaml", "a.yml", "A.yaml", "z/x.yaml", "z/y.txt", "z-a.yaml", "z.b/c.yaml",
-                ".hidden/h.yaml", "dir/.h.yaml", "runs/r.yaml", "deep/runs/r.yaml",
-                "deep/er/est.yaml", "x.yaml.bak", "sub/a b.yaml", "ñ/ü.yaml"]:
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text("a: 1\n")
-    (tmp_path / "link").symlink_to(tmp_path / "z")  # not followed, as rglob does not
-    (tmp_path / "file_link.yaml").symlink_to(tmp_path / "b.yaml")
-    assert list(iter_yaml_files(tmp_path)) == _reference_yaml_files(tmp_path)
-    assert [p.relative_to(tmp_path).as_posix() for p in iter_yaml_files(tmp_path)][:3] == \
-        ["A.yaml", "a.yml", "b.yaml"]
-
-
 # the characters YAML lets a file hold (printable, no control characters)
 TEXT = st.characters(whitelist_categories=("L", "N", "P", "S", "Zs"), max_codepoint=0xD7FF)
 JSONISH = st.recursive(

@@ -7,7 +7,7 @@ import pytest
 
 from dsl.checks import REGISTRY
 from dsl.source.load import load_text
-from dsl.source.validate import KEYWORDS, validate
+from dsl.source.validate import KEYWORDS, VALID, Shape, validate
 
 BASE = "given:\n  at: 2026-09-29T10:00:00-03:00\nwhen: hola\n"
 
@@ -105,3 +105,17 @@ def test_checking_the_items_one_by_one_finds_what_the_whole_schema_finds() -> No
             sorted(whole, key=lambda d: d.sort_key()), text
         compared += bool(whole)
     assert compared >= 20
+
+
+def test_a_shape_answers_for_a_list_as_for_each_of_its_items() -> None:
+    """``broken_items`` is ``sound`` asked of every item at once: a problem in an item, or
+    below it, makes it unsound; one at the list itself or beside it does not."""
+    shape = Shape((), frozenset({("then", 2), ("then", 4, "contains"), ("then",), ("id",),
+                                 ("given", "tools", 0, "name"), ("when", 1, "then", 0)}))
+    for path in [("then",), ("given", "tools"), ("when",), ("when", 1, "then"), ("id",)]:
+        assert shape.broken_items(path) == {i for i in range(6) if not shape.sound((*path, i))}
+    assert shape.broken_items(("then",)) == {2, 4}
+    assert (shape.sound(("then", 3)), shape.sound(("then",))) == (True, False)
+    assert VALID.broken_items(("then",)) == frozenset()
+    assert VALID.sound(("then", 0))
+

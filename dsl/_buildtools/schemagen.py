@@ -20,6 +20,7 @@ from typing import Any
 
 from ..checks import REGISTRY
 from ..checks.registry import MODIFIERS, schema_doc
+from ..compiler.suite import DEFAULTS
 from ..model import ACTIONS
 from ..targets.kinds import KINDS
 
@@ -597,7 +598,8 @@ def scenario_schema() -> dict[str, Any]:
                 "type": "integer",
                 "minimum": 1,
                 "maximum": 100,
-                **schema_doc("The most model calls in one turn (default 6): in a one-message "
+                **schema_doc(f"The most model calls in one turn (default {DEFAULTS.max_steps}): "
+                             "in a one-message "
                              "scenario, the whole attempt.", 6),
             },
         },
@@ -680,21 +682,27 @@ def suite_schema() -> dict[str, Any]:
                 "type": "object",
                 "additionalProperties": False,
                 **schema_doc("Values every scenario gets unless it says otherwise.",
-                             {"target": "local", "runs": 5, "min_pass_rate": 0.8}),
+                             {"target": "local", "runs": DEFAULTS.runs,
+                              "min_pass_rate": DEFAULTS.min_pass_rate}),
                 "properties": {
                     "target": {"type": "string",
                                **schema_doc("The target used when --target is not given.",
                                             "local")},
                     "runs": {"type": "integer", "minimum": 1, "maximum": 10000,
-                             **schema_doc("Runs per scenario (default 5).", 5)},
+                             **schema_doc(f"Runs per scenario (default {DEFAULTS.runs}).",
+                                          DEFAULTS.runs)},
                     "min_pass_rate": {
                         "type": "number", "minimum": 0, "maximum": 1,
-                        **schema_doc("Share of runs that must pass (default 0.8).", 0.8),
+                        **schema_doc("Share of runs that must pass (default "
+                                     f"{DEFAULTS.min_pass_rate}).", DEFAULTS.min_pass_rate),
                     },
                     "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024,
-                                    **schema_doc("Attempts in flight at once (default 8).", 8)},
+                                    **schema_doc("Attempts in flight at once (default "
+                                                 f"{DEFAULTS.concurrency}).",
+                                                 DEFAULTS.concurrency)},
                     "max_steps": {"type": "integer", "minimum": 1, "maximum": 100,
-                                  **schema_doc("Most model calls per attempt (default 6).", 6)},
+                                  **schema_doc("Most model calls per attempt (default "
+                                               f"{DEFAULTS.max_steps}).", DEFAULTS.max_steps)},
                 },
             },
             "tools": {

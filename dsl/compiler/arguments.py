@@ -26,7 +26,7 @@ from typing import Any
 from ..errors import Collector, Severity, did_you_mean, quoted_list
 from ..model import ToolSpec
 from ..source.load import DataPath, Document
-from ..source.validate import type_name
+from ..source.validate import type_name, yaml_text
 
 _TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a number",
                "boolean": "true or false", "array": "a list", "object": "a mapping",
@@ -149,7 +149,7 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
         words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in want)
         message = (f"the argument '{name}'{inner} of the tool '{tool.name}' must be {words}, "
                    f"not {type_name(e.instance)} ({shown})")
-        hint = (f"put it in quotes: \"{_plain(e.instance)}\"" if "string" in want
+        hint = (f"put it in quotes: \"{yaml_text(e.instance)}\"" if "string" in want
                 and isinstance(e.instance, int | float | bool) else "")
     elif e.validator == "enum":
         options = [str(o) for o in e.validator_value]
@@ -162,12 +162,6 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
                    f"input_schema: {e.message}")
         hint = ""
     return [ArgumentProblem(where, False, "E233", message, hint)]
-
-
-def _plain(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def report_arguments(tool: ToolSpec, args: Mapping[str, Any], doc: Document, path: DataPath,

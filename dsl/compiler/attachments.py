@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import Collector, Diagnostic
 from ..model import ATTACHMENT_PART, Attachment, attachment_refs
-from ..source.load import DataPath, Document, decode_text, read_bytes
+from ..source.load import DataPath, Document, decode_text, display_path, read_bytes
 
 MAX_ATTACHMENT_BYTES = 5 * 2**20
 IMAGE_TYPES = {"image/png": "PNG", "image/jpeg": "JPEG", "image/webp": "WebP"}
@@ -73,7 +73,7 @@ def _is_image(data: bytes, mime: str) -> bool:
 def _read(real: str, mtime_ns: int, size: int) -> bytes | Diagnostic:
     """A file's bytes, read once while it stays the same (a scenario's thousand cases that
     attach one file read it once)."""
-    return read_bytes(Path(real), _shown(Path(real)), MAX_ATTACHMENT_BYTES,
+    return read_bytes(Path(real), display_path(Path(real)), MAX_ATTACHMENT_BYTES,
                       "an attachment may have at most 5 MiB: send a smaller image, or cut "
                       "the text")
 
@@ -82,7 +82,7 @@ def _read_file(real: Path) -> bytes | Diagnostic:
     try:
         st = real.stat()
     except OSError:
-        return read_bytes(real, _shown(real), MAX_ATTACHMENT_BYTES)
+        return read_bytes(real, display_path(real), MAX_ATTACHMENT_BYTES)
     return _read(str(real), st.st_mtime_ns, st.st_size)
 
 
@@ -127,7 +127,7 @@ def _one(doc: Document, path: DataPath, item: Mapping[str, Any], suite: Path,
         return None
     if not real.exists():
         diags.error(at, "E231", f"the attachment '{written}' does not exist (looked for "
-                                f"{_shown(real)})", hint)
+                                f"{display_path(real)})", hint)
         return None
     data = _read_file(real)
     if isinstance(data, Diagnostic):
@@ -177,13 +177,6 @@ def _one(doc: Document, path: DataPath, item: Mapping[str, Any], suite: Path,
     label = str(item.get("label") or PurePosixPath(written).name)
     return Attachment(written, kind, mime, label, hashlib.sha256(data).hexdigest(),
                       len(data), doc.span(path), data)
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 # ---- what the model receives, what a record keeps -------------------------------------------

@@ -41,7 +41,8 @@ from typing import Any, Literal
 
 from ..errors import Collector, Diagnostic, Span, quoted_list
 from ..model import CaseInfo
-from ..source.load import DataPath, Document, decode_text, read_bytes
+from ..source.load import DataPath, Document, decode_text, display_path, read_bytes
+from ..source.validate import shown_value
 from .templates import CaseTemplate, check_template, is_template, line_offset
 
 MAX_CASES = 10_000  # cases of one scenario file
@@ -207,10 +208,10 @@ def _from_file(doc: Document, name: str, root: Path, diags: Collector) -> Table 
         return None
     if not path.exists():
         diags.error(at, "E228", f"the cases file '{name}' does not exist (looked for "
-                                f"{_shown(path)})",
+                                f"{display_path(path)})",
                     "cases_file is relative to this scenario's folder; check the name")
         return None
-    shown = _shown(path)
+    shown = display_path(path)
     raw = read_bytes(path, shown, MAX_CASES_FILE_BYTES, "split the cases into several files")
     text = decode_text(raw, shown) if isinstance(raw, bytes) else raw
     if isinstance(text, Diagnostic):
@@ -219,13 +220,6 @@ def _from_file(doc: Document, name: str, root: Path, diags: Collector) -> Table 
     if suffix == ".csv":
         return _csv(text, shown, diags)
     return _jsonl(text, shown, diags)
-
-
-def _shown(path: Path) -> str:
-    try:
-        return str(path.relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
 
 
 def _jsonl(text: str, name: str, diags: Collector) -> Table | None:
@@ -483,7 +477,7 @@ def _checked(table: Table, diags: Collector) -> Table | None:
             read = _override(key, value)
             if isinstance(read, str):
                 diags.error(table.cell(case, key), "E229",
-                            f"{key} of {case.named} {read}; got {_show(value)}")
+                            f"{key} of {case.named} {read}; got {shown_value(value)}")
                 ok = False
             else:
                 overrides[key] = read
@@ -537,18 +531,13 @@ def _bad_id(value: Any, case: Case) -> str:
     """What is wrong with a case's id, in words (empty when nothing is)."""
     if isinstance(value, bool) or not isinstance(value, str | int):
         return f"the id of case {case.number} must be text or a whole number; got " \
-               f"{_show(value)}"
+               f"{shown_value(value)}"
     text = str(value).strip()
     if not text:
         return f"the id of case {case.number} is empty"
     if any(c in text for c in "[]") or any(ord(c) < 32 for c in text):
         return f"the case id '{text}' cannot hold '[', ']' or a line break"
     return ""
-
-
-def _show(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # ---- the scenario's templates -------------------------------------------------------------
@@ -628,11 +617,15 @@ def _strings(data: Any, path: DataPath, out: list[tuple[DataPath, str]]) -> None
             _strings(v, (*path, i), out)
 
 
+# the scenario's keys whose strings may be templates over a case's values
+TEMPLATED_KEYS = ("id", "description", "tags", "targets", "given", "when", "then", "runs",
+                  "min_pass", "min_pass_rate", "max_steps")
+
+
 def template_paths(data: Mapping[str, Any]) -> set[DataPath]:
     """The paths of the scenario's strings that are templates."""
     found: list[tuple[DataPath, str]] = []
-    for key in ("id", "description", "tags", "targets", "given", "when", "then", "runs",
-                "min_pass", "min_pass_rate", "max_steps"):
+    for key in TEMPLATED_KEYS:
         if key in data:
             _strings(data[key], (key,), found)
     return {path for path, _ in found}
@@ -644,8 +637,7 @@ def plan_templates(doc: Document, table: Table, diags: Collector) -> Expansion |
     data: dict[str, Any] = doc.data
     base = {k: v for k, v in data.items() if k not in CASE_KEYS and not k.startswith("x-")}
     found: list[tuple[DataPath, str]] = []
-    for key in ("id", "description", "tags", "targets", "given", "when", "then", "runs",
-                "min_pass", "min_pass_rate", "max_steps"):
+    for key in TEMPLATED_KEYS:
         if key in base:
             _strings(base[key], (key,), found)
     templates = []

@@ -15,6 +15,7 @@ check, the same tool, compiled and reported once). The command line's selection
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import functools
 import gc
 import json
@@ -29,7 +30,6 @@ from ..model import (
     TURN_KINDS,
     Attachment,
     Call,
-    CaseInfo,
     CompiledCheck,
     Plan,
     Scenario,
@@ -68,7 +68,7 @@ from .cases import (
 from .discover import EVERYTHING, Discovery, ScenarioFile, Selection, SuiteFiles, discover
 from .faketools import bind_tool
 from .moment import MomentError, parse_moment
-from .suite import SUITE_FILE, Suite, compile_tool, display_path
+from .suite import DEFAULTS, SUITE_FILE, Defaults, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .templates import as_tool_text
 
@@ -506,10 +506,76 @@ def compile_document(
     independent one: the schema says which places are wrong (:class:`dsl.source.validate.Shape`),
     and every part that is sound — the moment, each tool, each check, runs and min_pass —
     is still checked for what the schema cannot see. A check naming a tool whose own
-    definition is wrong says nothing about that tool (the tool's mistake is reported)."""
+    definition is wrong says nothing about that tool (the tool's mistake is reported).
+    Each part has a function of its own below, in the order they are compiled here."""
     diags.extend(doc.diagnostics)
     loaded_wrong = bool(doc.diagnostics) and any(d.severity == "error" for d in doc.diagnostics)
-    if doc.data is None and doc.salvaged is not None:  # duplicate keys: go on with the rest
+    mapping = _scenario_mapping(doc, diags)
+    if mapping is None:
+        return None
+    doc = mapping
+    shape = VALID if valid else validate_shape(doc, "scenario.schema.json", "the scenario",
+                                               checks=REGISTRY)
+    diags.extend(shape.diagnostics)
+    data: dict[str, Any] = doc.data
+    local = Collector()  # the scenario's own problems: it compiles when there is no error
+    given = data.get("given")
+    given = given if isinstance(given, dict) else {}
+
+    at = _shared(shared, ("given", "at"), case,
+                 functools.partial(_moment, doc, given, shape, local))
+    tools, broken_tools = _tools(doc, suite, given.get("tools"), local, shape, shared, case)
+    by_name = {t.name: t for t in tools}
+    history, history_calls = _shared(
+        shared, ("given", "history"), case,
+        functools.partial(_history, doc, given.get("history"), by_name, local, shape,
+                          broken_tools))
+    attachments = _given_attachments(doc, given, root, local, shape, shared, case)
+    when = data.get("when")
+    extra = {"simulated_user": isinstance(when, dict), "case": case}
+    message, turns, user = _when(doc, when, by_name, suite, local, root, shape, broken_tools,
+                                 shared, extra)
+    checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
+                            shape=shape, broken_tools=broken_tools, extra=extra,
+                            shared=shared)
+    targets = _targets(doc, data.get("targets"), suite, local, shape)
+    defaults = suite.defaults if suite else DEFAULTS
+    file_runs, min_pass = _runs(doc, data, shape, defaults, local)
+
+    diags.extend(local.diagnostics)
+    if (loaded_wrong or shape.diagnostics or at is None or file_runs is None
+            or min_pass is None or local.has_errors):
+        return None
+    final_runs, min_pass = _rerun(file_runs, min_pass, runs)
+    return Scenario(
+        id=_scenario_id(doc, root, case),
+        file=doc.path,
+        span=doc.span(("id",)) if "id" in data else Span(doc.path, 1, 1),
+        description=data.get("description", ""),
+        tags=tuple(data.get("tags", ())),
+        at=at,
+        system=given.get("system", ""),
+        tools=tuple(tools),
+        message=message,
+        checks=tuple(checks),
+        runs=final_runs,
+        min_pass=min_pass,
+        max_steps=data.get("max_steps", defaults.max_steps),
+        turns=turns,
+        user=user,
+        history=history,
+        history_calls=history_calls,
+        file_runs=file_runs if final_runs != file_runs else None,
+        attachments=attachments,
+        targets=targets,
+        case=case.info if case is not None else None,
+    )
+
+
+def _scenario_mapping(doc: Document, diags: Collector) -> Document | None:
+    """The document to compile: with its salvaged data when a key is written twice (the
+    rest is still checked); None when it holds nothing, or not a mapping (Y108)."""
+    if doc.data is None and doc.salvaged is not None:
         doc = dataclasses.replace(doc, data=doc.salvaged)
     if doc.data is None:
         return None
@@ -522,120 +588,86 @@ def compile_document(
             "start the file with 'given:' (see docs/guide.md for a complete example)",
         )
         return None
-    shape = VALID if valid else validate_shape(doc, "scenario.schema.json", "the scenario",
-                                               checks=REGISTRY)
-    diags.extend(shape.diagnostics)
-    sound = shape.sound
-    data: dict[str, Any] = doc.data
-    before = len(diags.diagnostics)
-    local = Collector()
+    return doc
 
-    given = data.get("given")
-    given = given if isinstance(given, dict) else {}
 
-    def moment() -> Any:
-        if not isinstance(given.get("at"), str) or (shape.broken and not sound(("given", "at"))):
-            return None
-        try:
-            return parse_moment(given["at"])
-        except MomentError as exc:
-            local.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
-            return None
+def _moment(doc: Document, given: Mapping[str, Any], shape: Shape,
+            diags: Collector) -> dt.datetime | None:
+    """``given.at``; None when it is missing (the schema says so) or wrong."""
+    if not isinstance(given.get("at"), str) or not shape.sound(("given", "at")):
+        return None
+    try:
+        return parse_moment(given["at"])
+    except MomentError as exc:
+        diags.error(doc.span(("given", "at")), exc.code, str(exc), exc.hint)
+        return None
 
-    at = _shared(shared, ("given", "at"), case, moment)
-    values = dict(case.info.values) if case is not None else None
-    items = given.get("tools")
-    tools, broken_tools = _tools(doc, suite, items if isinstance(items, list) else [], local,
-                                 shape, shared, case, values)
-    by_name = {t.name: t for t in tools}
 
-    history, history_calls = _shared(
-        shared, ("given", "history"), case,
-        lambda: _history(doc, given.get("history"), by_name, local, shape, broken_tools))
-    attachments: tuple[Attachment, ...] = ()
-    attached = given.get("attachments")
-    if isinstance(attached, list) and (not shape.broken or sound(("given", "attachments"))):
-        attachments = _shared(
-            shared, ("given", "attachments"), case,
-            functools.partial(compile_attachments, doc, ("given", "attachments"), attached,
-                              root, local))
-    when = data.get("when")
-    extra = {"simulated_user": isinstance(when, dict), "case": case}
-    message, turns, user = _when(doc, when, by_name, suite, local, root, shape, broken_tools,
-                                 shared, extra)
-    checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
-                            shape=shape, broken_tools=broken_tools, extra=extra,
-                            shared=shared)
-    listed = data.get("targets")
-    targets = _targets(doc, listed, suite, local) \
-        if isinstance(listed, list) and (not shape.broken or sound(("targets",))) else ()
+def _given_attachments(doc: Document, given: Mapping[str, Any], root: Path,
+                       diags: Collector, shape: Shape, shared: Shared | None,
+                       case: CaseBinding | None) -> tuple[Attachment, ...]:
+    """``given.attachments``: the files that go with the first thing the person says."""
+    listed = given.get("attachments")
+    path: DataPath = ("given", "attachments")
+    if not isinstance(listed, list) or not shape.sound(path):
+        return ()
+    attachments: tuple[Attachment, ...] = _shared(
+        shared, path, case,
+        functools.partial(compile_attachments, doc, path, listed, root, diags))
+    return attachments
 
-    defaults = suite.defaults if suite else None
-    scenario_runs = _number(data, "runs", shape, defaults.runs if defaults else 5)
+
+def _runs(doc: Document, data: Mapping[str, Any], shape: Shape, defaults: Defaults,
+          diags: Collector) -> tuple[int | None, int | None]:
+    """``runs``, and ``min_pass`` (or ``min_pass_rate`` as a number of runs), the suite's
+    defaults where the file says nothing; None for one written wrong (its mistake is
+    reported) or that cannot be met (E202)."""
+    runs = _number(data, "runs", shape, defaults.runs)
     if "min_pass" in data and "min_pass_rate" in data:
-        local.error(doc.key_span(("min_pass_rate",)), "S105",
+        diags.error(doc.key_span(("min_pass_rate",)), "S105",
                     "use either min_pass or min_pass_rate, not both",
                     "min_pass is a number of runs; min_pass_rate a share of them")
     min_pass = _number(data, "min_pass", shape, None)
     if min_pass is not None:
-        if scenario_runs is not None and min_pass > scenario_runs:
+        if runs is not None and min_pass > runs:
             # where the author fixes it: the case's runs, when the case set only those
             fix = "runs" if case_sets(doc, "runs") and not case_sets(doc, "min_pass") \
                 else "min_pass"
-            local.error(
+            diags.error(
                 doc.span((fix,)),
                 "E202",
-                f"min_pass is {min_pass} but runs is {scenario_runs}: the scenario could "
+                f"min_pass is {min_pass} but runs is {runs}: the scenario could "
                 "never pass",
-                f"lower min_pass to at most {scenario_runs}, or raise runs",
+                f"lower min_pass to at most {runs}, or raise runs",
             )
-    elif "min_pass" not in data and scenario_runs is not None:
-        rate = data.get("min_pass_rate", defaults.min_pass_rate if defaults else 0.8)
-        if isinstance(rate, int | float) and (not shape.broken or sound(("min_pass_rate",))):
-            min_pass = min_pass_for(rate, scenario_runs)
+    elif "min_pass" not in data and runs is not None:
+        rate = data.get("min_pass_rate", defaults.min_pass_rate)
+        if isinstance(rate, int | float) and shape.sound(("min_pass_rate",)):
+            min_pass = min_pass_for(rate, runs)
+    return runs, min_pass
 
-    diags.extend(local.diagnostics)
-    if (loaded_wrong or shape.diagnostics or at is None or scenario_runs is None or min_pass is None
-            or any(d.severity == "error" for d in diags.diagnostics[before:])):
-        return None
-    final_runs = scenario_runs
-    if runs is not None and runs != scenario_runs:
-        final_runs = runs
-        min_pass = scaled_min_pass(min_pass, scenario_runs, runs)
-    info: CaseInfo | None = None
+
+def _rerun(file_runs: int, min_pass: int, runs: int | None) -> tuple[int, int]:
+    """``runs`` and ``min_pass`` with ``--runs`` (``runs``) applied: min_pass scaled to keep
+    its share."""
+    if runs is None or runs == file_runs:
+        return file_runs, min_pass
+    return runs, scaled_min_pass(min_pass, file_runs, runs)
+
+
+def _scenario_id(doc: Document, root: Path, case: CaseBinding | None) -> str:
+    """``id``, or the file's path below the suite's folder; a case's adds ``[its id]``."""
+    given = doc.data.get("id")
     if case is not None:
-        info = case.info
-        sid = f"{data.get('id') or case.base_id}[{info.id}]"
-    else:
-        sid = data.get("id") or scenario_id(Path(doc.path), root)
-    return Scenario(
-        id=sid,
-        file=doc.path,
-        span=doc.span(("id",)) if "id" in data else Span(doc.path, 1, 1),
-        description=data.get("description", ""),
-        tags=tuple(data.get("tags", ())),
-        at=at,
-        system=given.get("system", ""),
-        tools=tuple(tools),
-        message=message,
-        checks=tuple(checks),
-        runs=final_runs,
-        min_pass=min_pass,
-        max_steps=data.get("max_steps", defaults.max_steps if defaults else 6),
-        turns=turns,
-        user=user,
-        history=history,
-        history_calls=history_calls,
-        file_runs=scenario_runs if final_runs != scenario_runs else None,
-        attachments=attachments,
-        targets=targets,
-        case=info,
-    )
+        return f"{given or case.base_id}[{case.info.id}]"
+    return given or scenario_id(Path(doc.path), root)
 
 
-def _targets(doc: Document, names: list[Any], suite: Suite | None,
-             diags: Collector) -> tuple[str, ...]:
+def _targets(doc: Document, names: Any, suite: Suite | None, diags: Collector,
+             shape: Shape) -> tuple[str, ...]:
     """``targets:`` — the suite's targets the scenario is meant for (others skip it)."""
+    if not isinstance(names, list) or not shape.sound(("targets",)):
+        return ()
     known = suite.targets if suite else {}
     for i, name in enumerate(names):
         if name not in known:
@@ -672,10 +704,11 @@ def compile_checks(doc: Document, path: DataPath, items: Any,
                              turn=turn, extra=extra)
 
     out = []
+    wrong = shape.broken_items(path)
     for i, raw in enumerate(items):
-        at: DataPath = (*path, i)
-        if shape.broken and not shape.sound(at):  # most files: nothing broken, no call
+        if i in wrong:
             continue
+        at: DataPath = (*path, i)
         check = _shared(shared, at, binding, functools.partial(make, i, raw, at))
         if check is not None:
             out.append(check)
@@ -700,7 +733,7 @@ def _when(doc: Document, when: Any, tools: Mapping[str, ToolSpec], suite: Suite 
     if isinstance(when, str):
         return when, (), None
     if isinstance(when, dict):
-        if shape.broken and not shape.sound(("when",)):
+        if not shape.sound(("when",)):
             return "", (), None
         return "", (), _simulated_user(doc, when["user"], suite, diags)
     if not isinstance(when, list):
@@ -732,7 +765,7 @@ def _turn(doc: Document, path: DataPath, i: int, item: Any, tools: Mapping[str, 
         return None
     kind = kinds[0]
     text = item[kind]
-    usable = isinstance(text, str) and (not shape.broken or shape.sound((*path, kind)))
+    usable = isinstance(text, str) and shape.sound((*path, kind))
     if usable and kind != "say":
         usable = _decidable(doc, (*path, kind), i, kind, text, tools, broken_tools, diags)
     attachments: tuple[Attachment, ...] = ()
@@ -744,8 +777,7 @@ def _turn(doc: Document, path: DataPath, i: int, item: Any, tools: Mapping[str, 
                         "person says can carry attachments",
                         "move the attachments to a turn that says something")
             usable = False
-        elif isinstance(listed, list) and (
-                not shape.broken or shape.sound((*path, "attachments"))):
+        elif isinstance(listed, list) and shape.sound((*path, "attachments")):
             attachments = compile_attachments(doc, (*path, "attachments"), listed, root,
                                               diags)
     checks = compile_checks(doc, (*path, "then"), item.get("then"), tools, suite, diags,
@@ -838,8 +870,9 @@ def _history(doc: Document, items: Any, tools: Mapping[str, ToolSpec], diags: Co
     out (the scenario does not compile; the others are still checked)."""
     messages: list[dict[str, Any]] = []
     calls: list[Call] = []
+    wrong = shape.broken_items(("given", "history"))
     for i, item in enumerate(items if isinstance(items, list) else ()):
-        if shape.broken and not shape.sound(("given", "history", i)):
+        if i in wrong:
             continue
         if "user" in item:
             messages.append({"role": "user", "content": item["user"]})
@@ -882,14 +915,13 @@ def _history(doc: Document, items: Any, tools: Mapping[str, ToolSpec], diags: Co
     return tuple(messages), tuple(calls)
 
 
-def _number(data: dict[str, Any], key: str, shape: Shape, default: int | None) -> int | None:
+def _number(data: Mapping[str, Any], key: str, shape: Shape, default: int | None) -> int | None:
     """A whole number the schema found sound, the default when it is not written, and
     None when it is written wrong (its mistake is reported already)."""
     if key not in data:
         return default
     value = data[key]
-    ok = isinstance(value, int) and not isinstance(value, bool) and (
-        not shape.broken or shape.sound((key,)))
+    ok = isinstance(value, int) and not isinstance(value, bool) and shape.sound((key,))
     return value if ok else None
 
 
@@ -918,19 +950,21 @@ def _sound_part(item: dict[str, Any], path: DataPath, shape: Shape) -> dict[str,
     return out
 
 
-def _tools(doc: Document, suite: Suite | None, items: list[Any], diags: Collector,
-           shape: Shape, shared: Shared | None = None, case: CaseBinding | None = None,
-           values: dict[str, Any] | None = None) -> tuple[list[ToolSpec], frozenset[str]]:
-    """The scenario's tools, and the names of those whose definition is wrong (checks that
-    name them are not checked against them). For a case (``case``, its ``values``), an
+def _tools(doc: Document, suite: Suite | None, items: Any, diags: Collector,
+           shape: Shape, shared: Shared | None = None, case: CaseBinding | None = None
+           ) -> tuple[list[ToolSpec], frozenset[str]]:
+    """``given.tools``: the scenario's tools, and the names of those whose definition is
+    wrong (checks that name them are not checked against them). For a case (``case``), an
     inline tool no template touches is compiled once for the file (``shared``)."""
     out: list[ToolSpec] = []
     broken: set[str] = set()
     seen: dict[str, Span] = {}
     library = suite.tools if suite else {}
-    for i, item in enumerate(items):
+    values = dict(case.info.values) if case is not None else None
+    wrong = shape.broken_items(("given", "tools"))
+    for i, item in enumerate(items if isinstance(items, list) else ()):
         path = ("given", "tools", i)
-        if shape.broken and not shape.sound(path):
+        if i in wrong:
             if not _usable_tool(item, path, shape):
                 name = item.get("name") if isinstance(item, dict) else item
                 if isinstance(name, str):

@@ -8,7 +8,7 @@ lint passes is one that a run of its suite accepts, and the reverse.
 The rules, in the order they apply:
 
 1. A path on the command line is a file, or a folder searched recursively for ``*.yaml``
-   and ``*.yml`` (:func:`dsl.source.load.iter_yaml_files`: hidden files and folders and
+   and ``*.yml`` (:func:`iter_yaml_files`: hidden files and folders and
    ``runs/`` are skipped, symlinked folders are not followed, the order is stable). A file
    met twice (named twice, or through a symlink) counts once.
 2. Every ``scenarist.yaml``, named or met in a folder, is a suite and never a scenario.
@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Collector, Diagnostic
-from ..source.load import iter_yaml_files, walk_yaml_files
 from .suite import SUITE_FILE, Suite, load_suite
 
 
@@ -244,3 +243,54 @@ class _Where:
             found = self.suite_of(real_dir.parent)
         self._suites[real_dir] = found
         return found
+
+
+# ---- rule 1: the walk -------------------------------------------------------------------
+
+class _BrokenLink(type(Path())):  # type: ignore[misc]
+    """A symlink that leads nowhere (dangling, or a loop). ``resolve()`` gives the link's
+    own absolute path instead of raising (pathlib raises RuntimeError on a loop), so the
+    callers that resolve what they walk reach read_file, which reports the link."""
+
+    def resolve(self, strict: bool = False) -> Path:
+        return Path(os.path.abspath(self))
+
+
+def iter_yaml_files(root: Path) -> Iterator[Path]:
+    """``*.yaml`` and ``*.yml`` files under ``root`` in a stable order (sorted by their
+    path's parts), skipping hidden files and folders and ``runs/``. Links named like a
+    scenario that lead nowhere (dangling, or a loop) are yielded too: reading them reports
+    them. Other entries that are not regular files (FIFOs, devices) are skipped."""
+    for _, path in sorted(walk_yaml_files(root), key=lambda item: item[0]):
+        yield path
+
+
+def walk_yaml_files(root: Path, skip: Callable[[Path], bool] | None = None
+                    ) -> Iterator[tuple[tuple[str, ...], Path]]:
+    """The walk behind :func:`iter_yaml_files`, lazily and in the order the folders list
+    their entries: each file with its path's parts below ``root``. Folders for which
+    ``skip(folder)`` is true are not entered (nor are symlinked folders)."""
+    stack: list[tuple[str, tuple[str, ...]]] = [(str(root), ())]
+    while stack:
+        folder, parts = stack.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for e in entries:
+            name = e.name
+            if name.startswith("."):
+                continue
+            try:
+                scenario = name.endswith((".yaml", ".yml"))
+                if scenario and e.is_symlink() and not os.path.exists(e.path):
+                    # a dangling link or a loop: read_file reports it, never skipped
+                    yield (*parts, name), _BrokenLink(e.path)
+                elif e.is_dir():
+                    if (name != "runs" and not e.is_symlink()
+                            and (skip is None or not skip(Path(e.path)))):
+                        stack.append((e.path, (*parts, name)))
+                elif scenario and e.is_file():
+                    yield (*parts, name), Path(e.path)
+            except OSError:
+                continue

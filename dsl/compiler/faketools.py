@@ -197,8 +197,7 @@ def _template(doc: Document, path: DataPath, value: Any, what: str,
             doc.span_in_string((*path, *sub), line_offset(source, trouble.line)),
             "E208",
             f"the template in {what}{inside} {trouble.verb}: {trouble.message}",
-            _limit_hint() if trouble.limit else
-            "templates use {{ args.name }} for an argument; check the braces",
+            trouble.hint("templates use {{ args.name }} for an argument; check the braces"),
         )
     return data_template(value, values) if ok else None
 
@@ -226,8 +225,3 @@ def _check_input_schema(doc: Document, path: DataPath, name: str, schema: Any,
         return False
     return True
 
-
-def _limit_hint() -> str:
-    from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
-
-    return LIMITS_HINT

@@ -39,13 +39,23 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from ..checks import REGISTRY, label
-from ..errors import CODES, Collector, Diagnostic, Span, best_per_place, quoted_list, render
+from ..errors import (
+    CODES,
+    Collector,
+    Diagnostic,
+    Span,
+    best_per_place,
+    gh_data,
+    gh_property,
+    quoted_list,
+    render,
+)
 from ..model import Scenario
 from ..source.load import DataPath, Document, read_file, source_lines
 from ..verdict import min_pass_for
 from .compile import CheckItem, compile_file, id_span, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
-from .suite import Suite
+from .suite import DEFAULTS, Suite
 
 Format = Literal["text", "json", "github"]
 JSON_SCHEMA_VERSION = 1
@@ -446,6 +456,9 @@ def _cannot_fail(s: Scenario, doc: Document, item: CheckItem, out: Collector) ->
     out.warning(at, "W404", why.message, why.hint)
 
 
+# W401: with more runs than this, a minimum of all of them is said to be fragile (with as
+# few, asking every run to pass is a plain choice)
+W401_MORE_THAN = 5
 # W401's hint: what min_pass equal to runs means, and the way to say "this rule, every time".
 ALWAYS_HINT = ("if one rule must hold in every attempt, mark that check always: true and "
                "leave min_pass room for a flaky answer in the others (e.g. {room}); see \"How "
@@ -454,12 +467,13 @@ ALWAYS_HINT = ("if one rule must hold in every attempt, mark that check always: 
 
 def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suite | None,
                    out: Collector) -> None:
-    """W401: with more than 5 runs, a minimum of all of them fails the scenario on one
-    attempt that fails any check — said plainly, with ``always`` as the way to ask for a
-    rule that must never break. Not when every check is ``always`` already."""
+    """W401: with more than :data:`W401_MORE_THAN` runs, a minimum of all of them fails
+    the scenario on one attempt that fails any check — said plainly, with ``always`` as
+    the way to ask for a rule that must never break. Not when every check is ``always``
+    already."""
     runs, need = s.runs, s.min_pass
     checks = s.all_checks
-    if runs <= 5 or need < runs or (checks and all(c.always for c in checks)):
+    if runs <= W401_MORE_THAN or need < runs or (checks and all(c.always for c in checks)):
         return
     consequence = (f"the scenario fails as soon as one of the {runs} attempts fails any of "
                    "its checks")
@@ -473,7 +487,7 @@ def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suit
                     f"must pass: {consequence}",
                     ALWAYS_HINT.format(room=f"min_pass_rate: {_room_rate(runs)}"))
     elif "runs" in data:
-        rate = suite.defaults.min_pass_rate if suite else 0.8
+        rate = (suite.defaults if suite else DEFAULTS).min_pass_rate
         out.warning(doc.span(("runs",)), "W401",
                     f"with runs {runs} and the suite's min_pass_rate {rate}, all {runs} runs "
                     f"must pass: {consequence}",
@@ -496,7 +510,7 @@ def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[D
         return []
     d = suite.defaults
     need = min_pass_for(d.min_pass_rate, d.runs)
-    if d.runs > 5 and need >= d.runs:
+    if d.runs > W401_MORE_THAN and need >= d.runs:
         defaults = doc.data.get("defaults") or {}
         path: DataPath = ("defaults", "min_pass_rate" if "min_pass_rate" in defaults
                           else "runs")
@@ -562,14 +576,6 @@ def format_json(result: LintResult) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
-def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _escape_property(text: str) -> str:
-    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
-
-
 def format_github(result: LintResult) -> str:
     """GitHub Actions workflow commands: one ``::error`` or ``::warning`` annotation per
     diagnostic, shown on the pull request's lines; then the summary line."""
@@ -577,11 +583,11 @@ def format_github(result: LintResult) -> str:
     for d in result.diagnostics:
         props = []
         if d.span.file != COMMAND_LINE:
-            props += [f"file={_escape_property(d.span.file)}", f"line={d.span.line}",
+            props += [f"file={gh_property(d.span.file)}", f"line={d.span.line}",
                       f"col={d.span.col}"]
-        props.append(f"title={_escape_property(f'{d.code} {CODES[d.code].name}')}")
+        props.append(f"title={gh_property(f'{d.code} {CODES[d.code].name}')}")
         message = d.message + (f"\nhint: {d.hint}" if d.hint else "")
-        out.append(f"::{d.severity} {','.join(props)}::{_escape_data(message)}")
+        out.append(f"::{d.severity} {','.join(props)}::{gh_data(message)}")
     out.append(summary_line(result))
     return "".join(line + "\n" for line in out)
 

@@ -1,4 +1,5 @@
-"""The moment a scenario happens: parsing ``given.at`` and saying it in words."""
+"""The moment a scenario happens: parsing ``given.at`` and saying it in words; and how the
+report and the terminal show a run's times (:func:`minute`)."""
 
 from __future__ import annotations
 
@@ -54,3 +55,18 @@ def say(at: dt.datetime) -> str:
     """``Tuesday 29 September 2026, 10:00 (UTC-03:00)``."""
     return (f"{DAYS[at.weekday()]} {at.day} {MONTHS[at.month - 1]} {at.year}, "
             f"{at.hour:02d}:{at.minute:02d} ({utc_offset(at)})")
+
+
+def minute(iso: str | None, *, missing: str = "", zone: str = "") -> str:
+    """A time kept as ISO text (when a run started) to the minute, in UTC —
+    ``2026-11-30 09:15``, then ``zone`` (`` UTC``) when the text had an offset; ``missing``
+    when there is no time, the text itself when it is not one."""
+    if not iso:
+        return missing
+    try:
+        t = dt.datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if t.tzinfo is None:
+        return t.strftime("%Y-%m-%d %H:%M")
+    return t.astimezone(dt.UTC).strftime("%Y-%m-%d %H:%M") + zone

@@ -15,6 +15,7 @@ from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
 from ..model import Target, ToolSpec
 from ..source.load import DataPath, Document, read_file
+from ..source.load import display_path as display_path  # paths in messages: load names them
 from ..source.validate import validate
 from ..targets.kinds import is_model
 from .faketools import compile_tool as compile_tool  # tools are compiled there
@@ -25,11 +26,18 @@ DEFAULT_JUDGE_CACHE = ".scenarist/judge-cache"
 
 @dataclass(frozen=True, slots=True)
 class Defaults:
+    """``defaults:`` of scenarist.yaml. The values written here are Scenarist's own, and
+    this is the one place they are written: a suite without ``defaults:``, and a scenario
+    compiled without a suite, get :data:`DEFAULTS` (the schemas' docs quote them)."""
+
     target: str | None = None
     runs: int = 5
     min_pass_rate: float = 0.8
     concurrency: int = 8
-    max_steps: int = 6
+    max_steps: int = 6  # model calls per turn
+
+
+DEFAULTS = Defaults()
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +63,7 @@ class Suite:
     file: str  # as shown in messages
     doc: Document | None
     targets: Mapping[str, Target] = field(default_factory=dict)
-    defaults: Defaults = Defaults()
+    defaults: Defaults = DEFAULTS
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     judge: Any = None  # JudgeConfig
@@ -90,14 +98,6 @@ def find_suite_file(start: Path) -> Path | None:
     return None
 
 
-def display_path(path: Path) -> str:
-    """Paths in messages: relative to the current folder when below it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
-
-
 def load_suite(file: Path, diags: Collector) -> Suite:
     """Load, validate and compile ``scenarist.yaml``. Problems go to ``diags``."""
     name = display_path(file)
@@ -129,10 +129,10 @@ def load_suite(file: Path, diags: Collector) -> Suite:
     d = data.get("defaults") or {}
     defaults = Defaults(
         target=d.get("target"),
-        runs=d.get("runs", 5),
-        min_pass_rate=float(d.get("min_pass_rate", 0.8)),
-        concurrency=d.get("concurrency", 8),
-        max_steps=d.get("max_steps", 6),
+        runs=d.get("runs", DEFAULTS.runs),
+        min_pass_rate=float(d.get("min_pass_rate", DEFAULTS.min_pass_rate)),
+        concurrency=d.get("concurrency", DEFAULTS.concurrency),
+        max_steps=d.get("max_steps", DEFAULTS.max_steps),
     )
     if defaults.target is not None and defaults.target not in targets:
         diags.error(

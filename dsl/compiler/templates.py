@@ -34,6 +34,15 @@ class TemplateProblem:
         """How a message says what is wrong: ``... does not compile: ...``."""
         return "is too costly" if self.limit else "does not compile"
 
+    def hint(self, otherwise: str) -> str:
+        """The fix to suggest: the sandbox's limits when the template passes one, else
+        ``otherwise`` (what a template of that place looks like)."""
+        if not self.limit:
+            return otherwise
+        from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
+
+        return LIMITS_HINT
+
 
 def is_template(text: str) -> bool:
     return "{{" in text or "{%" in text

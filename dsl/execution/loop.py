@@ -35,7 +35,7 @@ from ..compiler.templates import (
     render_system,
 )
 from ..errors import EndpointError
-from ..model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn
+from ..model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn, ending
 from ..targets.base import ChatModel, Unreadable, read_reply_json
 from .conversation import OpenUser, converse, settle
 
@@ -222,12 +222,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
             raise
         except EndpointError as exc:  # the simulated user's endpoint failed
             raise LoopEndpointError(exc, p) from exc
-        last = p.turns[-1] if p.turns else None
-        answer = last.answer if last else ""
-        failure = next((f"turn {n}: {t.failure}" for n, t in enumerate(p.turns, 1)
-                        if t.failure), None)
-        message = next((t.text for t in reversed(p.turns) if t.kind == "say"),
-                       scenario.message)
+        answer, failure, message = ending(p.turns, scenario.message)
     return AttemptData(
         message=message,
         answer=answer,

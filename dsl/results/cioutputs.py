@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import explain
+from ..errors import explain, gh_data, gh_property
 from ..store import write_atomic
 from ..verdict import check_title, words
 from .baseline import Change, Comparison, Side, describe_delta, pts
@@ -389,16 +389,6 @@ def comparison_markdown(c: Comparison) -> str:
 
 
 # ---- GitHub workflow commands --------------------------------------------------------------
-
-def gh_data(text: str) -> str:
-    """A workflow command's message: ``%``, CR and LF escaped (GitHub's rules)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def gh_property(text: str) -> str:
-    """A workflow command's property value: as data, plus ``:`` and ``,``."""
-    return gh_data(text).replace(":", "%3A").replace(",", "%2C")
-
 
 def github_annotations(summary: Mapping[str, Any],
                        comparison: Comparison | None = None) -> list[str]:

@@ -198,7 +198,7 @@ class ConformanceResult:
 
 def builtin_cases() -> tuple[Path, ...]:
     """The built-in cases, in the order they are shown."""
-    from ..source.load import iter_yaml_files
+    from ..compiler.discover import iter_yaml_files
 
     return tuple(iter_yaml_files(CASES_DIR))
 
@@ -214,8 +214,8 @@ def team_cases(paths: Sequence[Path], suite_file: Path | None
     out). The suite's ``exclude:`` does not apply: a team may keep its canonical cases in
     the suite's folder and out of everyday runs. A file under another suite's
     ``scenarist.yaml`` is refused (E211): its library is not this suite's."""
+    from ..compiler.discover import iter_yaml_files
     from ..compiler.suite import SUITE_FILE, display_path, find_suite_file
-    from ..source.load import iter_yaml_files
 
     files: list[Path] = []
     problems: list[Diagnostic] = []

@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..compiler.moment import minute
 from ..errors import RunDirError, explain
 from ..model import ATTACHMENT_PART, Call, attachment_refs
 from ..store import (
@@ -299,17 +300,7 @@ def visible(text: str) -> str:
     return _CONTROL.sub(esc, text)
 
 
-def _when(iso: str | None) -> str:
-    if not iso:
-        return ""
-    try:
-        t = dt.datetime.fromisoformat(iso)
-    except ValueError:
-        return iso
-    if t.tzinfo is not None:
-        t = t.astimezone(dt.UTC)
-        return t.strftime("%Y-%m-%d %H:%M UTC")
-    return t.strftime("%Y-%m-%d %H:%M")
+_when = functools.partial(minute, zone=" UTC")
 
 
 def _duration(seconds: float | None) -> str:

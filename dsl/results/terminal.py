@@ -302,17 +302,9 @@ def print_comparison(c: Comparison, *, quiet: bool = False) -> None:
 
 def _when(iso: str | None) -> str:
     """``2026-11-30 09:15`` (UTC) from an ISO time; ``–`` when there is none."""
-    import datetime as dt
+    from ..compiler.moment import minute
 
-    if not iso:
-        return "–"
-    try:
-        t = dt.datetime.fromisoformat(iso)
-    except ValueError:
-        return iso
-    if t.tzinfo is not None:
-        t = t.astimezone(dt.UTC)
-    return t.strftime("%Y-%m-%d %H:%M")
+    return minute(iso, missing="–")
 
 
 def _rate_ci(rate: float | None, low: float, high: float) -> str:

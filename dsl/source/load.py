@@ -23,7 +23,6 @@ import math
 import os
 import re
 import stat
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -248,6 +247,14 @@ def value_at(data: Any, path: DataPath) -> Any:
     return data
 
 
+def display_path(path: FsPath) -> str:
+    """Paths in messages: relative to the current folder when below it."""
+    try:
+        return str(path.resolve().relative_to(FsPath.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
 def read_file(path: FsPath, display: str | None = None) -> Document:
     """Read and load one file; every problem becomes a diagnostic on the Document. Only
     regular files are read (a FIFO, a device or a socket is reported, never waited on),
@@ -275,7 +282,7 @@ def read_bytes(path: FsPath, name: str, limit: int = MAX_FILE_BYTES,
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return Diagnostic(
-                origin, "Y112", f"the path is {_not_regular(st.st_mode)}, not a regular file",
+                origin, "Y112", f"the path is {file_kind(st.st_mode)}, not a regular file",
                 "give the path of a scenario file (a symlink to a device or a FIFO is not "
                 "one)")
         if st.st_size > limit:
@@ -333,7 +340,10 @@ def _os_reason(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def _not_regular(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, in words, from its ``st_mode``: "a
+    folder", "a FIFO (named pipe)", "a device", "a socket". Every reader that refuses one
+    (scenario files here, cassettes in dsl/targets/cassette.py) says it in these words."""
     if stat.S_ISDIR(mode):
         return "a folder"
     if stat.S_ISFIFO(mode):
@@ -892,15 +902,6 @@ class _TooMany(Exception):
         self.path = [node]  # innermost first
 
 
-class _BrokenLink(type(FsPath())):  # type: ignore[misc]
-    """A symlink that leads nowhere (dangling, or a loop). ``resolve()`` gives the link's
-    own absolute path instead of raising (pathlib raises RuntimeError on a loop), so the
-    callers that resolve what they walk reach read_file, which reports the link."""
-
-    def resolve(self, strict: bool = False) -> FsPath:
-        return FsPath(os.path.abspath(self))
-
-
 def source_lines(path: FsPath) -> list[str]:
     """A file's lines for showing beside a diagnostic: [] unless it is a regular file of
     at most MAX_FILE_BYTES (a FIFO is never waited on, a device never read)."""
@@ -921,43 +922,3 @@ def source_lines(path: FsPath) -> list[str]:
     if len(raw) > MAX_FILE_BYTES or b"\x00" in raw:
         return []
     return raw.decode("utf-8-sig", errors="replace").splitlines()
-
-
-def iter_yaml_files(root: FsPath) -> Iterator[FsPath]:
-    """``*.yaml`` and ``*.yml`` files under ``root`` in a stable order (sorted by their
-    path's parts), skipping hidden files and folders and ``runs/``. Links named like a
-    scenario that lead nowhere (dangling, or a loop) are yielded too: reading them reports
-    them. Other entries that are not regular files (FIFOs, devices) are skipped."""
-    for _, path in sorted(walk_yaml_files(root), key=lambda item: item[0]):
-        yield path
-
-
-def walk_yaml_files(root: FsPath, skip: Callable[[FsPath], bool] | None = None
-                    ) -> Iterator[tuple[tuple[str, ...], FsPath]]:
-    """The walk behind :func:`iter_yaml_files`, lazily and in the order the folders list
-    their entries: each file with its path's parts below ``root``. Folders for which
-    ``skip(folder)`` is true are not entered (nor are symlinked folders)."""
-    stack: list[tuple[str, tuple[str, ...]]] = [(str(root), ())]
-    while stack:
-        folder, parts = stack.pop()
-        try:
-            entries = list(os.scandir(folder))
-        except OSError:
-            continue
-        for e in entries:
-            name = e.name
-            if name.startswith("."):
-                continue
-            try:
-                scenario = name.endswith((".yaml", ".yml"))
-                if scenario and e.is_symlink() and not os.path.exists(e.path):
-                    # a dangling link or a loop: read_file reports it, never skipped
-                    yield (*parts, name), _BrokenLink(e.path)
-                elif e.is_dir():
-                    if (name != "runs" and not e.is_symlink()
-                            and (skip is None or not skip(FsPath(e.path)))):
-                        stack.append((e.path, (*parts, name)))
-                elif scenario and e.is_file():
-                    yield (*parts, name), FsPath(e.path)
-            except OSError:
-                continue

@@ -249,9 +249,17 @@ def type_name(value: Any) -> str:
     return "a mapping"
 
 
-def _show(value: Any) -> str:
+def shown_value(value: Any) -> str:
+    """A value in a message, as JSON, cut to 60 characters."""
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def yaml_text(value: Any) -> str:
+    """A scalar as YAML writes it (``true``, ``3``, ``text``): for "put it in quotes"."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,9 +273,25 @@ class Shape:
 
     def sound(self, path: DataPath) -> bool:
         """Nothing wrong was found at ``path`` or under it. (A problem *above* it — an
-        unknown key beside it, a missing sibling — leaves it sound.)"""
+        unknown key beside it, a missing sibling — leaves it sound.) Every part of a valid
+        document is sound, at the cost of one test: most files have nothing broken."""
+        if not self.broken:
+            return True
         n = len(path)
         return not any(b[:n] == path for b in self.broken)
+
+    def broken_items(self, path: DataPath) -> frozenset[int]:
+        """The indexes of the items of the list at ``path`` that are not :meth:`sound`:
+        one question for a whole list (a scenario's checks, its tools), where asking of
+        each item would cost a call per item of every valid file."""
+        if not self.broken:
+            return _NO_ITEMS
+        n = len(path)
+        return frozenset(i for b in self.broken
+                         if len(b) > n and b[:n] == path and isinstance(i := b[n], int))
+
+
+_NO_ITEMS: frozenset[int] = frozenset()
 
 
 VALID = Shape()
@@ -470,7 +494,7 @@ def _required(p: _Problem) -> Diagnostic:
     prop = p.error.schema.get("properties", {}).get(key, {})
     hint = ""
     if prop.get("examples"):
-        hint = f"for example: {key}: {_show(prop['examples'][0])}"
+        hint = f"for example: {key}: {shown_value(prop['examples'][0])}"
     place = p.doc.key_span(p.path) if p.path else p.span
     about = _about(prop.get("description", ""))
     return Diagnostic(place, "S104", f"{p.here} is missing '{key}'{about}", hint)
@@ -485,12 +509,12 @@ def _type(p: _Problem) -> Diagnostic:
     words = _or([_TYPE_WORDS.get(str(w), str(w)) for w in want])
     hint = ""
     if "string" in want and isinstance(p.value, int | float | bool):
-        hint = f"put it in quotes: \"{_yaml_text(p.value)}\""
+        hint = f"put it in quotes: \"{yaml_text(p.value)}\""
     elif isinstance(p.value, str) and "string" not in want and "{{" in p.value:
         hint = TEMPLATE_MAKES_TEXT
     return Diagnostic(
         p.span, "S103",
-        f"{p.here} must be {words}, not {type_name(p.value)} ({_show(p.value)})", hint,
+        f"{p.here} must be {words}, not {type_name(p.value)} ({shown_value(p.value)})", hint,
     )
 
 
@@ -501,16 +525,16 @@ def _enum(p: _Problem) -> Diagnostic:
     return Diagnostic(
         p.span,
         "S105",
-        f"{p.here} must be {quoted_list(options)}; got {_show(p.value)}"
+        f"{p.here} must be {quoted_list(options)}; got {shown_value(p.value)}"
         f"{did_you_mean(str(p.value), options)}",
     )
 
 
 def _const(p: _Problem) -> Diagnostic:
     if p.wanted is True:
-        return Diagnostic(p.span, "S105", f"{p.here} takes true; got {_show(p.value)}",
+        return Diagnostic(p.span, "S105", f"{p.here} takes true; got {shown_value(p.value)}",
                           "to turn the check off, remove it")
-    return Diagnostic(p.span, "S105", f"{p.here} must be {_show(p.wanted)}")
+    return Diagnostic(p.span, "S105", f"{p.here} must be {shown_value(p.wanted)}")
 
 
 def _min_properties(p: _Problem) -> Diagnostic:
@@ -533,12 +557,12 @@ def _max_properties(p: _Problem) -> Diagnostic:
 
 def _minimum(p: _Problem) -> Diagnostic:
     return Diagnostic(p.span, "S105", f"{p.here} must be at least {p.wanted}; "
-                                      f"got {_show(p.value)}")
+                                      f"got {shown_value(p.value)}")
 
 
 def _maximum(p: _Problem) -> Diagnostic:
     return Diagnostic(p.span, "S105", f"{p.here} must be at most {p.wanted}; "
-                                      f"got {_show(p.value)}")
+                                      f"got {shown_value(p.value)}")
 
 
 def _min_length(p: _Problem) -> Diagnostic:
@@ -558,7 +582,7 @@ def _unique_items(p: _Problem) -> Diagnostic:
 
 
 def _pattern(p: _Problem) -> Diagnostic:
-    return Diagnostic(p.span, "S105", f"{p.here} has an invalid form: {_show(p.value)}",
+    return Diagnostic(p.span, "S105", f"{p.here} has an invalid form: {shown_value(p.value)}",
                       _pattern_hint(p.path))
 
 
@@ -620,12 +644,6 @@ def _about(description: str) -> str:
     cut = min((i for i in (description.find(c) for c in ".:(") if i > 0), default=len(description))
     text = description[:cut].strip()
     return f" ({text[0].lower()}{text[1:]})" if text else ""
-
-
-def _yaml_text(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def _is_check_path(path: DataPath) -> bool:

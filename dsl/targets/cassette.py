@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import CassetteMiss, EndpointError, RunDirError
+from ..source.load import file_kind
 from .base import (
     ChatModel,
     Reply,
@@ -192,7 +193,8 @@ def read_cassette(path: Path, *, header_only: bool = False) -> list[str]:
     with open(fd, "rb") as f:
         st = os.fstat(f.fileno())
         if not stat.S_ISREG(st.st_mode):
-            raise RunDirError(f"the cassette {path} is not a regular file ({_file_kind(st)})")
+            raise RunDirError(f"the cassette {path} is {file_kind(st.st_mode)}, not a regular "
+                              "file")
         if st.st_size > MAX_CASSETTE_BYTES:
             raise RunDirError(f"the cassette {path} is {st.st_size:,} bytes; Scenarist reads "
                               f"cassettes of at most {MAX_CASSETTE_BYTES:,} bytes")
@@ -212,19 +214,6 @@ def read_cassette(path: Path, *, header_only: bool = False) -> list[str]:
                               f"0x{line[exc.start]:02x} at column {exc.start + 1}); record "
                               "the cassette again") from None
     return out
-
-
-def _file_kind(st: os.stat_result) -> str:
-    mode = st.st_mode
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a file"
 
 
 def header_settings(header: dict[str, Any]) -> RequestSettings:

@@ -132,8 +132,8 @@ def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str,
             doc.span_in_string((*path, "system_prompt"), line_offset(prompt, problem.line)),
             "E208",
             f"the system_prompt of the target '{name}' {problem.verb}: {problem.message}",
-            _limit_hint() if problem.limit else
-            "use {{ now }} for the moment and {{ system }} for the scenario's instructions",
+            problem.hint("use {{ now }} for the moment and {{ system }} for the scenario's "
+                         "instructions"),
         )
     _check_connection(doc, path, data, diags)
     r = data.get("retry") or {}
@@ -173,12 +173,6 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
             here = (*path, "headers", hname)
             bad_name = header_problem(hname, "") is not None
             diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
-
-
-def _limit_hint() -> str:
-    from ..compiler.sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
-
-    return LIMITS_HINT
 
 
 def _openai_json(s: OpenAISettings) -> dict[str, Any]:

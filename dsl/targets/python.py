@@ -40,7 +40,7 @@ from typing import Any
 
 from ..compiler.attachments import user_content, wire_messages
 from ..errors import EndpointError, InputError
-from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn
+from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn, ending
 from .base import AgentContext, ChatModel, Metered, Reply
 
 
@@ -221,11 +221,7 @@ class PythonAgent:
         else:
             goal = await converse(scenario, run, talk, self._user_model)
             turns = tuple(talk.turns)
-            answer = turns[-1].answer if turns else ""
-            failure = next((f"turn {n}: {t.failure}" for n, t in enumerate(turns, 1)
-                            if t.failure), None)
-            message = next((t.text for t in reversed(turns) if t.kind == "say"),
-                           scenario.message)
+            answer, failure, message = ending(turns, scenario.message)
         record = talk.record
         return AttemptData(
             message=message,

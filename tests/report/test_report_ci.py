@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 from report_builders import demo_run
 
+from dsl.errors import gh_data, gh_property
 from dsl.results.baseline import compare
 from dsl.results.cioutputs import (
     emit_github,
-    gh_data,
-    gh_property,
     github_annotations,
     junit_xml,
     md_code,
