@@ -26,6 +26,7 @@ Checks never raise because a model answered badly: they return an outcome (see
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -160,6 +161,9 @@ class Diagnostic:
     def __post_init__(self) -> None:
         if self.code not in CODES:  # a bug in Scenarist, not a user error
             raise ValueError(f"unknown diagnostic code {self.code!r}")
+        # No diagnostic ever echoes a credential, whichever stage wrote its words.
+        object.__setattr__(self, "message", mask_credentials(self.message))
+        object.__setattr__(self, "hint", mask_credentials(self.hint))
 
     @property
     def name(self) -> str:
@@ -324,6 +328,37 @@ def best_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(chosen.values(), key=Diagnostic.sort_key)
 
 
+# A credential written into a line: a URL's password (``scheme://user:PASSWORD@host``;
+# the last ``@`` of the address ends it, as URL readers split it) or a ``password=``
+# parameter (a URL's query, a libpq connection string).
+_CREDENTIAL = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:(?P<userinfo>[^\s/?#]+)@"
+    r"|(?<![A-Za-z0-9_])password=(?P<param>[^\s&#'\"]+)", re.IGNORECASE)
+MASK = "***"
+
+
+def mask_credentials(text: str, col: int = 0) -> str:
+    """``text`` with every credential in it (see ``_CREDENTIAL``) shown as ``***``."""
+    return _masked(text, col)[0]
+
+
+def _masked(text: str, col: int) -> tuple[str, int]:
+    """The masked text and where the 1-based column ``col`` moved to in it."""
+    out, last, at = [], 0, col - 1
+    shift = 0
+    for m in _CREDENTIAL.finditer(text):
+        group = "userinfo" if m.group("userinfo") is not None else "param"
+        start, end = m.span(group)
+        out += [text[last:start], MASK]
+        last = end
+        if at >= end:
+            shift += len(MASK) - (end - start)
+        elif at > start:  # inside the secret: point at its mask
+            shift = start - at + shift
+    out.append(text[last:])
+    return "".join(out), col + shift
+
+
 def render(d: Diagnostic, source_lines: Sequence[str] | None = None, *, color: bool = False) -> str:
     """The one renderer for diagnostics::
 
@@ -339,13 +374,11 @@ def render(d: Diagnostic, source_lines: Sequence[str] | None = None, *, color: b
         head = f"\x1b[1m{where}\x1b[0m{sev} \x1b[2m{d.code}\x1b[0m {d.message}"
     out = [head]
     if source_lines is not None and 1 <= d.span.line <= len(source_lines):
-        text = source_lines[d.span.line - 1].rstrip("\r\n")
+        text, col = _masked(source_lines[d.span.line - 1].rstrip("\r\n"), d.span.col)
         if len(text) > 200:  # keep the caret line readable for minified or huge lines
-            start = max(0, d.span.col - 100)
+            start = max(0, col - 100)
             text = text[start : start + 200]
-            col = d.span.col - start
-        else:
-            col = d.span.col
+            col = col - start
         text = "".join(ch if ch >= " " or ch == "\t" else "?" for ch in text)
         num = str(d.span.line)
         pad = " " * len(num)

@@ -265,8 +265,12 @@ def test_where_the_history_is(tmp_path: Path) -> None:
     ("postgresql://ci:pw@db/s", "the history URL holds a password, and scenarist.yaml is "
      "shared; leave it out and set PGPASSWORD (or ~/.pgpass, or the whole URL in "
      "SCENARIST_HISTORY) where the run happens"),
-    ("mysql://db/s", "the history URL's scheme 'mysql' is not postgresql; give "
-     "postgresql://user@host/database, or a file name for SQLite"),
+    ("mysql://db/s", "the history is a URL with the scheme 'mysql', and Scenarist knows "
+     "postgresql:// or postgres:// (PostgreSQL) only; give postgresql://user@host/database, "
+     "or a file name for SQLite"),
+    ("u:pw@db://s", "the history is a URL with no scheme, and Scenarist knows postgresql:// "
+     "or postgres:// (PostgreSQL) only; give postgresql://user@host/database, or a file "
+     "name for SQLite"),
     ("", "history must be a PostgreSQL URL, a file name, or false"),
     ("postgresql://ci@db/s", None), (".scenarist/h.db", None), (False, None),
 ])

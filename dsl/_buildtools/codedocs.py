@@ -365,8 +365,8 @@ EXAMPLES: dict[str, Example] = {
         where="suite",
         note="scenarist.yaml is shared: the history's password comes from PGPASSWORD, "
              "~/.pgpass or the whole URL in SCENARIST_HISTORY. Also reported for a `history:` "
-             "URL that is not postgresql://, and for a `compare:` entry that is not two "
-             "different target names as old:new.",
+             "URL whose scheme is not postgresql:// or postgres://, and for a `compare:` entry "
+             "that is not two different target names as old:new.",
     ),
     "E232": Example(
         _s('  - calls: {name: search_slots, args: {day: "2026-10-06"}}\n',
