@@ -345,3 +345,48 @@ def test_report_and_merge_warn_of_an_unknown_scheme_and_go_on(
     assert f"warning: the run was not added to the history: {problem}\n" in out.output
     assert "PW-never-shown" not in out.output
     assert not list(tmp_path.glob("mysql*"))
+
+
+@pytest.mark.parametrize("holds", ["tables", "migration"])
+def test_a_locked_postgresql_history_warns_and_keeps_the_run(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str], postgres: Postgres,
+        monkeypatch: pytest.MonkeyPatch, holds: str) -> None:
+    """Another session holds a lock (on the tables, or the migration's advisory lock) for
+    as long as the test lasts: the run waits LOCK_TIMEOUT_S (made short here), warns and
+    ends; before, it waited for the whole lock."""
+    import threading
+
+    import psycopg
+
+    from dsl.history import postgresql as history_postgresql
+
+    db = postgres.new_database(f"locked{next(_counter)}")
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    make_suite(tmp_path, server, HOURS + "runs: 1\nmin_pass: 1\n", history=postgres.url(db))
+    server.script(TOOL_THEN_ANSWER)
+    assert run_cli("run", cwd=tmp_path).exit_code == 0  # the history exists
+    monkeypatch.setattr(history_postgresql, "LOCK_TIMEOUT_S", 0.2)
+    holder = psycopg.connect(postgres.url(db, password=True))
+    if holds == "tables":
+        holder.execute("LOCK TABLE scenarist_schema, runs, run_targets, results "
+                       "IN ACCESS EXCLUSIVE MODE")
+    else:
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (history_postgresql.MIGRATION_LOCK,))
+    # The lock goes at the latest after 60 s, so that a run that waits for it ends (and
+    # this test fails) rather than hangs.
+    release = threading.Timer(60, holder.rollback)
+    release.start()
+    try:
+        out = run_cli("run", cwd=tmp_path)
+    finally:
+        release.cancel()
+        holder.rollback()
+        holder.close()
+    assert out.exit_code == 0
+    second = run_ids(tmp_path)[-1]
+    why = "another session has held a lock on its tables for more than 0.2 s"
+    assert WARNING.format(what="read", where=postgres.url(db), why=why,
+                          run_dir=f"runs/{second}") in out.output.splitlines()
+    assert (tmp_path / "runs" / second / "summary.json").exists()
+    imported = run_cli("history", "import", f"runs/{second}", cwd=tmp_path)
+    assert imported.output == f"Added 1 run to the history {postgres.url(db)}.\n"
