@@ -70,7 +70,8 @@ CODES: dict[str, Code] = {
         Code("Y108", "not-a-mapping", "The file's top level is not a mapping."),
         Code("Y109", "alias-bomb", "Aliases expand to too many values."),
         Code("Y110", "unsupported-yaml", "A YAML feature Scenarist does not accept."),
-        Code("Y111", "string-too-long", "A string is longer than Scenarist accepts."),
+        Code("Y111", "string-too-long", "A string (or a number) is longer than Scenarist "
+                                        "accepts."),
         Code("Y112", "unreadable-file", "The file cannot be read."),
         # S: the shape of the data (JSON Schema)
         Code("S101", "unknown-check", "A check name that Scenarist does not know."),
@@ -330,9 +331,11 @@ def best_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 # A credential written into a line: a URL's password (``scheme://user:PASSWORD@host``;
 # the last ``@`` of the address ends it, as URL readers split it) or a ``password=``
-# parameter (a URL's query, a libpq connection string).
+# parameter (a URL's query, a libpq connection string). Linear in the text's length: a
+# scheme starts where a run of its characters does, and a password ends at the next '/'
+# (every '://' holds one).
 _CREDENTIAL = re.compile(
-    r"[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:(?P<userinfo>[^\s/?#]+)@"
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:(?P<userinfo>[^\s/?#]+)@"
     r"|(?<![A-Za-z0-9_])password=(?P<param>[^\s&#'\"]+)", re.IGNORECASE)
 MASK = "***"
 
@@ -344,6 +347,8 @@ def mask_credentials(text: str, col: int = 0) -> str:
 
 def _masked(text: str, col: int) -> tuple[str, int]:
     """The masked text and where the 1-based column ``col`` moved to in it."""
+    if "://" not in text and "password=" not in text.lower():
+        return text, col
     out, last, at = [], 0, col - 1
     shift = 0
     for m in _CREDENTIAL.finditer(text):

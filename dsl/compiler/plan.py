@@ -169,7 +169,7 @@ def plan_hash(plan: dict[str, Any]) -> str:
 
     keep = {k: plan[k] for k in ("targets", "scenarios") if k in plan}
     text = json.dumps(keep, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def plan_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
