@@ -196,7 +196,8 @@ class EndpointError(ScenaristError):
     ``unsupported_tools`` (the server refuses tool definitions for this model),
     ``tool_call_as_text`` (the server returned a tool call as plain text: it does not parse
     the model's tool calls — check its chat template or tool-call parser), ``template``
-    (the target's system prompt passed a template limit while it rendered). A redirect is
+    (the target's system prompt passed a template limit while it rendered),
+    ``simulated_user`` (the model playing the person wrote nothing it could say). A redirect is
     a ``status`` error; ``malformed`` covers every reply that cannot be used (see
     ``dsl.targets.base``).
     One kind is the model's fault, not the endpoint's: ``model_output`` (the server could
@@ -239,6 +240,9 @@ EXPLANATIONS: dict[str, str] = {
                          f"the scenario; {NEITHER}.",
     "agent": "Your own agent (a kind: python target) stopped with an error, or gave back "
              f"something that is not an answer; {NEITHER}.",
+    "simulated_user": "The model that plays the person (the simulated user's target) wrote "
+                      "nothing the person could say — an empty message, only a tool call, or "
+                      f"GOAL_REACHED before the agent had answered; {NEITHER}.",
     "judge": "The judge model could not be asked, so the checks it decides have no verdict "
              f"in this attempt; {NEITHER}.",
     "template": "The target's system prompt could not be written out for this scenario (its "
