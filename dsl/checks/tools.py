@@ -420,6 +420,8 @@ def tool_correctness(p: OrderParams, a: AttemptData) -> Outcome:
     examples=("valid_args: true",),
     prepare=prepare_true,
     group="tools",
+    details="A call to a tool the scenario does not have fits no schema: the check fails "
+    "and names the scenario's tools.",
 )
 def valid_args(p: bool, a: AttemptData) -> Outcome:
     if not a.calls:
@@ -430,8 +432,11 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
             return failed(f"the arguments of the call to {c.name} are not valid JSON: "
                           f"{c.raw_args[:200]!r}")
         tool = tools.get(c.name)
-        if tool is None:
-            continue  # not a tool of the scenario: other checks report unknown tools
+        if tool is None:  # no schema can accept a call to a tool that does not exist
+            names = ", ".join(sorted(tools))
+            return failed(f"the call to {c.name} fits no schema: the scenario has no tool "
+                          f"named {c.name}" + (f" (its tools: {names})" if names else
+                                               " (it has no tools)"))
         problems = schema_problems(tool.input_schema, c.args)
         if problems:
             return failed(f"the call to {c.name} has invalid arguments: {problems[0]} "
