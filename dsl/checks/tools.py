@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from ..compiler.arguments import report_arguments
 from ..compiler.faketools import args_match
 from ..errors import did_you_mean, quoted_list
 from ..execution.toolcalls import ToolExpectation
-from ..model import AttemptData, Call, Outcome, ToolSpec
+from ..model import AttemptData, Call, Outcome, Scenario, ToolSpec
 from ..source.schemawords import schema_problems
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
@@ -569,6 +570,17 @@ def tool_expectation(checks: Any, tools: Sequence[ToolSpec]) -> ToolExpectation 
     if not expected and not nothing:
         return None
     return ToolExpectation(tuple(expected), tuple(forbidden), only, nothing and not expected)
+
+
+def scenario_expectation(scenario: Scenario) -> ToolExpectation | None:
+    """What a scenario expects of its calls: its own checks' expectation on every call,
+    and, in a conversation, each turn's checks' on that turn's calls."""
+    whole = tool_expectation(scenario.checks, scenario.tools)
+    turns = tuple((i, e) for i, t in enumerate(scenario.turns)
+                  if (e := tool_expectation(t.checks, scenario.tools)) is not None)
+    if not turns:
+        return whole
+    return dataclasses.replace(whole or ToolExpectation(whole=False), turns=turns)
 
 
 def expected_tools(checks: Any, tools: Sequence[ToolSpec] = ()) -> list[str]:
