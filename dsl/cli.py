@@ -813,7 +813,11 @@ def _history() -> Any:
     from .source.load import read_file
 
     if os.environ.get(HISTORY_ENV, "").strip():
-        location = location_for(None)
+        try:
+            location = location_for(None)
+        except NotReady as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(EXIT_INPUT)
     else:
         suite = find_suite_file(Path.cwd())
         if suite is None:

@@ -26,6 +26,7 @@ Checks never raise because a model answered badly: they return an outcome (see
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -69,7 +70,8 @@ CODES: dict[str, Code] = {
         Code("Y108", "not-a-mapping", "The file's top level is not a mapping."),
         Code("Y109", "alias-bomb", "Aliases expand to too many values."),
         Code("Y110", "unsupported-yaml", "A YAML feature Scenarist does not accept."),
-        Code("Y111", "string-too-long", "A string is longer than Scenarist accepts."),
+        Code("Y111", "string-too-long", "A string (or a number) is longer than Scenarist "
+                                        "accepts."),
         Code("Y112", "unreadable-file", "The file cannot be read."),
         # S: the shape of the data (JSON Schema)
         Code("S101", "unknown-check", "A check name that Scenarist does not know."),
@@ -160,6 +162,9 @@ class Diagnostic:
     def __post_init__(self) -> None:
         if self.code not in CODES:  # a bug in Scenarist, not a user error
             raise ValueError(f"unknown diagnostic code {self.code!r}")
+        # No diagnostic ever echoes a credential, whichever stage wrote its words.
+        object.__setattr__(self, "message", mask_credentials(self.message))
+        object.__setattr__(self, "hint", mask_credentials(self.hint))
 
     @property
     def name(self) -> str:
@@ -191,7 +196,8 @@ class EndpointError(ScenaristError):
     ``unsupported_tools`` (the server refuses tool definitions for this model),
     ``tool_call_as_text`` (the server returned a tool call as plain text: it does not parse
     the model's tool calls — check its chat template or tool-call parser), ``template``
-    (the target's system prompt passed a template limit while it rendered). A redirect is
+    (the target's system prompt passed a template limit while it rendered),
+    ``simulated_user`` (the model playing the person wrote nothing it could say). A redirect is
     a ``status`` error; ``malformed`` covers every reply that cannot be used (see
     ``dsl.targets.base``).
     One kind is the model's fault, not the endpoint's: ``model_output`` (the server could
@@ -234,6 +240,9 @@ EXPLANATIONS: dict[str, str] = {
                          f"the scenario; {NEITHER}.",
     "agent": "Your own agent (a kind: python target) stopped with an error, or gave back "
              f"something that is not an answer; {NEITHER}.",
+    "simulated_user": "The model that plays the person (the simulated user's target) wrote "
+                      "nothing the person could say — an empty message, only a tool call, or "
+                      f"GOAL_REACHED before the agent had answered; {NEITHER}.",
     "judge": "The judge model could not be asked, so the checks it decides have no verdict "
              f"in this attempt; {NEITHER}.",
     "template": "The target's system prompt could not be written out for this scenario (its "
@@ -324,6 +333,41 @@ def best_per_place(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     return sorted(chosen.values(), key=Diagnostic.sort_key)
 
 
+# A credential written into a line: a URL's password (``scheme://user:PASSWORD@host``;
+# the last ``@`` of the address ends it, as URL readers split it) or a ``password=``
+# parameter (a URL's query, a libpq connection string). Linear in the text's length: a
+# scheme starts where a run of its characters does, and a password ends at the next '/'
+# (every '://' holds one).
+_CREDENTIAL = re.compile(
+    r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:(?P<userinfo>[^\s/?#]+)@"
+    r"|(?<![A-Za-z0-9_])password=(?P<param>[^\s&#'\"]+)", re.IGNORECASE)
+MASK = "***"
+
+
+def mask_credentials(text: str, col: int = 0) -> str:
+    """``text`` with every credential in it (see ``_CREDENTIAL``) shown as ``***``."""
+    return _masked(text, col)[0]
+
+
+def _masked(text: str, col: int) -> tuple[str, int]:
+    """The masked text and where the 1-based column ``col`` moved to in it."""
+    if "://" not in text and "password=" not in text.lower():
+        return text, col
+    out, last, at = [], 0, col - 1
+    shift = 0
+    for m in _CREDENTIAL.finditer(text):
+        group = "userinfo" if m.group("userinfo") is not None else "param"
+        start, end = m.span(group)
+        out += [text[last:start], MASK]
+        last = end
+        if at >= end:
+            shift += len(MASK) - (end - start)
+        elif at > start:  # inside the secret: point at its mask
+            shift = start - at + shift
+    out.append(text[last:])
+    return "".join(out), col + shift
+
+
 def render(d: Diagnostic, source_lines: Sequence[str] | None = None, *, color: bool = False) -> str:
     """The one renderer for diagnostics::
 
@@ -339,13 +383,11 @@ def render(d: Diagnostic, source_lines: Sequence[str] | None = None, *, color: b
         head = f"\x1b[1m{where}\x1b[0m{sev} \x1b[2m{d.code}\x1b[0m {d.message}"
     out = [head]
     if source_lines is not None and 1 <= d.span.line <= len(source_lines):
-        text = source_lines[d.span.line - 1].rstrip("\r\n")
+        text, col = _masked(source_lines[d.span.line - 1].rstrip("\r\n"), d.span.col)
         if len(text) > 200:  # keep the caret line readable for minified or huge lines
-            start = max(0, d.span.col - 100)
+            start = max(0, col - 100)
             text = text[start : start + 200]
-            col = d.span.col - start
-        else:
-            col = d.span.col
+            col = col - start
         text = "".join(ch if ch >= " " or ch == "\t" else "?" for ch in text)
         num = str(d.span.line)
         pad = " " * len(num)

@@ -14,6 +14,8 @@ nothing and says which (:class:`InitRefused`).
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +122,15 @@ def init_suite(folder: Path, endpoint: Endpoint | None = None) -> Initialized:
     if folder.exists() and not folder.is_dir():
         raise InitRefused(f"{folder} is a file, not a folder; give the folder for the new "
                           "suite (it is created when missing)")
+    # Every path is checked before anything is written: a folder init would make (the
+    # suite's, cassettes/) that is a file or a link to nothing is named, and nothing written.
+    for rel, _ in files:
+        for at in [*reversed((folder / rel).parents), folder / rel][:-1]:
+            problem = _not_a_folder(at)
+            if problem is not None:
+                raise InitRefused(f"{at} {problem}, where init would make the folder for "
+                                  f"{folder / rel}: nothing was written. Move it away, or "
+                                  "choose another folder (scenarist init NEW_DIR)")
     there = [rel for rel, _ in files if (folder / rel).exists() or (folder / rel).is_symlink()]
     if there:
         names = ", ".join(str(folder / rel) for rel in there)
@@ -127,17 +138,40 @@ def init_suite(folder: Path, endpoint: Endpoint | None = None) -> Initialized:
                           "never overwrites a file: nothing was written. Choose another "
                           "folder (scenarist init NEW_DIR), or move "
                           f"{'it' if len(there) == 1 else 'them'} away first")
-    for rel, data in files:
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("xb") as f:  # "x": never replaces a file that appeared meanwhile
-            f.write(data)
+    made: list[Path] = []  # what this call created, undone if a later write fails
+    try:
+        for rel, data in files:
+            path = folder / rel
+            for parent in reversed(path.parents):
+                if not parent.exists():
+                    parent.mkdir()
+                    made.append(parent)
+            with path.open("xb") as f:  # "x": never replaces a file that appeared meanwhile
+                made.append(path)
+                f.write(data)
+    except OSError:
+        for path in reversed(made):
+            with contextlib.suppress(OSError):
+                if path.is_dir():
+                    path.rmdir()
+                else:
+                    path.unlink()
+        raise
     shown = "" if folder == Path(".") else f" {folder}"
     return Initialized(folder, tuple(rel for rel, _ in files), (
         (f"scenarist lint{shown}", "check the files: every mistake, with its line"),
         (f"scenarist run{shown}", "try the example scenario 5 times and write a report"),
         ("scenarist checks", "list the checks a scenario can use"),
     ))
+
+
+def _not_a_folder(path: Path) -> str | None:
+    """Why init cannot make (or use) the folder ``path``, in words; None when it can."""
+    if path.is_symlink() and not path.exists():
+        return f"is a link to {os.readlink(path)}, which does not exist"
+    if path.exists() and not path.is_dir():
+        return "is a file"
+    return None
 
 
 # What each file init writes is for, as the command says it.

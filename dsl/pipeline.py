@@ -624,7 +624,10 @@ def report_trends(run_dir: Path) -> tuple[dict[str, Any], list[str]]:
         plan = read_json(run_dir / PLAN)
     except RunDirError:
         return {}, []
-    location = location_for(None, kept=info.get("history"))
+    try:
+        location = location_for(None, kept=info.get("history"))
+    except NotReady as exc:
+        return {}, [f"warning: the report has no trend: {exc}"]
     if location is None:
         return {}, []
     history = History(location)
@@ -655,6 +658,7 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
                        + ("; ".join(notes) if notes else "it ran no scenario"))
     if prepared.not_in_run:
         notes.append("not in the run, so not rechecked: " + ", ".join(prepared.not_in_run))
+    location = location_for(Path(prepared.plan.suite_root), prepared.plan.history)
     folder = _write(lambda: run_recheck(prepared, run_dir, out or run_dir.parent, ask_judge),
                     out or run_dir.parent)
     plan = read_json(folder / "plan.json")
@@ -664,7 +668,6 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
         notes.append(f"{not_cached} judge question{'s were' if not_cached != 1 else ' was'} "
                      "not in the judge's cache: those attempts have no verdict; ask them "
                      f"with: scenarist recheck {run_dir} --judge")
-    location = location_for(Path(prepared.plan.suite_root), prepared.plan.history)
     history = History(location)
     trends = history.trends(plan_keys(plan), folder)
     summary, comparison = _write(lambda: regenerate(folder, None, None, trends)[1:], folder)
@@ -691,7 +694,10 @@ def record_merged(merged: Path, summary: dict[str, Any], run_dirs: list[Path]) -
         ids.append(str(shard.get("run_id") or d.name))
         info.setdefault("git", shard.get("git"))
     info["history"] = kept
-    location = location_for(None, kept=kept)
+    try:
+        location = location_for(None, kept=kept)
+    except NotReady as exc:
+        return [f"warning: the run was not added to the history: {exc}"]
     history = History(location)
     history.record(merged, summary, info, replaces=tuple(ids))
     return history.notes

@@ -238,6 +238,16 @@ def test_the_usual_places_of_a_template_need_no_whole_validation() -> None:
     ((), ("clinic.*",), "clinic.hours[es]", [], True),
     ((), ("*[ep]s]",), "clinic.hours[es]", [], True),
     ((), ("*.greeting",), "clinic.hours[es]", [], False),
+    # a trailing [CASE] names a case, never a set of characters (docs/cli.md)
+    ((), ("hours[es]",), "clinic.hours_in_languages[es]", [], True),
+    ((), ("clinic.*[es]",), "clinic.hours_in_languages[es]", [], True),
+    ((), ("clinic.*[es]",), "clinic.change_hours", [], False),  # before: 's' ends it
+    ((), ("clinic.*[es]",), "clinic.hours_in_languages[en]", [], False),
+    ((), ("[es]",), "clinic.hours_in_languages[es]", [], True),  # every Spanish case
+    ((), ("[ES]",), "clinic.hours_in_languages[es]", [], True),
+    ((), ("hours[e*]",), "clinic.hours_in_languages[en]", [], True),  # a glob of cases
+    ((), ("greeting[es]",), "clinic.hours_in_languages[es]", [], False),
+    ((), ("clinic.hours_[a-z]*",), "clinic.hours_today", [], True),  # a set, not last
     (("smoke",), ("hours",), "clinic.hours", ["slow"], False),
 ])
 def test_the_selection_rule(tags: tuple[str, ...], patterns: tuple[str, ...], sid: str,

@@ -797,18 +797,54 @@ def run(env):
     assert len(bodies(userver)) == 3
 
 
-def test_a_stop_marker_before_the_agent_has_spoken_does_not_count(
+NULL_CONTENT = {"json": {"id": "x", "object": "chat.completion", "model": "user-model",
+                         "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                             "role": "assistant", "content": None}}]}}
+
+
+@pytest.mark.parametrize(("reply", "what"), [
+    ({"text": ""}, "an empty message"),
+    ({"text": "  \n"}, "an empty message"),
+    (NULL_CONTENT, "no text (its content was null)"),
+    ({"tool_calls": [{"name": "search", "arguments": {}}]}, "only a tool call"),
+    ({"text": "GOAL_REACHED"}, "only GOAL_REACHED, before the agent had said anything"),
+    ({"text": "GOAL_REACHED."}, "only GOAL_REACHED, before the agent had said anything"),
+])
+def test_a_simulated_user_that_writes_nothing_usable_is_its_own_error(
         tmp_path: Path, server: FakeServer, userver: FakeServer,
-        cli_env: dict[str, str]) -> None:
+        cli_env: dict[str, str], reply: dict[str, Any], what: str) -> None:
+    """Not the agent's failure (before: a conversation of 0 turns, failed as "the answer
+    was empty"): an error of its own kind, counted apart, naming the user's target."""
     server.script({"default": [{"text": "¡Hola!"}]})
-    userver.script({"rules": [{"match": "The chat opens", "replies": [
-        {"text": "GOAL_REACHED"}]}]})  # what small models do at once
+    userver.script({"rules": [{"match": "The chat opens", "replies": [reply]}]})
     suite(tmp_path, server.url, userver.url)
     write(tmp_path / "user.yaml", USER_SCENARIO)
-    assert run(tmp_path).exit_code == 1
+    r = run(tmp_path)
+    assert r.exit_code == 3, r.output  # no verdict: never the agent's failure
     (rec,) = records(tmp_path)
-    assert rec["goal_reached"] is False
-    assert "turns" not in rec  # the agent was never asked
-    assert bodies(server) == []
-    assert rec["checks"][0]["reason"] == \
-        "the simulated user did not say its goal was reached (0 turns)"
+    assert (rec["status"], rec["error"]["kind"]) == ("error", "simulated_user")
+    assert rec["error"]["message"] == (
+        f"the simulated user's target 'patient' wrote nothing the person could say: {what}")
+    assert bodies(server) == []  # the agent was never asked
+    assert ("      ! simulated_user ×1: The model that plays the person (the simulated user's "
+            "target) wrote nothing the person could say — an empty message, only a tool call, "
+            "or GOAL_REACHED before the agent had answered; it says nothing about the model, "
+            "so it counts neither as a pass nor as a failure.") in r.output.splitlines()
+    row = json.loads((next((tmp_path / "runs").iterdir()) / "summary.json").read_text()
+                     )["scenarios"][0]
+    assert (row["error_kinds"], row["fails"], row["passes"]) == ({"simulated_user": 1}, 0, 0)
+
+
+def test_a_simulated_user_that_falls_silent_later_is_its_own_error(
+        tmp_path: Path, server: FakeServer, userver: FakeServer,
+        cli_env: dict[str, str]) -> None:
+    server.script({"default": [{"text": "¡Hola! ¿En qué te ayudo?"}]})
+    userver.script({"rules": [
+        {"match": "The chat opens", "replies": [{"text": "Hola"}]},
+        {"match": "ayudo", "replies": [{"text": ""}]}]})
+    suite(tmp_path, server.url, userver.url)
+    write(tmp_path / "user.yaml", USER_SCENARIO)
+    assert run(tmp_path).exit_code == 3
+    (rec,) = records(tmp_path)
+    assert rec["error"]["kind"] == "simulated_user"
+    assert [t["text"] for t in rec["turns"]] == ["Hola"]  # what happened before is kept

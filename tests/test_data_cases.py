@@ -482,3 +482,62 @@ def test_an_attachment_over_5_mib_is_refused_at_its_place(
     assert r.output.splitlines()[0] == (
         f"s.yaml:3:24: error E231 the attachment '{name}' is {len(data):,} bytes; an "
         "attachment may have at most 5,242,880 bytes (5 MiB)")
+
+
+JSONL_SCENARIO = HOURS.replace("cases_file: hours.csv", "cases_file: hours.jsonl")
+
+
+def test_cases_python_cannot_read_are_one_located_sentence_each(
+        tmp_path: Path, server: FakeServer) -> None:
+    """A JSONL number of 5,000 digits, half of a surrogate pair, a CSV runs of 5,000 digits
+    or a superscript: lint and run say where, and nothing runs (before: a traceback, or a
+    run whose plan.json could not be written)."""
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "hours.yaml", JSONL_SCENARIO)
+    big = "7" * 5000
+    (tmp_path / "hours.jsonl").write_text(
+        '{"id": "ok", "question": "¿Abren?", "closes": "13:00"}\n'
+        f'{{"id": "big", "question": "¿Abren?", "closes": {big}}}\n'
+        '{"id": "half", "question": "¿Abren? \\ud800", "closes": "13:00"}\n'
+        '{"id": "pair", "question": "\\ud83d\\ude00 \\udc00", "closes": "13:00"}\n')
+    write(tmp_path / "csv.yaml", HOURS.replace("id: clinic.hours", "id: clinic.csv"))
+    (tmp_path / "hours.csv").write_text(f"id,question,closes,runs\na,q,1,{big}\nb,q,1,²\n")
+    expected = [
+        "hours.csv:2:7: error E229 runs of the case 'a' must be a whole number from 1 to "
+        f"10,000; got \"{'7' * 56}...",
+        "hours.csv:3:7: error E229 runs of the case 'b' must be a whole number from 1 to "
+        '10,000; got "²"',
+        "hours.jsonl:2:48: error E229 line 2 holds a number of 5,000 digits; Scenarist reads "
+        "numbers of at most 4,300 digits",
+        'hint: write it as text, in quotes: "1234…"',
+        "hours.jsonl:3:37: error E229 line 3 holds the escape \\ud800, half of a surrogate "
+        "pair, which is not a character",
+        "hint: write the character itself, or both halves of its pair (\\ud83d\\ude00 for 😀)",
+        "hours.jsonl:4:42: error E229 line 4 holds the escape \\udc00, half of a surrogate "
+        "pair, which is not a character",
+        "hint: write the character itself, or both halves of its pair (\\ud83d\\ude00 for 😀)",
+    ]
+    for command in ("lint", "run"):
+        out = run_cli(command, cwd=tmp_path)
+        assert out.exit_code == (1 if command == "lint" else 2), out.output
+        shown, mine = [], False
+        for line in out.output.splitlines():
+            if not line.startswith(" "):  # a diagnostic's first line
+                mine = line.startswith("hours")
+            if mine and line.startswith(("hours", "  hint")):
+                shown.append(line.strip())
+        assert shown == expected, command
+    assert not (tmp_path / "runs").exists()
+    assert server.requests() == []
+
+
+def test_an_inline_number_of_5000_digits_is_located(tmp_path: Path, server: FakeServer
+                                                    ) -> None:
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "hours.yaml", HOURS.replace(
+        "cases_file: hours.csv", f"cases:\n  - {{question: q, closes: {'1' * 5000}}}"))
+    out = run_cli("lint", cwd=tmp_path)
+    assert out.exit_code == 1
+    assert out.output.splitlines()[0] == (
+        "hours.yaml:5:27: error Y111 this number has 5,000 digits; Scenarist reads numbers "
+        "of at most 4,300 digits")

@@ -216,6 +216,17 @@ def test_the_password_is_never_shown(postgres: Postgres) -> None:
     assert 'database "nosuchdb" does not exist' in str(err.value)
 
 
+def test_a_postgresql_history_waits_a_bounded_time(postgres: Postgres) -> None:
+    """Its session's lock and statement timeouts (a locked history is a warning: see
+    test_history_cli's test_a_locked_postgresql_history_warns_and_keeps_the_run)."""
+    db = postgres.new_database("bounded")
+    with open_history(Location("postgresql", postgres.url(db, password=True))) as s:
+        s.schema_version()
+        cur = s._conn.cursor()  # type: ignore[attr-defined]
+        assert cur.execute("SELECT current_setting('lock_timeout'), "
+                           "current_setting('statement_timeout')").fetchone() == ("5s", "30s")
+
+
 def test_a_server_that_is_down_is_said_in_words() -> None:
     from .conftest import _free_port
 
@@ -265,8 +276,12 @@ def test_where_the_history_is(tmp_path: Path) -> None:
     ("postgresql://ci:pw@db/s", "the history URL holds a password, and scenarist.yaml is "
      "shared; leave it out and set PGPASSWORD (or ~/.pgpass, or the whole URL in "
      "SCENARIST_HISTORY) where the run happens"),
-    ("mysql://db/s", "the history URL's scheme 'mysql' is not postgresql; give "
-     "postgresql://user@host/database, or a file name for SQLite"),
+    ("mysql://db/s", "the history is a URL with the scheme 'mysql', and Scenarist knows "
+     "postgresql:// or postgres:// (PostgreSQL) only; give postgresql://user@host/database, "
+     "or a file name for SQLite"),
+    ("u:pw@db://s", "the history is a URL with no scheme, and Scenarist knows postgresql:// "
+     "or postgres:// (PostgreSQL) only; give postgresql://user@host/database, or a file "
+     "name for SQLite"),
     ("", "history must be a PostgreSQL URL, a file name, or false"),
     ("postgresql://ci@db/s", None), (".scenarist/h.db", None), (False, None),
 ])

@@ -240,7 +240,12 @@ def test_a_password_in_scenarist_yaml_is_refused(tmp_path: Path, server: FakeSer
     assert out.exit_code == 1
     assert ("scenarist.yaml:68:14: error E221 the history URL holds a password, and "
             "scenarist.yaml is shared; leave it out and set PGPASSWORD (or ~/.pgpass, or the "
-            "whole URL in SCENARIST_HISTORY) where the run happens") in out.output
+            "whole URL in SCENARIST_HISTORY) where the run happens\n"
+            '  68 |   "history": "postgresql://ci:***@db/scenarist"\n'
+            "     |              ^\n") in out.output
+    assert "s3cret" not in out.output
+    for fmt in ("json", "github"):
+        assert "s3cret" not in run_cli("lint", "--format", fmt, cwd=tmp_path).output
 
 
 def test_the_git_commit_and_branch_are_recorded(tmp_path: Path, server: FakeServer,
@@ -277,3 +282,111 @@ def test_a_merged_run_replaces_its_shards_in_the_history(
     lines = run_cli("runs", "list", cwd=tmp_path).output.splitlines()
     assert lines[-1] == f"1 run in the history {tmp_path / '.scenarist' / 'history.db'}"
     assert "2/2 passed" in lines[0]
+
+
+UNKNOWN_SCHEME = ("the history is a URL with the scheme '{}', and Scenarist knows "
+                  "postgresql:// or postgres:// (PostgreSQL) only; give "
+                  "postgresql://user@host/database, or a file name for SQLite")
+
+
+def _files(root: Path) -> set[Path]:
+    return set(root.rglob("*"))
+
+
+@pytest.mark.parametrize("scheme", ["postgressql", "mysql"])
+def test_scenarist_history_with_an_unknown_scheme_is_refused(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str], scheme: str,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    make_suite(tmp_path, server, HOURS + "runs: 1\nmin_pass: 1\n")
+    server.script(TOOL_THEN_ANSWER)
+    before = _files(tmp_path)
+    monkeypatch.setenv("SCENARIST_HISTORY", f"{scheme}://u:PW-never-shown@host/db")
+    expected = f"error: SCENARIST_HISTORY cannot be used: {UNKNOWN_SCHEME.format(scheme)}\n"
+    for command in (["run"], ["runs", "list"], ["runs", "show", "x"],
+                    ["history", "import", str(tmp_path)]):
+        out = run_cli(*command, cwd=tmp_path)
+        assert (out.exit_code, out.output) == (2, expected), command
+    assert _files(tmp_path) == before  # no SQLite file, no run folder, no run.json
+    assert server.requests() == []
+
+
+def test_history_with_an_unknown_scheme_in_scenarist_yaml_is_refused(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    make_suite(tmp_path, server, HOURS + "runs: 1\nmin_pass: 1\n",
+               history="postgressql://u:PW-never-shown@host/db")
+    before = _files(tmp_path)
+    for command in ("lint", "run"):
+        out = run_cli(command, cwd=tmp_path)
+        assert out.exit_code == (1 if command == "lint" else 2)
+        assert (f"scenarist.yaml:68:14: error E221 {UNKNOWN_SCHEME.format('postgressql')}\n"
+                '  68 |   "history": "postgressql://u:***@host/db"\n'
+                "     |              ^\n") in out.output
+        assert "PW-never-shown" not in out.output
+    out = run_cli("runs", "list", cwd=tmp_path)
+    assert (out.exit_code, out.output) == (
+        2, f"error: {tmp_path / 'scenarist.yaml'}: {UNKNOWN_SCHEME.format('postgressql')}\n")
+    assert _files(tmp_path) == before
+
+
+def test_report_and_merge_warn_of_an_unknown_scheme_and_go_on(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    make_suite(tmp_path, server, HOURS + "runs: 1\nmin_pass: 1\n", history=False)
+    server.script(TOOL_THEN_ANSWER)
+    assert run_cli("run", cwd=tmp_path).exit_code == 0
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    monkeypatch.setenv("SCENARIST_HISTORY", "mysql://u:PW-never-shown@host/db")
+    problem = f"SCENARIST_HISTORY cannot be used: {UNKNOWN_SCHEME.format('mysql')}"
+    out = run_cli("report", str(run_dir), cwd=tmp_path)
+    assert out.exit_code == 0
+    assert f"warning: the report has no trend: {problem}\n" in out.output
+    out = run_cli("merge", str(run_dir), "--out", str(tmp_path / "merged"), cwd=tmp_path)
+    assert out.exit_code == 0, out.output
+    assert f"warning: the run was not added to the history: {problem}\n" in out.output
+    assert "PW-never-shown" not in out.output
+    assert not list(tmp_path.glob("mysql*"))
+
+
+@pytest.mark.parametrize("holds", ["tables", "migration"])
+def test_a_locked_postgresql_history_warns_and_keeps_the_run(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str], postgres: Postgres,
+        monkeypatch: pytest.MonkeyPatch, holds: str) -> None:
+    """Another session holds a lock (on the tables, or the migration's advisory lock) for
+    as long as the test lasts: the run waits LOCK_TIMEOUT_S (made short here), warns and
+    ends; before, it waited for the whole lock."""
+    import threading
+
+    import psycopg
+
+    from dsl.history import postgresql as history_postgresql
+
+    db = postgres.new_database(f"locked{next(_counter)}")
+    monkeypatch.setenv("PGPASSWORD", postgres.password)
+    make_suite(tmp_path, server, HOURS + "runs: 1\nmin_pass: 1\n", history=postgres.url(db))
+    server.script(TOOL_THEN_ANSWER)
+    assert run_cli("run", cwd=tmp_path).exit_code == 0  # the history exists
+    monkeypatch.setattr(history_postgresql, "LOCK_TIMEOUT_S", 0.2)
+    holder = psycopg.connect(postgres.url(db, password=True))
+    if holds == "tables":
+        holder.execute("LOCK TABLE scenarist_schema, runs, run_targets, results "
+                       "IN ACCESS EXCLUSIVE MODE")
+    else:
+        holder.execute("SELECT pg_advisory_xact_lock(%s)", (history_postgresql.MIGRATION_LOCK,))
+    # The lock goes at the latest after 60 s, so that a run that waits for it ends (and
+    # this test fails) rather than hangs.
+    release = threading.Timer(60, holder.rollback)
+    release.start()
+    try:
+        out = run_cli("run", cwd=tmp_path)
+    finally:
+        release.cancel()
+        holder.rollback()
+        holder.close()
+    assert out.exit_code == 0
+    second = run_ids(tmp_path)[-1]
+    why = "another session has held a lock on its tables for more than 0.2 s"
+    assert WARNING.format(what="read", where=postgres.url(db), why=why,
+                          run_dir=f"runs/{second}") in out.output.splitlines()
+    assert (tmp_path / "runs" / second / "summary.json").exists()
+    imported = run_cli("history", "import", f"runs/{second}", cwd=tmp_path)
+    assert imported.output == f"Added 1 run to the history {postgres.url(db)}.\n"

@@ -92,6 +92,44 @@ def test_init_never_overwrites_a_file(tmp_path: Path) -> None:
                                            "missing)\n")
 
 
+@pytest.mark.parametrize("way", ["file", "dangling link", "link to a file"])
+def test_a_file_where_init_would_make_a_folder_is_named_and_nothing_written(
+        tmp_path: Path, way: str) -> None:
+    """Before: "cannot write the suite into pharmacy: File exists", after writing
+    scenarist.yaml and the example."""
+    suite = tmp_path / "pharmacy"
+    suite.mkdir()
+    in_the_way = suite / "cassettes"
+    if way == "file":
+        in_the_way.write_text("notes\n")
+        why = "is a file"
+    elif way == "dangling link":
+        in_the_way.symlink_to("gone")
+        why = "is a link to gone, which does not exist"
+    else:
+        (suite / "notes.txt").write_text("notes\n")
+        in_the_way.symlink_to("notes.txt")
+        why = "is a file"
+    before = sorted(f.name for f in suite.iterdir())
+    p = scenarist("init", "pharmacy", cwd=tmp_path)
+    assert (p.returncode, p.stdout) == (2, "")
+    assert p.stderr == (
+        f"error: pharmacy/cassettes {why}, where init would make the folder for "
+        "pharmacy/cassettes/example.jsonl: nothing was written. Move it away, or choose "
+        "another folder (scenarist init NEW_DIR)\n")
+    assert sorted(f.name for f in suite.iterdir()) == before
+
+
+def test_a_dangling_link_as_the_suite_folder_is_named(tmp_path: Path) -> None:
+    (tmp_path / "pharmacy").symlink_to("nowhere")
+    p = scenarist("init", "pharmacy", cwd=tmp_path)
+    assert (p.returncode, p.stderr) == (
+        2, "error: pharmacy is a link to nowhere, which does not exist, where init would "
+           "make the folder for pharmacy/scenarist.yaml: nothing was written. Move it away, "
+           "or choose another folder (scenarist init NEW_DIR)\n")
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["pharmacy"]
+
+
 @pytest.mark.parametrize(("args", "said"), [
     (("--base-url", "http://x/v1"), "name the target with both --base-url and --model"),
     (("--base-url", "127.0.0.1:8080", "--model", "m"),
@@ -147,3 +185,22 @@ def test_init_against_a_named_endpoint_lints_and_runs_against_it(
 def test_the_templates_are_what_init_writes() -> None:
     assert SUITE_TEMPLATE.read_text("utf-8").count("@targets@") == 1
     assert "@" not in EXAMPLE.read_text("utf-8")
+
+
+def test_a_write_that_fails_midway_leaves_nothing(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk that fills up (or a folder that cannot be written, which root never sees)
+    while init writes its third file: the two before it and the folders it made go."""
+    from dsl.init import init_suite
+
+    real_open = Path.open
+
+    def failing_open(self: Path, *args: object, **kwargs: object) -> object:
+        if self.name == "example.jsonl":
+            raise OSError(28, "No space left on device")
+        return real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "open", failing_open)
+    with pytest.raises(OSError, match="No space left on device"):
+        init_suite(tmp_path / "new" / "pharmacy")
+    assert list(tmp_path.iterdir()) == []

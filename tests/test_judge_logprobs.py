@@ -186,6 +186,56 @@ def test_digit_scores_for_rubrics_and_criteria(tmp_path: Path, agent: FakeServer
     assert all(a.endswith("Reply with one digit.") for a in asked)
 
 
+def raw_logprobs(alternatives: list[tuple[str, float]]) -> dict[str, Any]:
+    """A judge reply whose first token has these log-probabilities, as written (the
+    scripted server's top_logprobs takes probabilities, which cannot be impossible)."""
+    top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives]
+    return {"json": {
+        "id": "x", "object": "chat.completion", "model": "judge-model",
+        "choices": [{"index": 0, "finish_reason": "stop",
+                     "message": {"role": "assistant", "content": alternatives[0][0]},
+                     "logprobs": {"content": [{**top[0], "top_logprobs": top}]}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}}}
+
+
+@pytest.mark.parametrize(("alternatives", "problem"), [
+    ([("Yes", 1e308), ("No", -2.0)],
+     'its token "Yes" has the log-probability 1e+308, and a log-probability is never above 0'),
+    ([("yes", 50.0), ("no", -0.1)],
+     'its token "yes" has the log-probability 50, and a log-probability is never above 0'),
+    ([("No", 700.0)],
+     'its token "No" has the log-probability 700, and a log-probability is never above 0'),
+    ([("The", 3.5), ("yes", -0.01)],  # an answer that is not yes or no: still malformed
+     'its token "The" has the log-probability 3.5, and a log-probability is never above 0'),
+    ([("Yes", -0.01), ("yes", -0.02), ("No", -0.5)],
+     "the probabilities of its first token's alternatives add up to 2.58, more than 1"),
+])
+def test_impossible_log_probabilities_are_unsure_never_a_verdict(
+        tmp_path: Path, agent: FakeServer, jserver: FakeServer, cli_env: dict[str, str],
+        alternatives: list[tuple[str, float]], problem: str) -> None:
+    jserver.script({"rules": [{"match": "FAITHFUL", "replies": [raw_logprobs(alternatives)]}]})
+    suite(tmp_path, agent.url, jserver.url)
+    scenario(tmp_path, "  - faithful\n")
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 1, r.output  # unsure: no pass (before: a pass, or an error)
+    (rec,) = records(tmp_path)
+    (check,) = rec["checks"]
+    assert (rec["status"], check["status"], check["reason"]) == (
+        "unsure", "unsure",
+        "the judge's reply was malformed, so no verdict can be read from it: " + problem)
+    run_cli("run", ".", "--out", "again", cwd=tmp_path)  # not kept: asked again
+    assert len(jserver.requests()) == 2
+
+
+def test_a_cached_reading_with_impossible_values_is_unsure() -> None:
+    reading = Reading("yes_no", (50.0, None), "yes")
+    d = decide(reading, Calibration(), 0.8)
+    assert (d.status, d.reason) == (
+        "unsure", "the judge's reply was malformed, so no verdict can be read from it: its "
+        'token "yes" has the log-probability 50, and a log-probability is never above 0')
+    assert decide(Reading("yes_no", (0.0, None), "yes"), Calibration(), 0.8).status == "pass"
+
+
 def test_a_reply_without_logprobs_is_unsure_and_not_kept(
         tmp_path: Path, agent: FakeServer, jserver: FakeServer, cli_env: dict[str, str]) -> None:
     jserver.script({"rules": [{"match": "FAITHFUL", "replies": [{"text": "yes"}]}]})

@@ -330,3 +330,31 @@ def test_file_report_is_small_and_picklable() -> None:
 
     r = FileReport("f.yaml", (), "f", Span("f.yaml", 1, 1), ("a",), {})
     assert pickle.loads(pickle.dumps(r)) == r
+
+
+@pytest.mark.parametrize(("line", "col", "shown", "caret"), [
+    # the caret after the password moves with it; one inside it points at the mask
+    ('history: "postgresql://ci:s3cret@db/scenarist"', 10,
+     'history: "postgresql://ci:***@db/scenarist"', 10),
+    ('history: "postgresql://ci:s3cret@db/scenarist"', 38,
+     'history: "postgresql://ci:***@db/scenarist"', 35),
+    ('history: "postgresql://ci:s3cret@db/scenarist"', 30,
+     'history: "postgresql://ci:***@db/scenarist"', 27),
+    ("url: https://bot:p@ss:w@rd@api.example.org/v1?x=1", 6,
+     "url: https://bot:***@api.example.org/v1?x=1", 6),
+    ("history: postgresql://ci@db/s?sslmode=require&password=s3cret", 1,
+     "history: postgresql://ci@db/s?sslmode=require&password=***", 1),
+    ("dsn: host=db password=s3cret user=ci", 1, "dsn: host=db password=*** user=ci", 1),
+    ("base_url: http://127.0.0.1:8080/v1", 11, "base_url: http://127.0.0.1:8080/v1", 11),
+])
+def test_no_diagnostic_echoes_a_credential(line: str, col: int, shown: str, caret: int) -> None:
+    from dsl.errors import render
+
+    d = Diagnostic(Span("scenarist.yaml", 1, col), "E221", f"bad value {line}",
+                   f"not {line}")
+    assert render(d, [line]).splitlines() == [
+        f"scenarist.yaml:1:{col}: error E221 bad value {shown}",
+        f"  1 | {shown}",
+        f"    | {' ' * (caret - 1)}^",
+        f"  hint: not {shown}",
+    ]

@@ -210,7 +210,7 @@ def test_unknown_tool_is_recorded_and_the_model_told(tmp_path: Path, server: Fak
         {"tool_calls": [{"name": "get_hours", "arguments": {}}]},
         {"text": "Hasta las 18:00."},
     ]}]})
-    make_suite(tmp_path, server, HOURS + "runs: 1\nmin_pass: 1\n")
+    make_suite(tmp_path, server, HOURS + "  - valid_args\nruns: 1\nmin_pass: 1\n")
     r = run_cli("run", ".", cwd=tmp_path)
     assert r.exit_code == 1
     (rec,) = results(tmp_path)
@@ -218,6 +218,10 @@ def test_unknown_tool_is_recorded_and_the_model_told(tmp_path: Path, server: Fak
     assert rec["calls"][0]["action"] is None
     assert rec["checks"][0]["reason"] == ("expected a call to list_business_hours; it was never "
                                           "called (calls made: get_hours)")
+    valid_args = next(c for c in rec["checks"] if c["check"] == "valid_args")
+    assert (valid_args["status"], valid_args["reason"]) == (
+        "fail", "the call to get_hours fits no schema: the scenario has no tool named "
+                "get_hours (its tools: list_business_hours, set_business_hours)")
     tool_msg = server.requests()[1]["body"]["messages"][-1]
     assert tool_msg["content"] == ("error: there is no tool named 'get_hours'. The tools are: "
                                    "list_business_hours, set_business_hours.")

@@ -52,3 +52,12 @@ def test_runs_override_scales_min_pass(tmp_path: Path, server: FakeServer,
     write(tmp_path / "hours.yaml", HOURS + "runs: 10\nmin_pass: 9\n")
     plan = json.loads(run_cli("plan", ".", "--json", "--runs", "20", cwd=tmp_path).output)
     assert (plan["scenarios"][0]["runs"], plan["scenarios"][0]["min_pass"]) == (20, 18)
+
+
+def test_the_plan_s_fingerprint_takes_any_text() -> None:
+    """Half a surrogate pair (which lint refuses in every file) never crashes the hash."""
+    from dsl.compiler.plan import plan_hash
+
+    one = plan_hash({"scenarios": [{"message": "q\ud800"}]})
+    assert one != plan_hash({"scenarios": [{"message": "q\ud801"}]})
+    assert len(one) == 16

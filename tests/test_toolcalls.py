@@ -14,7 +14,7 @@ from dsl.checks import REGISTRY, CheckContext
 from dsl.checks.tools import tool_correctness_score, tool_expectation
 from dsl.errors import Collector, Span
 from dsl.execution.toolcalls import ToolExpectation, expectation_of
-from dsl.model import AttemptData, Call, Tokens, ToolSpec
+from dsl.model import AttemptData, Call, Tokens, ToolSpec, Turn
 from dsl.source.load import load_text
 
 from .conftest import FakeServer, run_cli, suite_yaml, write
@@ -91,6 +91,84 @@ def test_older_plans_kept_only_the_expected_tools() -> None:
     assert expectation_of({"tool_expectation": None, "expected_tools": ["a"]}) is None
     e = ToolExpectation(("a",), ("b",), True, False)
     assert ToolExpectation.from_json(json.loads(json.dumps(e.as_json()))) == e
+
+
+def turned(*turns: list[str]) -> tuple[tuple[Call, ...], tuple[Turn, ...]]:
+    """A conversation's calls and turns: each turn's calls by name."""
+    calls = tuple(Call(f"c{i}", n, {}, "{}", "OK", "read")
+                  for i, n in enumerate(n for t in turns for n in t))
+    return calls, tuple(Turn("say", "x", "ok", len(t), (), 1, 2) for t in turns)
+
+
+SEARCH = ToolExpectation(("search",))
+NOT_SEARCH = ToolExpectation(forbidden=("search",), none=True)
+
+
+@pytest.mark.parametrize(("expectation", "turns", "outcome"), [
+    # turn 1 must not search, turn 2 must: each turn's own calls (before: fp)
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))), [[], ["search"]],
+     "tp"),
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))),
+     [["search"], ["search"]], "fp"),
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))), [[], []], "fn"),
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH),)), [[], ["search"]], "tn"),
+    # the scenario's own expectation sees every call of the conversation
+    (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], ["search"]], "tp"),
+    (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], []], "fp"),  # one missing
+    (ToolExpectation(("book",), turns=((1, SEARCH),)), [[], ["search"]], "fp"),
+    (ToolExpectation(whole=False, turns=((2, SEARCH),)), [[], []], "fn"),  # never reached
+])
+def test_a_turns_expectation_applies_to_its_own_calls(
+        expectation: ToolExpectation, turns: list[list[str]], outcome: str) -> None:
+    calls, done = turned(*turns)
+    assert expectation.classify_attempt(calls, done) == outcome
+    again = ToolExpectation.from_json(json.loads(json.dumps(expectation.as_json())))
+    assert again == expectation
+
+
+CONVERSATION = """
+    given:
+      at: 2026-09-29T10:00:00-03:00
+      tools: [list_business_hours, book_appointment]
+    when:
+      - say: "Hola, soy Ana."
+        then:
+          - not_calls: list_business_hours
+      - say: "¿Hasta qué hora abren?"
+        then:
+          - calls: list_business_hours
+    then:
+      - contains: "18:00"
+    runs: 2
+    min_pass: 1
+    """
+
+
+def test_tool_call_f1_in_a_conversation_counts_each_turn_on_its_own_calls(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    """The issue's example: before, tp 0, fp 2, F1 0.0 although every check passed."""
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "talk.yaml", CONVERSATION)
+    server.script({"rules": [
+        {"match": "Ana", "per_turn": True, "replies": [{"text": "¡Hola Ana!"}]},
+        {"match": "abren", "per_turn": True, "replies": [
+            {"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
+            {"text": "Hoy hasta las 18:00."}]}]})
+    r = run_cli("run", "--no-early-stop", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (row,) = summary["scenarios"]
+    assert row["passes"] == 2
+    assert row["tool_calls"] == {"tp": 2, "fp": 0, "fn": 0, "tn": 0, "precision": 1.0,
+                                 "recall": 1.0, "f1": 1.0}
+    plan = json.loads((run_dir / "plan.json").read_text())
+    (spec,) = plan["scenarios"]
+    assert spec["tool_expectation"] == {
+        "expected": [], "forbidden": [], "only": False, "none": False, "whole": False,
+        "turns": [{"turn": 2, "expected": ["list_business_hours"], "forbidden": [],
+                   "only": False, "none": False}]}
+    assert spec["expected_tools"] == ["list_business_hours"]
 
 
 def attempt(*names: str) -> AttemptData:

@@ -234,6 +234,38 @@ def test_save_refuses_a_cassette_recorded_with_other_settings(tmp_path: Path,
     assert (tmp_path / "old.jsonl").read_text("utf-8") == json.dumps(other) + "\n"
 
 
+def test_save_into_a_file_that_is_not_a_cassette_keeps_the_conversation(
+        tmp_path: Path, server: FakeServer) -> None:
+    server.script(SCRIPT)
+    setup(tmp_path, server.url)
+    write(tmp_path / "notes.txt", "my notes\n")
+    (tmp_path / "afolder").mkdir()
+    child = spawn(tmp_path, "close.yaml")
+    child.expect_exact("you: ")
+    child.sendline("¿Qué horario tienen hoy?")
+    child.expect_exact("agent: Hoy abrimos de 09:00 a 18:00.")
+    child.sendline("/save notes.txt")
+    child.expect_exact("Not saved: notes.txt is not a cassette (its first line is not a "
+                       "cassette header), and /save adds only to a cassette; save to another "
+                       "file with /save FILE (the conversation goes on).")
+    child.sendline("/save afolder")
+    child.expect_exact("Not saved: cannot write afolder: Is a directory; save to another "
+                       "file with /save FILE (the conversation goes on).")
+    child.sendline("¿Y mañana, qué horario?")
+    child.expect_exact("agent: Hoy abrimos de 09:00 a 18:00.")
+    write(tmp_path / "empty.jsonl", "")
+    child.sendline("/save empty.jsonl")
+    child.expect_exact("Saved 4 model exchange(s) to empty.jsonl")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (tmp_path / "notes.txt").read_text("utf-8") == "my notes\n"
+    saved = (tmp_path / "empty.jsonl").read_text("utf-8").splitlines()
+    assert json.loads(saved[0])["kind"] == "scenarist-cassette"
+    assert len(saved) == 5
+
+
 def test_a_dead_endpoint_stops_the_conversation_in_plain_words(tmp_path: Path) -> None:
     setup(tmp_path, "http://127.0.0.1:9/v1")
     child = spawn(tmp_path, "close.yaml")

@@ -156,9 +156,10 @@ EXAMPLES: dict[str, Example] = {
              "other than a mapping is Y110 too.",
     ),
     "Y111": Example(
-        "A tool's `returns:` holding a 10 MB text.",
+        "A tool's `returns:` holding a 10 MB text; a number of 5,000 digits.",
         "Values of at most 1 MiB characters: a tool's fixed answer rarely needs more than a "
-        "few lines.",
+        "few lines. Numbers of at most 4,300 digits (Python's limit); a longer one is "
+        "written as text, in quotes.",
         where="prose",
     ),
     "Y112": Example(
@@ -365,8 +366,8 @@ EXAMPLES: dict[str, Example] = {
         where="suite",
         note="scenarist.yaml is shared: the history's password comes from PGPASSWORD, "
              "~/.pgpass or the whole URL in SCENARIST_HISTORY. Also reported for a `history:` "
-             "URL that is not postgresql://, and for a `compare:` entry that is not two "
-             "different target names as old:new.",
+             "URL whose scheme is not postgresql:// or postgres://, and for a `compare:` entry "
+             "that is not two different target names as old:new.",
     ),
     "E232": Example(
         _s('  - calls: {name: search_slots, args: {day: "2026-10-06"}}\n',
@@ -446,7 +447,9 @@ EXAMPLES: dict[str, Example] = {
         note="The wrong `hours.csv` has a comma inside its question: the row has 3 fields "
              "for a header of 2 (reported in the CSV file, at the extra field); the right one "
              "puts the question in double quotes. Also reported, each at its line and column: "
-             "a JSONL line that is not a JSON object, a quote that is never closed, a header "
+             "a JSONL line that is not a JSON object (or holds a number of more than 4,300 "
+             "digits, or half of a surrogate pair such as `\\ud800`), a quote that is never "
+             "closed, a header "
              "with an empty or repeated name, a case's `runs`, `min_pass` or `tags` that is "
              "not what they take, an id with `[` or `]`. The other cases are still checked "
              "and run.",

@@ -24,6 +24,9 @@ Items are compared by value, not by spelling, in English and Spanish:
   half — decimal commas (``1,5``, Spanish ``1.500``) are out of scope and read as two
   numbers. The currency is not compared, only the amount. Numbers spelled in words
   ("three") are not read; list markers (``1.`` at the start of a line) are not numbers.
+* **digits of every script** are read as digits (``١٨:٠٠`` = ``１８：００`` = ``۱۸:۰۰`` =
+  ``𝟏𝟖:𝟎𝟎`` = ``18:00``), and so are superscripts, circled numbers and vulgar
+  fractions (``⁴⁵ pesos y ½``: 45 pesos and 0.5; ``Turno ⑦ a las ⑨``): see :func:`digits`.
 
 A number or date that is a value from the sources ground it even when it meant something
 else there: ``grounded`` catches invented values, not values taken from the wrong row.
@@ -162,6 +165,41 @@ class Item:
     offset: int | None = None  # a UTC offset, in minutes
 
 
+def digits(text: str) -> tuple[str, list[int]]:
+    """The text with every digit written the ASCII way, and where each of its characters
+    was in ``text`` (``where[i]``: the index of the character it came from).
+
+    Every Unicode decimal digit (Arabic-Indic ``١٨``, Persian ``۱۸``, fullwidth ``１８``,
+    mathematical ``𝟏𝟖``, ...) is its digit; superscripts and circled numbers (``⁴⁵``,
+    ``⑦``, ``⑳``) their NFKC digits; a vulgar fraction (``½``) its value (``0.5``, or
+    ``.5`` right after a digit: ``4½`` is 4.5); a fullwidth sign (``：``) its ASCII form."""
+    if text.isascii():
+        return text, list(range(len(text)))
+    out: list[str] = []
+    where: list[int] = []
+    for i, c in enumerate(text):
+        form = c if c.isascii() else _digit_form(c, bool(out) and out[-1][-1:].isdigit())
+        out.append(form)
+        where.extend([i] * len(form))
+    return "".join(out), where
+
+
+def _digit_form(c: str, after_digit: bool) -> str:
+    value = unicodedata.decimal(c, None)
+    if value is not None:
+        return str(value)
+    compatible = unicodedata.normalize("NFKC", c)
+    if "\u2044" in compatible:  # a vulgar fraction: ½ is 1⁄2 (with the fraction slash)
+        number = unicodedata.numeric(c, None)
+        if number is not None and 0 < number < 1:
+            text = f"{Decimal(str(number)).normalize():f}"
+            return text[1:] if after_digit else text
+    if compatible.isascii() and (any(ch.isdigit() for ch in compatible)
+                                 or "\uff00" <= c <= "\uffef"):
+        return compatible
+    return c
+
+
 def fold(text: str) -> str:
     """Lower case without accents, one character for one (positions are kept)."""
     return "".join(_fold_char(c) for c in text)
@@ -204,8 +242,15 @@ class _Reader:
 
     def __init__(self, text: str) -> None:
         self.original = text[:MAX_TEXT]
-        self.work = fold(self.original)
+        ascii_digits, self.where = digits(self.original)
+        self.work = fold(ascii_digits)
         self.items: list[tuple[int, Item]] = []
+
+    def written(self, start: int, end: int) -> str:
+        """The original text of ``work[start:end]`` (its digits as they were written)."""
+        if end <= start:
+            return ""
+        return self.original[self.where[start]:self.where[end - 1] + 1]
 
     def take(self, pattern: _Pattern,
              make: Callable[[re.Match[str], str], Item | None], group: str | int = 0) -> None:
@@ -213,7 +258,7 @@ class _Reader:
         for m in pattern.finditer(self.work):
             if _MASK in m.group(0):
                 continue
-            item = make(m, _written(self.original[m.start(group):m.end(group)]))
+            item = make(m, _written(self.written(m.start(group), m.end(group))))
             if item is None:
                 continue
             self.items.append((m.start(group), item))
@@ -395,7 +440,7 @@ class Facts:
     offsets: set[int] = field(default_factory=set)
 
     def add_text(self, text: str) -> None:
-        folded = fold(text[:MAX_TEXT])
+        folded = fold(digits(text[:MAX_TEXT])[0])
         for m in GENEROUS_NUMBER.finditer(folded):  # every number, even inside a time
             value = _decimal(m.group(0))
             if value is not None:
@@ -551,7 +596,9 @@ def _add_source(facts: Facts, text: str) -> None:
     "a.m./p.m. (`a las 6`) matches 6:00 or 18:00. Numbers by value: a comma between groups "
     "of three digits separates thousands (`1,500` = `1500`) and a point is a decimal point "
     "— decimal commas (`1,5`, Spanish `1.500`) are not supported. The currency is not "
-    "compared; numbers in words are not read. It catches invented values, not a value "
+    "compared; numbers in words are not read. Digits of every script are digits "
+    "(`١٨:٠٠` = `１８：００` = `18:00`), and so are superscripts, circled numbers and "
+    "vulgar fractions (`⁴⁵ pesos y ½`, `Turno ⑦`). It catches invented values, not a value "
     "taken from the wrong row (Thursday's hours given for Tuesday): pair it with "
     "`faithful` or `contains` for that. The failure lists each value as the answer wrote "
     "it.",

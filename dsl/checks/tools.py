@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from collections.abc import Sequence
@@ -12,7 +13,7 @@ from ..compiler.arguments import report_arguments
 from ..compiler.faketools import args_match
 from ..errors import did_you_mean, quoted_list
 from ..execution.toolcalls import ToolExpectation
-from ..model import AttemptData, Call, Outcome, ToolSpec
+from ..model import AttemptData, Call, Outcome, Scenario, ToolSpec
 from ..source.schemawords import schema_problems
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
@@ -420,6 +421,8 @@ def tool_correctness(p: OrderParams, a: AttemptData) -> Outcome:
     examples=("valid_args: true",),
     prepare=prepare_true,
     group="tools",
+    details="A call to a tool the scenario does not have fits no schema: the check fails "
+    "and names the scenario's tools.",
 )
 def valid_args(p: bool, a: AttemptData) -> Outcome:
     if not a.calls:
@@ -430,8 +433,11 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
             return failed(f"the arguments of the call to {c.name} are not valid JSON: "
                           f"{c.raw_args[:200]!r}")
         tool = tools.get(c.name)
-        if tool is None:
-            continue  # not a tool of the scenario: other checks report unknown tools
+        if tool is None:  # no schema can accept a call to a tool that does not exist
+            names = ", ".join(sorted(tools))
+            return failed(f"the call to {c.name} fits no schema: the scenario has no tool "
+                          f"named {c.name}" + (f" (its tools: {names})" if names else
+                                               " (it has no tools)"))
         problems = schema_problems(tool.input_schema, c.args)
         if problems:
             return failed(f"the call to {c.name} has invalid arguments: {problems[0]} "
@@ -564,6 +570,17 @@ def tool_expectation(checks: Any, tools: Sequence[ToolSpec]) -> ToolExpectation 
     if not expected and not nothing:
         return None
     return ToolExpectation(tuple(expected), tuple(forbidden), only, nothing and not expected)
+
+
+def scenario_expectation(scenario: Scenario) -> ToolExpectation | None:
+    """What a scenario expects of its calls: its own checks' expectation on every call,
+    and, in a conversation, each turn's checks' on that turn's calls."""
+    whole = tool_expectation(scenario.checks, scenario.tools)
+    turns = tuple((i, e) for i, t in enumerate(scenario.turns)
+                  if (e := tool_expectation(t.checks, scenario.tools)) is not None)
+    if not turns:
+        return whole
+    return dataclasses.replace(whole or ToolExpectation(whole=False), turns=turns)
 
 
 def expected_tools(checks: Any, tools: Sequence[ToolSpec] = ()) -> list[str]:

@@ -34,6 +34,7 @@ import dataclasses
 import io
 import json
 import re
+import sys
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -247,6 +248,23 @@ def _jsonl(text: str, name: str, diags: Collector) -> Table | None:
             diags.error(Span(name, n, col), "E229", f"line {n} is nested too deeply")
             ok = False
             continue
+        except ValueError:  # Python reads no integer of more than sys.int_max_str_digits
+            digits = max(re.findall(r"[0-9]+", line), key=len)
+            diags.error(Span(name, n, line.find(digits) + 1), "E229",
+                        f"line {n} holds a number of {len(digits):,} digits; Scenarist reads "
+                        f"numbers of at most {sys.get_int_max_str_digits():,} digits",
+                        'write it as text, in quotes: "1234…"')
+            ok = False
+            continue
+        if "\\u" in line and (escape := _lone_surrogate(line, values)):
+            at, text = escape
+            diags.error(Span(name, n, at + 1), "E229",
+                        f"line {n} holds {text}, half of a surrogate pair, which is not a "
+                        "character",
+                        "write the character itself, or both halves of its pair "
+                        "(\\ud83d\\ude00 for 😀)")
+            ok = False
+            continue
         if not isinstance(values, dict):
             diags.error(Span(name, n, col), "E229",
                         f"line {n} is {_json_kind(values)}, not a JSON object",
@@ -263,6 +281,24 @@ def _jsonl(text: str, name: str, diags: Collector) -> Table | None:
     if not ok and not cases:
         return None  # every line was reported
     return Table("jsonl", name, tuple(cases), columns, text, starts=_starts(text))
+
+
+# A JSON escape of a surrogate, with the low half that may follow a high one.
+_SURROGATE = re.compile(r"\\u([dD][89a-fA-F][0-9a-fA-F]{2})(\\u[dD][c-fC-F][0-9a-fA-F]{2})?")
+
+
+def _lone_surrogate(line: str, values: Any) -> tuple[int, str] | None:
+    """Where a JSON line's values hold half a surrogate pair (``"\\ud800"``), which no
+    UTF-8 file, request or result can hold, and its escape; None when they hold none."""
+    try:
+        json.dumps(values, ensure_ascii=False).encode("utf-8")
+        return None
+    except UnicodeEncodeError:
+        pass
+    for m in _SURROGATE.finditer(line):
+        if not (m.group(2) and m.group(1)[1].lower() in "89ab"):  # not a high + low pair
+            return m.start(), f"the escape {m.group(0)[:6]}"
+    return 0, "an escape"  # one the pattern cannot see (after an escaped backslash)
 
 
 def _json_kind(value: Any) -> str:
@@ -519,7 +555,7 @@ def _override(key: str, value: Any) -> Any:
         return list(dict.fromkeys(tags))
     low = 1 if key == "runs" else 0
     number = value
-    if isinstance(value, str) and value.strip().isdigit():
+    if isinstance(value, str) and value.strip().isdecimal() and len(value.strip()) <= 12:
         number = int(value.strip())
     if isinstance(number, bool) or not isinstance(number, int) or number < low \
             or number > MAX_RUNS:

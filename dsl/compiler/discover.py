@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,7 +52,11 @@ class Selection:
     tags given; ``--tag '!TAG'`` leaves out the scenarios that have TAG. ``patterns``:
     ``-k PATTERN`` (repeatable) — a scenario is selected when one pattern is part of its
     id, or matches the whole id as a glob (``*``, ``?``, ``[abc]``), in upper or lower
-    case alike, as pytest's ``-k``. Both: a scenario must pass both."""
+    case alike, as pytest's ``-k``. A pattern that ends in ``[CASE]`` names a case (a case
+    id never holds ``[`` or ``]``): the scenario's id must end in that case (CASE may be a
+    glob too) and the rest of the pattern select the rest of the id, as above —
+    ``hours[es]`` and ``clinic.*[es]`` select ``clinic.hours_in_languages[es]``, never
+    ``clinic.change_hours``. Both: a scenario must pass both."""
 
     tags: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
@@ -63,8 +68,7 @@ class Selection:
     def selects(self, scenario_id: str, tags: Iterable[str]) -> bool:
         if self.patterns:
             low = scenario_id.lower()
-            if not any(p.lower() in low or fnmatch.fnmatchcase(low, p.lower())
-                       for p in self.patterns):
+            if not any(_matches(low, p.lower()) for p in self.patterns):
                 return False
         if self.tags:
             have = set(tags)
@@ -83,6 +87,21 @@ class Selection:
 
 
 EVERYTHING = Selection()  # no --tag, no -k
+
+_CASE = re.compile(r"(?P<rest>.*)\[(?P<case>[^\[\]]*)\]\Z", re.S)
+
+
+def _matches(scenario_id: str, pattern: str) -> bool:
+    """One ``-k`` pattern against one id, both in lower case (see :class:`Selection`)."""
+    named = _CASE.match(pattern)
+    if named is None:
+        return pattern in scenario_id or fnmatch.fnmatchcase(scenario_id, pattern)
+    case = _CASE.match(scenario_id)
+    if case is None or not (case["case"] == named["case"]
+                            or fnmatch.fnmatchcase(case["case"], named["case"])):
+        return False
+    rest = named["rest"]
+    return rest in case["rest"] or fnmatch.fnmatchcase(case["rest"], rest)
 
 
 def _quoted(word: str) -> str:

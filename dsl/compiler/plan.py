@@ -15,10 +15,10 @@ from ..targets.kinds import target_json
 def scenario_json(s: Scenario) -> dict[str, Any]:
     # Imported here: the checks pull in the YAML loader, which readers of a run folder
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
-    from ..checks.tools import tool_expectation
+    from ..checks.tools import scenario_expectation
 
     checks = s.all_checks
-    expectation = tool_expectation(checks, s.tools)
+    expectation = scenario_expectation(s)
     out: dict[str, Any] = {
         "id": s.id,
         "file": s.file,
@@ -33,7 +33,7 @@ def scenario_json(s: Scenario) -> dict[str, Any]:
              "description": t.description}
             for t in s.tools
         ],
-        "expected_tools": list(expectation.expected) if expectation else [],
+        "expected_tools": list(expectation.all_expected) if expectation else [],
         "tool_expectation": expectation.as_json() if expectation else None,
         "given_when": given_when_hash(s),
         "checks": [_check_json(c) for c in checks],
@@ -169,7 +169,7 @@ def plan_hash(plan: dict[str, Any]) -> str:
 
     keep = {k: plan[k] for k in ("targets", "scenarios") if k in plan}
     text = json.dumps(keep, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def plan_changes(old: dict[str, Any], new: dict[str, Any]) -> list[str]:

@@ -17,7 +17,10 @@ attempt) with a reason, never a crash.
 
 The simulated user never sees the agent's tools, its system prompt or its tool calls:
 only the scenario's moment, its goal and persona, and the agent's answers. Its endpoint's
-failures are endpoint errors (the attempt has no verdict), never the agent's failures.
+failures are endpoint errors (the attempt has no verdict), never the agent's failures; so
+is a simulated user that writes nothing the person could say (an empty message, null, only
+a tool call, or only the stop marker before the agent has spoken): the error kind
+``simulated_user``.
 """
 
 from __future__ import annotations
@@ -168,14 +171,20 @@ async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn
         {"role": "user", "content": OPENING},
     ]
     for n in range(user.max_turns + 1):
-        text = await _ask_user(model, user, messages, run)
+        text, nothing = await _ask_user(model, user, messages, run)
         if _STOP.search(text):
             if n > 0:
                 return True
             # before the agent has said anything, no goal can have been reached
             text = _STOP.sub("", text).strip()
-        if n == user.max_turns or not text.strip():
+            if not any(ch.isalnum() for ch in text):
+                nothing = f"only {STOP_MARKER}, before the agent had said anything"
+        if n == user.max_turns:
             return False  # asked once more after the last turn: was the goal reached?
+        if nothing is not None or not text.strip():
+            raise EndpointError("simulated_user", f"the simulated user's target "
+                                f"'{user.target.name}' wrote nothing the person could say: "
+                                f"{nothing or 'an empty message'}")
         turn = await take_turn("say", text, True)
         if turn.failure is not None:
             return False
@@ -185,7 +194,8 @@ async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn
 
 
 async def _ask_user(model: ChatModel, user: SimulatedUser, messages: list[dict[str, Any]],
-                    run: int) -> str:
+                    run: int) -> tuple[str, str | None]:
+    """What the simulated user wrote, and what it wrote instead of a message (None: text)."""
     settings = model.settings
     body: dict[str, Any] = {"model": settings.model, "messages": messages, "seed": run}
     if settings.temperature is not None:
@@ -199,5 +209,10 @@ async def _ask_user(model: ChatModel, user: SimulatedUser, messages: list[dict[s
                             retries=exc.retries) from None
     content = reply.message.get("content")
     if isinstance(content, list):
-        return "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
-    return content if isinstance(content, str) else ""
+        content = "".join(str(p.get("text", "")) for p in content if isinstance(p, dict))
+    text = content if isinstance(content, str) else ""
+    if text.strip():
+        return text, None
+    if reply.message.get("tool_calls"):
+        return text, "only a tool call"
+    return text, "no text (its content was null)" if content is None else "an empty message"

@@ -313,7 +313,7 @@ class _Saver:
         self.saved = 0  # exchange lines of the scratch file already saved
 
     def save(self, path: Path | None) -> str:
-        from ..targets.cassette import read_cassette
+        from ..targets.cassette import NotACassette, read_cassette, read_header
 
         dest = path or self.default
         if not self.scratch.exists():
@@ -323,9 +323,11 @@ class _Saver:
         header, exchanges = lines[0], lines[1 + self.saved:]
         if not exchanges:
             return "Nothing new to save: the model has not been asked anything since."
+        elsewhere = "save to another file with /save FILE (the conversation goes on)"
         try:
-            if dest.exists():
-                old = json.loads(read_cassette(dest, header_only=True)[0])
+            # an empty file (touch c.jsonl) becomes the cassette; any other is read first
+            if dest.exists() and read_cassette(dest, header_only=True) != [""]:
+                old = read_header(dest)
                 new = json.loads(header)
                 if old.get("settings") != new.get("settings"):
                     return (f"Not saved: {dest} was recorded with other settings (model, "
@@ -337,10 +339,13 @@ class _Saver:
                 text = "".join(line + "\n" for line in (header, *exchanges))
             with dest.open("a", encoding="utf-8") as f:
                 f.write(text)
+        except NotACassette:
+            return (f"Not saved: {dest} is not a cassette (its first line is not a cassette "
+                    f"header), and /save adds only to a cassette; {elsewhere}.")
         except RunDirError as exc:
-            return f"Not saved: {exc}"
+            return f"Not saved: {exc}; {elsewhere}."
         except OSError as exc:
-            return f"Not saved: cannot write {dest}: {exc.strerror or exc}"
+            return f"Not saved: cannot write {dest}: {exc.strerror or exc}; {elsewhere}."
         self.saved += len(exchanges)
         return (f"Saved {len(exchanges)} model exchange(s) to {dest}; a target with kind: "
                 f"replay and cassette: {dest} answers this conversation again offline.")

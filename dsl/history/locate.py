@@ -6,18 +6,23 @@ the default, ``.scenarist/history.db`` beside scenarist.yaml. A value is a Postg
 current folder for the environment variable), or ``off`` (``history: false``): no history.
 
 A URL is shown and kept (run.json) without its password, always; scenarist.yaml may not
-hold one at all (E221): libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``.
+hold one at all (E221): libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``. A value with
+``://`` and a scheme Scenarist does not know (``postgressql://``, ``mysql://``) is refused
+(E221 in scenarist.yaml, :class:`~dsl.errors.NotReady` for ``SCENARIST_HISTORY``), never
+taken for a SQLite file's name.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from ..errors import NotReady
 from .postgresql import without_password
 from .store import HistoryError, HistoryStore
 
@@ -56,16 +61,28 @@ def is_url(value: str) -> bool:
     return value.split(":", 1)[0].lower() in SCHEMES and "://" in value
 
 
+def scheme_problem(value: str) -> str | None:
+    """What is wrong with a history written as a URL whose scheme Scenarist does not know
+    (None: it is not one). The value itself is never repeated: it may hold a password."""
+    if "://" not in value or is_url(value):
+        return None
+    scheme = value.split("://", 1)[0].strip()
+    named = (f"the scheme '{scheme}'" if re.fullmatch(r"[A-Za-z][A-Za-z0-9+.-]*", scheme)
+             else "no scheme")
+    known = " or ".join(f"{s}://" for s in SCHEMES)
+    return (f"the history is a URL with {named}, and Scenarist knows {known} (PostgreSQL) "
+            "only; give postgresql://user@host/database, or a file name for SQLite")
+
+
 def setting_problem(value: Any) -> str | None:
     """What is wrong with ``history:`` in scenarist.yaml, in words (None: nothing)."""
     if value is False or value is None:
         return None
     if not isinstance(value, str) or not value.strip():
         return "history must be a PostgreSQL URL, a file name, or false"
-    if "://" in value and not is_url(value):
-        scheme = value.split("://", 1)[0]
-        return (f"the history URL's scheme '{scheme}' is not postgresql; give "
-                "postgresql://user@host/database, or a file name for SQLite")
+    problem = scheme_problem(value)
+    if problem is not None:
+        return problem
     if is_url(value) and has_password(value):
         return ("the history URL holds a password, and scenarist.yaml is shared; leave it "
                 "out and set PGPASSWORD (or ~/.pgpass, or the whole URL in "
@@ -89,13 +106,17 @@ def location_for(suite_root: Path | None, setting: Any = None,
                  kept: Mapping[str, Any] | None = None,
                  env: Mapping[str, str] | None = None) -> Location | None:
     """The history to use: ``SCENARIST_HISTORY``; else the suite's ``history:`` (when the
-    suite is known); else what a run folder kept (``kept``: run.json's ``history``)."""
+    suite is known); else what a run folder kept (``kept``: run.json's ``history``).
+    NotReady when ``SCENARIST_HISTORY`` is a URL of a scheme Scenarist does not know."""
     env = os.environ if env is None else env
     value = env.get(HISTORY_ENV)
     if value is not None and value.strip():
         if value.strip().lower() in OFF:
             return None
         text = value.strip()
+        problem = scheme_problem(text)
+        if problem is not None:
+            raise NotReady(f"{HISTORY_ENV} cannot be used: {problem}")
         return Location("postgresql", text) if is_url(text) else \
             Location("sqlite", str(Path(text).resolve()))
     if suite_root is not None:

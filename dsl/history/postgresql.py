@@ -31,6 +31,12 @@ def without_password(url: str) -> str:
 
 
 CONNECT_TIMEOUT_S = 10  # a server that is down answers nothing: do not wait for ever
+# Another session holding a lock on the history's tables, or a server too busy to answer,
+# never keeps a run waiting after its results are printed: a statement waits for a lock as
+# long as a SQLite history waits for its file (sqlite.BUSY_TIMEOUT_S), and runs for at most
+# STATEMENT_TIMEOUT_S; then the history is a warning and the run goes on.
+LOCK_TIMEOUT_S = 5.0
+STATEMENT_TIMEOUT_S = 30.0
 MIGRATION_LOCK = 0x5C3E_A415  # pg_advisory_xact_lock key: one migrating process at a time
 
 
@@ -46,8 +52,18 @@ class PostgresHistory(SqlHistory):
             raise HistoryError(
                 f"the history {self.location} is a PostgreSQL server, and its client is not "
                 "installed: pip install 'scenarist[postgresql]'") from None
-        return psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S,
+        conn = psycopg.connect(self.url, connect_timeout=CONNECT_TIMEOUT_S,
                                application_name="scenarist")
+        try:  # SET, not the startup packet's options (which poolers such as PgBouncer refuse)
+            conn.execute("SELECT set_config('lock_timeout', %s, false), "
+                         "set_config('statement_timeout', %s, false)",
+                         (f"{round(LOCK_TIMEOUT_S * 1000)}ms",
+                          f"{round(STATEMENT_TIMEOUT_S * 1000)}ms"))
+            conn.commit()
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     def _lock(self, cur: Any) -> None:
         cur.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
@@ -56,6 +72,12 @@ class PostgresHistory(SqlHistory):
         return query.replace("%", "%%").replace("?", "%s")
 
     def _describe(self, exc: BaseException) -> str:
+        sqlstate = getattr(exc, "sqlstate", None)
+        if sqlstate == "55P03":  # lock_not_available: lock_timeout passed
+            return (f"another session has held a lock on its tables for more than "
+                    f"{LOCK_TIMEOUT_S:g} s")
+        if sqlstate == "57014":  # query_canceled: statement_timeout passed
+            return f"the server took more than {STATEMENT_TIMEOUT_S:g} s to answer"
         # libpq's messages may quote the connection string; never its password
         text = super()._describe(exc)
         return text.replace(self.url, without_password(self.url))

@@ -45,12 +45,14 @@ from ..errors import EndpointError
 from ..model import SCHEMA_VERSION, AttemptData, Target
 from ..targets.base import ChatModel
 from .logprobs import (
+    MALFORMED,
     TOP_LOGPROBS,
     Calibration,
     Kind,
     Reading,
     decide,
     first_token_options,
+    impossible,
     read_answers,
 )
 
@@ -448,6 +450,10 @@ class Judge:
         options = first_token_options(reply.raw)
         if options is None:
             return Verdict("unsure", None, None, NO_LOGPROBS, rendered, replies, key,
+                           self.model_name, tokens=reply.tokens.total, storable=False)
+        problem = impossible(options)
+        if problem is not None:  # a protocol deviation, not evidence about the answer
+            return Verdict("unsure", None, None, MALFORMED + problem, rendered, replies, key,
                            self.model_name, tokens=reply.tokens.total, storable=False)
         return Verdict("unsure", None, None, "", rendered, replies, key, self.model_name,
                        tokens=reply.tokens.total, reading=read_answers(options, kind))

@@ -5,6 +5,7 @@ reply is read from the probabilities the server reports for its first token, not
 words::
 
     reply JSON ──first_token_options──▶ [(token, logprob), ...]   (top_logprobs)
+               ──impossible──▶ what makes them malformed (a log-probability above 0)
                ──read_answers──▶ Reading      (log-mass of each answer, summed over spellings)
                ──decide(temperature, ...)──▶ Decision   (status, P(pass), score, reason)
 
@@ -29,6 +30,11 @@ DIGITS: tuple[str, ...] = tuple(str(d) for d in range(10))
 TOP_LOGPROBS = 20  # asked for; the most OpenAI allows, and llama.cpp and vLLM give it
 MIN_ANSWER_MASS = 0.5  # below it, the first token is mostly something else: unsure
 EPSILON = 1e-9  # boundaries: a probability of 0.8 computed through logs is 0.7999999999999999
+# A log-probability is at most 0, and a token's alternatives hold at most all of its
+# probability; servers round (llama.cpp reports 0.0 for a sure token), hence the slack.
+# Above it the reply is malformed: no verdict can be read from it.
+LOGPROB_SLACK = 1e-3
+MALFORMED = "the judge's reply was malformed, so no verdict can be read from it: "
 _PUNCTUATION = " \t\r\n.,;:!?\"'`*_()[]{}<>"
 
 
@@ -121,6 +127,20 @@ def first_token_options(raw: Mapping[str, Any]) -> list[tuple[str, float]] | Non
     if isinstance(tops, list) and tops and isinstance(tops[0], dict):
         options = [(str(k), float(v)) for k, v in tops[0].items() if _is_number(v)]
         return options or None
+    return None
+
+
+def impossible(options: Sequence[tuple[str, float]]) -> str | None:
+    """What makes a first token's alternatives impossible (a log-probability above 0, or
+    probabilities that add up to more than 1), in words; None when nothing does."""
+    token, worst = max(options, key=lambda o: o[1])
+    if worst > LOGPROB_SLACK:
+        return (f"its token {json.dumps(token, ensure_ascii=False)} has the log-probability "
+                f"{worst:g}, and a log-probability is never above 0")
+    total = logsumexp([lp for _, lp in options])
+    if total > LOGPROB_SLACK:
+        return (f"the probabilities of its first token's alternatives add up to "
+                f"{math.exp(total):.2f}, more than 1")
     return None
 
 
@@ -248,6 +268,11 @@ def decide_digits(reading: Reading, temperature: float, scale: float,
 
 def decide(reading: Reading, calibration: Calibration, min_confidence: float,
            scale: float = 1, threshold: float | None = None) -> Decision:
+    present = [(a, x) for a, x in zip(reading.answers, reading.log_mass, strict=True)
+               if x is not None]
+    problem = impossible(present) if present else None
+    if problem is not None:  # a reading kept from such a reply (the cache)
+        return Decision("unsure", None, None, None, MALFORMED + problem)
     temperature = calibration.of(reading.kind)
     if reading.kind == "yes_no":
         return decide_yes_no(reading, temperature, min_confidence)

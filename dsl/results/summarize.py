@@ -120,7 +120,7 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
                     a.always_failing.add(c.label)
         expectation = expectations.get(r.scenario)
         if expectation is not None:
-            a.tools[expectation.classify(c.name for c in r.calls)] += 1
+            a.tools[expectation.classify_attempt(r.calls, r.turns)] += 1
 
     info = run or {}
     saved = {(x["scenario"], x["target"]): x["runs"]

@@ -23,6 +23,7 @@ import math
 import os
 import re
 import stat
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path as FsPath
 from typing import Any
@@ -659,6 +660,13 @@ _NOT_TEXT_START = frozenset("~nNtTfF0123456789+-.")
 _NUMBER_START = frozenset("0123456789+-.")
 
 
+def too_many_digits(text: str) -> bool:
+    """Whether a decimal integer has more digits than Python reads (sys.int_max_str_digits:
+    a limit against slow conversions; 0 is none)."""
+    limit = sys.get_int_max_str_digits()
+    return 0 < limit < len(text.lstrip("+-"))
+
+
 def resolve_plain(value: str) -> Any:
     """A plain (unquoted) scalar, read with the YAML 1.2 core schema."""
     if value and value[0] not in _NOT_TEXT_START:
@@ -672,7 +680,7 @@ def resolve_plain(value: str) -> Any:
     if value[0] not in _NUMBER_START:
         return value
     if _INT.match(value):
-        return int(value)
+        return value if too_many_digits(value) else int(value)
     if _OCT.match(value):
         return int(value[2:], 8)
     if _HEX.match(value):
@@ -806,6 +814,17 @@ class _Builder:
             return None
         if node.style:  # quoted or block scalars are always text
             return value
+        if resolvable and _INT.match(value) and too_many_digits(value):
+            self.diagnostics.append(
+                Diagnostic(
+                    self._span(node),
+                    "Y111",
+                    f"this number has {len(value.lstrip('+-')):,} digits; Scenarist reads "
+                    f"numbers of at most {sys.get_int_max_str_digits():,} digits",
+                    'write it as text, in quotes: "1234…"',
+                )
+            )
+            return None
         if resolvable:
             return resolve_plain(value)
         return value  # timestamps and the rest stay as written

@@ -183,6 +183,10 @@ class Answering:
         return None  # the cassette is the agent's: it closes it
 
 
+class NotACassette(RunDirError):
+    """A file whose first line is not a cassette's header (another file is in the way)."""
+
+
 def read_cassette(path: Path, *, header_only: bool = False) -> list[str]:
     """The cassette's lines (only the first with ``header_only``), or RunDirError: the
     file is missing, not a regular file (a FIFO, a device), too large or unreadable."""
@@ -234,7 +238,7 @@ def _header(path: Path, first: str) -> dict[str, Any]:
     except Unreadable:
         header = None
     if not isinstance(header, dict) or header.get("kind") != "scenarist-cassette":
-        raise RunDirError(f"{path} is not a Scenarist cassette (its first line is not a "
+        raise NotACassette(f"{path} is not a Scenarist cassette (its first line is not a "
                           "cassette header); record one with scenarist run --record FILE")
     if header.get("schema_version") != CASSETTE_VERSION:
         raise RunDirError(f"the cassette {path} has schema_version "
