@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -18,6 +18,10 @@ from . import __version__
 from .errors import Diagnostic, InputError, NotReady, RunDirError, best_per_place, render
 from .exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from .results.terminal import ProgressLine, print_summary, style, use_color
+
+if TYPE_CHECKING:
+    from .results.baseline import Comparison
+    from .store import Summary
 
 T = TypeVar("T")
 
@@ -231,7 +235,7 @@ def _progress_hooks(quiet: bool) -> tuple[Any, Callable[[], None]]:
     return hooks, lambda: progress.done()
 
 
-def _refreshed_certificate(run_dir: Path, summary: dict[str, Any], comparison: Any,
+def _refreshed_certificate(run_dir: Path, summary: Summary, comparison: Comparison | None,
                            show: bool = True) -> None:
     """A conformance run's certificate, made again with its summary (and shown)."""
     from .results.conformance import refresh_certificate
@@ -243,7 +247,7 @@ def _refreshed_certificate(run_dir: Path, summary: dict[str, Any], comparison: A
         print_conformance(cert)
 
 
-def _load_baseline(path: Path | None) -> dict[str, Any] | None:
+def _load_baseline(path: Path | None) -> Summary | None:
     from .results.baseline import load_summary
 
     if path is None:

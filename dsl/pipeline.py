@@ -25,7 +25,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,6 +36,12 @@ from .model import Plan
 
 if TYPE_CHECKING:
     from .compiler.discover import Selection
+    from .execution.run import Totals
+    from .history import HistoryStore, Location
+    from .history.store import TrendPoint
+    from .results.baseline import Change, Comparison
+    from .store import AttemptRecord, RunInfo, Summary
+    from .store.runfile import HistoryKept, RunSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +65,7 @@ class RunRequest:
     judge_target: str | None = None
     judge_cache: bool = True
     record_judge: Path | None = None
-    baseline: Path | Mapping[str, Any] | None = None  # a run folder, or a summary read
+    baseline: Path | Summary | None = None  # a run folder, or a summary read
     compare: tuple[tuple[str, str], ...] = ()  # --compare old:new (else the suite's pairs)
     fail_on_regression: bool = False  # exit 1 on any regression (baseline or compare)
     argv: tuple[str, ...] = ()
@@ -71,8 +77,8 @@ class RunResult:
     """What a run did: where it is, its summary, and what to tell the person."""
 
     run_dir: Path
-    summary: dict[str, Any]
-    comparison: Any  # a baseline.Comparison, when a baseline was given
+    summary: Summary
+    comparison: Comparison | None  # against the baseline, when one was given
     exit_code: int
     notes: tuple[str, ...] = ()  # for stderr: targets given up on, early stops
     interrupted: str | None = None  # Ctrl-C: what was kept and how to finish
@@ -82,7 +88,7 @@ class RunResult:
 class Hooks:
     """How the run talks to the person while it runs (the CLI's progress line)."""
 
-    on_attempt: Callable[[Any, Any], None] | None = None  # (record, totals)
+    on_attempt: Callable[[AttemptRecord, Totals], None] | None = None  # (record, totals)
     notify: Callable[[str], None] | None = None  # a message, now
     handle_signals: bool = False  # Ctrl-C stops handing out attempts
     started: Callable[[int], None] = field(default=lambda todo: None)  # attempts to run
@@ -93,37 +99,35 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     runs, shard, early stop and judge, as run.json recorded them."""
     import dataclasses
 
-    from .store import RUN, read_json
+    from .store import read_run_info
 
     try:
-        info = read_json(run_dir / RUN)
+        info = read_run_info(run_dir)
     except RunDirError as exc:
         raise NotReady(f"cannot resume: {exc}") from None
-    saved: dict[str, Any] = info.get("settings") or {}
-    if not saved.get("paths"):
+    saved = info.settings
+    if saved is None or not saved.paths:
         raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
     from .compiler.discover import Selection
 
-    shard = saved.get("shard")
     return dataclasses.replace(
-        request, paths=tuple(Path(p) for p in saved["paths"]),
-        extra_files=tuple(Path(p) for p in saved.get("extra_files") or ()),
-        targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
-        early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
-        shard=(shard[0], shard[1]) if shard else None,
-        selection=Selection(tuple(saved.get("tags") or ()),
-                            tuple(saved.get("patterns") or ())))
+        request, paths=tuple(Path(p) for p in saved.paths),
+        extra_files=tuple(Path(p) for p in saved.extra_files),
+        targets=saved.targets, runs=saved.runs, early_stop=saved.early_stop,
+        judge_target=saved.judge, shard=saved.shard,
+        selection=Selection(saved.tags, saved.patterns))
 
 
-def _settings(request: RunRequest) -> dict[str, Any]:
+def _settings(request: RunRequest) -> RunSettings:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
-    return {"paths": [str(p.resolve()) for p in request.paths or (Path("."),)],
-            "extra_files": [str(p.resolve()) for p in request.extra_files],
-            "targets": list(request.targets), "runs": request.runs,
-            "shard": list(request.shard) if request.shard else None,
-            "early_stop": request.early_stop, "judge": request.judge_target,
-            "tags": list(request.selection.tags) if request.selection else [],
-            "patterns": list(request.selection.patterns) if request.selection else []}
+    from .store.runfile import RunSettings
+
+    selection = request.selection
+    return RunSettings(
+        tuple(str(p.resolve()) for p in request.paths or (Path("."),)),
+        tuple(str(p.resolve()) for p in request.extra_files), request.targets, request.runs,
+        request.shard, request.early_stop, request.judge_target,
+        selection.tags if selection else (), selection.patterns if selection else ())
 
 
 T = TypeVar("T")
@@ -242,20 +246,22 @@ def compiled_apart(make: Callable[[], T]) -> T:
 def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
     import asyncio  # here, not at the top: lint's start-up does without it
 
-    from .execution.run import RunOptions, execute, run_info
+    from .compiler.plan import planned_target
+    from .execution.run import RunOptions, execute
     from .history import git_info, location_for
-    from .history.locate import kept_json
     from .store import (
         PLAN,
-        RUN,
         RunLock,
         create_run_dir,
         latest_records,
-        read_json,
+        read_plan,
+        read_run_info,
         store_attachments,
         truncate_torn,
-        write_json,
+        write_run_info,
     )
+    from .store.planfile import plan_json
+    from .store.runfile import JudgeUse, new_run_info
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
@@ -273,40 +279,41 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
     # 10,000 scenarios takes most of a second); the first record waits for it, so a run
     # folder never holds results without its plan. Resuming compares plans first.
     planned = PlanWriter(plan, request.resume is None)
-    prior: list[Any] = []
+    prior: list[AttemptRecord] = []
     run_dir = request.resume if request.resume is not None else create_run_dir(request.out)
     with RunLock(run_dir):
         if request.resume is not None:
             try:
-                old_plan = read_json(run_dir / PLAN)
-                info = read_json(run_dir / RUN)
+                old_plan = read_plan(run_dir)
+                info = read_run_info(run_dir)
             except RunDirError as exc:
                 raise NotReady(f"cannot resume: {exc}") from None
             from .compiler.plan import plan_changes
 
-            changes = plan_changes(old_plan, planned.result())
+            changes = plan_changes(plan_json(old_plan), planned.result())
             if changes:
                 raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
                                + "; ".join(changes) + ". Start a new run instead.")
             truncate_torn(run_dir)
             prior = [r for r in latest_records(run_dir)
                      if not (request.retry_errors and r.status == "error")]
-            if request.retry_errors:
-                info["reran_errors"] = True  # results.jsonl may now hold an attempt twice
-            info.setdefault("resumed_at", []).append(started.isoformat(timespec="seconds"))
+            info = info.replace(  # with --retry-errors results.jsonl may hold an attempt twice
+                reran_errors=info.reran_errors or request.retry_errors,
+                resumed_at=(*info.resumed_at, started.isoformat(timespec="seconds")))
         else:
-            info = run_info(plan, run_dir.name, started, list(request.argv))
-            info["settings"] = _settings(request)
-            info["compare"] = [list(pair) for pair in plan.compare]
-            info["git"] = git_info(Path(plan.suite_root))
-            info["history"] = kept_json(location)
+            info = new_run_info(run_dir.name, plan.suite_file, started,
+                                tuple(planned_target(t) for t in plan.targets),
+                                request.argv).replace(
+                settings=_settings(request), compare=plan.compare,
+                git=git_info(Path(plan.suite_root)), history=_kept(location))
             planned.aim(run_dir / PLAN)  # made once the first requests are out
             attached = {a.sha256: a.content for s in plan.scenarios
                         if s.attachments or s.turns  # most have neither: skip them quickly
                         for a in s.all_attachments}
             if attached:  # the report shows them; records refer to them by hash
                 _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
-        _write(lambda: write_json(run_dir / RUN, info), run_dir)
+        started_info = info
+        _write(lambda: write_run_info(run_dir, started_info), run_dir)
 
         done = frozenset(r.key for r in prior)
         hooks.started(plan.attempts - len(done))
@@ -330,30 +337,31 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         from .results.summarize import exit_code
 
         sched = state.scheduler
-        info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                    duration_s=round(time.perf_counter() - t0 + info.get("duration_s", 0), 3),
-                    interrupted=state.interrupted)
+        info = info.replace(
+            finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            duration_s=round(time.perf_counter() - t0 + (info.duration_s or 0), 3),
+            interrupted=state.interrupted)
         if sched is not None:
-            info["early_stop"] = sched.saved() if request.early_stop else None
-            info["stopped"] = sched.stop_reason
-            if sched.down:
-                info["targets_down"] = sched.down
+            info = info.replace(early_stop=sched.saved() if request.early_stop else None,
+                                stopped=sched.stop_reason, targets_down=sched.down or None)
         if state.lowest_concurrency:
-            info["throttled"] = state.lowest_concurrency
+            info = info.replace(throttled=state.lowest_concurrency)
         if state.judge is not None:
             from .judge.validation import validation_for
 
             checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
-            info["judge"] = {**state.judge, "cache": request.judge_cache,
-                             "target": plan.judge.target.name if plan.judge else None,
-                             "validation": checked.as_json() if checked else None}
+            info = info.replace(judge=JudgeUse.of(
+                state.judge, request.judge_cache,
+                plan.judge.target.name if plan.judge else None,
+                checked.as_json() if checked else None))
         complete = not state.interrupted and state.write_error is None
         kept = [r.finish(complete) for r in recordings]
         if state.write_error is not None:
             raise RunDirError(f"{state.write_error}. The attempts written before are kept; "
                               "make room, then finish the run with: scenarist run --resume "
                               f"{run_dir}")
-        _write(lambda: write_json(run_dir / RUN, info), run_dir)
+        finished_info = info
+        _write(lambda: write_run_info(run_dir, finished_info), run_dir)
         history = History(location)
         trends = history.trends([(sc.id, t.name) for sc in plan.scenarios
                                  for t in plan.targets], run_dir)
@@ -533,21 +541,22 @@ def _fork(child: Callable[[], int]) -> int:
     return pid
 
 
-def regressions(summary: dict[str, Any], comparison: Any) -> list[Any]:
+def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]:
     """Every regression: against the baseline, and between the targets compared in the run
     (``--fail-on-regression`` exits 1 on any)."""
     from .results.baseline import Comparison
 
     found = list(comparison.regressions) if comparison is not None else []
-    for pair in summary.get("compare") or ():
+    for pair in summary.compare:
         found.extend(Comparison.from_json(pair).regressions)
     return found
 
 
-def plan_keys(plan: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every scenario × target of a plan.json."""
-    return [(s["id"], t["name"]) for s in plan.get("scenarios", [])
-            for t in plan.get("targets", [])]
+def _kept(location: Location | None) -> HistoryKept | None:
+    """What run.json keeps of the history a run is recorded in (never a password)."""
+    from .store.runfile import HistoryKept
+
+    return None if location is None else HistoryKept(location.kind, location.shown)
 
 
 class History:
@@ -555,14 +564,14 @@ class History:
     the run folder is complete. A store that cannot be used is a warning in
     :attr:`notes`, said once; the run folder is never at stake."""
 
-    def __init__(self, location: Any) -> None:
+    def __init__(self, location: Location | None) -> None:
         self.location = location
         self.notes: list[str] = []
         self.problem: str | None = None  # why the history could not be used
-        self._store: Any = None
+        self._store: HistoryStore | None = None
         self._failed = False
 
-    def _open(self) -> Any:
+    def _open(self) -> HistoryStore | None:
         if self._store is None and self.location is not None and not self._failed:
             from .history import open_history
 
@@ -580,22 +589,20 @@ class History:
                           f"folder is complete; add it later with: scenarist history import "
                           f"{run_dir}")
 
-    def trends(self, keys: list[tuple[str, str]], run_dir: Path) -> dict[str, Any]:
+    def trends(self, keys: list[tuple[str, str]], run_dir: Path
+               ) -> dict[tuple[str, str], list[TrendPoint]]:
         from .history import HistoryError
-        from .results.cioutputs import trend_key
 
         try:
             store = self._open()
             if store is None:
                 return {}
-            found = store.trends(keys, exclude_run=run_dir.name)
+            return store.trends(keys, exclude_run=run_dir.name)
         except HistoryError as exc:
             self._warn(run_dir, exc)
             return {}
-        return {trend_key(s, t): [p.as_json() for p in points]
-                for (s, t), points in found.items()}
 
-    def record(self, run_dir: Path, summary: dict[str, Any], info: dict[str, Any],
+    def record(self, run_dir: Path, summary: Summary, info: RunInfo | None,
                replaces: tuple[str, ...] = ()) -> None:
         from .history import HistoryError, entry_from_run
 
@@ -612,23 +619,25 @@ class History:
             self.close()
 
 
-def report_trends(run_dir: Path) -> tuple[dict[str, Any], list[str]]:
+def report_trends(run_dir: Path) -> tuple[dict[tuple[str, str], list[TrendPoint]], list[str]]:
     """``scenarist report RUNDIR``: the trend of its rows from the history it was written
     to (run.json keeps where, never a password; ``SCENARIST_HISTORY`` overrides), and the
     warnings of a history that could not be read."""
     from .history import location_for
-    from .store import PLAN, RUN, read_json
+    from .store import read_plan, read_run_info
 
     try:
-        info = read_json(run_dir / RUN)
-        plan = read_json(run_dir / PLAN)
+        info = read_run_info(run_dir)
+        plan = read_plan(run_dir)
     except RunDirError:
         return {}, []
-    location = location_for(None, kept=info.get("history"))
+    kept = info.history
+    location = location_for(None, kept={"kind": kept.kind, "target": kept.target}
+                            if kept else None)
     if location is None:
         return {}, []
     history = History(location)
-    trends = history.trends(plan_keys(plan), run_dir)
+    trends = history.trends(plan.keys(), run_dir)
     history.close()
     if history.problem is None:
         return trends, []
@@ -645,7 +654,7 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
     from .results.recheck import prepare, run_recheck
     from .results.report import regenerate
     from .results.summarize import exit_code
-    from .store import RUN, read_json
+    from .store import read_plan, read_run_info
 
     prepared = prepare(run_dir)
     notes = [f"refused {r.scenario}: {r.why}; run it again with scenarist run"
@@ -657,16 +666,16 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
         notes.append("not in the run, so not rechecked: " + ", ".join(prepared.not_in_run))
     folder = _write(lambda: run_recheck(prepared, run_dir, out or run_dir.parent, ask_judge),
                     out or run_dir.parent)
-    plan = read_json(folder / "plan.json")
-    info = read_json(folder / RUN)
-    not_cached = (info.get("judge") or {}).get("not_cached")
+    plan = read_plan(folder)
+    info = read_run_info(folder)
+    not_cached = info.judge.not_cached if info.judge else None
     if not_cached:
         notes.append(f"{not_cached} judge question{'s were' if not_cached != 1 else ' was'} "
                      "not in the judge's cache: those attempts have no verdict; ask them "
                      f"with: scenarist recheck {run_dir} --judge")
     location = location_for(Path(prepared.plan.suite_root), prepared.plan.history)
     history = History(location)
-    trends = history.trends(plan_keys(plan), folder)
+    trends = history.trends(plan.keys(), folder)
     summary, comparison = _write(lambda: regenerate(folder, None, None, trends)[1:], folder)
     _write(lambda: write_ci_outputs(folder, summary, comparison), folder)
     history.record(folder, summary, info)
@@ -674,24 +683,26 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
     return RunResult(folder, summary, comparison, exit_code(summary), tuple(notes))
 
 
-def record_merged(merged: Path, summary: dict[str, Any], run_dirs: list[Path]) -> list[str]:
+def record_merged(merged: Path, summary: Summary, run_dirs: list[Path]) -> list[str]:
     """``scenarist merge``: the merged run replaces its shards in the history."""
     from .history import location_for
-    from .store import RUN, read_json
+    from .store import read_run_info
 
-    info = read_json(merged / RUN)
+    info = read_run_info(merged)
     kept = None
     ids = []
+    git = None
     for d in run_dirs:
         try:
-            shard = read_json(d / RUN)
+            shard = read_run_info(d)
         except RunDirError:
             continue
-        kept = kept or shard.get("history")
-        ids.append(str(shard.get("run_id") or d.name))
-        info.setdefault("git", shard.get("git"))
-    info["history"] = kept
-    location = location_for(None, kept=kept)
+        kept = kept or shard.history
+        ids.append(shard.run_id or d.name)
+        git = git or shard.git
+    info = info.replace(history=kept, git=info.git or git)
+    location = location_for(None, kept={"kind": kept.kind, "target": kept.target}
+                            if kept else None)
     history = History(location)
     history.record(merged, summary, info, replaces=tuple(ids))
     return history.notes
@@ -704,20 +715,20 @@ class Imported:
     problem: str | None  # why it was not imported
 
 
-def import_runs(run_dirs: list[Path], location: Any) -> list[Imported]:
+def import_runs(run_dirs: list[Path], location: Location) -> list[Imported]:
     """``scenarist history import``: each run folder into the history (its summary.json, or
     a summary made from its results); a folder that cannot be read is reported, the others
     are imported. HistoryError when the history itself cannot be written."""
     from .history import entry_from_run, open_history
     from .results.baseline import load_summary
-    from .store import RUN, read_json
+    from .store.runfile import read_run_info_if_any
 
     out = []
     with open_history(location) as store:
         for d in run_dirs:
             try:
                 summary = load_summary(d)
-                info = read_json(d / RUN) if (d / RUN).exists() else None
+                info = read_run_info_if_any(d)
             except RunDirError as exc:
                 out.append(Imported(d, None, str(exc)))
                 continue

@@ -40,6 +40,7 @@ from .stats import PRF, percentile
 
 if TYPE_CHECKING:
     from ..pipeline import Hooks, RunRequest, RunResult
+    from ..store.summaryfile import Summary
     from .baseline import Change, Comparison
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "assets" / "conformance"
@@ -303,7 +304,7 @@ def run_request(request: ConformanceRequest) -> RunRequest:
         record=request.record, early_stop=False, argv=request.argv)
 
 
-def earlier_run(path: Path, target: str) -> dict[str, Any]:
+def earlier_run(path: Path, target: str) -> Summary:
     """``--baseline``: the summary of an earlier conformance run, its rows put on
     ``target`` (a certificate is about one endpoint, whatever the suite named it). NotReady
     when the folder is not a conformance run."""
@@ -318,12 +319,12 @@ def earlier_run(path: Path, target: str) -> dict[str, Any]:
         summary = load_summary(path)
     except RunDirError as exc:
         raise NotReady(f"--baseline {path}: {exc}") from None
-    targets = sorted({str(r["target"]) for r in summary["scenarios"]})
+    targets = sorted({r.target for r in summary.scenarios})
     if len(targets) != 1:
         raise NotReady(f"--baseline {path} ran {len(targets)} targets; a conformance run "
                        "certifies one")
-    rows = [{**r, "target": target} for r in summary["scenarios"]]
-    return {**summary, "scenarios": rows}
+    return summary.replace(scenarios=tuple(dataclasses.replace(r, target=target)
+                                           for r in summary.scenarios))
 
 
 def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
@@ -348,29 +349,30 @@ def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
     return ConformanceResult(result, cert)
 
 
-def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Comparison | None,
+def certify(run_dir: Path, summary: Summary, comparison: Comparison | None,
             endpoint: str, builtin: Set[str] = frozenset()) -> Certificate:
     """The certificate of a conformance run folder, from its summary (and its comparison
     with the baseline, when there was one). ``builtin``: the ids of the built-in cases."""
-    from ..store import PLAN, latest_records, read_json
+    from ..store import latest_records
+    from ..store.planfile import read_plan
+    from ..store.summaryfile import ToolCounts
 
-    plan = read_json(run_dir / PLAN)
-    (target,) = (t["name"] for t in plan["targets"])
-    rows = {r["scenario"]: r for r in summary["scenarios"]}
+    plan = read_plan(run_dir)
+    (target,) = plan.target_names
+    rows = {r.scenario: r for r in summary.scenarios}
     behaviours = []
-    for spec in plan["scenarios"]:
-        r = rows[spec["id"]]
+    for spec in plan.scenarios:
+        r = rows[spec.id]
         behaviours.append(Behaviour(
-            spec["id"], spec.get("description", ""), spec["id"] in builtin,
-            certification(r["verdict"]),
-            r["verdict"], r["passes"], r["decided"], r["planned"], r["min_pass"], r["errors"],
-            r["ci_low"], r["ci_high"], r["latency_ms"]["p50"], r["latency_ms"]["p95"]))
+            spec.id, spec.description, spec.id in builtin, certification(r.verdict),
+            r.verdict, r.passes, r.decided, r.planned, r.min_pass, r.errors,
+            r.ci_low, r.ci_high, r.latency_ms.p50, r.latency_ms.p95))
     latencies = [r.latency_ms for r in latest_records(run_dir)
                  if r.status != "error" and r.latency_ms is not None]
-    t = summary["tool_calls"]["by_target"].get(target) or {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    t = summary.tool_calls.by_target.get(target) or ToolCounts()
     errors: dict[str, int] = {}
-    for r in summary["scenarios"]:
-        for kind, n in r["error_kinds"].items():
+    for r in summary.scenarios:
+        for kind, n in r.error_kinds.items():
             errors[kind] = errors.get(kind, 0) + n
     regressions: tuple[Change, ...] = ()
     baseline: str | None = None
@@ -379,13 +381,13 @@ def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Comparison | 
         baseline = comparison.before
         regressions = comparison.regressions
         counts = {k: n for k, n in comparison.counts().items() if n}
-    return Certificate(str(summary.get("run_id") or run_dir.name), target, endpoint,
-                       tuple(behaviours), PRF(t["tp"], t["fp"], t["fn"], t["tn"]),
+    return Certificate(summary.run_id or run_dir.name, target, endpoint,
+                       tuple(behaviours), PRF(t.tp, t.fp, t.fn, t.tn),
                        percentile(latencies, 50), percentile(latencies, 95), len(latencies),
                        errors, baseline, regressions, counts)
 
 
-def refresh_certificate(run_dir: Path, summary: Mapping[str, Any],
+def refresh_certificate(run_dir: Path, summary: Summary,
                         comparison: Comparison | None) -> Certificate | None:
     """The certificate of a conformance run folder, made again after its summary was
     (``scenarist report``, ``scenarist run --resume``) and kept in place of the old one;

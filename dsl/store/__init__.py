@@ -1,31 +1,39 @@
-"""The store: what Scenarist keeps on disk about runs.
+"""The store: what Scenarist keeps on disk about runs — each file of a run folder with its
+one reader and its one writer, checking ``schema_version`` and every field's type.
 
 * :mod:`~dsl.store.records` — the attempt record, the one description of a line of
   ``results.jsonl``, with its JSON read and write;
-* :mod:`~dsl.store.rundir` — the run folder: ``plan.json``, ``run.json``,
-  ``results.jsonl`` (appended as each attempt ends), ``summary.json``; resume and merge.
+* :mod:`~dsl.store.planfile` — ``plan.json``: :class:`PlanFile`, its
+  :class:`PlannedScenario` and :class:`PlannedTarget`;
+* :mod:`~dsl.store.runfile` — ``run.json``: :class:`RunInfo`;
+* :mod:`~dsl.store.summaryfile` — ``summary.json``: :class:`Summary`, its rows and its
+  per-check rows;
+* :mod:`~dsl.store.jsonfile` — a JSON file written atomically, read with its
+  ``schema_version`` checked (here, once) and handed to its reader;
+  :mod:`~dsl.store.fields` — how those readers check a value and say where a wrong one
+  is;
+* :mod:`~dsl.store.rundir` — the run folder: its id, its lock, results appended as each
+  attempt ends, resume and merge.
 
 The other stages that write files write their own artifact through :func:`write_atomic`
 and :func:`write_json` (the report, junit.xml, summary.md, the judge's cache, cassettes).
 """
 
+from .jsonfile import check_version, read_json, write_atomic, write_json
+from .planfile import PLAN, PlanFile, PlannedScenario, PlannedTarget, read_plan, write_plan
 from .records import (
     AttemptError,
     AttemptRecord,
     CheckResult,
     ModelCallStat,
     RecordError,
-    check_version,
     record_from_json,
     record_json,
     record_line,
 )
 from .rundir import (
     ATTACHMENTS,
-    PLAN,
     RESULTS,
-    RUN,
-    SUMMARY,
     ResultsWriter,
     RunLock,
     copy_attachments,
@@ -35,18 +43,19 @@ from .rundir import (
     merge_runs,
     new_run_id,
     read_attachment,
-    read_json,
     store_attachments,
     truncate_torn,
-    write_atomic,
-    write_json,
 )
+from .runfile import RUN, RunInfo, read_run_info, write_run_info
+from .summaryfile import SUMMARY, Summary, SummaryRow, read_summary, write_summary
 
 __all__ = [
     "ATTACHMENTS", "PLAN", "RESULTS", "RUN", "SUMMARY", "AttemptError", "AttemptRecord",
-    "CheckResult", "ModelCallStat", "RecordError", "ResultsWriter", "RunLock",
+    "CheckResult", "ModelCallStat", "PlanFile", "PlannedScenario", "PlannedTarget",
+    "RecordError", "ResultsWriter", "RunInfo", "RunLock", "Summary", "SummaryRow",
     "check_version", "copy_attachments", "create_run_dir", "iter_results", "latest_records",
-    "merge_runs", "new_run_id", "read_attachment", "read_json", "record_from_json",
-    "record_json", "record_line", "store_attachments", "truncate_torn", "write_atomic",
-    "write_json",
+    "merge_runs", "new_run_id", "read_attachment", "read_json", "read_plan", "read_run_info",
+    "read_summary", "record_from_json", "record_json", "record_line", "store_attachments",
+    "truncate_torn", "write_atomic", "write_json", "write_plan", "write_run_info",
+    "write_summary",
 ]

@@ -16,6 +16,9 @@ from typing import Any
 from dsl.model import SCHEMA_VERSION
 from dsl.results.summarize import summarize_records
 from dsl.store import record_from_json, write_json
+from dsl.store.planfile import plan_from_json
+from dsl.store.runfile import run_from_json
+from dsl.store.summaryfile import summary_json
 
 # How the tests and the bench scripts start Debian's Chromium (Playwright's own download
 # does not work in CI): no sandbox (containers), nothing that would reach the network.
@@ -143,8 +146,8 @@ def write_run(path: Path, scenarios: Sequence[dict[str, Any]],
                 except UnicodeEncodeError:  # a lone surrogate: keep it as a \u escape
                     line = json.dumps(r)
             f.write(line + "\n")
-    write_json(path / "summary.json",
-               summarize_records(plan, [record_from_json(r) for r in records], run))
+    write_json(path / "summary.json", summary_json(summarize_records(
+        plan_from_json(plan), [record_from_json(r) for r in records], run_from_json(run))))
     return path
 
 
