@@ -483,7 +483,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
     from .judge import Judge
     from .judge.check import ask_all, load_examples, report
     from .judge.check import calibrate as measure
-    from .targets.kinds import is_model, open_model
+    from .targets.kinds import is_model, model_named, open_model
 
     try:
         examples, suite, file_judge = load_examples(labels)
@@ -537,7 +537,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
             click.echo(f"    {r['reason']}")
     agreement = "–" if data["agreement"] is None else f"{data['agreement']:.0%}"
     kappa = "–" if data["kappa"] is None else f"{data['kappa']:.2f}"
-    model = config.model or getattr(target.config, "model", "") or "replay"
+    model = config.model or model_named(target) or target.kind
     click.echo(f"\n{data['examples']} examples, judge {target.name} ({model}, "
                f"{config.mode} mode): agreement {agreement} on {data['decided']} decided, "
                f"Cohen's kappa {kappa}; {data['unsure']} unsure, {data['errors']} errors")

@@ -71,6 +71,11 @@ class TargetKind:
     attempt_timeout: bool = True  # accepts attempt_timeout_ms
     # a model endpoint: what it puts in every request (model, temperature, params)
     request_settings: Callable[[Any], RequestSettings] | None = None
+    # the model its settings name ("": none; a replay's model is its cassette's)
+    model: Callable[[Any], str] = lambda settings: ""
+    # what answers, in words, when its settings name no model (a judge's measurement keeps
+    # it: .scenarist/judge-validation.json)
+    stands_for: Callable[[Any], str] = lambda settings: ""
 
     @property
     def is_model(self) -> bool:
@@ -85,6 +90,18 @@ def kind_of(target: Target) -> TargetKind:
 def describe(target: Target) -> str:
     """What a target runs, in a few words: ``qwen at http://…/v1``."""
     return kind_of(target).describe(target.config)
+
+
+def model_named(target: Target) -> str:
+    """The model a target's settings name; "" when they name none (a replay, an agent)."""
+    return kind_of(target).model(target.config)
+
+
+def answered_by(target: Target) -> str:
+    """What answers a target's requests, in words: the model its settings name, else what
+    its kind says it stands for (``replay of local.jsonl``), else its name."""
+    kind = kind_of(target)
+    return kind.model(target.config) or kind.stands_for(target.config) or target.name
 
 
 def shown_settings(target: WrittenTarget) -> list[tuple[str, str]]:
@@ -427,6 +444,7 @@ KINDS: dict[str, TargetKind] = {
         describe=lambda s: f"{s.model} at {s.base_url}",
         as_json=_openai_json,
         shown=("model", "base_url"),
+        model=lambda s: s.model,
         open_agent=_open_model_agent,
         open_model=_open_openai,
         key_env=lambda s: s.api_key_env,
@@ -443,6 +461,7 @@ KINDS: dict[str, TargetKind] = {
         describe=lambda s: f"replay of {s.cassette}",
         as_json=_replay_json,
         shown=("model", "cassette"),  # the model the cassette recorded, else the file
+        stands_for=lambda s: f"replay of {Path(s.cassette).name}",
         open_agent=_open_model_agent,
         open_model=_open_replay,
         attempt_timeout=False,
