@@ -20,7 +20,7 @@ from .exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from .results.terminal import ProgressLine, print_summary, style, use_color
 
 if TYPE_CHECKING:
-    from .results.baseline import Comparison
+    from .history import Location
     from .store import Summary
 
 T = TypeVar("T")
@@ -201,7 +201,10 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     hooks, progress_done = _progress_hooks(quiet)
     result = _or_exit(lambda: run_suite(request, hooks), progress_done)
     print_summary(result.summary, quiet=quiet, comparison=result.comparison)
-    _refreshed_certificate(result.run_dir, result.summary, result.comparison)  # --resume
+    if result.certificate is not None:  # a conformance run, resumed
+        from .results.terminal import print_conformance
+
+        print_conformance(result.certificate)
     if fmt == "github":
         from .results.cioutputs import emit_github
 
@@ -233,18 +236,6 @@ def _progress_hooks(quiet: bool) -> tuple[Any, Callable[[], None]]:
     hooks = Hooks(on_attempt=lambda rec, totals: progress.update(rec, totals),
                   notify=notify, handle_signals=True, started=started)
     return hooks, lambda: progress.done()
-
-
-def _refreshed_certificate(run_dir: Path, summary: Summary, comparison: Comparison | None,
-                           show: bool = True) -> None:
-    """A conformance run's certificate, made again with its summary (and shown)."""
-    from .results.conformance import refresh_certificate
-
-    cert = refresh_certificate(run_dir, summary, comparison)
-    if cert is not None and show:
-        from .results.terminal import print_conformance
-
-        print_conformance(cert)
 
 
 def _load_baseline(path: Path | None) -> Summary | None:
@@ -388,9 +379,6 @@ def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bo
 def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
     """Regenerate the report of a run folder from its stored results (no model calls),
     with its summary.json, junit.xml and summary.md."""
-    from .results.cioutputs import write_ci_outputs
-    from .results.report import regenerate
-
     before = _load_baseline(baseline)
     if output is not None and output.is_dir():
         click.echo(f"error: -o {output} is a folder; give the report's file name, e.g. "
@@ -404,23 +392,12 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
         click.echo(f"error: cannot write the report to {output}: the folder "
                    f"{output.parent} does not exist", err=True)
         sys.exit(EXIT_INPUT)
-    from .pipeline import report_trends
+    from .pipeline import report_run
 
-    trends, warnings = report_trends(run_dir)
-    for w in warnings:
-        click.echo(w, err=True)
-    try:
-        path, summary, comparison = regenerate(run_dir, output, before, trends)
-        write_ci_outputs(run_dir, summary, comparison)
-        _refreshed_certificate(run_dir, summary, comparison, show=False)
-    except RunDirError as exc:
-        click.echo(f"error: {exc}", err=True)
-        sys.exit(EXIT_INPUT)
-    except OSError as exc:
-        click.echo(f"error: cannot write the report of {run_dir}: "
-                   f"{exc.strerror or exc} ({exc.filename or output or run_dir})", err=True)
-        sys.exit(EXIT_INPUT)
-    click.echo(f"Report: {path}")
+    finished = _or_exit(lambda: report_run(run_dir, output, before))
+    for note in finished.notes:
+        click.echo(note, err=True)
+    click.echo(f"Report: {finished.report}")
 
 
 @main.command()
@@ -432,27 +409,22 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
 def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
     """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
     summary and report. Exit codes as for run."""
-    from .results.cioutputs import write_ci_outputs
-    from .results.report import regenerate
-    from .results.summarize import exit_code
-    from .store import merge_runs
+    from .pipeline import merge_shards
 
     try:
-        merged, warnings = merge_runs(list(run_dirs), out)
+        merged = merge_shards(list(run_dirs), out)
     except RunDirError as exc:
         click.echo(f"error: cannot merge: {exc}", err=True)
         sys.exit(EXIT_INPUT)
-    for w in warnings:
+    result = merged.run
+    for w in merged.warnings:
         click.echo(f"warning: {w}", err=True)
-    from .pipeline import record_merged
-
-    _, summary, _ = regenerate(merged)
-    write_ci_outputs(merged, summary, None)
-    for note in record_merged(merged, summary, list(run_dirs)):
+    for note in result.notes:
         click.echo(note, err=True)
-    print_summary(summary, quiet=quiet)
-    click.echo(f"\nMerged {len(run_dirs)} runs into {merged}\nReport: {merged / 'report.html'}")
-    sys.exit(exit_code(summary))
+    print_summary(result.summary, quiet=quiet)
+    click.echo(f"\nMerged {len(run_dirs)} runs into {result.run_dir}\n"
+               f"Report: {result.run_dir / 'report.html'}")
+    sys.exit(result.exit_code)
 
 
 @main.command("judge-check")
@@ -477,51 +449,17 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
 
     The result is kept in .scenarist/judge-validation.json beside scenarist.yaml: reports
     show a measured judge's kappa and coverage beside its verdicts."""
-    import asyncio
-    import dataclasses
+    from .judge.check import JudgeCheck, NoJudge, check_judge
+    from .targets.kinds import model_named
 
-    from .judge import Judge
-    from .judge.check import ask_all, load_examples, report
-    from .judge.check import calibrate as measure
-    from .targets.kinds import is_model, model_named, open_model
-
+    request = JudgeCheck(labels, judge_target, not no_judge_cache, concurrency, calibrate, mode)
     try:
-        examples, suite, file_judge = load_examples(labels)
-    except InputError as exc:
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
-    name = judge_target or file_judge or (suite.judge.target.name if suite.judge else None)
-    target = suite.targets.get(name) if name else None
-    if target is None or not is_model(target):
-        raise click.UsageError(f"no judge: name a kind: openai target with --judge (the "
-                               f"suite's targets: {', '.join(sorted(suite.targets)) or 'none'})")
-    config = suite.judge_with(target)
-    if mode is not None:
-        config = dataclasses.replace(config, mode=mode)
-
-    async def go() -> tuple[list[Any], Any]:
-        model = open_model(target, 4)
-        judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
-                      use_cache=not no_judge_cache, memory={})
-        try:
-            results = await ask_all(examples, judge, concurrency or target.concurrency or 4)
-            return results, await measure(results, judge, fit=calibrate)
-        finally:
-            await model.aclose()
-
-    try:
-        results, calibrated = asyncio.run(go())
-    except InputError as exc:
-        print_diagnostics(exc.diagnostics, _read_sources(exc.diagnostics))
-        sys.exit(EXIT_INPUT)
-    data = report(results)
-    stored = _store_validation(suite.root, config, labels, calibrated)
-    if calibrate:
-        from .judge.check import calibration_json, grounded_figures
-
-        data["calibration"] = calibration_json(calibrated)
-        g = grounded_figures(examples)
-        data["grounded"] = g.as_json() if g else None
+        checked = _or_exit(lambda: check_judge(request))
+    except NoJudge as exc:
+        raise click.UsageError(str(exc)) from None
+    if checked.not_kept is not None:
+        click.echo(f"warning: the result was not kept: {checked.not_kept}", err=True)
+    data, target, config = checked.report, checked.target, checked.config
     if as_json:
         click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
@@ -545,24 +483,13 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
         k = "–" if s["kappa"] is None else f"{s['kappa']:.2f}"
         click.echo(f"  {check}: agreement {s['agreement']:.0%} on {s['decided']}, kappa {k}")
     if calibrate:
-        for line in _calibration_lines(calibrated, grounded_figures(examples)):
+        for line in _calibration_lines(checked.calibrated, checked.grounded):
             click.echo(line)
-    if stored:
-        click.echo(f"\n{stored}")
-
-
-def _store_validation(root: Path, config: Any, labels: Path, calibrated: Any) -> str:
-    """Keep the measurement for reports; say where (or why not) in one line."""
-    from .judge.validation import ValidationFileError, record_validation
-
-    f = calibrated.before
-    try:
-        path = record_validation(root, config, labels, f.questions, f.as_json())
-    except ValidationFileError as exc:
-        click.echo(f"warning: the result was not kept: {exc}", err=True)
-        return ""
-    shown = path.relative_to(root) if path.is_relative_to(root) else path
-    return f"Kept in {shown}: reports show this judge's kappa and coverage."
+    if checked.kept is not None:
+        root = checked.suite_root
+        shown = checked.kept.relative_to(root) if checked.kept.is_relative_to(root) else \
+            checked.kept
+        click.echo(f"\nKept in {shown}: reports show this judge's kappa and coverage.")
 
 
 def _figures_row(label: str, f: Any, calibration: Any = None) -> str:
@@ -809,31 +736,14 @@ def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool) -> No
     sys.exit(result.exit_code)
 
 
-def _history() -> Any:
+def _history() -> Location:
     """The history the commands below use: SCENARIST_HISTORY, else history: in the
     scenarist.yaml of this folder or its parents, else its default."""
-    from .compiler.suite import find_suite_file
-    from .history import HISTORY_ENV, location_for, setting_problem
-    from .source.load import read_file
+    from .pipeline import history_here
 
-    if os.environ.get(HISTORY_ENV, "").strip():
-        location = location_for(None)
-    else:
-        suite = find_suite_file(Path.cwd())
-        if suite is None:
-            click.echo(f"error: no scenarist.yaml here or in a parent folder, so no history; "
-                       f"run this from the suite's folder, or set {HISTORY_ENV}", err=True)
-            sys.exit(EXIT_INPUT)
-        doc = read_file(suite, str(suite))
-        setting = doc.data.get("history") if isinstance(doc.data, dict) else None
-        problem = setting_problem(setting)
-        if problem is not None:
-            click.echo(f"error: {suite}: {problem}", err=True)
-            sys.exit(EXIT_INPUT)
-        location = location_for(suite.parent.resolve(), setting)
+    location, problem = history_here()
     if location is None:
-        click.echo("error: the history is off (history: false, or "
-                   f"{HISTORY_ENV}=off)", err=True)
+        click.echo(f"error: {problem}", err=True)
         sys.exit(EXIT_INPUT)
     return location
 
@@ -973,7 +883,8 @@ def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: boo
     Exit status: 0 every behaviour certified, 1 one is not certified (a regression against
     --baseline is one), 2 invalid input or usage, 3 none failed but endpoint errors left
     one inconclusive, 130 interrupted."""
-    from .results.conformance import CASES_DIR, ConformanceRequest, list_cases, run_conformance
+    from .pipeline import run_conformance
+    from .results.conformance import CASES_DIR, ConformanceRequest, list_cases
     from .results.terminal import print_conformance
 
     if list_only:

@@ -3,12 +3,17 @@
 ::
 
     paths ──compile──▶ Plan ──(ready?)──▶ run folder ──run──▶ results.jsonl
-          ──summarize + report──▶ summary.json, report.html ──▶ junit.xml, summary.md
+          ──finish: summarize ──▶ summary.json ──report──▶ report.html
+                    ──▶ junit.xml, summary.md ──▶ the history ──▶ conformance.json
 
 :func:`run_suite` is ``scenarist run``: the command line only turns its options into a
-:class:`RunRequest`, calls it and prints the :class:`RunResult`. Each stage can also be
-called alone (``dsl.compiler.compile.build_plan``, ``dsl.execution.run.execute``,
-``dsl.results.report.regenerate``).
+:class:`RunRequest`, calls it and prints the :class:`RunResult`. :func:`finish` is the
+after-run chain, one for every command that ends with a run folder's results —
+:func:`run_suite`, :func:`recheck_run`, :func:`report_run` and :func:`merge_shards` —
+each choosing in an :class:`AfterRun` whether the report shows a trend and whether the run
+is recorded. Each stage can also be called alone (``dsl.compiler.compile.build_plan``,
+``dsl.execution.run.execute``, ``dsl.results.summarize.summarize_records``,
+``dsl.results.report.build_view``).
 
 Problems in the user's files raise :class:`~dsl.errors.InputError` (every diagnostic);
 a run that cannot start as things are (an API key not set, a folder that cannot be
@@ -18,6 +23,7 @@ resumed) raises :class:`~dsl.errors.NotReady` before anything is sent.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import gc
 import os
@@ -40,6 +46,7 @@ if TYPE_CHECKING:
     from .history import HistoryStore, Location
     from .history.store import TrendPoint
     from .results.baseline import Change, Comparison
+    from .results.conformance import Certificate, ConformanceRequest
     from .store import AttemptRecord, RunInfo, Summary
     from .store.runfile import HistoryKept, RunSettings
 
@@ -82,6 +89,7 @@ class RunResult:
     exit_code: int
     notes: tuple[str, ...] = ()  # for stderr: targets given up on, early stops
     interrupted: str | None = None  # Ctrl-C: what was kept and how to finish
+    certificate: Certificate | None = None  # a conformance run's, made again (--resume)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,8 +105,6 @@ class Hooks:
 def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     """The request of the run that ``run_dir`` holds (``--resume``): its paths, targets,
     runs, shard, early stop and judge, as run.json recorded them."""
-    import dataclasses
-
     from .store import read_run_info
 
     try:
@@ -332,8 +338,6 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
             planned.wait_quietly()
         if planned.error is not None and state.write_error is None:
             state.write_error = planned.error
-        from .results.cioutputs import write_ci_outputs
-        from .results.report import regenerate
         from .results.summarize import exit_code
 
         sched = state.scheduler
@@ -362,16 +366,13 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
                               f"{run_dir}")
         finished_info = info
         _write(lambda: write_run_info(run_dir, finished_info), run_dir)
-        history = History(location)
-        trends = history.trends([(sc.id, t.name) for sc in plan.scenarios
-                                 for t in plan.targets], run_dir)
-        summary, comparison = _write(lambda: regenerate(run_dir, None, baseline, trends)[1:],
-                                     run_dir)
-        _write(lambda: write_ci_outputs(run_dir, summary, comparison), run_dir)
-        history.record(run_dir, summary, info)
+        finished = finish(run_dir, AfterRun(
+            location, baseline=baseline, then="What was written before is kept; make room, "
+            f"then finish the run with: scenarist run --resume {run_dir}"))
+    summary, comparison = finished.summary, finished.comparison
 
     notes = [f"target '{name}' was given up on: {why}" for name, why in state.down.items()]
-    notes.extend(history.notes)
+    notes.extend(finished.notes)
     notes.extend(k for k in kept if k)
     if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
         notes.append(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
@@ -380,11 +381,13 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         extra = f" ({state.cancelled} in flight were cancelled)" if state.cancelled else ""
         said = (f"Interrupted{extra}: the summary and report cover the attempts that "
                 f"completed. Finish the run with: scenarist run --resume {run_dir}")
-        return RunResult(run_dir, summary, comparison, EXIT_INTERRUPTED, tuple(notes), said)
+        return RunResult(run_dir, summary, comparison, EXIT_INTERRUPTED, tuple(notes), said,
+                         finished.certificate)
     code = exit_code(summary)
     if request.fail_on_regression and regressions(summary, comparison):
         code = EXIT_FAILED
-    return RunResult(run_dir, summary, comparison, code, tuple(notes))
+    return RunResult(run_dir, summary, comparison, code, tuple(notes),
+                     certificate=finished.certificate)
 
 
 class PlanWriter:
@@ -619,42 +622,128 @@ class History:
             self.close()
 
 
-def report_trends(run_dir: Path) -> tuple[dict[tuple[str, str], list[TrendPoint]], list[str]]:
-    """``scenarist report RUNDIR``: the trend of its rows from the history it was written
-    to (run.json keeps where, never a password; ``SCENARIST_HISTORY`` overrides), and the
-    warnings of a history that could not be read."""
-    from .history import location_for
-    from .store import read_plan, read_run_info
+# ---- after the run ------------------------------------------------------------------------
 
+@dataclass(frozen=True, slots=True)
+class AfterRun:
+    """What the after-run chain (:func:`finish`) does with a run folder whose results are
+    in: each command's choices (docs/architecture.md, "After a run")."""
+
+    history: Location | None = None  # where the trend is read and the run recorded: the
+    # suite's own or SCENARIST_HISTORY, never one the run folder names (history_here)
+    trend: bool = True  # show each row's earlier runs in the report
+    record: bool = True  # add the run to the history
+    replaces: tuple[str, ...] = ()  # the runs it replaces in the history (merge: its shards)
+    baseline: Summary | None = None  # else the one the folder's summary.json was compared with
+    report: Path | None = None  # where report.html goes (default: into the run folder)
+    then: str = ""  # what to do when the disk is full, in the command's words
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """What the chain made of a run folder."""
+
+    summary: Summary
+    comparison: Comparison | None  # against the baseline, when there is one
+    report: Path
+    certificate: Certificate | None  # a conformance run's, made again with its summary
+    notes: tuple[str, ...]  # the history's warnings
+
+
+def finish(run_dir: Path, after: AfterRun = AfterRun()) -> Finished:
+    """The after-run chain, one for ``run``, ``recheck``, ``report`` and ``merge``::
+
+        results.jsonl ──summarize──▶ summary.json ──report──▶ report.html
+            ──▶ junit.xml, summary.md ──▶ the history ──▶ conformance.json (a conformance run)
+
+    reading results.jsonl once (the report keeps its transcripts as the summary reads the
+    records). RunDirError when the folder cannot be read, or written (with ``after.then``);
+    a history that cannot be used is a warning in :attr:`Finished.notes`."""
+    from .results.baseline import kept_baseline, with_comparisons
+    from .results.cioutputs import write_ci_outputs
+    from .results.conformance import refresh_certificate
+    from .results.report import REPORT, Transcripts, build_view, collector_paused, write_report
+    from .results.summarize import summarize_records
+    from .store import latest_records, read_attachment, read_plan, write_summary
+    from .store.runfile import read_run_info_if_any
+
+    plan = read_plan(run_dir)
+    run = read_run_info_if_any(run_dir)
+    history = History(after.history)
+    trends = history.trends(plan.keys(), run_dir) if after.trend else {}
+    baseline = after.baseline if after.baseline is not None else kept_baseline(run_dir)
     try:
-        info = read_run_info(run_dir)
-        plan = read_plan(run_dir)
-    except RunDirError:
-        return {}, []
-    kept = info.history
-    location = location_for(None, kept={"kind": kept.kind, "target": kept.target}
-                            if kept else None)
+        with collector_paused():
+            transcripts = Transcripts(plan, lambda sha: read_attachment(run_dir, sha))
+            summary = summarize_records(plan, transcripts.tap(latest_records(run_dir)), run)
+            summary, comparison = with_comparisons(summary, baseline,
+                                                   run.compare or () if run else ())
+            write_summary(run_dir, summary)
+            path = write_report(after.report or run_dir / REPORT, build_view(
+                plan, transcripts, summary, run, comparison, trends))
+        write_ci_outputs(run_dir, summary, comparison)
+        if after.record:
+            history.record(run_dir, summary, run, after.replaces)
+        certificate = refresh_certificate(run_dir, summary, comparison)
+    except OSError as exc:
+        where = exc.filename2 or exc.filename or f"into {run_dir}"  # (2: where it was going)
+        raise RunDirError(f"cannot write {where}: {exc.strerror or exc}. {after.then}".rstrip()
+                          ) from None
+    finally:
+        history.close()
+    notes = history.notes if after.record else (
+        [f"warning: the report has no trend: {history.problem}"] if history.problem else [])
+    return Finished(summary, comparison, path, certificate, tuple(notes))
+
+
+def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
+    """The history the commands that read run folders use (``report``, ``merge``, ``runs``,
+    ``history import``): ``SCENARIST_HISTORY``; else ``history:`` in the scenarist.yaml of
+    ``cwd`` (the current folder) or its parents; else that suite's default — never one a
+    run folder names (run.json keeps where a run was recorded; a tampered folder must not
+    choose what is connected to). (None, why in words) when there is none."""
+    from .compiler.suite import find_suite_file
+    from .history import HISTORY_ENV, location_for, setting_problem
+    from .source.load import read_file
+
+    if os.environ.get(HISTORY_ENV, "").strip():
+        location = location_for(None)
+    else:
+        suite = find_suite_file(cwd or Path.cwd())
+        if suite is None:
+            return None, (f"no scenarist.yaml here or in a parent folder, so no history; run "
+                          f"this from the suite's folder, or set {HISTORY_ENV}")
+        doc = read_file(suite, str(suite))
+        setting = doc.data.get("history") if isinstance(doc.data, dict) else None
+        problem = setting_problem(setting)
+        if problem is not None:
+            return None, f"{suite}: {problem}"
+        location = location_for(suite.parent.resolve(), setting)
     if location is None:
-        return {}, []
-    history = History(location)
-    trends = history.trends(plan.keys(), run_dir)
-    history.close()
-    if history.problem is None:
-        return trends, []
-    return trends, [f"warning: the report has no trend: {history.problem}"]
+        return None, f"the history is off (history: false, or {HISTORY_ENV}=off)"
+    return location, None
+
+
+def report_run(run_dir: Path, output: Path | None = None, baseline: Summary | None = None
+               ) -> Finished:
+    """``scenarist report RUNDIR``: its summary, report, CI files and certificate made again
+    from its stored results, the report's trend from the history of the suite here; the run
+    is not recorded again (``scenarist history import`` does that)."""
+    location, _ = history_here()
+    return finish(run_dir, AfterRun(
+        location, record=False, baseline=baseline, report=output,
+        then=f"The results are kept; make room, then try again: scenarist report {run_dir}"))
 
 
 def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
                 ) -> RunResult:
     """``scenarist recheck RUNDIR``: the current checks on the stored transcripts, into a new
-    run folder in ``out`` (default: the folder that holds RUNDIR). Raises InputError (the
-    scenario files), NotReady (nothing can be rechecked) or RunDirError."""
+    run folder in ``out`` (default: the folder that holds RUNDIR), then the after-run chain
+    with the history of the suite the scenarios are in. Raises InputError (the scenario
+    files), NotReady (nothing can be rechecked) or RunDirError."""
     from .history import location_for
-    from .results.cioutputs import write_ci_outputs
     from .results.recheck import prepare, run_recheck
-    from .results.report import regenerate
     from .results.summarize import exit_code
-    from .store import read_plan, read_run_info
 
     prepared = prepare(run_dir)
     notes = [f"refused {r.scenario}: {r.why}; run it again with scenarist run"
@@ -664,48 +753,100 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
                        + ("; ".join(notes) if notes else "it ran no scenario"))
     if prepared.not_in_run:
         notes.append("not in the run, so not rechecked: " + ", ".join(prepared.not_in_run))
-    folder = _write(lambda: run_recheck(prepared, run_dir, out or run_dir.parent, ask_judge),
-                    out or run_dir.parent)
-    plan = read_plan(folder)
-    info = read_run_info(folder)
-    not_cached = info.judge.not_cached if info.judge else None
-    if not_cached:
-        notes.append(f"{not_cached} judge question{'s were' if not_cached != 1 else ' was'} "
+    location = location_for(Path(prepared.plan.suite_root), prepared.plan.history)
+    folder = _write(lambda: run_recheck(prepared, run_dir, out or run_dir.parent, ask_judge,
+                                        _kept(location)), out or run_dir.parent)
+    finished = finish(folder, AfterRun(
+        location, then=f"The results are kept; make room, then: scenarist report {folder}"))
+    judge = finished_judge(folder)
+    if judge:
+        notes.append(f"{judge} judge question{'s were' if judge != 1 else ' was'} "
                      "not in the judge's cache: those attempts have no verdict; ask them "
                      f"with: scenarist recheck {run_dir} --judge")
-    location = location_for(Path(prepared.plan.suite_root), prepared.plan.history)
-    history = History(location)
-    trends = history.trends(plan.keys(), folder)
-    summary, comparison = _write(lambda: regenerate(folder, None, None, trends)[1:], folder)
-    _write(lambda: write_ci_outputs(folder, summary, comparison), folder)
-    history.record(folder, summary, info)
-    notes.extend(history.notes)
-    return RunResult(folder, summary, comparison, exit_code(summary), tuple(notes))
+    notes.extend(finished.notes)
+    return RunResult(folder, finished.summary, finished.comparison,
+                     exit_code(finished.summary), tuple(notes))
 
 
-def record_merged(merged: Path, summary: Summary, run_dirs: list[Path]) -> list[str]:
-    """``scenarist merge``: the merged run replaces its shards in the history."""
-    from .history import location_for
+def finished_judge(run_dir: Path) -> int:
+    """The judge questions a recheck left unasked (not in the cache, no ``--judge``)."""
     from .store import read_run_info
 
-    info = read_run_info(merged)
-    kept = None
-    ids = []
-    git = None
+    info = read_run_info(run_dir)
+    return (info.judge.not_cached or 0) if info.judge else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """``scenarist merge``: the merged run, and what is missing from it."""
+
+    run: RunResult
+    warnings: tuple[str, ...]  # shards that are missing
+
+
+def merge_shards(run_dirs: list[Path], out: Path) -> Merged:
+    """``scenarist merge``: the shards' run folders into one new run folder, then the
+    after-run chain — the merged run replaces its shards in the history of the suite here
+    (its report has no trend: the shards would be its earlier runs). RunDirError when they
+    cannot be merged."""
+    from .results.summarize import exit_code
+    from .store import merge_runs, read_run_info
+
+    merged, warnings = merge_runs(run_dirs, out)
+    shards = []
     for d in run_dirs:
         try:
-            shard = read_run_info(d)
+            shards.append(read_run_info(d).run_id or d.name)
         except RunDirError:
             continue
-        kept = kept or shard.history
-        ids.append(shard.run_id or d.name)
-        git = git or shard.git
-    info = info.replace(history=kept, git=info.git or git)
-    location = location_for(None, kept={"kind": kept.kind, "target": kept.target}
-                            if kept else None)
-    history = History(location)
-    history.record(merged, summary, info, replaces=tuple(ids))
-    return history.notes
+    location, _ = history_here()
+    finished = finish(merged, AfterRun(
+        location, trend=False, replaces=tuple(shards),
+        then=f"The results are kept; make room, then: scenarist report {merged}"))
+    return Merged(RunResult(merged, finished.summary, finished.comparison,
+                            exit_code(finished.summary), finished.notes), tuple(warnings))
+
+
+# ---- conformance -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ConformanceResult:
+    """A conformance run: the run itself and its certificate."""
+
+    run: RunResult
+    certificate: Certificate
+
+    @property
+    def exit_code(self) -> int:
+        """The run's: 0 every behaviour certified, 1 one not certified, 3 one inconclusive
+        and none failed, 130 interrupted (dsl/exits.py)."""
+        return self.run.exit_code
+
+
+def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
+                    ) -> ConformanceResult:
+    """``scenarist conformance --target NAME``: the cases (dsl.results.conformance) as a
+    normal run (results, summary, report, junit.xml), then the certificate, kept in the run
+    folder as conformance.json. Raises InputError, NotReady or RunDirError before anything
+    is sent."""
+    from .results.conformance import CONFORMANCE, builtin_cases, cases_of, certify, earlier_run
+    from .store import write_json
+    from .targets.kinds import describe
+
+    suite_file, files = cases_of(request)
+    run = RunRequest(paths=(suite_file,), extra_files=files, targets=(request.target,),
+                     runs=request.runs, concurrency=request.concurrency, out=request.out,
+                     record=request.record, early_stop=False, argv=request.argv)
+    plan = plan_for(run)  # the files and the target, checked before anything is sent
+    if request.baseline is not None:
+        run = dataclasses.replace(run, baseline=earlier_run(request.baseline, request.target))
+    result = run_suite(run, hooks or Hooks())
+    builtin_files = {p.resolve() for p in builtin_cases()}
+    builtin = {s.id for s in plan.scenarios if Path(s.file).resolve() in builtin_files}
+    cert = certify(result.run_dir, result.summary, result.comparison,
+                   describe(plan.targets[0]), builtin)
+    write_json(result.run_dir / CONFORMANCE, cert.as_json())
+    return ConformanceResult(result, cert)
 
 
 @dataclass(frozen=True, slots=True)

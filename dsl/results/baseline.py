@@ -43,7 +43,7 @@ ComparisonKind = Literal["baseline", "targets"]
 
 __all__ = ["CHANGE_STATUSES", "Change", "ChangeStatus", "Comparison", "Interval", "Side",
            "compare", "compare_row", "compare_targets", "describe_delta", "diff",
-           "load_summary", "newcombe", "pts"]
+           "kept_baseline", "load_summary", "newcombe", "pts", "with_comparisons"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -279,6 +279,34 @@ def compare_targets(rows: Sequence[SummaryRow], old: str, new: str) -> Compariso
     changes += [compare_row(None, r, before_name=old, now_name=new)
                 for sid, r in before.items() if sid not in after]
     return Comparison("targets", old, new, tuple(changes))
+
+
+def with_comparisons(summary: Summary, baseline: Summary | None,
+                     pairs: Sequence[tuple[str, str]] = ()) -> tuple[Summary, Comparison | None]:
+    """The summary with what it is compared with: ``baseline`` (a summary, when given) under
+    ``baseline``, and each pair of its targets (run.json's ``compare``) under ``compare``;
+    and the comparison with the baseline."""
+    comparison = compare(summary, baseline) if baseline is not None else None
+    return summary.replace(
+        baseline=comparison.as_json() if comparison is not None else None,
+        compare=tuple(compare_targets(summary.scenarios, old, new).as_json()
+                      for old, new in pairs)), comparison
+
+
+def kept_baseline(run_dir: Path) -> Summary | None:
+    """The baseline that the run folder's summary.json was compared with (``run
+    --baseline``, ``report --baseline``), as its counts, so that a summary made again —
+    after a resume too — compares with the same baseline."""
+    from ..store.summaryfile import SUMMARY, read_summary
+
+    try:
+        kept = read_summary(run_dir / SUMMARY).baseline
+    except RunDirError:
+        return None
+    try:
+        return Comparison.from_json(kept).before_summary() if kept is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def load_summary(path: Path) -> Summary:

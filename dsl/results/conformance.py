@@ -4,7 +4,7 @@
 
     the built-in cases (dsl/assets/conformance/*.yaml) + the team's (--with PATH)
         ──compile against the suite of the current folder──▶ Plan (one target)
-        ──run_suite (dsl/pipeline.py): every planned attempt──▶ a normal run folder
+        ──dsl.pipeline.run_conformance: every planned attempt──▶ a normal run folder
         ──certify──▶ Certificate ──▶ conformance.json (and the terminal's table)
 
 The cases are plain scenarios: each one's ``description`` says the behaviour it certifies,
@@ -39,7 +39,6 @@ from ..model import SCHEMA_VERSION
 from .stats import PRF, percentile
 
 if TYPE_CHECKING:
-    from ..pipeline import Hooks, RunRequest, RunResult
     from ..store.summaryfile import Summary
     from .baseline import Change, Comparison
 
@@ -181,20 +180,6 @@ def _ids(behaviours: Sequence[Behaviour]) -> str:
     return ", ".join(b.case for b in behaviours)
 
 
-@dataclass(frozen=True, slots=True)
-class ConformanceResult:
-    """A conformance run: the run itself (dsl/pipeline.py) and its certificate."""
-
-    run: RunResult
-    certificate: Certificate
-
-    @property
-    def exit_code(self) -> int:
-        """The run's: 0 every behaviour certified, 1 one not certified, 3 one inconclusive
-        and none failed, 130 interrupted (dsl/exits.py)."""
-        return self.run.exit_code
-
-
 # ---- the cases -----------------------------------------------------------------------------
 
 def builtin_cases() -> tuple[Path, ...]:
@@ -281,11 +266,11 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
 
 # ---- the run -------------------------------------------------------------------------------
 
-def run_request(request: ConformanceRequest) -> RunRequest:
-    """The :class:`~dsl.pipeline.RunRequest` of a conformance run (InputError when there is
-    no suite here, or a --with path is wrong)."""
+def cases_of(request: ConformanceRequest) -> tuple[Path, tuple[Path, ...]]:
+    """The suite file of the current folder, the built-in cases and the team's (--with): a
+    conformance run's files. InputError when there is no suite here, or a --with path is
+    wrong."""
     from ..compiler.suite import SUITE_FILE
-    from ..pipeline import RunRequest
 
     suite_file = _suite_file()
     if suite_file is None:
@@ -297,11 +282,7 @@ def run_request(request: ConformanceRequest) -> RunRequest:
     team, problems = team_cases(request.with_paths, suite_file)
     if problems:
         raise InputError(problems)
-    return RunRequest(
-        paths=(suite_file,), extra_files=(*builtin_cases(), *team),
-        targets=(request.target,),
-        runs=request.runs, concurrency=request.concurrency, out=request.out,
-        record=request.record, early_stop=False, argv=request.argv)
+    return suite_file, (*builtin_cases(), *team)
 
 
 def earlier_run(path: Path, target: str) -> Summary:
@@ -325,28 +306,6 @@ def earlier_run(path: Path, target: str) -> Summary:
                        "certifies one")
     return summary.replace(scenarios=tuple(dataclasses.replace(r, target=target)
                                            for r in summary.scenarios))
-
-
-def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
-                    ) -> ConformanceResult:
-    """``scenarist conformance --target NAME``: the cases as a normal run (results, summary,
-    report, junit.xml), then the certificate, kept in the run folder as conformance.json.
-    Raises InputError, NotReady or RunDirError before anything is sent."""
-    from ..pipeline import Hooks, plan_for, run_suite
-    from ..store import write_json
-    from ..targets.kinds import describe
-
-    run = run_request(request)
-    plan = plan_for(run)  # the files and the target, checked before anything is sent
-    if request.baseline is not None:
-        run = dataclasses.replace(run, baseline=earlier_run(request.baseline, request.target))
-    result = run_suite(run, hooks or Hooks())
-    files = {p.resolve() for p in builtin_cases()}
-    builtin = {s.id for s in plan.scenarios if Path(s.file).resolve() in files}
-    cert = certify(result.run_dir, result.summary, result.comparison,
-                   describe(plan.targets[0]), builtin)
-    write_json(result.run_dir / CONFORMANCE, cert.as_json())
-    return ConformanceResult(result, cert)
 
 
 def certify(run_dir: Path, summary: Summary, comparison: Comparison | None,
@@ -409,6 +368,5 @@ def refresh_certificate(run_dir: Path, summary: Summary,
 
 
 __all__ = ["CASES_DIR", "CERTIFICATION", "CONFORMANCE", "Behaviour", "Case", "Certificate",
-           "ConformanceRequest", "ConformanceResult", "builtin_cases", "certification",
-           "certify", "earlier_run", "list_cases", "refresh_certificate", "run_conformance",
-           "run_request", "team_cases"]
+           "ConformanceRequest", "builtin_cases", "cases_of", "certification", "certify",
+           "earlier_run", "list_cases", "refresh_certificate", "team_cases"]

@@ -32,7 +32,7 @@ from ..errors import NotReady, RunDirError
 from ..model import AttemptData, Plan, Scenario
 from ..store import AttemptError, AttemptRecord
 from ..store.planfile import PlanFile, PlannedScenario
-from ..store.runfile import JudgeStats, RunInfo
+from ..store.runfile import HistoryKept, JudgeStats, RunInfo
 
 if TYPE_CHECKING:
     from ..judge import Judge
@@ -196,8 +196,10 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
     return out, (judge.stats() if judge is not None else None)
 
 
-def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool) -> Path:
-    """Write the recheck's run folder into ``out``; returns it."""
+def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool,
+                history: HistoryKept | None = None) -> Path:
+    """Write the recheck's run folder into ``out``; returns it. ``history``: the history it
+    is to be recorded in (run.json says so; never the old run's, which the folder names)."""
     from .. import __version__
     from ..compiler.plan import plan_file
     from ..execution.run import redactor_of
@@ -220,7 +222,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
     info = RunInfo(
         run_id=folder.name, targets=targets, suite=new_plan.suite,
         started_at=old.started_at, scenarist=__version__, settings=old.settings,
-        compare=old.compare or (), git=old.git, history=old.history,
+        compare=old.compare or (), git=old.git, history=history,
         finished_at=old.finished_at, duration_s=old.duration_s,
         interrupted=bool(old.interrupted),
         judge=None if judge is None else JudgeUse.of(

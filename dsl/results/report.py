@@ -1,12 +1,16 @@
 """Report: a run folder becomes ``report.html`` — one self-contained file that anyone can
 open, with no network request of any kind.
 
-Reads stored results only (plan.json, results.jsonl, summary.json), so a report can be
-regenerated at any time without calling a model. Three stages, each callable alone::
+Renders a summary it is given (dsl.results.summarize makes it, the after-run chain in
+dsl/pipeline.py chains them) with the stored attempts, so a report can be made again at any
+time without calling a model. Three stages, each callable alone::
 
-    build_view(plan, records, summary, run, comparison) -> ReportView   # the view model
-    render(view) -> str                                                   # the HTML text
-    regenerate(run_dir, ...) -> (Path, summary, comparison)               # all, to files
+    build_view(plan, records, summary, run, comparison, trends) -> ReportView   # view model
+    render(view) -> str                                                         # HTML text
+    write_report(path, view) -> Path                                            # the file
+
+:class:`Transcripts` keeps what the report shows of each attempt while the records stream
+past the summary, so that results.jsonl is read once for both.
 
 What is server-rendered (readable with JavaScript off): the headline, the scenario table,
 and each scenario's pass-rate bar and per-check pass rates. What is rendered lazily, when a
@@ -38,24 +42,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import RunDirError, explain
+from ..errors import explain
 from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
-from ..store import AttemptRecord, CheckResult, latest_records, read_attachment, write_atomic
-from ..store.planfile import PlanFile, PlannedScenario, read_plan
-from ..store.runfile import RunInfo, read_run_info_if_any
-from ..store.summaryfile import (
-    SUMMARY,
-    Summary,
-    SummaryJudge,
-    SummaryRow,
-    ToolCounts,
-    read_summary,
-    write_summary,
-)
+from ..store import AttemptRecord, CheckResult, write_atomic
+from ..store.planfile import PlanFile, PlannedScenario
+from ..store.runfile import RunInfo
+from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
-from .baseline import Change, Comparison, compare, compare_targets, pts
+from .baseline import Change, Comparison, pts
 from .cioutputs import pct, target_what
-from .summarize import summarize_records
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -709,7 +704,7 @@ def script_json(data: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-class _Transcripts:
+class Transcripts:
     """The attempts a report embeds, reduced as they stream past: at most
     MAX_REPORT_ATTEMPTS, shared by the scenario × target rows; within a row, attempts that
     did not pass come first. Memory stays bounded however large the run."""
@@ -757,34 +752,23 @@ class _Transcripts:
 Trends = Mapping[tuple[str, str], Sequence["TrendPoint"]]  # (scenario, target) → its runs
 
 
-def build_view(plan: PlanFile, records: Iterable[AttemptRecord], summary: Summary,
-               run: RunInfo | None = None, comparison: Comparison | None = None,
-               trends: Trends | None = None, load: Loader | None = None) -> ReportView:
-    transcripts = _Transcripts(plan, load)
-    for rec in records:
-        transcripts.add(rec)
+def build_view(plan: PlanFile, records: Iterable[AttemptRecord] | Transcripts,
+               summary: Summary, run: RunInfo | None = None,
+               comparison: Comparison | None = None, trends: Trends | None = None,
+               load: Loader | None = None) -> ReportView:
+    """The report's view model of a summary, with the attempts of ``records`` (or those
+    a :class:`Transcripts` kept while the summary was made from the same records: one pass
+    over results.jsonl). ``load``: an attachment's bytes by hash (the report shows them)."""
+    if isinstance(records, Transcripts):
+        transcripts = records
+    else:
+        transcripts = Transcripts(plan, load)
+        for rec in records:
+            transcripts.add(rec)
     return _view(plan, transcripts, summary, run, comparison, trends)
 
 
-def summarize_and_view(plan: PlanFile, records: Iterable[AttemptRecord],
-                       run: RunInfo | None = None, baseline: Summary | None = None,
-                       trends: Trends | None = None, load: Loader | None = None,
-                       ) -> tuple[Summary, Comparison | None, ReportView]:
-    """The summary and the report's view in one pass over the records. The summary keeps
-    the comparison with ``baseline`` (a summary) under ``baseline``, and that of each pair
-    of targets the run compares (run.json's ``compare``) under ``compare``. ``load``: the
-    bytes of an attachment the run folder keeps, by hash (the report shows them)."""
-    transcripts = _Transcripts(plan, load)
-    summary = summarize_records(plan, transcripts.tap(records), run)
-    comparison = compare(summary, baseline) if baseline is not None else None
-    summary = summary.replace(
-        baseline=comparison.as_json() if comparison is not None else None,
-        compare=tuple(compare_targets(summary.scenarios, old, new).as_json()
-                      for old, new in (run.compare or () if run is not None else ())))
-    return summary, comparison, _view(plan, transcripts, summary, run, comparison, trends)
-
-
-def _view(plan: PlanFile, transcripts: _Transcripts, summary: Summary, run: RunInfo | None,
+def _view(plan: PlanFile, transcripts: Transcripts, summary: Summary, run: RunInfo | None,
           comparison: Comparison | None, trends: Trends | None = None) -> ReportView:
     specs = {s.id: s for s in plan.scenarios}
     models = {t.name: target_what(t) for t in summary.targets}
@@ -872,7 +856,7 @@ def render(view: ReportView) -> str:
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Building the view allocates a few hundred thousand small containers and frees none of
     them; the cyclic garbage collector would walk them over and over (measured: a third of
     the write time at 10,000 attempts). Nothing built here forms a cycle worth collecting."""
@@ -885,43 +869,9 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _load(run_dir: Path) -> tuple[PlanFile, RunInfo | None]:
-    return read_plan(run_dir), read_run_info_if_any(run_dir)
-
-
-def _write(path: Path, html: str) -> None:
+def write_report(path: Path, view: ReportView) -> Path:
+    """Render the view into ``path`` (atomically); returns it."""
     # A lone surrogate (JSON text can hold one) cannot be written as UTF-8; in the data it
     # becomes a \\udXXX escape, which JSON reads back.
-    write_atomic(path, html.encode("utf-8", "backslashreplace"))
-
-
-def kept_baseline(run_dir: Path) -> Summary | None:
-    """The baseline that the run folder's summary.json was compared with (``run
-    --baseline``, ``report --baseline``), as its counts, so that a report made again —
-    after a resume too — compares with the same baseline."""
-    try:
-        kept = read_summary(run_dir / SUMMARY).baseline
-    except RunDirError:
-        return None
-    try:
-        return Comparison.from_json(kept).before_summary() if kept is not None else None
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def regenerate(run_dir: Path, out: Path | None = None, baseline: Summary | None = None,
-               trends: Trends | None = None) -> tuple[Path, Summary, Comparison | None]:
-    """``scenarist report``: summarize the stored results again, then write summary.json and
-    the report (against ``baseline``, a summary, when given — else the comparison the
-    folder's summary.json kept), reading results.jsonl once. ``trends``: each scenario ×
-    target's last runs, from the history."""
-    path = out or run_dir / REPORT
-    with _collector_paused():
-        plan, run = _load(run_dir)
-        against = baseline if baseline is not None else kept_baseline(run_dir)
-        summary, comparison, view = summarize_and_view(
-            plan, latest_records(run_dir), run, against, trends,
-            lambda sha: read_attachment(run_dir, sha))
-        write_summary(run_dir, summary)
-        _write(path, render(view))
-    return path, summary, comparison
+    write_atomic(path, render(view).encode("utf-8", "backslashreplace"))
+    return path

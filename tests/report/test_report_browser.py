@@ -18,12 +18,12 @@ from report_builders import (
     demo_run,
     hostile_run,
     passing,
+    regenerate,
     scenario,
     write_run,
 )
 
 from dsl.results.baseline import load_summary
-from dsl.results.report import regenerate
 
 pytestmark = pytest.mark.browser
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts"  # gitignored

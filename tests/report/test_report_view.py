@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_builders import MOMENT, SYSTEM, call, passing, record, scenario, write_run
+from report_builders import MOMENT, SYSTEM, call, passing, record, regenerate, scenario, write_run
 
 from dsl.results.baseline import load_summary
 from dsl.results.report import (
@@ -19,7 +19,6 @@ from dsl.results.report import (
     attempt,
     build_view,
     moment,
-    regenerate,
     transcript,
     visible,
 )
