@@ -27,9 +27,6 @@ import dataclasses
 import datetime as dt
 import gc
 import os
-import signal
-import sys
-import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -39,10 +36,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .errors import NotReady, RunDirError
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .model import Plan
+from .store.background import BackgroundFile
 
 if TYPE_CHECKING:
     from .compiler.discover import Selection
-    from .execution.run import Totals
+    from .execution.run import RunState, Totals
     from .history import HistoryStore, Location
     from .history.store import TrendPoint
     from .results.baseline import Change, Comparison
@@ -150,43 +148,6 @@ def _write(step: Callable[[], T], run_dir: Path) -> T:
                           f"scenarist run --resume {run_dir}") from None
 
 
-class Recording:
-    """``--record FILE``: the cassette is recorded into ``FILE.partial`` and replaces FILE
-    only when the run ends complete with something recorded — a run against an endpoint
-    that is down, or one cut short, never empties a cassette that was committed."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.partial = path.with_name(path.name + ".partial")
-
-    def exchanges(self) -> int:
-        try:
-            with self.partial.open("rb") as f:
-                return max(0, sum(1 for line in f if line.strip()) - 1)  # minus the header
-        except OSError:
-            return 0
-
-    def finish(self, complete: bool) -> str:
-        """Move the recording into place when it should be; what happened, in words."""
-        n = self.exchanges()
-        said = f"{n} exchange{'s' if n != 1 else ''}"
-        if complete and n:
-            try:
-                os.replace(self.partial, self.path)
-            except OSError as exc:
-                return (f"The recording ({said}) could not replace {self.path}: "
-                        f"{exc.strerror}; it is in {self.partial}")
-            return f"Recorded {said} into {self.path}."
-        why = "the run did not finish" if not complete else "the endpoint answered nothing"
-        if not n:
-            with contextlib.suppress(OSError):
-                self.partial.unlink()
-            return (f"Nothing was recorded ({why}): {self.path} was kept as it was."
-                    if self.path.exists() else f"Nothing was recorded ({why}).")
-        return (f"{self.path} was kept as it was ({why}); the {said} recorded are in "
-                f"{self.partial}.")
-
-
 def plan_for(request: RunRequest) -> Plan:
     """Compile the request's paths into a plan that can start: InputError for the files,
     NotReady for what the environment lacks."""
@@ -250,24 +211,8 @@ def compiled_apart(make: Callable[[], T]) -> T:
 
 
 def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
-    import asyncio  # here, not at the top: lint's start-up does without it
-
-    from .compiler.plan import planned_target
-    from .execution.run import RunOptions, execute
-    from .history import git_info, location_for
-    from .store import (
-        PLAN,
-        RunLock,
-        create_run_dir,
-        latest_records,
-        read_plan,
-        read_run_info,
-        store_attachments,
-        truncate_torn,
-        write_run_info,
-    )
-    from .store.planfile import plan_json
-    from .store.runfile import JudgeUse, new_run_info
+    from .history import location_for
+    from .store import RunLock, create_run_dir, write_run_info
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
@@ -278,102 +223,145 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         baseline = load_summary(baseline)
     plan = compiled_apart(lambda: plan_for(request))
     location = location_for(Path(plan.suite_root), plan.history)
-
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     # A new run's plan.json is made and written while its first attempts run (a plan of
     # 10,000 scenarios takes most of a second); the first record waits for it, so a run
     # folder never holds results without its plan. Resuming compares plans first.
     planned = PlanWriter(plan, request.resume is None)
-    prior: list[AttemptRecord] = []
     run_dir = request.resume if request.resume is not None else create_run_dir(request.out)
     with RunLock(run_dir):
         if request.resume is not None:
-            try:
-                old_plan = read_plan(run_dir)
-                info = read_run_info(run_dir)
-            except RunDirError as exc:
-                raise NotReady(f"cannot resume: {exc}") from None
-            from .compiler.plan import plan_changes
-
-            changes = plan_changes(plan_json(old_plan), planned.result())
-            if changes:
-                raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
-                               + "; ".join(changes) + ". Start a new run instead.")
-            truncate_torn(run_dir)
-            prior = [r for r in latest_records(run_dir)
-                     if not (request.retry_errors and r.status == "error")]
-            info = info.replace(  # with --retry-errors results.jsonl may hold an attempt twice
-                reran_errors=info.reran_errors or request.retry_errors,
-                resumed_at=(*info.resumed_at, started.isoformat(timespec="seconds")))
+            info, prior = _resumed(run_dir, request, planned, started)
         else:
-            info = new_run_info(run_dir.name, plan.suite_file, started,
-                                tuple(planned_target(t) for t in plan.targets),
-                                request.argv).replace(
-                settings=_settings(request), compare=plan.compare,
-                git=git_info(Path(plan.suite_root)), history=_kept(location))
-            planned.aim(run_dir / PLAN)  # made once the first requests are out
-            attached = {a.sha256: a.content for s in plan.scenarios
-                        if s.attachments or s.turns  # most have neither: skip them quickly
-                        for a in s.all_attachments}
-            if attached:  # the report shows them; records refer to them by hash
-                _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
-        started_info = info
-        _write(lambda: write_run_info(run_dir, started_info), run_dir)
-
-        done = frozenset(r.key for r in prior)
-        hooks.started(plan.attempts - len(done))
-        recordings = [Recording(p) for p in (request.record, request.record_judge) if p]
-        options = RunOptions(
-            plan.concurrency, recordings[0].partial if request.record else None,
-            early_stop=request.early_stop, max_calls=request.max_calls,
-            max_tokens=request.max_tokens, done=done, prior=tuple(prior),
-            handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
-            record_judge=recordings[-1].partial if request.record_judge else None,
-            before_results=planned.wait, start_plan=planned.start)
-        try:
-            state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
-                                        notify=hooks.notify))
-        finally:
-            planned.wait_quietly()
-        if planned.error is not None and state.write_error is None:
-            state.write_error = planned.error
-        from .results.summarize import exit_code
-
-        sched = state.scheduler
-        info = info.replace(
-            finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-            duration_s=round(time.perf_counter() - t0 + (info.duration_s or 0), 3),
-            interrupted=state.interrupted)
-        if sched is not None:
-            info = info.replace(early_stop=sched.saved() if request.early_stop else None,
-                                stopped=sched.stop_reason, targets_down=sched.down or None)
-        if state.lowest_concurrency:
-            info = info.replace(throttled=state.lowest_concurrency)
-        if state.judge is not None:
-            from .judge.validation import validation_for
-
-            checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
-            info = info.replace(judge=JudgeUse.of(
-                state.judge, request.judge_cache,
-                plan.judge.target.name if plan.judge else None,
-                checked.as_json() if checked else None))
-        complete = not state.interrupted and state.write_error is None
-        kept = [r.finish(complete) for r in recordings]
+            info, prior = _started(run_dir, request, plan, planned, started, location), []
+        _write(lambda: write_run_info(run_dir, info), run_dir)
+        state, kept = _execute(run_dir, request, plan, planned, prior, hooks)
+        ended = _ended(info, request, plan, state, t0)
         if state.write_error is not None:
             raise RunDirError(f"{state.write_error}. The attempts written before are kept; "
                               "make room, then finish the run with: scenarist run --resume "
                               f"{run_dir}")
-        finished_info = info
-        _write(lambda: write_run_info(run_dir, finished_info), run_dir)
+        _write(lambda: write_run_info(run_dir, ended), run_dir)
         finished = finish(run_dir, AfterRun(
             location, baseline=baseline, then="What was written before is kept; make room, "
             f"then finish the run with: scenarist run --resume {run_dir}"))
-    summary, comparison = finished.summary, finished.comparison
+    return _result(run_dir, request, state, finished, kept)
 
+
+def _resumed(run_dir: Path, request: RunRequest, planned: PlanWriter, started: dt.datetime
+             ) -> tuple[RunInfo, list[AttemptRecord]]:
+    """``--resume``: the run.json of the run it finishes, and the records it keeps (those
+    of endpoint errors are run again with ``--retry-errors``). NotReady when the plan
+    changed since the run started."""
+    from .compiler.plan import plan_changes
+    from .store import latest_records, read_plan, read_run_info, truncate_torn
+    from .store.planfile import plan_json
+
+    try:
+        old_plan = read_plan(run_dir)
+        info = read_run_info(run_dir)
+    except RunDirError as exc:
+        raise NotReady(f"cannot resume: {exc}") from None
+    changes = plan_changes(plan_json(old_plan), planned.result())
+    if changes:
+        raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
+                       + "; ".join(changes) + ". Start a new run instead.")
+    truncate_torn(run_dir)
+    prior = [r for r in latest_records(run_dir)
+             if not (request.retry_errors and r.status == "error")]
+    return info.replace(  # with --retry-errors, results.jsonl may hold an attempt twice
+        reran_errors=info.reran_errors or request.retry_errors,
+        resumed_at=(*info.resumed_at, started.isoformat(timespec="seconds"))), prior
+
+
+def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter,
+             started: dt.datetime, location: Location | None) -> RunInfo:
+    """A new run: its run.json as it starts, plan.json aimed at its folder (made once the
+    first requests are out), and the files its scenarios attach kept there."""
+    from .compiler.plan import planned_target
+    from .history import git_info
+    from .store import PLAN, store_attachments
+    from .store.runfile import new_run_info
+
+    planned.aim(run_dir / PLAN)
+    attached = {a.sha256: a.content for s in plan.scenarios
+                if s.attachments or s.turns  # most have neither: skip them quickly
+                for a in s.all_attachments}
+    if attached:  # the report shows them; records refer to them by hash
+        _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
+    return new_run_info(run_dir.name, plan.suite_file, started,
+                        tuple(planned_target(t) for t in plan.targets), request.argv).replace(
+        settings=_settings(request), compare=plan.compare,
+        git=git_info(Path(plan.suite_root)), history=_kept(location))
+
+
+def _execute(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter,
+             prior: list[AttemptRecord], hooks: Hooks) -> tuple[RunState, list[str]]:
+    """The attempts not yet done, run (dsl/execution/run.py); what the cassettes being
+    recorded became, in words."""
+    import asyncio  # here, not at the top: lint's start-up does without it
+
+    from .execution.run import RunOptions, execute
+    from .targets.cassette import Recording
+
+    done = frozenset(r.key for r in prior)
+    hooks.started(plan.attempts - len(done))
+    recordings = [Recording(p) for p in (request.record, request.record_judge) if p]
+    options = RunOptions(
+        plan.concurrency, recordings[0].partial if request.record else None,
+        early_stop=request.early_stop, max_calls=request.max_calls,
+        max_tokens=request.max_tokens, done=done, prior=tuple(prior),
+        handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
+        record_judge=recordings[-1].partial if request.record_judge else None,
+        before_results=planned.wait, start_plan=planned.start)
+    try:
+        state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
+                                    notify=hooks.notify))
+    finally:
+        planned.wait_quietly()
+    if planned.error is not None and state.write_error is None:
+        state.write_error = planned.error
+    complete = not state.interrupted and state.write_error is None
+    return state, [said for r in recordings if (said := r.finish(complete))]
+
+
+def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: float
+           ) -> RunInfo:
+    """run.json as the run ends: when, how long, whether it was interrupted, what early
+    stop saved, the targets given up on or throttled, what the judge was asked."""
+    from .store.runfile import JudgeUse
+
+    sched = state.scheduler
+    info = info.replace(
+        finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        duration_s=round(time.perf_counter() - t0 + (info.duration_s or 0), 3),
+        interrupted=state.interrupted)
+    if sched is not None:
+        info = info.replace(early_stop=sched.saved() if request.early_stop else None,
+                            stopped=sched.stop_reason, targets_down=sched.down or None)
+    if state.lowest_concurrency:
+        info = info.replace(throttled=state.lowest_concurrency)
+    if state.judge is not None:
+        from .judge.validation import validation_for
+
+        checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
+        info = info.replace(judge=JudgeUse.of(
+            state.judge, request.judge_cache, plan.judge.target.name if plan.judge else None,
+            checked.as_json() if checked else None))
+    return info
+
+
+def _result(run_dir: Path, request: RunRequest, state: RunState, finished: Finished,
+            kept: list[str]) -> RunResult:
+    """What the run did, for the command line: its exit code and the notes for stderr."""
+    from .results.summarize import exit_code
+
+    summary, comparison = finished.summary, finished.comparison
+    sched = state.scheduler
     notes = [f"target '{name}' was given up on: {why}" for name, why in state.down.items()]
     notes.extend(finished.notes)
-    notes.extend(k for k in kept if k)
+    notes.extend(kept)
     if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
         notes.append(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
                      "attempts that ran.")
@@ -390,158 +378,25 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
                      certificate=finished.certificate)
 
 
-class PlanWriter:
-    """``plan.json``, made beside the run's first attempts (``background``; a plan of
+class PlanWriter(BackgroundFile):
+    """``plan.json``, made beside the run's first attempts (``background``: a plan of
     10,000 scenarios takes about a second, so the first requests go out meanwhile) or at
-    once when asked for (:meth:`result`). :meth:`wait`, called before the first record is
-    written, returns once the file is there, and raises OSError when it could not be.
-
-    In the background it is made by a forked process, on the other core, only while the
-    process has no thread but this one (:func:`forkable`): ``os.fork`` in a process with
-    threads can leave the child holding a lock that no thread will ever release. ``scenarist
-    run`` starts it (:meth:`start`) just after its first requests have gone out; the event
-    loop and the HTTP clients start no thread for an endpoint at an IP address, so the run
-    forks. An endpoint whose name must be looked up (the loop asks the system in a thread),
-    or a caller with threads of its own (a test's server, an embedding program), gets a
-    thread instead — safe, but it shares the interpreter with the run for as long as the
-    plan takes (about a second for 10,000 scenarios, bench/cases_bench.py)."""
+    once when asked for (:meth:`result`); the first record waits for it
+    (:meth:`~dsl.store.background.BackgroundFile.wait`). ``scenarist run`` starts it
+    (:meth:`start`) just after its first requests have gone out, so that neither the plan
+    nor the fork (~25 ms for a plan of 10,000 scenarios, bench/cases_bench.py) delays them;
+    the event loop and the HTTP clients start no thread for an endpoint at an IP address,
+    so the run forks (dsl/store/background.py says when it may)."""
 
     def __init__(self, plan: Plan, background: bool) -> None:
+        super().__init__(lambda: _plan_json(plan), background, "scenarist-plan-json")
         self.plan = plan
-        self.background = background
-        self.path: Path | None = None
-        self.error: str | None = None
-        self._data: dict[str, Any] | None = None
-        self._child = 0  # the forked process making it
-        self._thread: threading.Thread | None = None
-        self._failure: BaseException | None = None  # a bug while making it: raised on wait
-        self._started = False
-
-    def aim(self, path: Path) -> None:
-        """Where plan.json goes; it is made by :meth:`start`, or by :meth:`wait` if nothing
-        started it."""
-        self.path = path
-
-    def write_to(self, path: Path) -> None:
-        self.aim(path)
-        self.start()
-
-    def start(self) -> None:
-        """Begin making plan.json (once): ``scenarist run`` calls it just after its first
-        requests have gone out, so that neither the plan nor the fork (~25 ms for a plan
-        of 10,000 scenarios) delays them."""
-        if self._started or self.path is None:
-            return
-        self._started = True
-        if not self.background:
-            self._make()
-            return
-        if forkable():
-            self._child = _fork(self._make_in_child)
-            if self._child > 0:
-                return
-        try:
-            self._thread = threading.Thread(target=self._make, name="scenarist-plan-json",
-                                            daemon=True)
-            self._thread.start()
-        except RuntimeError:  # no thread to be had: make it here
-            self._thread = None
-            self._make()
-
-    def _make(self) -> None:
-        from .compiler.plan import plan_json
-        from .store import write_json
-
-        try:
-            if self._data is None:
-                self._data = plan_json(self.plan)
-            if self.path is not None:
-                write_json(self.path, self._data)
-        except OSError as exc:
-            self.error = f"cannot write {self.path}: {exc.strerror or exc}"
-        except BaseException as exc:  # raised again by wait(), in the run's own thread
-            self._failure = exc
-
-    def _make_in_child(self) -> int:  # pragma: no cover - the child; tests see its file
-        # Ctrl-C reaches the whole process group: the run's process handles it (and waits
-        # for this one); here it must neither stop the file half-made nor, through the
-        # event loop's wake-up descriptor it shares, tell the run it was pressed twice
-        with contextlib.suppress(ValueError, OSError):
-            signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        self._make()
-        return 0 if self.error is None and self._failure is None else 1
-
-    def _join(self) -> None:
-        if not self._started:  # nothing started it: make it here, now
-            self._make_here()
-        if self._child > 0:
-            _, status = os.waitpid(self._child, 0)
-            self._child = 0
-            if status != 0 and self.error is None:
-                self.error = f"cannot write {self.path}: the process that wrote it failed"
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def _make_here(self) -> None:
-        if self.path is not None:
-            self._started = True
-            self._make()
-
-    def wait(self) -> None:
-        self._join()
-        if self._failure is not None:
-            raise self._failure
-        if self.error is not None:
-            raise OSError(self.error)
-
-    def wait_quietly(self) -> None:
-        self._join()
-
-    def result(self) -> dict[str, Any]:
-        """plan.json's contents (made here when it was made elsewhere)."""
-        self._join()
-        if self._data is None:
-            from .compiler.plan import plan_json
-
-            self._data = plan_json(self.plan)
-        return self._data
 
 
-def forkable() -> bool:
-    """May this process fork safely now? Only on Linux, and only while it has a single
-    thread — counted by the kernel (``/proc/self/task``), which sees threads that C
-    libraries start as well as Python's."""
-    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
-        return False
-    if threading.active_count() != 1:
-        return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
+def _plan_json(plan: Plan) -> dict[str, Any]:
+    from .compiler import plan as planned  # looked up now: a test may stand in for it
 
-
-def _fork(child: Callable[[], int]) -> int:
-    """``child()`` in a forked process, which exits with what it returns; the child's pid,
-    or -1 when the system would not fork."""
-    frozen = gc.get_freeze_count() > 0  # set aside already (plan_set_aside): kept so
-    gc.freeze()  # the child only reads the plan: its pages stay shared
-    try:
-        pid = os.fork()
-    except OSError:
-        return -1
-    finally:
-        if not frozen:
-            gc.unfreeze()
-    if pid == 0:  # pragma: no cover - the child
-        status = 1
-        try:
-            status = child()
-        finally:
-            os._exit(status)
-    return pid
+    return planned.plan_json(plan)
 
 
 def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]:

@@ -24,12 +24,19 @@ from typing import Any
 
 from ..errors import explain
 from ..store import write_atomic
-from ..store.planfile import PlannedTarget
-from ..store.summaryfile import CheckRow, Summary, SummaryRow, ToolCounts
-from ..targets.kinds import shown_settings, what_it_runs
+from ..store.summaryfile import Summary, SummaryRow
+from ..targets.kinds import shown_settings
 from ..verdict import check_title, words
-from .baseline import Change, Comparison, Side, describe_delta, pts
-from .stats import wilson
+from .baseline import Change, Comparison, describe_delta, pts
+from .words import (
+    check_text,
+    outcome_text,
+    pct,
+    prf_text,
+    rate_text,
+    side_text,
+    target_what,
+)
 
 JUNIT = "junit.xml"
 SUMMARY_MD = "summary.md"
@@ -37,88 +44,6 @@ MAX_MD_ROWS = 100  # a pull-request comment holds at most 65,536 characters
 MAX_MD_FAILING_CHECKS = 3
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
-
-
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{x * 100:.0f}%"
-
-
-def ci_text(row: SummaryRow) -> str:
-    return f"{row.ci_low * 100:.0f}–{row.ci_high * 100:.0f}%"
-
-
-def rate_text(row: SummaryRow) -> str:
-    """``60% (23–88%)``: the pass rate and its 95% interval; ``–`` when nothing was decided."""
-    return f"{pct(row.pass_rate)} ({ci_text(row)})" if row.decided else "–"
-
-
-def side_text(side: Side | None) -> str:
-    """One side of a change: ``3/5 60% (23–88%)``; ``–`` when it has no decided attempt."""
-    if side is None or not side.decided:
-        return "–"
-    low, high = wilson(side.passes, side.decided)
-    return (f"{side.passes}/{side.decided} {pct(side.rate)} "
-            f"({low * 100:.0f}–{high * 100:.0f}%)")
-
-
-def check_text(check: CheckRow) -> str:
-    """A check's pass rate with its interval: ``40%, 95% CI 12–77%``."""
-    if not check.evaluated:
-        return "–"
-    return (f"{pct(check.pass_rate)}, 95% CI {check.ci_low * 100:.0f}–"
-            f"{check.ci_high * 100:.0f}%")
-
-
-def prf_text(t: ToolCounts) -> str:
-    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``."""
-    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, recall "
-            f"{pct(t.recall)}; {t.tp} right, {t.fp} wrong, {t.fn} missed)")
-
-
-def trend_key(scenario: str, target: str) -> str:
-    """How a trend is looked up (the history's rows, the report's rows)."""
-    return f"{scenario}\x00{target}"
-
-
-def _kinds(kinds: Mapping[str, int]) -> str:
-    return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.items())
-
-
-def outcome_text(row: SummaryRow) -> str:
-    """One scenario × target's result in one paragraph, e.g.
-
-    ``2 of 5 attempts passed (40%, 95% CI 12–77%); min_pass is 4 of 5. Failing checks:
-    contains: "18:00" (failed 3 of 5).``
-    """
-    if row.decided:
-        text = (f"{row.passes} of {row.decided} attempts passed "
-                f"({pct(row.pass_rate)}, 95% CI {ci_text(row)}); "
-                f"min_pass is {row.min_pass} of {row.planned}.")
-    else:
-        text = f"no attempt passed or failed; min_pass is {row.min_pass} of {row.planned}."
-    if row.verdict_reason == "always_broken":
-        n = row.always_broken
-        text += (f" An always check failed in {n} attempt{'s' if n != 1 else ''}: that fails "
-                 "the scenario whatever min_pass says.")
-    elif row.verdict_reason == "always_unseen":
-        text += (" An always check must pass in every attempt, and some did not reach the "
-                 "model.")
-    if row.verdict == "inconclusive":
-        text = "No verdict: " + text
-    extra = []
-    if row.unsure:
-        extra.append(f"{row.unsure} unsure (the judge could not tell)")
-    if row.errors:
-        extra.append(f"{row.errors} ended in endpoint errors ({_kinds(row.error_kinds)})")
-    if row.not_run:
-        extra.append(f"{row.not_run} not run")
-    if extra:
-        text += " " + "; ".join(extra) + "."
-    failing = row.failing_checks
-    if failing:
-        text += " Failing checks: " + "; ".join(
-            f"{check_title(fc)} (failed {fc.count} of {row.decided})" for fc in failing) + "."
-    return text
 
 
 def _ordered(rows: Sequence[SummaryRow],
@@ -260,11 +185,6 @@ def _md_failing(row: SummaryRow) -> str:
     if row.errors:
         cells.append(f"{row.errors} endpoint errors")
     return ", ".join(cells)
-
-
-def target_what(target: PlannedTarget) -> str:
-    """What a target runs: its model, cassette or entry point (its kind says which)."""
-    return what_it_runs(target) or target.kind
 
 
 def _md_targets(summary: Summary) -> str:

@@ -50,7 +50,7 @@ from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
-from .cioutputs import pct, target_what
+from .words import pct, target_what
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -387,7 +387,7 @@ def _trend(points: Iterable[TrendPoint], row: SummaryRow, run_id: str,
 
 
 def _pairs(summary: Summary) -> tuple[PairView, ...]:
-    from .cioutputs import side_text
+    from .words import side_text
 
     out = []
     for data in summary.compare:

@@ -220,7 +220,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
         echo(line)
     tools = summary.tool_calls.all
     if tools.relevant:
-        from .cioutputs import prf_text
+        from .words import prf_text
 
         by_target = summary.tool_calls.by_target
         line = f"Tool calls: {prf_text(tools)}"
@@ -242,7 +242,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
 
 
 def _side(side: Any) -> str:
-    from .cioutputs import side_text
+    from .words import side_text
 
     return side_text(side)
 
@@ -409,8 +409,8 @@ def print_conformance(cert: Any) -> None:
     conclusion (a :class:`dsl.results.conformance.Certificate`)."""
     from ..verdict import words
     from .baseline import describe_delta
-    from .cioutputs import prf_text, side_text
     from .summarize import tool_counts
+    from .words import prf_text, side_text
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)

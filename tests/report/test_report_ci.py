@@ -18,11 +18,11 @@ from dsl.results.cioutputs import (
     github_annotations,
     junit_xml,
     md_code,
-    outcome_text,
     summary_markdown,
     write_ci_outputs,
     xml_text,
 )
+from dsl.results.words import outcome_text
 from dsl.store import read_json
 from dsl.store.summaryfile import FailingCheck, SummaryRow, summary_of
 
