@@ -527,15 +527,21 @@ def finish(run_dir: Path, after: AfterRun = AfterRun()) -> Finished:
     history = History(after.history)
     trends = history.trends(plan.keys(), run_dir) if after.trend else {}
     baseline = after.baseline if after.baseline is not None else kept_baseline(run_dir)
+
+    def summary_and_report() -> tuple[Summary, Comparison | None, Path]:
+        # the transcripts and the view (a few hundred thousand objects) die on return,
+        # before the collector is back
+        transcripts = Transcripts(plan, lambda sha: read_attachment(run_dir, sha))
+        summary = summarize_records(plan, transcripts.tap(latest_records(run_dir)), run)
+        summary, comparison = with_comparisons(summary, baseline,
+                                               run.compare or () if run else ())
+        write_summary(run_dir, summary)
+        return summary, comparison, write_report(after.report or run_dir / REPORT, build_view(
+            plan, transcripts, summary, run, comparison, trends))
+
     try:
         with collector_paused():
-            transcripts = Transcripts(plan, lambda sha: read_attachment(run_dir, sha))
-            summary = summarize_records(plan, transcripts.tap(latest_records(run_dir)), run)
-            summary, comparison = with_comparisons(summary, baseline,
-                                                   run.compare or () if run else ())
-            write_summary(run_dir, summary)
-            path = write_report(after.report or run_dir / REPORT, build_view(
-                plan, transcripts, summary, run, comparison, trends))
+            summary, comparison, path = summary_and_report()
         write_ci_outputs(run_dir, summary, comparison)
         if after.record:
             history.record(run_dir, summary, run, after.replaces)
@@ -557,9 +563,8 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
     ``cwd`` (the current folder) or its parents; else that suite's default — never one a
     run folder names (run.json keeps where a run was recorded; a tampered folder must not
     choose what is connected to). (None, why in words) when there is none."""
-    from .compiler.suite import find_suite_file
     from .history import HISTORY_ENV, location_for, setting_problem
-    from .source.load import read_file
+    from .source.suitefile import find_suite_file
 
     if os.environ.get(HISTORY_ENV, "").strip():
         location = location_for(None)
@@ -568,6 +573,8 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
         if suite is None:
             return None, (f"no scenarist.yaml here or in a parent folder, so no history; run "
                           f"this from the suite's folder, or set {HISTORY_ENV}")
+        from .source.load import read_file  # (only when there is a suite to read)
+
         doc = read_file(suite, str(suite))
         setting = doc.data.get("history") if isinstance(doc.data, dict) else None
         problem = setting_problem(setting)

@@ -297,10 +297,10 @@ def kept_baseline(run_dir: Path) -> Summary | None:
     """The baseline that the run folder's summary.json was compared with (``run
     --baseline``, ``report --baseline``), as its counts, so that a summary made again —
     after a resume too — compares with the same baseline."""
-    from ..store.summaryfile import SUMMARY, read_summary
+    from ..store.summaryfile import SUMMARY, kept_comparison
 
     try:
-        kept = read_summary(run_dir / SUMMARY).baseline
+        kept = kept_comparison(run_dir / SUMMARY)
     except RunDirError:
         return None
     try:

@@ -39,7 +39,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..execution.toolcalls import ToolExpectation
 from ..model import SCHEMA_VERSION
@@ -58,8 +58,7 @@ from .jsonfile import read_file, write_json
 PLAN = "plan.json"
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedTarget:
+class PlannedTarget(NamedTuple):
     """A target as a plan keeps it: its name, its kind, and its kind's settings as the kind
     writes them down (never a key; :func:`dsl.targets.kinds.target_json`)."""
 
@@ -71,8 +70,7 @@ class PlannedTarget:
         return {"name": self.name, "kind": self.kind, **self.settings}
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedCheck:
+class PlannedCheck(NamedTuple):
     check: str  # the check's key: contains
     label: str  # how people see it: contains: "18:00", or the name its author gave
     judge: bool = False
@@ -82,16 +80,14 @@ class PlannedCheck:
     named: bool = False  # the label is a name its author gave (name:)
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedTool:
+class PlannedTool(NamedTuple):
     name: str
     action: str | None
     confirm: bool
     description: str
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedCase:
+class PlannedCase(NamedTuple):
     """The case a scenario was expanded from, and where it is written."""
 
     id: str
@@ -101,16 +97,14 @@ class PlannedCase:
     values: JSONObject
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedTurn:
+class PlannedTurn(NamedTuple):
     kind: str  # say | confirm | cancel
     text: str
     line: int
     attachments: tuple[JSONObject, ...] = ()  # what an attachment's record keeps of it
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedUser:
+class PlannedUser(NamedTuple):
     goal: str
     persona: str
     target: str
@@ -165,8 +159,7 @@ class PlannedScenario:
         return frozenset(c.label for c in self.checks if c.named)
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedJudge:
+class PlannedJudge(NamedTuple):
     target: str
     model: str | None
     min_confidence: float

@@ -384,49 +384,55 @@ def _check(d: Any) -> CheckResult:
         turn if type(turn) is int else None, d.get("always") is True))
 
 
-def _number(value: Any) -> float | None:
-    return value if type(value) is float or type(value) is int else None
-
-
 def _item(d: Any) -> CriterionResult:
     d = _obj(d, "a check item")
-    status = d.get("status")
-    label, reason = d.get("label"), d.get("reason")
-    min_score = _number(d.get("min_score"))
+    get = d.get
+    status, label, reason = get("status"), get("label"), get("reason")
+    score, min_score = get("score"), get("min_score")
     return _build(CriterionResult, (
         label if type(label) is str else "", status if status in _STATUS else "error",
-        _number(d.get("score")), 0.0 if min_score is None else min_score,
+        score if type(score) is float or type(score) is int else None,
+        min_score if type(min_score) is float or type(min_score) is int else 0.0,
         reason if type(reason) is str else ""))
+
+
+_NO_ANSWER = JudgeAnswer()
 
 
 def _answer(d: Any) -> JudgeAnswer:
     """The judge's answer to one question. Its fields are only shown and counted, so a
-    value of another type reads as its default (as a check's label does)."""
+    value of another type reads as its default (as a check's label does). (Every judged
+    check of every attempt has one: read here with no more than a lookup per field.)"""
     if type(d) is not dict:
-        return JudgeAnswer()
+        return _NO_ANSWER
     get = d.get
     replies = get("replies")
     if type(replies) is list:
-        replies = tuple(r if type(r) is str else json.dumps(r) for r in replies)
+        replies = tuple([r if type(r) is str else json.dumps(r) for r in replies])
     else:  # lines written before every reply was kept had the last one alone
         raw = get("raw_reply")
         replies = (raw,) if type(raw) is str else ()
-    logprobs = get("logprobs")
-    texts = [get(k) for k in ("judge_model", "verdict", "reason", "prompt", "cache_key")]
-    tokens = get("tokens")
+    model, verdict, reason, prompt = get("judge_model"), get("verdict"), get("reason"), \
+        get("prompt")
+    score, confidence, key, tokens = get("score"), get("confidence"), get("cache_key"), \
+        get("tokens")
+    p_pass, logprobs = get("p_pass"), get("logprobs")
     return _build(JudgeAnswer, (
-        *(t if type(t) is str else "" for t in texts[:2]), _number(get("score")),
-        _number(get("confidence")), *(t if type(t) is str else "" for t in texts[2:4]),
-        replies, get("cached") is True, texts[4] if type(texts[4]) is str else "",
-        tokens if type(tokens) is int else 0, _number(get("p_pass")),
+        model if type(model) is str else "", verdict if type(verdict) is str else "",
+        score if type(score) is float or type(score) is int else None,
+        confidence if type(confidence) is float or type(confidence) is int else None,
+        reason if type(reason) is str else "", prompt if type(prompt) is str else "",
+        replies, get("cached") is True, key if type(key) is str else "",
+        tokens if type(tokens) is int else 0,
+        p_pass if type(p_pass) is float or type(p_pass) is int else None,
         logprobs if type(logprobs) is dict else None))
 
 
 def _evidence(d: dict[str, Any]) -> Evidence:
     items = d.get("items")
     if type(items) is list:
-        return Evidence(tuple([_answer(i) for i in items]), per_item=True)
-    return Evidence((_answer(d),))
+        return _build(Evidence, (tuple([_answer(i) for i in items]), True))
+    return _build(Evidence, ((_answer(d),), False))
 
 
 def _model_call(d: Any) -> ModelCallStat:

@@ -36,7 +36,7 @@ import datetime as dt
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..model import SCHEMA_VERSION
 from .fields import (
@@ -57,8 +57,7 @@ from .planfile import PlannedTarget, _target
 RUN = "run.json"
 
 
-@dataclass(frozen=True, slots=True)
-class RunSettings:
+class RunSettings(NamedTuple):
     """What ``--resume`` needs to run the same plan again (and recheck to compile it)."""
 
     paths: tuple[str, ...]
@@ -72,8 +71,7 @@ class RunSettings:
     patterns: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SavedRuns:
+class SavedRuns(NamedTuple):
     """Runs of one scenario × target that early stop did not need."""
 
     scenario: str
@@ -81,22 +79,19 @@ class SavedRuns:
     runs: int
 
 
-@dataclass(frozen=True, slots=True)
-class EarlyStop:
+class EarlyStop(NamedTuple):
     runs: int = 0
     model_calls: int = 0  # estimated from the mean steps of the attempts that ran
     by_scenario: tuple[SavedRuns, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Git:
+class Git(NamedTuple):
     commit: str
     branch: str | None = None
     dirty: str | None = None  # "yes" when files differed from the commit
 
 
-@dataclass(frozen=True, slots=True)
-class HistoryKept:
+class HistoryKept(NamedTuple):
     """Which history the run was recorded in: ``sqlite`` and its file, or ``postgresql``
     and its URL without a password."""
 
@@ -104,8 +99,7 @@ class HistoryKept:
     target: str
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeUse:
+class JudgeUse(NamedTuple):
     """What the run asked its judge."""
 
     asked: int = 0
@@ -124,8 +118,7 @@ class JudgeUse:
                    target, validation)
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeStats:
+class JudgeStats(NamedTuple):
     """What a judge counted while it was asked (dsl.judge.Judge.stats)."""
 
     asked: int
@@ -134,8 +127,7 @@ class JudgeStats:
     not_cached: int | None = None  # only when it was told not to ask what it lacks
 
 
-@dataclass(frozen=True, slots=True)
-class Refused:
+class Refused(NamedTuple):
     """A scenario that recheck refused, and why."""
 
     scenario: str

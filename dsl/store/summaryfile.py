@@ -47,7 +47,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from ..model import SCHEMA_VERSION, Tokens
 from .fields import (
@@ -70,8 +71,7 @@ from .runfile import EarlyStop, _early_stop, early_stop_json
 SUMMARY = "summary.json"
 
 
-@dataclass(frozen=True, slots=True)
-class ToolCounts:
+class ToolCounts(NamedTuple):
     """Tool-call precision, recall and F1 of a set of attempts, with their counts
     (dsl.results.stats.PRF computes them)."""
 
@@ -89,14 +89,19 @@ class ToolCounts:
         return self.tp + self.fp + self.fn
 
 
-@dataclass(frozen=True, slots=True)
-class ToolScores:
-    all: ToolCounts = ToolCounts()
-    by_target: Mapping[str, ToolCounts] = dataclasses.field(default_factory=dict)
+NO_COUNTS = ToolCounts()  # (named tuples are immutable: one default for all)
 
 
-@dataclass(frozen=True, slots=True)
-class ItemRow:
+
+class ToolScores(NamedTuple):
+    all: ToolCounts
+    by_target: Mapping[str, ToolCounts]
+
+
+NO_SCORES = ToolScores(NO_COUNTS, MappingProxyType({}))
+
+
+class ItemRow(NamedTuple):
     """One criterion of a ``criteria`` check: how often it was met."""
 
     label: str
@@ -107,8 +112,7 @@ class ItemRow:
     ci_high: float
 
 
-@dataclass(frozen=True, slots=True)
-class CheckRow:
+class CheckRow(NamedTuple):
     """One check of a scenario × target: how often it passed, with its 95% interval."""
 
     check: str
@@ -131,15 +135,16 @@ class FailingCheck:
     always: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class Latency:
+class Latency(NamedTuple):
     mean: float | None = None
     p50: float | None = None
     p95: float | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class RowJudge:
+NO_LATENCY = Latency()
+
+
+class RowJudge(NamedTuple):
     """The questions a scenario × target asked the judge."""
 
     questions: int
@@ -179,7 +184,7 @@ class SummaryRow:
     file_runs: int | None = None  # what the file asks (before --runs); None: planned
     checks: tuple[CheckRow, ...] = ()
     failing_checks: tuple[FailingCheck, ...] = ()
-    latency_ms: Latency = Latency()
+    latency_ms: Latency = NO_LATENCY
     tokens: Tokens = Tokens()
     model_calls: int = 0
     retries: int = 0
@@ -212,8 +217,7 @@ class SummaryRow:
         return {**self.error_kinds, **self.failure_kinds}
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(NamedTuple):
     """A scenario × target the plan skips: the scenario's ``targets:`` leave it out."""
 
     scenario: str
@@ -250,8 +254,7 @@ class Totals:
     skipped: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class SummaryJudge:
+class SummaryJudge(NamedTuple):
     """The run's judge, and whether judge-check measured it (in words)."""
 
     target: str | None
@@ -276,7 +279,7 @@ class Summary:
     early_stop: EarlyStop | None = None
     shard: tuple[int, int] | None = None
     judge: SummaryJudge | None = None
-    tool_calls: ToolScores = ToolScores()
+    tool_calls: ToolScores = NO_SCORES
     skipped: tuple[Skipped, ...] = ()
     baseline: JSONObject | None = None  # the comparison with a baseline (Comparison's JSON)
     compare: tuple[JSONObject, ...] = ()  # each pair of targets compared (Comparison's JSON)
@@ -496,7 +499,7 @@ def summary_from_json(d: JSONObject) -> Summary:
         interrupted=maybe(d, "interrupted", bool, False), stopped=maybe(d, "stopped", str),
         early_stop=maybe_inner(d, "early_stop", _early_stop), shard=shard(d),
         judge=maybe_inner(d, "judge", _judge),
-        tool_calls=maybe_inner(d, "tool_calls", _tool_scores) or ToolScores(),
+        tool_calls=maybe_inner(d, "tool_calls", _tool_scores) or NO_SCORES,
         skipped=each(d, "skipped", _skipped, required=False),
         baseline=None if d.get("baseline") is None else obj(d.get("baseline"), "baseline"),
         compare=() if compare is None else each(d, "compare", obj))
@@ -506,6 +509,17 @@ def read_summary(path: Path) -> Summary:
     """A summary.json file. RunDirError (with the file) when it is missing, of another
     version, or not a run's summary."""
     return read_file(path, summary_from_json, "a run summary")
+
+
+def kept_comparison(path: Path) -> JSONObject | None:
+    """What a summary.json kept under ``baseline`` (the comparison it was made with), its
+    rows left unread: making a summary again needs only this. RunDirError as
+    :func:`read_summary`'s."""
+    def baseline(d: JSONObject) -> JSONObject | None:
+        value = d.get("baseline")
+        return None if value is None else obj(value, "baseline")
+
+    return read_file(path, baseline, "a run summary")
 
 
 def summary_of(data: Any, where: object = "the summary") -> Summary:
