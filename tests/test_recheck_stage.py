@@ -41,26 +41,26 @@ def plan(tmp_path: Path) -> Plan:
 def test_the_same_question_has_no_changed_field(plan: Plan) -> None:
     s = planned_scenario(plan.scenarios[0])
     assert s.given_when
-    assert changed_fields(s, dataclasses.replace(s, checks=())) == []
+    assert changed_fields(s, s._replace(checks=())) == []
 
 
 def test_a_changed_given_or_when_is_named() -> None:
     old = PlannedScenario("s", "s.yaml", 1, 2, 1, at="2026-09-29T10:00:00-03:00",
                           system="", message="¿Hasta qué hora?")
-    assert changed_fields(old, dataclasses.replace(old, message="¿Y mañana?")) == ["message"]
-    assert changed_fields(old, dataclasses.replace(
-        old, turns=(PlannedTurn("say", "hola", 3),),
+    assert changed_fields(old, old._replace(message="¿Y mañana?")) == ["message"]
+    assert changed_fields(old, old._replace(
+        turns=(PlannedTurn("say", "hola", 3),),
         user=PlannedUser("goal", "", "fake", 3))) == ["the turns", "the simulated user"]
-    with_case = dataclasses.replace(old, case=PlannedCase("es", 1, "c.csv", 2,
-                                                          {"day": "lunes", "closes": "18"}))
-    other_case = dataclasses.replace(old, case=PlannedCase("es", 1, "c.csv", 2,
-                                                           {"day": "martes", "closes": "18"}))
+    with_case = old._replace(case=PlannedCase("es", 1, "c.csv", 2,
+                                              {"day": "lunes", "closes": "18"}))
+    other_case = old._replace(case=PlannedCase("es", 1, "c.csv", 2,
+                                               {"day": "martes", "closes": "18"}))
     assert changed_fields(with_case, other_case) == ["the case's values: day"]
 
 
 def test_a_fingerprint_that_differs_alone_means_the_tools_changed() -> None:
     old = PlannedScenario("s", "s.yaml", 1, 2, 1, given_when="aaaa")
-    assert changed_fields(old, dataclasses.replace(old, given_when="bbbb")) == [
+    assert changed_fields(old, old._replace(given_when="bbbb")) == [
         "the tools' input_schema or returns"]
 
 

@@ -5,10 +5,11 @@ back (never the live Plan)."""
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import TYPE_CHECKING, Any
 
-from ..model import CompiledCheck, Plan, Scenario, Target, ToolSpec
+from ..model import Plan, Scenario, Target, ToolSpec
 from ..store import planfile
 from ..store.planfile import (
     PlanFile,
@@ -36,21 +37,27 @@ def planned_scenario(s: Scenario) -> PlannedScenario:
     checks = s.all_checks
     case = s.case
     user = s.user
-    return PlannedScenario(
-        id=s.id, file=s.file, line=s.span.line, runs=s.runs, min_pass=s.min_pass,
-        checks=tuple(_planned_check(c) for c in checks), description=s.description,
-        tags=tuple(s.tags), at=s.at.isoformat(), system=s.system, message=s.message,
-        tools=tuple(PlannedTool(t.name, t.action, t.confirm, t.description) for t in s.tools),
-        tool_expectation=tool_expectation(checks, s.tools), given_when=given_when_hash(s),
-        max_steps=s.max_steps, file_runs=s.file_runs, targets=tuple(s.targets),
-        case=None if case is None else PlannedCase(case.id, case.number, case.span.file,
-                                                   case.span.line, dict(case.values)),
-        attachments=tuple(a.ref() for a in s.attachments),
-        history=tuple(dict(m) for m in s.history),
-        turns=tuple(PlannedTurn(t.kind, t.text, t.span.line,
-                                tuple(a.ref() for a in t.attachments)) for t in s.turns),
-        user=None if user is None else PlannedUser(user.goal, user.persona, user.target.name,
-                                                   user.max_turns))
+    # every field, in PlannedScenario's order: built as a tuple (a named tuple's own
+    # constructor costs twice as much; a plan of 10,000 scenarios makes 10,000)
+    return _build(PlannedScenario, (
+        s.id, s.file, s.span.line, s.runs, s.min_pass,
+        tuple([_build(PlannedCheck, (c.name, c.label, c.judge, c.span.line, c.turn, c.always,
+                                     c.named)) for c in checks]),
+        s.description, tuple(s.tags), s.at.isoformat(), s.system, s.message,
+        tuple([_planned_tool(t) for t in s.tools]), tool_expectation(checks, s.tools),
+        given_when_hash(s), s.max_steps, s.file_runs, tuple(s.targets),
+        None if case is None else PlannedCase(case.id, case.number, case.span.file,
+                                              case.span.line, dict(case.values)),
+        tuple([a.ref() for a in s.attachments]) if s.attachments else (),
+        tuple([dict(m) for m in s.history]) if s.history else (),
+        tuple([PlannedTurn(t.kind, t.text, t.span.line,
+                           tuple([a.ref() for a in t.attachments])) for t in s.turns])
+        if s.turns else (),
+        None if user is None else PlannedUser(user.goal, user.persona, user.target.name,
+                                              user.max_turns)))
+
+
+_build = tuple.__new__
 
 
 def given_when_hash(s: Scenario) -> str:
@@ -84,8 +91,19 @@ def given_when_hash(s: Scenario) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _planned_check(c: CompiledCheck) -> PlannedCheck:
-    return PlannedCheck(c.name, c.label, c.judge, c.span.line, c.turn, c.always, c.named)
+_PLANNED_TOOLS: dict[int, tuple[ToolSpec, PlannedTool]] = {}
+
+
+def _planned_tool(t: ToolSpec) -> PlannedTool:
+    """A tool as plan.json keeps it: one for each ToolSpec, however many cases share it."""
+    hit = _PLANNED_TOOLS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    planned = PlannedTool(t.name, t.action, t.confirm, t.description)
+    if len(_PLANNED_TOOLS) > 4096:
+        _PLANNED_TOOLS.clear()
+    _PLANNED_TOOLS[id(t)] = (t, planned)  # the spec is kept: its id stays its own
+    return planned
 
 
 _TOOLS = "\x00tools\x00"  # where the tools go in a fingerprint's text
@@ -130,11 +148,19 @@ def plan_file(plan: Plan, hashed: bool = True) -> PlanFile:
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
-    """plan.json's contents: what ``scenarist plan --json`` prints and a run writes."""
-    out = planfile.plan_json(plan_file(plan, hashed=False))
-    if not out["full_plan"]:  # a whole plan (not a shard) is its own full plan
-        out["full_plan"] = plan_hash(out)
-    return out
+    """plan.json's contents: what ``scenarist plan --json`` prints and a run writes. Made
+    with the collector paused: a plan of 10,000 scenarios is a few hundred thousand small
+    containers and no cycles, which it would otherwise walk again and again."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        out = planfile.plan_json(plan_file(plan, hashed=False))
+        if not out["full_plan"]:  # a whole plan (not a shard) is its own full plan
+            out["full_plan"] = plan_hash(out)
+        return out
+    finally:
+        if paused:
+            gc.enable()
 
 
 def planned_target(t: Target) -> PlannedTarget:

@@ -111,9 +111,9 @@ class PlannedUser(NamedTuple):
     max_turns: int
 
 
-@dataclass(frozen=True, slots=True)
-class PlannedScenario:
-    """One scenario as the plan keeps it."""
+class PlannedScenario(NamedTuple):
+    """One scenario as the plan keeps it. (A named tuple, like its parts: a plan of 10,000
+    scenarios makes as many while its first attempts run.)"""
 
     id: str
     file: str
@@ -197,14 +197,31 @@ class PlanFile:
 # ---- writing -----------------------------------------------------------------------------
 
 def check_json(c: PlannedCheck) -> dict[str, Any]:
-    out: dict[str, Any] = {"check": c.check, "label": c.label, "judge": c.judge,
-                           "line": c.line}
-    if c.turn is not None:
-        out["turn"] = c.turn
-    if c.always:
+    check, label, judge, line, turn, always, named = c
+    out: dict[str, Any] = {"check": check, "label": label, "judge": judge, "line": line}
+    if turn is not None:
+        out["turn"] = turn
+    if always:
         out["always"] = True
-    if c.named:
+    if named:
         out["named"] = True
+    return out
+
+
+_TOOL_JSON: dict[int, tuple[PlannedTool, dict[str, Any]]] = {}
+
+
+def tool_json(t: PlannedTool) -> dict[str, Any]:
+    """A tool as a plan writes it; made once for each tool however many scenarios share it
+    (a thousand cases share their file's tools; the JSON writer needs no copy)."""
+    hit = _TOOL_JSON.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    out = {"name": t.name, "action": t.action, "confirm": t.confirm,
+           "description": t.description}
+    if len(_TOOL_JSON) > 4096:
+        _TOOL_JSON.clear()
+    _TOOL_JSON[id(t)] = (t, out)  # the tool is kept: its id stays its own
     return out
 
 
@@ -219,12 +236,13 @@ def scenario_json(s: PlannedScenario) -> dict[str, Any]:
         "at": s.at,
         "system": s.system,
         "message": s.message,
-        "tools": [{"name": t.name, "action": t.action, "confirm": t.confirm,
-                   "description": t.description} for t in s.tools],
+        "tools": [tool_json(t) for t in s.tools],
         "expected_tools": list(e.expected) if e else [],
         "tool_expectation": e.as_json() if e else None,
         "given_when": s.given_when,
-        "checks": [check_json(c) for c in s.checks],
+        "checks": [{"check": c[0], "label": c[1], "judge": c[2], "line": c[3]}
+                   if c[4] is None and not c[5] and not c[6] else check_json(c)
+                   for c in s.checks],  # (most checks have no turn, always or name)
         "runs": s.runs,
         "min_pass": s.min_pass,
         "max_steps": s.max_steps,
