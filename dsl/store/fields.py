@@ -50,8 +50,11 @@ def _is(value: Any, kind: type) -> bool:
 
 
 def need(d: JSONObject, key: str, kind: type[T]) -> T:
-    """``d[key]``, which must be there and of ``kind``."""
+    """``d[key]``, which must be there and of ``kind``. (The readers call these for every
+    field of every scenario of a plan of 10,000: the exact type is tested first.)"""
     value = d.get(key)
+    if type(value) is kind:
+        return value
     if not _is(value, kind):
         what = "is missing" if key not in d else \
             f"is {kind_words(value)}, not {_NAMES.get(kind, kind.__name__)}"
@@ -64,7 +67,7 @@ def maybe(d: JSONObject, key: str, kind: type[T], default: Any = None) -> Any:
     value = d.get(key)
     if value is None:
         return default
-    if not _is(value, kind):
+    if type(value) is not kind and not _is(value, kind):
         raise FieldError(key, f"is {kind_words(value)}, not {_NAMES.get(kind, kind.__name__)}")
     return value
 

@@ -312,7 +312,18 @@ def _target(d: Any) -> PlannedTarget:
                          {k: v for k, v in d.items() if k not in ("name", "kind")})
 
 
+_build = tuple.__new__
+
+
 def _check(d: Any) -> PlannedCheck:
+    # a plan of 10,000 scenarios has 60,000 of them: the usual shape read at once, anything
+    # else field by field (with its place)
+    if type(d) is dict and len(d) == 4:
+        check, label, judge, line = d.get("check"), d.get("label"), d.get("judge"), \
+            d.get("line")
+        if (type(check) is str and type(label) is str and type(judge) is bool
+                and type(line) is int):
+            return _build(PlannedCheck, (check, label, judge, line, None, False, False))
     d = obj(d)
     return PlannedCheck(need(d, "check", str), need(d, "label", str),
                         maybe(d, "judge", bool, False), maybe(d, "line", int, 0),
@@ -321,6 +332,12 @@ def _check(d: Any) -> PlannedCheck:
 
 
 def _tool(d: Any) -> PlannedTool:
+    if type(d) is dict:
+        name, action, confirm, description = d.get("name"), d.get("action"), \
+            d.get("confirm"), d.get("description")
+        if (type(name) is str and (action is None or type(action) is str)
+                and type(confirm) is bool and type(description) is str):
+            return _build(PlannedTool, (name, action, confirm, description))
     d = obj(d)
     return PlannedTool(need(d, "name", str), maybe(d, "action", str),
                        maybe(d, "confirm", bool, False), maybe(d, "description", str, ""))
