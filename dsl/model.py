@@ -76,6 +76,43 @@ class ToolSpec:
         }
 
 
+class JudgeAnswer(NamedTuple):
+    """What the judge answered to one question, as a judged check keeps it for people to
+    read (its prompt, its replies, its verdict) and for the summary to count (cached,
+    tokens)."""
+
+    judge_model: str = ""
+    verdict: str = ""  # pass | fail | unsure | error
+    score: float | None = None
+    confidence: float | None = None
+    reason: str = ""
+    prompt: str = ""
+    replies: tuple[str, ...] = ()  # every reply asked for, the last one read
+    cached: bool = False
+    cache_key: str = ""
+    tokens: int = 0
+    p_pass: float | None = None  # the judge's probability of pass, when it gave one
+    logprobs: Mapping[str, Any] | None = None  # logprobs mode: the first token's reading
+
+
+class Evidence(NamedTuple):
+    """A judged check's evidence: the judge's answer to its question, or one answer per
+    criterion (``criteria``, ``per_item``)."""
+
+    answers: tuple[JudgeAnswer, ...]
+    per_item: bool = False
+
+
+class CriterionResult(NamedTuple):
+    """One criterion of a ``criteria`` check on one attempt."""
+
+    label: str
+    status: CheckStatus
+    score: float | None  # 0..10; None when nothing was asked (no answer)
+    min_score: float
+    reason: str
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What a check concluded about one attempt."""
@@ -83,8 +120,8 @@ class Outcome:
     status: CheckStatus
     reason: str
     score: float | None = None
-    evidence: Mapping[str, Any] | None = None  # the judge's prompt, replies, verdict...
-    items: tuple[Mapping[str, Any], ...] = ()  # per-criterion results (criteria)
+    evidence: Evidence | None = None  # the judge's prompt, replies, verdict...
+    items: tuple[CriterionResult, ...] = ()  # per-criterion results (criteria)
     judge_error: bool = False  # the judge's endpoint failed: the attempt is an error
 
 

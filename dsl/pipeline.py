@@ -3,12 +3,17 @@
 ::
 
     paths ──compile──▶ Plan ──(ready?)──▶ run folder ──run──▶ results.jsonl
-          ──summarize + report──▶ summary.json, report.html ──▶ junit.xml, summary.md
+          ──finish: summarize ──▶ summary.json ──report──▶ report.html
+                    ──▶ junit.xml, summary.md ──▶ the history ──▶ conformance.json
 
 :func:`run_suite` is ``scenarist run``: the command line only turns its options into a
-:class:`RunRequest`, calls it and prints the :class:`RunResult`. Each stage can also be
-called alone (``dsl.compiler.compile.build_plan``, ``dsl.execution.run.execute``,
-``dsl.results.report.regenerate``).
+:class:`RunRequest`, calls it and prints the :class:`RunResult`. :func:`finish` is the
+after-run chain, one for every command that ends with a run folder's results —
+:func:`run_suite`, :func:`recheck_run`, :func:`report_run` and :func:`merge_shards` —
+each choosing in an :class:`AfterRun` whether the report shows a trend and whether the run
+is recorded. Each stage can also be called alone (``dsl.compiler.compile.build_plan``,
+``dsl.execution.run.execute``, ``dsl.results.summarize.summarize_records``,
+``dsl.results.report.build_view``).
 
 Problems in the user's files raise :class:`~dsl.errors.InputError` (every diagnostic);
 a run that cannot start as things are (an API key not set, a folder that cannot be
@@ -18,14 +23,12 @@ resumed) raises :class:`~dsl.errors.NotReady` before anything is sent.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import gc
 import os
-import signal
-import sys
-import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -33,9 +36,17 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from .errors import NotReady, RunDirError
 from .exits import EXIT_FAILED, EXIT_INTERRUPTED
 from .model import Plan
+from .store.background import BackgroundFile
 
 if TYPE_CHECKING:
     from .compiler.discover import Selection
+    from .execution.run import RunState, Totals
+    from .history import HistoryStore, Location
+    from .history.store import TrendPoint
+    from .results.baseline import Change, Comparison
+    from .results.conformance import Certificate, ConformanceRequest
+    from .store import AttemptRecord, RunInfo, Summary
+    from .store.runfile import HistoryKept, RunSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +70,7 @@ class RunRequest:
     judge_target: str | None = None
     judge_cache: bool = True
     record_judge: Path | None = None
-    baseline: Path | Mapping[str, Any] | None = None  # a run folder, or a summary read
+    baseline: Path | Summary | None = None  # a run folder, or a summary read
     compare: tuple[tuple[str, str], ...] = ()  # --compare old:new (else the suite's pairs)
     fail_on_regression: bool = False  # exit 1 on any regression (baseline or compare)
     argv: tuple[str, ...] = ()
@@ -71,18 +82,19 @@ class RunResult:
     """What a run did: where it is, its summary, and what to tell the person."""
 
     run_dir: Path
-    summary: dict[str, Any]
-    comparison: Any  # a baseline.Comparison, when a baseline was given
+    summary: Summary
+    comparison: Comparison | None  # against the baseline, when one was given
     exit_code: int
     notes: tuple[str, ...] = ()  # for stderr: targets given up on, early stops
     interrupted: str | None = None  # Ctrl-C: what was kept and how to finish
+    certificate: Certificate | None = None  # a conformance run's, made again (--resume)
 
 
 @dataclass(frozen=True, slots=True)
 class Hooks:
     """How the run talks to the person while it runs (the CLI's progress line)."""
 
-    on_attempt: Callable[[Any, Any], None] | None = None  # (record, totals)
+    on_attempt: Callable[[AttemptRecord, Totals], None] | None = None  # (record, totals)
     notify: Callable[[str], None] | None = None  # a message, now
     handle_signals: bool = False  # Ctrl-C stops handing out attempts
     started: Callable[[int], None] = field(default=lambda todo: None)  # attempts to run
@@ -91,39 +103,35 @@ class Hooks:
 def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     """The request of the run that ``run_dir`` holds (``--resume``): its paths, targets,
     runs, shard, early stop and judge, as run.json recorded them."""
-    import dataclasses
-
-    from .store import RUN, read_json
+    from .store import read_run_info
 
     try:
-        info = read_json(run_dir / RUN)
+        info = read_run_info(run_dir)
     except RunDirError as exc:
         raise NotReady(f"cannot resume: {exc}") from None
-    saved: dict[str, Any] = info.get("settings") or {}
-    if not saved.get("paths"):
+    saved = info.settings
+    if saved is None or not saved.paths:
         raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
     from .compiler.discover import Selection
 
-    shard = saved.get("shard")
     return dataclasses.replace(
-        request, paths=tuple(Path(p) for p in saved["paths"]),
-        extra_files=tuple(Path(p) for p in saved.get("extra_files") or ()),
-        targets=tuple(saved.get("targets") or ()), runs=saved.get("runs"),
-        early_stop=saved.get("early_stop", True), judge_target=saved.get("judge"),
-        shard=(shard[0], shard[1]) if shard else None,
-        selection=Selection(tuple(saved.get("tags") or ()),
-                            tuple(saved.get("patterns") or ())))
+        request, paths=tuple(Path(p) for p in saved.paths),
+        extra_files=tuple(Path(p) for p in saved.extra_files),
+        targets=saved.targets, runs=saved.runs, early_stop=saved.early_stop,
+        judge_target=saved.judge, shard=saved.shard,
+        selection=Selection(saved.tags, saved.patterns))
 
 
-def _settings(request: RunRequest) -> dict[str, Any]:
+def _settings(request: RunRequest) -> RunSettings:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
-    return {"paths": [str(p.resolve()) for p in request.paths or (Path("."),)],
-            "extra_files": [str(p.resolve()) for p in request.extra_files],
-            "targets": list(request.targets), "runs": request.runs,
-            "shard": list(request.shard) if request.shard else None,
-            "early_stop": request.early_stop, "judge": request.judge_target,
-            "tags": list(request.selection.tags) if request.selection else [],
-            "patterns": list(request.selection.patterns) if request.selection else []}
+    from .store.runfile import RunSettings
+
+    selection = request.selection
+    return RunSettings(
+        tuple(str(p.resolve()) for p in request.paths or (Path("."),)),
+        tuple(str(p.resolve()) for p in request.extra_files), request.targets, request.runs,
+        request.shard, request.early_stop, request.judge_target,
+        selection.tags if selection else (), selection.patterns if selection else ())
 
 
 T = TypeVar("T")
@@ -138,43 +146,6 @@ def _write(step: Callable[[], T], run_dir: Path) -> T:
         raise RunDirError(f"cannot write into {run_dir}: {exc.strerror or exc}. What was "
                           "written before is kept; make room, then finish the run with: "
                           f"scenarist run --resume {run_dir}") from None
-
-
-class Recording:
-    """``--record FILE``: the cassette is recorded into ``FILE.partial`` and replaces FILE
-    only when the run ends complete with something recorded — a run against an endpoint
-    that is down, or one cut short, never empties a cassette that was committed."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.partial = path.with_name(path.name + ".partial")
-
-    def exchanges(self) -> int:
-        try:
-            with self.partial.open("rb") as f:
-                return max(0, sum(1 for line in f if line.strip()) - 1)  # minus the header
-        except OSError:
-            return 0
-
-    def finish(self, complete: bool) -> str:
-        """Move the recording into place when it should be; what happened, in words."""
-        n = self.exchanges()
-        said = f"{n} exchange{'s' if n != 1 else ''}"
-        if complete and n:
-            try:
-                os.replace(self.partial, self.path)
-            except OSError as exc:
-                return (f"The recording ({said}) could not replace {self.path}: "
-                        f"{exc.strerror}; it is in {self.partial}")
-            return f"Recorded {said} into {self.path}."
-        why = "the run did not finish" if not complete else "the endpoint answered nothing"
-        if not n:
-            with contextlib.suppress(OSError):
-                self.partial.unlink()
-            return (f"Nothing was recorded ({why}): {self.path} was kept as it was."
-                    if self.path.exists() else f"Nothing was recorded ({why}).")
-        return (f"{self.path} was kept as it was ({why}); the {said} recorded are in "
-                f"{self.partial}.")
 
 
 def plan_for(request: RunRequest) -> Plan:
@@ -240,22 +211,8 @@ def compiled_apart(make: Callable[[], T]) -> T:
 
 
 def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
-    import asyncio  # here, not at the top: lint's start-up does without it
-
-    from .execution.run import RunOptions, execute, run_info
-    from .history import git_info, location_for
-    from .history.locate import kept_json
-    from .store import (
-        PLAN,
-        RUN,
-        RunLock,
-        create_run_dir,
-        latest_records,
-        read_json,
-        store_attachments,
-        truncate_torn,
-        write_json,
-    )
+    from .history import location_for
+    from .store import RunLock, create_run_dir, write_run_info
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
@@ -266,105 +223,145 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         baseline = load_summary(baseline)
     plan = compiled_apart(lambda: plan_for(request))
     location = location_for(Path(plan.suite_root), plan.history)
-
     started = dt.datetime.now(dt.UTC)
     t0 = time.perf_counter()
     # A new run's plan.json is made and written while its first attempts run (a plan of
     # 10,000 scenarios takes most of a second); the first record waits for it, so a run
     # folder never holds results without its plan. Resuming compares plans first.
     planned = PlanWriter(plan, request.resume is None)
-    prior: list[Any] = []
     run_dir = request.resume if request.resume is not None else create_run_dir(request.out)
     with RunLock(run_dir):
         if request.resume is not None:
-            try:
-                old_plan = read_json(run_dir / PLAN)
-                info = read_json(run_dir / RUN)
-            except RunDirError as exc:
-                raise NotReady(f"cannot resume: {exc}") from None
-            from .compiler.plan import plan_changes
-
-            changes = plan_changes(old_plan, planned.result())
-            if changes:
-                raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
-                               + "; ".join(changes) + ". Start a new run instead.")
-            truncate_torn(run_dir)
-            prior = [r for r in latest_records(run_dir)
-                     if not (request.retry_errors and r.status == "error")]
-            if request.retry_errors:
-                info["reran_errors"] = True  # results.jsonl may now hold an attempt twice
-            info.setdefault("resumed_at", []).append(started.isoformat(timespec="seconds"))
+            info, prior = _resumed(run_dir, request, planned, started)
         else:
-            info = run_info(plan, run_dir.name, started, list(request.argv))
-            info["settings"] = _settings(request)
-            info["compare"] = [list(pair) for pair in plan.compare]
-            info["git"] = git_info(Path(plan.suite_root))
-            info["history"] = kept_json(location)
-            planned.aim(run_dir / PLAN)  # made once the first requests are out
-            attached = {a.sha256: a.content for s in plan.scenarios
-                        if s.attachments or s.turns  # most have neither: skip them quickly
-                        for a in s.all_attachments}
-            if attached:  # the report shows them; records refer to them by hash
-                _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
-        _write(lambda: write_json(run_dir / RUN, info), run_dir)
-
-        done = frozenset(r.key for r in prior)
-        hooks.started(plan.attempts - len(done))
-        recordings = [Recording(p) for p in (request.record, request.record_judge) if p]
-        options = RunOptions(
-            plan.concurrency, recordings[0].partial if request.record else None,
-            early_stop=request.early_stop, max_calls=request.max_calls,
-            max_tokens=request.max_tokens, done=done, prior=tuple(prior),
-            handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
-            record_judge=recordings[-1].partial if request.record_judge else None,
-            before_results=planned.wait, start_plan=planned.start)
-        try:
-            state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
-                                        notify=hooks.notify))
-        finally:
-            planned.wait_quietly()
-        if planned.error is not None and state.write_error is None:
-            state.write_error = planned.error
-        from .results.cioutputs import write_ci_outputs
-        from .results.report import regenerate
-        from .results.summarize import exit_code
-
-        sched = state.scheduler
-        info.update(finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-                    duration_s=round(time.perf_counter() - t0 + info.get("duration_s", 0), 3),
-                    interrupted=state.interrupted)
-        if sched is not None:
-            info["early_stop"] = sched.saved() if request.early_stop else None
-            info["stopped"] = sched.stop_reason
-            if sched.down:
-                info["targets_down"] = sched.down
-        if state.lowest_concurrency:
-            info["throttled"] = state.lowest_concurrency
-        if state.judge is not None:
-            from .judge.validation import validation_for
-
-            checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
-            info["judge"] = {**state.judge, "cache": request.judge_cache,
-                             "target": plan.judge.target.name if plan.judge else None,
-                             "validation": checked.as_json() if checked else None}
-        complete = not state.interrupted and state.write_error is None
-        kept = [r.finish(complete) for r in recordings]
+            info, prior = _started(run_dir, request, plan, planned, started, location), []
+        _write(lambda: write_run_info(run_dir, info), run_dir)
+        state, kept = _execute(run_dir, request, plan, planned, prior, hooks)
+        ended = _ended(info, request, plan, state, t0)
         if state.write_error is not None:
             raise RunDirError(f"{state.write_error}. The attempts written before are kept; "
                               "make room, then finish the run with: scenarist run --resume "
                               f"{run_dir}")
-        _write(lambda: write_json(run_dir / RUN, info), run_dir)
-        history = History(location)
-        trends = history.trends([(sc.id, t.name) for sc in plan.scenarios
-                                 for t in plan.targets], run_dir)
-        summary, comparison = _write(lambda: regenerate(run_dir, None, baseline, trends)[1:],
-                                     run_dir)
-        _write(lambda: write_ci_outputs(run_dir, summary, comparison), run_dir)
-        history.record(run_dir, summary, info)
+        _write(lambda: write_run_info(run_dir, ended), run_dir)
+        finished = finish(run_dir, AfterRun(
+            location, baseline=baseline, then="What was written before is kept; make room, "
+            f"then finish the run with: scenarist run --resume {run_dir}"))
+    return _result(run_dir, request, state, finished, kept)
 
+
+def _resumed(run_dir: Path, request: RunRequest, planned: PlanWriter, started: dt.datetime
+             ) -> tuple[RunInfo, list[AttemptRecord]]:
+    """``--resume``: the run.json of the run it finishes, and the records it keeps (those
+    of endpoint errors are run again with ``--retry-errors``). NotReady when the plan
+    changed since the run started."""
+    from .compiler.plan import plan_changes
+    from .store import latest_records, read_plan, read_run_info, truncate_torn
+    from .store.planfile import plan_json
+
+    try:
+        old_plan = read_plan(run_dir)
+        info = read_run_info(run_dir)
+    except RunDirError as exc:
+        raise NotReady(f"cannot resume: {exc}") from None
+    changes = plan_changes(plan_json(old_plan), planned.result())
+    if changes:
+        raise NotReady(f"cannot resume {run_dir}: the plan changed since it started: "
+                       + "; ".join(changes) + ". Start a new run instead.")
+    truncate_torn(run_dir)
+    prior = [r for r in latest_records(run_dir)
+             if not (request.retry_errors and r.status == "error")]
+    return info.replace(  # with --retry-errors, results.jsonl may hold an attempt twice
+        reran_errors=info.reran_errors or request.retry_errors,
+        resumed_at=(*info.resumed_at, started.isoformat(timespec="seconds"))), prior
+
+
+def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter,
+             started: dt.datetime, location: Location | None) -> RunInfo:
+    """A new run: its run.json as it starts, plan.json aimed at its folder (made once the
+    first requests are out), and the files its scenarios attach kept there."""
+    from .compiler.plan import planned_target
+    from .history import git_info
+    from .store import PLAN, store_attachments
+    from .store.runfile import new_run_info
+
+    planned.aim(run_dir / PLAN)
+    attached = {a.sha256: a.content for s in plan.scenarios
+                if s.attachments or s.turns  # most have neither: skip them quickly
+                for a in s.all_attachments}
+    if attached:  # the report shows them; records refer to them by hash
+        _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
+    return new_run_info(run_dir.name, plan.suite_file, started,
+                        tuple(planned_target(t) for t in plan.targets), request.argv).replace(
+        settings=_settings(request), compare=plan.compare,
+        git=git_info(Path(plan.suite_root)), history=_kept(location))
+
+
+def _execute(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter,
+             prior: list[AttemptRecord], hooks: Hooks) -> tuple[RunState, list[str]]:
+    """The attempts not yet done, run (dsl/execution/run.py); what the cassettes being
+    recorded became, in words."""
+    import asyncio  # here, not at the top: lint's start-up does without it
+
+    from .execution.run import RunOptions, execute
+    from .targets.cassette import Recording
+
+    done = frozenset(r.key for r in prior)
+    hooks.started(plan.attempts - len(done))
+    recordings = [Recording(p) for p in (request.record, request.record_judge) if p]
+    options = RunOptions(
+        plan.concurrency, recordings[0].partial if request.record else None,
+        early_stop=request.early_stop, max_calls=request.max_calls,
+        max_tokens=request.max_tokens, done=done, prior=tuple(prior),
+        handle_signals=hooks.handle_signals, judge_cache=request.judge_cache,
+        record_judge=recordings[-1].partial if request.record_judge else None,
+        before_results=planned.wait, start_plan=planned.start)
+    try:
+        state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
+                                    notify=hooks.notify))
+    finally:
+        planned.wait_quietly()
+    if planned.error is not None and state.write_error is None:
+        state.write_error = planned.error
+    complete = not state.interrupted and state.write_error is None
+    return state, [said for r in recordings if (said := r.finish(complete))]
+
+
+def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: float
+           ) -> RunInfo:
+    """run.json as the run ends: when, how long, whether it was interrupted, what early
+    stop saved, the targets given up on or throttled, what the judge was asked."""
+    from .store.runfile import JudgeUse
+
+    sched = state.scheduler
+    info = info.replace(
+        finished_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        duration_s=round(time.perf_counter() - t0 + (info.duration_s or 0), 3),
+        interrupted=state.interrupted)
+    if sched is not None:
+        info = info.replace(early_stop=sched.saved() if request.early_stop else None,
+                            stopped=sched.stop_reason, targets_down=sched.down or None)
+    if state.lowest_concurrency:
+        info = info.replace(throttled=state.lowest_concurrency)
+    if state.judge is not None:
+        from .judge.validation import validation_for
+
+        checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
+        info = info.replace(judge=JudgeUse.of(
+            state.judge, request.judge_cache, plan.judge.target.name if plan.judge else None,
+            checked.as_json() if checked else None))
+    return info
+
+
+def _result(run_dir: Path, request: RunRequest, state: RunState, finished: Finished,
+            kept: list[str]) -> RunResult:
+    """What the run did, for the command line: its exit code and the notes for stderr."""
+    from .results.summarize import exit_code
+
+    summary, comparison = finished.summary, finished.comparison
+    sched = state.scheduler
     notes = [f"target '{name}' was given up on: {why}" for name, why in state.down.items()]
-    notes.extend(history.notes)
-    notes.extend(k for k in kept if k)
+    notes.extend(finished.notes)
+    notes.extend(kept)
     if sched is not None and sched.stop_reason and sched.stop_reason != "interrupted":
         notes.append(f"Stopped early: {sched.stop_reason}; the summary and report cover the "
                      "attempts that ran.")
@@ -372,182 +369,52 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         extra = f" ({state.cancelled} in flight were cancelled)" if state.cancelled else ""
         said = (f"Interrupted{extra}: the summary and report cover the attempts that "
                 f"completed. Finish the run with: scenarist run --resume {run_dir}")
-        return RunResult(run_dir, summary, comparison, EXIT_INTERRUPTED, tuple(notes), said)
+        return RunResult(run_dir, summary, comparison, EXIT_INTERRUPTED, tuple(notes), said,
+                         finished.certificate)
     code = exit_code(summary)
     if request.fail_on_regression and regressions(summary, comparison):
         code = EXIT_FAILED
-    return RunResult(run_dir, summary, comparison, code, tuple(notes))
+    return RunResult(run_dir, summary, comparison, code, tuple(notes),
+                     certificate=finished.certificate)
 
 
-class PlanWriter:
-    """``plan.json``, made beside the run's first attempts (``background``; a plan of
+class PlanWriter(BackgroundFile):
+    """``plan.json``, made beside the run's first attempts (``background``: a plan of
     10,000 scenarios takes about a second, so the first requests go out meanwhile) or at
-    once when asked for (:meth:`result`). :meth:`wait`, called before the first record is
-    written, returns once the file is there, and raises OSError when it could not be.
-
-    In the background it is made by a forked process, on the other core, only while the
-    process has no thread but this one (:func:`forkable`): ``os.fork`` in a process with
-    threads can leave the child holding a lock that no thread will ever release. ``scenarist
-    run`` starts it (:meth:`start`) just after its first requests have gone out; the event
-    loop and the HTTP clients start no thread for an endpoint at an IP address, so the run
-    forks. An endpoint whose name must be looked up (the loop asks the system in a thread),
-    or a caller with threads of its own (a test's server, an embedding program), gets a
-    thread instead — safe, but it shares the interpreter with the run for as long as the
-    plan takes (about a second for 10,000 scenarios, bench/cases_bench.py)."""
+    once when asked for (:meth:`result`); the first record waits for it
+    (:meth:`~dsl.store.background.BackgroundFile.wait`). ``scenarist run`` starts it
+    (:meth:`start`) just after its first requests have gone out, so that neither the plan
+    nor the fork (~25 ms for a plan of 10,000 scenarios, bench/cases_bench.py) delays them;
+    the event loop and the HTTP clients start no thread for an endpoint at an IP address,
+    so the run forks (dsl/store/background.py says when it may)."""
 
     def __init__(self, plan: Plan, background: bool) -> None:
+        super().__init__(lambda: _plan_json(plan), background, "scenarist-plan-json")
         self.plan = plan
-        self.background = background
-        self.path: Path | None = None
-        self.error: str | None = None
-        self._data: dict[str, Any] | None = None
-        self._child = 0  # the forked process making it
-        self._thread: threading.Thread | None = None
-        self._failure: BaseException | None = None  # a bug while making it: raised on wait
-        self._started = False
-
-    def aim(self, path: Path) -> None:
-        """Where plan.json goes; it is made by :meth:`start`, or by :meth:`wait` if nothing
-        started it."""
-        self.path = path
-
-    def write_to(self, path: Path) -> None:
-        self.aim(path)
-        self.start()
-
-    def start(self) -> None:
-        """Begin making plan.json (once): ``scenarist run`` calls it just after its first
-        requests have gone out, so that neither the plan nor the fork (~25 ms for a plan
-        of 10,000 scenarios) delays them."""
-        if self._started or self.path is None:
-            return
-        self._started = True
-        if not self.background:
-            self._make()
-            return
-        if forkable():
-            self._child = _fork(self._make_in_child)
-            if self._child > 0:
-                return
-        try:
-            self._thread = threading.Thread(target=self._make, name="scenarist-plan-json",
-                                            daemon=True)
-            self._thread.start()
-        except RuntimeError:  # no thread to be had: make it here
-            self._thread = None
-            self._make()
-
-    def _make(self) -> None:
-        from .compiler.plan import plan_json
-        from .store import write_json
-
-        try:
-            if self._data is None:
-                self._data = plan_json(self.plan)
-            if self.path is not None:
-                write_json(self.path, self._data)
-        except OSError as exc:
-            self.error = f"cannot write {self.path}: {exc.strerror or exc}"
-        except BaseException as exc:  # raised again by wait(), in the run's own thread
-            self._failure = exc
-
-    def _make_in_child(self) -> int:  # pragma: no cover - the child; tests see its file
-        # Ctrl-C reaches the whole process group: the run's process handles it (and waits
-        # for this one); here it must neither stop the file half-made nor, through the
-        # event loop's wake-up descriptor it shares, tell the run it was pressed twice
-        with contextlib.suppress(ValueError, OSError):
-            signal.set_wakeup_fd(-1)
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-        self._make()
-        return 0 if self.error is None and self._failure is None else 1
-
-    def _join(self) -> None:
-        if not self._started:  # nothing started it: make it here, now
-            self._make_here()
-        if self._child > 0:
-            _, status = os.waitpid(self._child, 0)
-            self._child = 0
-            if status != 0 and self.error is None:
-                self.error = f"cannot write {self.path}: the process that wrote it failed"
-        if self._thread is not None:
-            self._thread.join()
-            self._thread = None
-
-    def _make_here(self) -> None:
-        if self.path is not None:
-            self._started = True
-            self._make()
-
-    def wait(self) -> None:
-        self._join()
-        if self._failure is not None:
-            raise self._failure
-        if self.error is not None:
-            raise OSError(self.error)
-
-    def wait_quietly(self) -> None:
-        self._join()
-
-    def result(self) -> dict[str, Any]:
-        """plan.json's contents (made here when it was made elsewhere)."""
-        self._join()
-        if self._data is None:
-            from .compiler.plan import plan_json
-
-            self._data = plan_json(self.plan)
-        return self._data
 
 
-def forkable() -> bool:
-    """May this process fork safely now? Only on Linux, and only while it has a single
-    thread — counted by the kernel (``/proc/self/task``), which sees threads that C
-    libraries start as well as Python's."""
-    if not hasattr(os, "fork") or not sys.platform.startswith("linux"):
-        return False
-    if threading.active_count() != 1:
-        return False
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
+def _plan_json(plan: Plan) -> dict[str, Any]:
+    from .compiler import plan as planned  # looked up now: a test may stand in for it
+
+    return planned.plan_json(plan)
 
 
-def _fork(child: Callable[[], int]) -> int:
-    """``child()`` in a forked process, which exits with what it returns; the child's pid,
-    or -1 when the system would not fork."""
-    frozen = gc.get_freeze_count() > 0  # set aside already (plan_set_aside): kept so
-    gc.freeze()  # the child only reads the plan: its pages stay shared
-    try:
-        pid = os.fork()
-    except OSError:
-        return -1
-    finally:
-        if not frozen:
-            gc.unfreeze()
-    if pid == 0:  # pragma: no cover - the child
-        status = 1
-        try:
-            status = child()
-        finally:
-            os._exit(status)
-    return pid
-
-
-def regressions(summary: dict[str, Any], comparison: Any) -> list[Any]:
+def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]:
     """Every regression: against the baseline, and between the targets compared in the run
     (``--fail-on-regression`` exits 1 on any)."""
     from .results.baseline import Comparison
 
     found = list(comparison.regressions) if comparison is not None else []
-    for pair in summary.get("compare") or ():
+    for pair in summary.compare:
         found.extend(Comparison.from_json(pair).regressions)
     return found
 
 
-def plan_keys(plan: dict[str, Any]) -> list[tuple[str, str]]:
-    """Every scenario × target of a plan.json."""
-    return [(s["id"], t["name"]) for s in plan.get("scenarios", [])
-            for t in plan.get("targets", [])]
+def _kept(location: Location | None) -> HistoryKept | None:
+    """What run.json keeps of the history a run is recorded in (never a password)."""
+    from .store.runfile import HistoryKept
+
+    return None if location is None else HistoryKept(location.kind, location.shown)
 
 
 class History:
@@ -555,14 +422,14 @@ class History:
     the run folder is complete. A store that cannot be used is a warning in
     :attr:`notes`, said once; the run folder is never at stake."""
 
-    def __init__(self, location: Any) -> None:
+    def __init__(self, location: Location | None) -> None:
         self.location = location
         self.notes: list[str] = []
         self.problem: str | None = None  # why the history could not be used
-        self._store: Any = None
+        self._store: HistoryStore | None = None
         self._failed = False
 
-    def _open(self) -> Any:
+    def _open(self) -> HistoryStore | None:
         if self._store is None and self.location is not None and not self._failed:
             from .history import open_history
 
@@ -573,6 +440,14 @@ class History:
         if self._store is not None:
             self._store.close()
 
+    def unusable(self, problem: str, record: bool) -> None:
+        """The history cannot be used at all: nothing is read or written, and one warning
+        says so."""
+        self._failed = True
+        self.problem = problem
+        if record:
+            self.notes.append(f"warning: the run was not added to the history: {problem}")
+
     def _warn(self, run_dir: Path, exc: Exception) -> None:
         self._failed = True
         self.problem = str(exc)
@@ -580,22 +455,20 @@ class History:
                           f"folder is complete; add it later with: scenarist history import "
                           f"{run_dir}")
 
-    def trends(self, keys: list[tuple[str, str]], run_dir: Path) -> dict[str, Any]:
+    def trends(self, keys: list[tuple[str, str]], run_dir: Path
+               ) -> dict[tuple[str, str], list[TrendPoint]]:
         from .history import HistoryError
-        from .results.cioutputs import trend_key
 
         try:
             store = self._open()
             if store is None:
                 return {}
-            found = store.trends(keys, exclude_run=run_dir.name)
+            return store.trends(keys, exclude_run=run_dir.name)
         except HistoryError as exc:
             self._warn(run_dir, exc)
             return {}
-        return {trend_key(s, t): [p.as_json() for p in points]
-                for (s, t), points in found.items()}
 
-    def record(self, run_dir: Path, summary: dict[str, Any], info: dict[str, Any],
+    def record(self, run_dir: Path, summary: Summary, info: RunInfo | None,
                replaces: tuple[str, ...] = ()) -> None:
         from .history import HistoryError, entry_from_run
 
@@ -612,43 +485,153 @@ class History:
             self.close()
 
 
-def report_trends(run_dir: Path) -> tuple[dict[str, Any], list[str]]:
-    """``scenarist report RUNDIR``: the trend of its rows from the history it was written
-    to (run.json keeps where, never a password; ``SCENARIST_HISTORY`` overrides), and the
-    warnings of a history that could not be read."""
-    from .history import location_for
-    from .store import PLAN, RUN, read_json
+# ---- after the run ------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class AfterRun:
+    """What the after-run chain (:func:`finish`) does with a run folder whose results are
+    in: each command's choices (docs/architecture.md, "After a run")."""
+
+    history: Location | None = None  # where the trend is read and the run recorded: the
+    # suite's own or SCENARIST_HISTORY, never one the run folder names (history_here)
+    trend: bool = True  # show each row's earlier runs in the report
+    record: bool = True  # add the run to the history
+    replaces: tuple[str, ...] = ()  # the runs it replaces in the history (merge: its shards)
+    baseline: Summary | None = None  # else the one the folder's summary.json was compared with
+    report: Path | None = None  # where report.html goes (default: into the run folder)
+    then: str = ""  # what to do when the disk is full, in the command's words
+    unusable: str | None = None  # why the history chosen cannot be used at all (a
+    # SCENARIST_HISTORY of a scheme Scenarist does not know): warned, as a failing store is
+
+
+@dataclass(frozen=True, slots=True)
+class Finished:
+    """What the chain made of a run folder."""
+
+    summary: Summary
+    comparison: Comparison | None  # against the baseline, when there is one
+    report: Path
+    certificate: Certificate | None  # a conformance run's, made again with its summary
+    notes: tuple[str, ...]  # the history's warnings
+
+
+def finish(run_dir: Path, after: AfterRun = AfterRun()) -> Finished:
+    """The after-run chain, one for ``run``, ``recheck``, ``report`` and ``merge``::
+
+        results.jsonl ──summarize──▶ summary.json ──report──▶ report.html
+            ──▶ junit.xml, summary.md ──▶ the history ──▶ conformance.json (a conformance run)
+
+    reading results.jsonl once (the report keeps its transcripts as the summary reads the
+    records). RunDirError when the folder cannot be read, or written (with ``after.then``);
+    a history that cannot be used is a warning in :attr:`Finished.notes`."""
+    from .results.baseline import kept_baseline, with_comparisons
+    from .results.cioutputs import write_ci_outputs
+    from .results.conformance import refresh_certificate
+    from .results.report import REPORT, Transcripts, build_view, collector_paused, write_report
+    from .results.summarize import summarize_records
+    from .store import latest_records, read_attachment, read_plan, write_summary
+    from .store.runfile import read_run_info_if_any
+
+    plan = read_plan(run_dir)
+    run = read_run_info_if_any(run_dir)
+    history = History(after.history)
+    if after.unusable is not None:
+        history.unusable(after.unusable, after.record)
+    trends = history.trends(plan.keys(), run_dir) if after.trend else {}
+    baseline = after.baseline if after.baseline is not None else kept_baseline(run_dir)
+
+    def summary_and_report() -> tuple[Summary, Comparison | None, Path]:
+        # the transcripts and the view (a few hundred thousand objects) die on return,
+        # before the collector is back
+        transcripts = Transcripts(plan, lambda sha: read_attachment(run_dir, sha))
+        summary = summarize_records(plan, transcripts.tap(latest_records(run_dir)), run)
+        summary, comparison = with_comparisons(summary, baseline,
+                                               run.compare or () if run else ())
+        write_summary(run_dir, summary)
+        return summary, comparison, write_report(after.report or run_dir / REPORT, build_view(
+            plan, transcripts, summary, run, comparison, trends))
 
     try:
-        info = read_json(run_dir / RUN)
-        plan = read_json(run_dir / PLAN)
-    except RunDirError:
-        return {}, []
-    try:
-        location = location_for(None, kept=info.get("history"))
-    except NotReady as exc:
-        return {}, [f"warning: the report has no trend: {exc}"]
+        with collector_paused():
+            summary, comparison, path = summary_and_report()
+        write_ci_outputs(run_dir, summary, comparison)
+        if after.record:
+            history.record(run_dir, summary, run, after.replaces)
+        certificate = refresh_certificate(run_dir, summary, comparison)
+    except OSError as exc:
+        where = exc.filename2 or exc.filename or f"into {run_dir}"  # (2: where it was going)
+        raise RunDirError(f"cannot write {where}: {exc.strerror or exc}. {after.then}".rstrip()
+                          ) from None
+    finally:
+        history.close()
+    notes = history.notes if after.record else (
+        [f"warning: the report has no trend: {history.problem}"] if history.problem else [])
+    return Finished(summary, comparison, path, certificate, tuple(notes))
+
+
+def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
+    """The history the commands that read run folders use (``report``, ``merge``, ``runs``,
+    ``history import``): ``SCENARIST_HISTORY``; else ``history:`` in the scenarist.yaml of
+    ``cwd`` (the current folder) or its parents; else that suite's default — never one a
+    run folder names (run.json keeps where a run was recorded; a tampered folder must not
+    choose what is connected to). (None, why in words) when there is none."""
+    from .history import HISTORY_ENV, location_for, setting_problem
+    from .source.suitefile import find_suite_file
+
+    if os.environ.get(HISTORY_ENV, "").strip():
+        try:
+            location = location_for(None)
+        except NotReady as exc:  # a scheme Scenarist does not know: never a file's path
+            return None, str(exc)
+    else:
+        suite = find_suite_file(cwd or Path.cwd())
+        if suite is None:
+            return None, (f"no scenarist.yaml here or in a parent folder, so no history; run "
+                          f"this from the suite's folder, or set {HISTORY_ENV}")
+        from .source.load import read_file  # (only when there is a suite to read)
+
+        doc = read_file(suite, str(suite))
+        setting = doc.data.get("history") if isinstance(doc.data, dict) else None
+        problem = setting_problem(setting)
+        if problem is not None:
+            return None, f"{suite}: {problem}"
+        location = location_for(suite.parent.resolve(), setting)
     if location is None:
-        return {}, []
-    history = History(location)
-    trends = history.trends(plan_keys(plan), run_dir)
-    history.close()
-    if history.problem is None:
-        return trends, []
-    return trends, [f"warning: the report has no trend: {history.problem}"]
+        return None, f"the history is off (history: false, or {HISTORY_ENV}=off)"
+    return location, None
+
+
+def _unusable(location: Location | None, problem: str | None) -> str | None:
+    """For the commands that go on without a history (report, merge): the problem of a
+    SCENARIST_HISTORY that names no history Scenarist can use (not one that is off)."""
+    from .history import HISTORY_ENV
+    from .history.locate import OFF
+
+    value = os.environ.get(HISTORY_ENV, "").strip()
+    return problem if location is None and value and value.lower() not in OFF else None
+
+
+def report_run(run_dir: Path, output: Path | None = None, baseline: Summary | None = None
+               ) -> Finished:
+    """``scenarist report RUNDIR``: its summary, report, CI files and certificate made again
+    from its stored results, the report's trend from the history of the suite here; the run
+    is not recorded again (``scenarist history import`` does that)."""
+    location, problem = history_here()
+    return finish(run_dir, AfterRun(
+        location, record=False, unusable=_unusable(location, problem), baseline=baseline,
+        report=output,
+        then=f"The results are kept; make room, then try again: scenarist report {run_dir}"))
 
 
 def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
                 ) -> RunResult:
     """``scenarist recheck RUNDIR``: the current checks on the stored transcripts, into a new
-    run folder in ``out`` (default: the folder that holds RUNDIR). Raises InputError (the
-    scenario files), NotReady (nothing can be rechecked) or RunDirError."""
+    run folder in ``out`` (default: the folder that holds RUNDIR), then the after-run chain
+    with the history of the suite the scenarios are in. Raises InputError (the scenario
+    files), NotReady (nothing can be rechecked) or RunDirError."""
     from .history import location_for
-    from .results.cioutputs import write_ci_outputs
     from .results.recheck import prepare, run_recheck
-    from .results.report import regenerate
     from .results.summarize import exit_code
-    from .store import RUN, read_json
 
     prepared = prepare(run_dir)
     notes = [f"refused {r.scenario}: {r.why}; run it again with scenarist run"
@@ -659,48 +642,99 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
     if prepared.not_in_run:
         notes.append("not in the run, so not rechecked: " + ", ".join(prepared.not_in_run))
     location = location_for(Path(prepared.plan.suite_root), prepared.plan.history)
-    folder = _write(lambda: run_recheck(prepared, run_dir, out or run_dir.parent, ask_judge),
-                    out or run_dir.parent)
-    plan = read_json(folder / "plan.json")
-    info = read_json(folder / RUN)
-    not_cached = (info.get("judge") or {}).get("not_cached")
-    if not_cached:
-        notes.append(f"{not_cached} judge question{'s were' if not_cached != 1 else ' was'} "
+    folder = _write(lambda: run_recheck(prepared, run_dir, out or run_dir.parent, ask_judge,
+                                        _kept(location)), out or run_dir.parent)
+    finished = finish(folder, AfterRun(
+        location, then=f"The results are kept; make room, then: scenarist report {folder}"))
+    judge = finished_judge(folder)
+    if judge:
+        notes.append(f"{judge} judge question{'s were' if judge != 1 else ' was'} "
                      "not in the judge's cache: those attempts have no verdict; ask them "
                      f"with: scenarist recheck {run_dir} --judge")
-    history = History(location)
-    trends = history.trends(plan_keys(plan), folder)
-    summary, comparison = _write(lambda: regenerate(folder, None, None, trends)[1:], folder)
-    _write(lambda: write_ci_outputs(folder, summary, comparison), folder)
-    history.record(folder, summary, info)
-    notes.extend(history.notes)
-    return RunResult(folder, summary, comparison, exit_code(summary), tuple(notes))
+    notes.extend(finished.notes)
+    return RunResult(folder, finished.summary, finished.comparison,
+                     exit_code(finished.summary), tuple(notes))
 
 
-def record_merged(merged: Path, summary: dict[str, Any], run_dirs: list[Path]) -> list[str]:
-    """``scenarist merge``: the merged run replaces its shards in the history."""
-    from .history import location_for
-    from .store import RUN, read_json
+def finished_judge(run_dir: Path) -> int:
+    """The judge questions a recheck left unasked (not in the cache, no ``--judge``)."""
+    from .store import read_run_info
 
-    info = read_json(merged / RUN)
-    kept = None
-    ids = []
+    info = read_run_info(run_dir)
+    return (info.judge.not_cached or 0) if info.judge else 0
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """``scenarist merge``: the merged run, and what is missing from it."""
+
+    run: RunResult
+    warnings: tuple[str, ...]  # shards that are missing
+
+
+def merge_shards(run_dirs: list[Path], out: Path) -> Merged:
+    """``scenarist merge``: the shards' run folders into one new run folder, then the
+    after-run chain — the merged run replaces its shards in the history of the suite here
+    (its report has no trend: the shards would be its earlier runs). RunDirError when they
+    cannot be merged."""
+    from .results.summarize import exit_code
+    from .store import merge_runs, read_run_info
+
+    merged, warnings = merge_runs(run_dirs, out)
+    shards = []
     for d in run_dirs:
         try:
-            shard = read_json(d / RUN)
+            shards.append(read_run_info(d).run_id or d.name)
         except RunDirError:
             continue
-        kept = kept or shard.get("history")
-        ids.append(str(shard.get("run_id") or d.name))
-        info.setdefault("git", shard.get("git"))
-    info["history"] = kept
-    try:
-        location = location_for(None, kept=kept)
-    except NotReady as exc:
-        return [f"warning: the run was not added to the history: {exc}"]
-    history = History(location)
-    history.record(merged, summary, info, replaces=tuple(ids))
-    return history.notes
+    location, problem = history_here()
+    finished = finish(merged, AfterRun(
+        location, trend=False, unusable=_unusable(location, problem), replaces=tuple(shards),
+        then=f"The results are kept; make room, then: scenarist report {merged}"))
+    return Merged(RunResult(merged, finished.summary, finished.comparison,
+                            exit_code(finished.summary), finished.notes), tuple(warnings))
+
+
+# ---- conformance -------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class ConformanceResult:
+    """A conformance run: the run itself and its certificate."""
+
+    run: RunResult
+    certificate: Certificate
+
+    @property
+    def exit_code(self) -> int:
+        """The run's: 0 every behaviour certified, 1 one not certified, 3 one inconclusive
+        and none failed, 130 interrupted (dsl/exits.py)."""
+        return self.run.exit_code
+
+
+def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
+                    ) -> ConformanceResult:
+    """``scenarist conformance --target NAME``: the cases (dsl.results.conformance) as a
+    normal run (results, summary, report, junit.xml), then the certificate, kept in the run
+    folder as conformance.json. Raises InputError, NotReady or RunDirError before anything
+    is sent."""
+    from .results.conformance import CONFORMANCE, builtin_cases, cases_of, certify, earlier_run
+    from .store import write_json
+    from .targets.kinds import describe
+
+    suite_file, files = cases_of(request)
+    run = RunRequest(paths=(suite_file,), extra_files=files, targets=(request.target,),
+                     runs=request.runs, concurrency=request.concurrency, out=request.out,
+                     record=request.record, early_stop=False, argv=request.argv)
+    plan = plan_for(run)  # the files and the target, checked before anything is sent
+    if request.baseline is not None:
+        run = dataclasses.replace(run, baseline=earlier_run(request.baseline, request.target))
+    result = run_suite(run, hooks or Hooks())
+    builtin_files = {p.resolve() for p in builtin_cases()}
+    builtin = {s.id for s in plan.scenarios if Path(s.file).resolve() in builtin_files}
+    cert = certify(result.run_dir, result.summary, result.comparison,
+                   describe(plan.targets[0]), builtin)
+    write_json(result.run_dir / CONFORMANCE, cert.as_json())
+    return ConformanceResult(result, cert)
 
 
 @dataclass(frozen=True, slots=True)
@@ -710,20 +744,20 @@ class Imported:
     problem: str | None  # why it was not imported
 
 
-def import_runs(run_dirs: list[Path], location: Any) -> list[Imported]:
+def import_runs(run_dirs: list[Path], location: Location) -> list[Imported]:
     """``scenarist history import``: each run folder into the history (its summary.json, or
     a summary made from its results); a folder that cannot be read is reported, the others
     are imported. HistoryError when the history itself cannot be written."""
     from .history import entry_from_run, open_history
     from .results.baseline import load_summary
-    from .store import RUN, read_json
+    from .store.runfile import read_run_info_if_any
 
     out = []
     with open_history(location) as store:
         for d in run_dirs:
             try:
                 summary = load_summary(d)
-                info = read_json(d / RUN) if (d / RUN).exists() else None
+                info = read_run_info_if_any(d)
             except RunDirError as exc:
                 out.append(Imported(d, None, str(exc)))
                 continue

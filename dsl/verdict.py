@@ -29,9 +29,9 @@ reached (tests/test_verdict.py checks it on every sequence of outcomes).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal, Protocol
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 AttemptStatus = Literal["pass", "fail", "unsure", "error"]
@@ -58,12 +58,21 @@ VERDICTS: dict[str, VerdictWords] = {
 }
 
 
-def check_title(entry: Mapping[str, Any]) -> str:
+class Titled(Protocol):
+    """A check of a plan or a summary, as text shows it."""
+
+    @property
+    def label(self) -> str: ...
+
+    @property
+    def always(self) -> bool: ...
+
+
+def check_title(entry: Titled) -> str:
     """How every surface names a check of a plan or a summary in text: its ``label`` — the
     readable name its author gave it (``name:``), else the check as written — marked
     ``[always]`` when it must pass in every attempt."""
-    label = str(entry.get("label") or entry.get("check") or "")
-    return f"{label} [always]" if entry.get("always") else label
+    return f"{entry.label} [always]" if entry.always else entry.label
 
 
 def words(verdict: str) -> VerdictWords:

@@ -17,7 +17,8 @@ import pytest
 from dsl.compiler.compile import build_plan
 from dsl.compiler.plan import plan_json
 from dsl.model import Plan
-from dsl.pipeline import PlanWriter, forkable
+from dsl.pipeline import PlanWriter
+from dsl.store.background import forkable
 
 from .conftest import HOURS, REPO, FakeServer, plain_suite, write
 
@@ -44,7 +45,8 @@ ALONE = """
 import json, sys, threading
 from pathlib import Path
 from dsl.compiler.compile import build_plan
-from dsl.pipeline import PlanWriter, forkable
+from dsl.pipeline import PlanWriter
+from dsl.store.background import forkable
 root = Path(sys.argv[1])
 plan = build_plan([root])[0]
 alone = forkable()
@@ -85,7 +87,7 @@ def test_with_threads_plan_json_is_written_by_a_thread_not_a_fork(plan: Plan, tm
         raise AssertionError("os.fork was called")
 
     monkeypatch.setattr(os, "fork", no_fork)
-    monkeypatch.setattr("dsl.pipeline.forkable", lambda: False)  # as when threads run
+    monkeypatch.setattr("dsl.store.background.forkable", lambda: False)  # as when threads run
     started = threading.Event()
     release = threading.Event()
     import dsl.compiler.plan
@@ -113,7 +115,7 @@ def test_with_threads_plan_json_is_written_by_a_thread_not_a_fork(plan: Plan, tm
 
 def test_a_plan_json_that_cannot_be_written_is_an_os_error_on_wait(
         plan: Plan, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("dsl.pipeline.forkable", lambda: False)
+    monkeypatch.setattr("dsl.store.background.forkable", lambda: False)
     writer = PlanWriter(plan, background=True)
     writer.write_to(tmp_path / "gone" / "plan.json")
     with pytest.raises(OSError, match=r"^cannot write .*gone/plan\.json: "):
@@ -131,7 +133,7 @@ def test_a_bug_while_making_it_is_raised_in_the_runs_thread(plan: Plan, tmp_path
         raise RuntimeError("plan_json broke")
 
     monkeypatch.setattr(dsl.compiler.plan, "plan_json", broken)
-    monkeypatch.setattr("dsl.pipeline.forkable", lambda: False)
+    monkeypatch.setattr("dsl.store.background.forkable", lambda: False)
     writer = PlanWriter(plan, background=True)
     writer.write_to(tmp_path / "plan.json")
     with pytest.raises(RuntimeError, match=r"^plan_json broke$"):
@@ -152,7 +154,7 @@ def test_result_waits_for_the_thread_instead_of_making_it_twice(plan: Plan, tmp_
         return real(p)
 
     monkeypatch.setattr(dsl.compiler.plan, "plan_json", counted)
-    monkeypatch.setattr("dsl.pipeline.forkable", lambda: False)
+    monkeypatch.setattr("dsl.store.background.forkable", lambda: False)
     writer = PlanWriter(plan, background=True)
     writer.write_to(tmp_path / "plan.json")
     assert writer.result()["scenarios"][0]["id"] == "hours"

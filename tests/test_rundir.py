@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -36,6 +37,21 @@ def slow_suite(tmp_path: Path, url: str) -> None:
                                                         f"case {i}") + "runs: 4\nmin_pass: 3\n")
 
 
+def wait_for_run_folder(parent: Path, process: subprocess.Popen[str],
+                        timeout: float = 30) -> Path:
+    """The run folder ``process`` makes in ``parent``, once it is there. Fails after
+    ``timeout`` seconds, or as soon as the process ends without one."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if parent.exists() and any(parent.iterdir()):
+            return the_run(parent)
+        if process.poll() is not None:
+            raise AssertionError(f"the run ended (exit {process.returncode}) before it made a "
+                                 f"folder in {parent}")
+        time.sleep(0.01)
+    raise AssertionError(f"no run folder in {parent} after {timeout} s")
+
+
 def totals(run_dir: Path) -> dict[str, tuple[int, int, int]]:
     s = json.loads((run_dir / "summary.json").read_text())
     return {r["scenario"]: (r["runs"], r["passes"], r["errors"]) for r in s["scenarios"]}
@@ -49,9 +65,7 @@ def test_sigkill_then_resume_gives_the_same_totals(tmp_path: Path, server: FakeS
     expected = totals(the_run(tmp_path / "ref"))
 
     victim = cli_process(tmp_path, "run", ".", "--no-early-stop", "--out", "killed", "-j", "2")
-    while not (tmp_path / "killed").exists() or not any((tmp_path / "killed").iterdir()):
-        time.sleep(0.01)
-    run_dir = the_run(tmp_path / "killed")
+    run_dir = wait_for_run_folder(tmp_path / "killed", victim)
     wait_for_lines(run_dir / "results.jsonl", 5)
     victim.send_signal(signal.SIGKILL)
     victim.wait(10)
@@ -109,9 +123,7 @@ def test_ctrl_c_finishes_in_flight_attempts_and_reports(tmp_path: Path,
     server.script(SLOW)
     slow_suite(tmp_path, server.url)
     p = cli_process(tmp_path, "run", ".", "--no-early-stop", "-j", "2")
-    while not (tmp_path / "runs").exists() or not any((tmp_path / "runs").iterdir()):
-        time.sleep(0.01)
-    run_dir = the_run(tmp_path / "runs")
+    run_dir = wait_for_run_folder(tmp_path / "runs", p)
     wait_for_lines(run_dir / "results.jsonl", 3)
     p.send_signal(signal.SIGINT)
     _out, err = p.communicate(timeout=30)

@@ -8,6 +8,8 @@ import pytest
 
 from dsl.results.summarize import exit_code, percentile, summarize_records, wilson
 from dsl.store import AttemptRecord, record_from_json
+from dsl.store.planfile import plan_from_json
+from dsl.store.summaryfile import summary_json
 
 
 @pytest.mark.parametrize(("k", "n", "low", "high"), [
@@ -45,10 +47,11 @@ def rec(status: str, run: int, latency: float = 100.0, **kw: Any) -> AttemptReco
             "calls": kw.pop("calls", []), **kw})
 
 
-PLAN = {"suite": "scenarist.yaml", "targets": [{"name": "t", "kind": "openai"}],
-        "scenarios": [{"id": "s", "file": "s.yaml", "line": 1, "runs": 5, "min_pass": 3,
-                       "expected_tools": ["search", "book"],
-                       "checks": [{"check": "contains", "label": 'contains: "x"'}]}]}
+PLAN = plan_from_json({
+    "suite": "scenarist.yaml", "targets": [{"name": "t", "kind": "openai"}],
+    "scenarios": [{"id": "s", "file": "s.yaml", "line": 1, "runs": 5, "min_pass": 3,
+                   "expected_tools": ["search", "book"],
+                   "checks": [{"check": "contains", "label": 'contains: "x"'}]}]})
 
 
 def test_summary_counts_errors_apart_and_rates_over_decided_attempts() -> None:
@@ -57,7 +60,7 @@ def test_summary_counts_errors_apart_and_rates_over_decided_attempts() -> None:
                rec("fail", 3, 300, calls=[{"name": "search"}, {"name": "other"}]),
                rec("error", 4), rec("pass", 5, 400)]
     s = summarize_records(PLAN, records)
-    (row,) = s["scenarios"]
+    (row,) = summary_json(s)["scenarios"]
     assert (row["runs"], row["decided"], row["passes"], row["fails"], row["errors"]) == \
         (5, 4, 3, 1, 1)
     assert row["pass_rate"] == 0.75
@@ -79,8 +82,8 @@ def test_summary_counts_errors_apart_and_rates_over_decided_attempts() -> None:
 
 def test_exit_codes() -> None:
     failing = summarize_records(PLAN, [rec("fail", i) for i in range(1, 4)])
-    assert failing["scenarios"][0]["verdict"] == "fail"
+    assert failing.scenarios[0].verdict == "fail"
     assert exit_code(failing) == 1
     errors = summarize_records(PLAN, [rec("error", i) for i in range(1, 6)])
-    assert errors["scenarios"][0]["verdict"] == "inconclusive"
+    assert errors.scenarios[0].verdict == "inconclusive"
     assert exit_code(errors) == 3

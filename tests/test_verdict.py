@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from dsl.store.summaryfile import CheckRow, FailingCheck
 from dsl.verdict import (
     VERDICTS,
     Tally,
@@ -141,5 +142,6 @@ def test_a_settled_tally_never_changes_its_verdict_with_always_checks(always: bo
 
 
 def test_check_title_marks_always_checks() -> None:
-    assert check_title({"label": "never refills", "always": True}) == "never refills [always]"
-    assert check_title({"check": "non_empty", "label": ""}) == "non_empty"
+    assert check_title(FailingCheck("never refills", 2, always=True)) == \
+        "never refills [always]"
+    assert check_title(CheckRow("non_empty", "non_empty", 1, 1, 1.0)) == "non_empty"

@@ -27,7 +27,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_contents(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    for required in ("dsl/__init__.py", "dsl/cli.py", "dsl/schemas/scenario.schema.json",
+    for required in ("dsl/__init__.py", "dsl/cli/__init__.py", "dsl/schemas/scenario.schema.json",
                      "dsl/schemas/suite.schema.json", "dsl/assets/report.html.j2",
                      "dsl/assets/init/scenarist.yaml", "dsl/assets/init/example.jsonl",
                      "dsl/assets/init/refill_no_refills_left.yaml"):

@@ -7,11 +7,15 @@ An empty answer is not a question: every judge check fails it with the reason
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model import AttemptData, Outcome
+from ..model import AttemptData, CheckStatus, CriterionResult, Evidence, Outcome
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, CheckType, register, schema_doc
+
+if TYPE_CHECKING:
+    from ..judge import Judge
+    from ..judge.ask import Verdict
 
 NO_ANSWER = "no answer to judge"
 
@@ -24,15 +28,16 @@ def _needs_judge(p: Any, a: AttemptData) -> Outcome:
     return Outcome("error", "this check needs the LLM judge, which this run does not have")
 
 
-def _outcome(v: Any, passed: bool, reason: str, score: float | None) -> Outcome:
+def _outcome(v: Verdict, passed: bool, reason: str, score: float | None) -> Outcome:
+    evidence = Evidence((v.evidence(),))
     if v.status == "error":
-        return Outcome("error", v.reason, None, v.evidence(), judge_error=True)
+        return Outcome("error", v.reason, None, evidence, judge_error=True)
     if v.status == "unsure":
-        return Outcome("unsure", v.reason, score, v.evidence())
-    return Outcome("pass" if passed else "fail", reason, score, v.evidence())
+        return Outcome("unsure", v.reason, score, evidence)
+    return Outcome("pass" if passed else "fail", reason, score, evidence)
 
 
-async def faithful(p: bool, a: AttemptData, judge: Any) -> Outcome:
+async def faithful(p: bool, a: AttemptData, judge: Judge) -> Outcome:
     from ..judge import context
 
     if _no_answer(a):
@@ -43,7 +48,7 @@ async def faithful(p: bool, a: AttemptData, judge: Any) -> Outcome:
     return _outcome(v, ok, f"the judge found the answer {what}: {v.reason}", v.score)
 
 
-async def answers(p: bool, a: AttemptData, judge: Any) -> Outcome:
+async def answers(p: bool, a: AttemptData, judge: Judge) -> Outcome:
     from ..judge import context
 
     if _no_answer(a):
@@ -64,7 +69,7 @@ def prepare_rubric(param: Any, ctx: CheckContext) -> Rubric:
     return Rubric(str(param["rubric"]), float(param.get("pass_score", 0.7)))
 
 
-async def rubric(p: Rubric, a: AttemptData, judge: Any) -> Outcome:
+async def rubric(p: Rubric, a: AttemptData, judge: Judge) -> Outcome:
     from ..judge import context
     from ..judge.logprobs import at_least
 
@@ -95,17 +100,17 @@ def prepare_criteria(param: Any, ctx: CheckContext) -> tuple[Criterion, ...]:
     return tuple(out)
 
 
-def _item_text(i: dict[str, Any]) -> str:
+def _item_text(i: CriterionResult) -> str:
     """``✓ polite (9 ≥ 7)``, ``✗ gives the price (4 < 7)``, ``? cites a source (unsure)``."""
-    if i["status"] in ("unsure", "error"):
-        return f"? {i['label']} ({i['status']})"
-    if i["score"] is None:  # nothing was asked (no answer)
-        return f"✗ {i['label']}"
-    mark, op = ("✓", "≥") if i["status"] == "pass" else ("✗", "<")
-    return f"{mark} {i['label']} ({round(i['score'], 2):g} {op} {i['min_score']:g})"
+    if i.status in ("unsure", "error"):
+        return f"? {i.label} ({i.status})"
+    if i.score is None:  # nothing was asked (no answer)
+        return f"✗ {i.label}"
+    mark, op = ("✓", "≥") if i.status == "pass" else ("✗", "<")
+    return f"{mark} {i.label} ({round(i.score, 2):g} {op} {i.min_score:g})"
 
 
-async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Any) -> Outcome:
+async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Judge) -> Outcome:
     import asyncio
 
     from ..judge import context
@@ -113,28 +118,27 @@ async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Any) -> Outc
 
     if _no_answer(a):
         return Outcome("fail", NO_ANSWER, 0.0, None, tuple(
-            {"label": c.label, "status": "fail", "score": None, "min_score": c.min_score,
-             "reason": NO_ANSWER} for c in p))
+            CriterionResult(c.label, "fail", None, c.min_score, NO_ANSWER) for c in p))
     verdicts = await asyncio.gather(*(judge.ask("criterion", context(a, criterion=c.label),
                                                 scale=10, threshold=c.min_score) for c in p))
     items = []
     for c, v in zip(p, verdicts, strict=True):
+        status: CheckStatus
         if v.status in ("error", "unsure"):
-            status = v.status
+            status = "error" if v.status == "error" else "unsure"
         else:
             status = "pass" if at_least(v.score or 0, c.min_score) else "fail"
-        items.append({"label": c.label, "status": status, "score": v.score,
-                      "min_score": c.min_score, "reason": v.reason, "evidence": v.evidence()})
-    met = sum(i["status"] == "pass" for i in items)
+        items.append(CriterionResult(c.label, status, v.score, c.min_score, v.reason))
+    met = sum(i.status == "pass" for i in items)
     detail = "; ".join(_item_text(i) for i in items)
     reason = f"{met} of {len(items)} criteria met: {detail}"
-    evidence = {"items": [i["evidence"] for i in items]}
+    evidence = Evidence(tuple(v.evidence() for v in verdicts), per_item=True)
     score = met / len(items)
-    if any(i["status"] == "error" for i in items):
+    if any(i.status == "error" for i in items):
         return Outcome("error", reason, None, evidence, tuple(items), judge_error=True)
-    if any(i["status"] == "fail" for i in items):
+    if any(i.status == "fail" for i in items):
         return Outcome("fail", reason, score, evidence, tuple(items))
-    if any(i["status"] == "unsure" for i in items):
+    if any(i.status == "unsure" for i in items):
         return Outcome("unsure", reason, score, evidence, tuple(items))
     return Outcome("pass", reason, score, evidence, tuple(items))
 

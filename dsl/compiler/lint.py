@@ -283,7 +283,9 @@ R = TypeVar("R")
 def _jobs(jobs: int | None, count: int, heavy: Callable[[], bool] = lambda: False) -> int:
     """Processes for ``count`` files: one per core for a large batch — or for a few files
     that are large batches themselves (``heavy``: some hold cases)."""
-    if not hasattr(os, "fork"):
+    from ..store.background import forkable
+
+    if not forkable():  # no fork here, or a thread that a fork could leave holding a lock
         return 1
     if jobs is None:
         if count < PARALLEL_MIN_FILES and (count < 2 or not heavy()):

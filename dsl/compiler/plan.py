@@ -5,63 +5,59 @@ back (never the live Plan)."""
 
 from __future__ import annotations
 
+import gc
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..model import SCHEMA_VERSION, CompiledCheck, Plan, Scenario, ToolSpec
+from ..model import Plan, Scenario, Target, ToolSpec
+from ..store import planfile
+from ..store.planfile import (
+    PlanFile,
+    PlannedCase,
+    PlannedCheck,
+    PlannedJudge,
+    PlannedScenario,
+    PlannedTarget,
+    PlannedTool,
+    PlannedTurn,
+    PlannedUser,
+)
 from ..targets.kinds import target_json
 
+if TYPE_CHECKING:
+    from ..judge import JudgeConfig
 
-def scenario_json(s: Scenario) -> dict[str, Any]:
+
+def planned_scenario(s: Scenario) -> PlannedScenario:
+    """A scenario as plan.json keeps it (:mod:`dsl.store.planfile` writes it)."""
     # Imported here: the checks pull in the YAML loader, which readers of a run folder
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
     from ..checks.tools import scenario_expectation
 
     checks = s.all_checks
-    expectation = scenario_expectation(s)
-    out: dict[str, Any] = {
-        "id": s.id,
-        "file": s.file,
-        "line": s.span.line,
-        "description": s.description,
-        "tags": list(s.tags),
-        "at": s.at.isoformat(),
-        "system": s.system,
-        "message": s.message,
-        "tools": [
-            {"name": t.name, "action": t.action, "confirm": t.confirm,
-             "description": t.description}
-            for t in s.tools
-        ],
-        "expected_tools": list(expectation.all_expected) if expectation else [],
-        "tool_expectation": expectation.as_json() if expectation else None,
-        "given_when": given_when_hash(s),
-        "checks": [_check_json(c) for c in checks],
-        "runs": s.runs,
-        "min_pass": s.min_pass,
-        "max_steps": s.max_steps,
-        # only when --runs changed them (a plan's fingerprint stays as it was otherwise)
-        **({"file_runs": s.file_runs} if s.file_runs is not None else {}),
-    }
-    # only scenarios that have them carry these (other plans' fingerprints stay the same)
-    if s.targets:
-        out["targets"] = list(s.targets)
-    if s.case is not None:
-        out["case"] = {"id": s.case.id, "number": s.case.number, "file": s.case.span.file,
-                       "line": s.case.span.line, "values": dict(s.case.values)}
-    if s.attachments:
-        out["attachments"] = [a.ref() for a in s.attachments]
-    if s.history:
-        out["history"] = [dict(m) for m in s.history]
-    if s.turns:
-        out["turns"] = [{"kind": t.kind, "text": t.text, "line": t.span.line,
-                         **({"attachments": [a.ref() for a in t.attachments]}
-                            if t.attachments else {})}
-                        for t in s.turns]
-    if s.user is not None:
-        out["user"] = {"goal": s.user.goal, "persona": s.user.persona,
-                       "target": s.user.target.name, "max_turns": s.user.max_turns}
-    return out
+    case = s.case
+    user = s.user
+    # every field, in PlannedScenario's order: built as a tuple (a named tuple's own
+    # constructor costs twice as much; a plan of 10,000 scenarios makes 10,000)
+    return _build(PlannedScenario, (
+        s.id, s.file, s.span.line, s.runs, s.min_pass,
+        tuple([_build(PlannedCheck, (c.name, c.label, c.judge, c.span.line, c.turn, c.always,
+                                     c.named)) for c in checks]),
+        s.description, tuple(s.tags), s.at.isoformat(), s.system, s.message,
+        tuple([_planned_tool(t) for t in s.tools]), scenario_expectation(s),
+        given_when_hash(s), s.max_steps, s.file_runs, tuple(s.targets),
+        None if case is None else PlannedCase(case.id, case.number, case.span.file,
+                                              case.span.line, dict(case.values)),
+        tuple([a.ref() for a in s.attachments]) if s.attachments else (),
+        tuple([dict(m) for m in s.history]) if s.history else (),
+        tuple([PlannedTurn(t.kind, t.text, t.span.line,
+                           tuple([a.ref() for a in t.attachments])) for t in s.turns])
+        if s.turns else (),
+        None if user is None else PlannedUser(user.goal, user.persona, user.target.name,
+                                              user.max_turns)))
+
+
+_build = tuple.__new__
 
 
 def given_when_hash(s: Scenario) -> str:
@@ -95,16 +91,19 @@ def given_when_hash(s: Scenario) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-def _check_json(c: CompiledCheck) -> dict[str, Any]:
-    out: dict[str, Any] = {"check": c.name, "label": c.label, "judge": c.judge,
-                           "line": c.span.line}
-    if c.turn is not None:
-        out["turn"] = c.turn
-    if c.always:  # only when set: plans without them keep their fingerprint
-        out["always"] = True
-    if c.named:
-        out["named"] = True
-    return out
+_PLANNED_TOOLS: dict[int, tuple[ToolSpec, PlannedTool]] = {}
+
+
+def _planned_tool(t: ToolSpec) -> PlannedTool:
+    """A tool as plan.json keeps it: one for each ToolSpec, however many cases share it."""
+    hit = _PLANNED_TOOLS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    planned = PlannedTool(t.name, t.action, t.confirm, t.description)
+    if len(_PLANNED_TOOLS) > 4096:
+        _PLANNED_TOOLS.clear()
+    _PLANNED_TOOLS[id(t)] = (t, planned)  # the spec is kept: its id stays its own
+    return planned
 
 
 _TOOLS = "\x00tools\x00"  # where the tools go in a fingerprint's text
@@ -133,34 +132,50 @@ def _tool_text(t: ToolSpec) -> str:
     return text
 
 
-def plan_json(plan: Plan) -> dict[str, Any]:
-    out = {
-        "schema_version": SCHEMA_VERSION,
-        "suite": plan.suite_file,
-        "targets": [target_json(t) for t in plan.targets],
-        "scenarios": [scenario_json(s) for s in plan.scenarios],
-        "attempts": plan.attempts,
-        "max_model_calls": plan.max_model_calls,
-        "concurrency": plan.concurrency,
-        "shard": list(plan.shard) if plan.shard else None,
-        "full_plan": plan.full_hash,
-        "judge": _judge_json(plan.judge),
-        "judge_calls": plan.judge_calls,
-    }
-    if not out["full_plan"]:  # a whole plan (not a shard) is its own full plan
-        out["full_plan"] = plan_hash(out)
+def plan_file(plan: Plan, hashed: bool = True) -> PlanFile:
+    """The plan as plan.json keeps it. ``full_plan`` is the plan's own fingerprint when it
+    is a whole plan (a shard's is the whole plan's); ``hashed=False`` leaves it empty then
+    (:func:`plan_json` computes it on the JSON it writes anyway)."""
+    out = PlanFile(
+        suite=plan.suite_file, targets=tuple(planned_target(t) for t in plan.targets),
+        scenarios=tuple(planned_scenario(s) for s in plan.scenarios), attempts=plan.attempts,
+        max_model_calls=plan.max_model_calls, concurrency=plan.concurrency,
+        shard=plan.shard, full_plan=plan.full_hash, judge=_planned_judge(plan.judge),
+        judge_calls=plan.judge_calls)
+    if hashed and not out.full_plan:  # a whole plan (not a shard) is its own full plan
+        out = out.replace(full_plan=plan_hash(planfile.plan_json(out)))
     return out
 
 
-def _judge_json(judge: Any) -> dict[str, Any] | None:
+def plan_json(plan: Plan) -> dict[str, Any]:
+    """plan.json's contents: what ``scenarist plan --json`` prints and a run writes. Made
+    with the collector paused: a plan of 10,000 scenarios is a few hundred thousand small
+    containers and no cycles, which it would otherwise walk again and again."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        out = planfile.plan_json(plan_file(plan, hashed=False))
+        if not out["full_plan"]:  # a whole plan (not a shard) is its own full plan
+            out["full_plan"] = plan_hash(out)
+        return out
+    finally:
+        if paused:
+            gc.enable()
+
+
+def planned_target(t: Target) -> PlannedTarget:
+    data = target_json(t)
+    return PlannedTarget(t.name, t.kind, {k: v for k, v in data.items()
+                                          if k not in ("name", "kind")})
+
+
+def _planned_judge(judge: JudgeConfig | None) -> PlannedJudge | None:
     if judge is None:
         return None
-    out: dict[str, Any] = {"target": judge.target.name, "model": judge.model,
-                           "min_confidence": judge.min_confidence, "mode": judge.mode}
-    if judge.mode == "logprobs":
-        out["calibration"] = {"yes_no": judge.calibration.yes_no,
-                              "digits": judge.calibration.digits}
-    return out
+    calibration = ((judge.calibration.yes_no, judge.calibration.digits)
+                   if judge.mode == "logprobs" else None)
+    return PlannedJudge(judge.target.name, judge.model, judge.min_confidence, judge.mode,
+                        calibration)
 
 
 def plan_hash(plan: dict[str, Any]) -> str:

@@ -16,11 +16,12 @@ from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, cons
 from ..model import Target, ToolSpec
 from ..source.load import DataPath, Document, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
+from ..source.suitefile import SUITE_FILE as SUITE_FILE  # where the suite is: there
+from ..source.suitefile import find_suite_file as find_suite_file
 from ..source.validate import validate
 from ..targets.kinds import is_model
 from .faketools import compile_tool as compile_tool  # tools are compiled there
 
-SUITE_FILE = "scenarist.yaml"
 DEFAULT_JUDGE_CACHE = ".scenarist/judge-cache"
 
 
@@ -87,15 +88,6 @@ class Suite:
         return dataclasses.replace(base, target=target)
 
 
-def find_suite_file(start: Path) -> Path | None:
-    here = start.resolve()
-    if here.is_file():
-        here = here.parent
-    for d in (here, *here.parents):
-        candidate = d / SUITE_FILE
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def load_suite(file: Path, diags: Collector) -> Suite:

@@ -16,15 +16,13 @@ import dataclasses
 import datetime as dt
 import re
 import signal
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .. import __version__
 from ..errors import EndpointError
-from ..model import SCHEMA_VERSION, AttemptData, Outcome, Plan, Scenario, Target
+from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target
 from ..store import (
     AttemptError,
     AttemptRecord,
@@ -33,11 +31,15 @@ from ..store import (
     ResultsWriter,
 )
 from ..store.records import failure_kind
+from ..store.runfile import JudgeStats
 from ..targets.base import Agent, AgentContext, Reply
-from ..targets.kinds import key_env, open_agent, open_model, target_json
+from ..targets.kinds import key_env, open_agent, open_model
 from ..verdict import AttemptStatus
 from .loop import LoopEndpointError, LoopState
 from .schedule import AdaptiveLimit, Key, Scheduler
+
+if TYPE_CHECKING:
+    from ..judge import Judge
 
 # After this many endpoint failures in a row (connection or timeout) with no success in
 # between, a target is considered down and its remaining attempts are not run.
@@ -106,7 +108,7 @@ class RunState:
     interrupted: bool = False
     cancelled: int = 0  # attempts in flight when a second Ctrl-C cancelled them
     lowest_concurrency: dict[str, int] = field(default_factory=dict)
-    judge: dict[str, int] | None = None  # questions asked, cache hits, tokens
+    judge: JudgeStats | None = None  # questions asked, cache hits, tokens
     write_error: str | None = None  # results.jsonl could not be written (a full disk)
 
     @property
@@ -115,14 +117,14 @@ class RunState:
 
 
 async def evaluate(scenario: Scenario, data: AttemptData,
-                   judge: Any = None) -> tuple[tuple[CheckResult, ...], str | None]:
+                   judge: Judge | None = None) -> tuple[tuple[CheckResult, ...], str | None]:
     """Every check of the scenario on one attempt (a conversation's: each turn's checks on
     what that turn produced, then the scenario's own on the whole conversation), and the
     judge's endpoint failure if there was one. Judge checks are asked concurrently."""
     checks = scenario.all_checks
     views = _views(scenario, data) if scenario.turns else None
 
-    async def one(c: Any, d: AttemptData | Outcome) -> Outcome:
+    async def one(c: CompiledCheck, d: AttemptData | Outcome) -> Outcome:
         if isinstance(d, Outcome):
             return d
         if not (c.judge and c.evaluate_async is not None):
@@ -144,10 +146,8 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     out = []
     judge_failure = None
     for c, o in zip(checks, outcomes, strict=True):
-        out.append(CheckResult(
-            c.name, c.label, o.status, o.reason, o.score,
-            tuple({k: v for k, v in i.items() if k != "evidence"} for i in o.items),
-            o.evidence, c.turn, c.always))
+        out.append(CheckResult(c.name, c.label, o.status, o.reason, o.score, o.items,
+                               o.evidence, c.turn, c.always))
         if o.judge_error and judge_failure is None:
             judge_failure = o.reason
     return tuple(out), judge_failure
@@ -178,9 +178,9 @@ def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]
     return out
 
 
-def _sync(c: Any, data: AttemptData) -> Outcome:
+def _sync(c: CompiledCheck, data: AttemptData) -> Outcome:
     try:
-        return c.run(data)  # type: ignore[no-any-return]
+        return c.run(data)
     except Exception as exc:  # a bug in a check must not end the run
         return Outcome("error", f"the check could not be evaluated: {type(exc).__name__}: "
                                 f"{exc}")
@@ -253,7 +253,7 @@ def _stat(m: Any) -> ModelCallStat:
 
 
 async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
-                  judge: Any = None) -> AttemptRecord:
+                  judge: Judge | None = None) -> AttemptRecord:
     """One attempt, start to finish, as a record. Never raises for endpoint trouble."""
     started = dt.datetime.now(dt.UTC)
     timeout = target.attempt_timeout_ms / 1000 if target.attempt_timeout_ms else None
@@ -422,16 +422,3 @@ def _breaker(rec: AttemptRecord, target: str, in_row: dict[str, int],
                                             f"reach the endpoint ({err.message})")
     else:
         in_row[target] = 0
-
-
-def run_info(plan: Plan, run_id: str, started: dt.datetime, argv: list[str]) -> dict[str, Any]:
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": run_id,
-        "scenarist": __version__,
-        "python": sys.version.split()[0],
-        "suite": plan.suite_file,
-        "started_at": started.isoformat(timespec="seconds"),
-        "targets": [target_json(t) for t in plan.targets],
-        "argv": argv,
-    }

@@ -23,10 +23,10 @@ import asyncio
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
 
 from ..model import Plan, Scenario, Target
 from ..store import AttemptRecord
+from ..store.runfile import EarlyStop, SavedRuns
 from ..verdict import Tally
 
 Key = tuple[str, str, int]  # scenario id, target name, run index
@@ -171,7 +171,7 @@ class Scheduler:
                 continue
             return job
 
-    def saved(self) -> dict[str, Any]:
+    def saved(self) -> EarlyStop:
         """Runs not run because their verdict was already decided, and the model calls that
         saved (estimated from the mean steps of the attempts that did run)."""
         runs = sum(self.saved_runs.values())
@@ -180,6 +180,5 @@ class Scheduler:
             t = self.tallies.get(key)
             if t and t.finished:
                 calls += n * t.steps / t.finished
-        by_scenario = [{"scenario": k[0], "target": k[1], "runs": n}
-                       for k, n in sorted(self.saved_runs.items())]
-        return {"runs": runs, "model_calls": round(calls), "by_scenario": by_scenario}
+        by_scenario = tuple(SavedRuns(k[0], k[1], n) for k, n in sorted(self.saved_runs.items()))
+        return EarlyStop(runs, round(calls), by_scenario)

@@ -6,9 +6,13 @@ import os
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .store import ResultEntry, RunEntry, TargetEntry
+
+if TYPE_CHECKING:  # (the suite's reader imports the history: it never needs the store)
+    from ..store.runfile import Git, RunInfo
+    from ..store.summaryfile import Summary
 
 GIT_TIMEOUT_S = 5
 # In CI the checkout is often a detached HEAD: the branch is in the CI's own variables.
@@ -25,7 +29,7 @@ def _git(root: Path, *args: str) -> str | None:
     return value if out.returncode == 0 and value else None
 
 
-def git_info(root: Path, env: Mapping[str, str] | None = None) -> dict[str, str | None] | None:
+def git_info(root: Path, env: Mapping[str, str] | None = None) -> Git | None:
     """The commit and branch of the repository that holds ``root`` (None outside one)."""
     commit = _git(root, "rev-parse", "HEAD")
     if commit is None:
@@ -35,35 +39,31 @@ def git_info(root: Path, env: Mapping[str, str] | None = None) -> dict[str, str 
         env = os.environ if env is None else env
         branch = next((env[k] for k in BRANCH_ENV if env.get(k)), None)
     dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
-    return {"commit": commit, "branch": branch, "dirty": "yes" if dirty else None}
+    from ..store.runfile import Git
+
+    return Git(commit, branch, "yes" if dirty else None)
 
 
-def _what(target: Mapping[str, Any]) -> str | None:
-    value = (target.get("model") or target.get("cassette") or target.get("entry"))
-    return None if value is None else str(value)
-
-
-def entry_from_run(run_dir: Path, summary: Mapping[str, Any],
-                   run: Mapping[str, Any] | None) -> RunEntry:
+def entry_from_run(run_dir: Path, summary: Summary, run: RunInfo | None) -> RunEntry:
     """The history's entry of a run: its summary's totals and rows, and what run.json
     says (the time, the git commit, whether it is a recheck)."""
-    info = run or {}
-    git = info.get("git") or {}
-    t = summary["totals"]
+    from ..targets.kinds import what_it_runs
+
+    git = run.git if run is not None else None
+    t = summary.totals
     results = tuple(
-        ResultEntry(r["scenario"], r["target"], r["verdict"], r["planned"], r["runs"],
-                    r["decided"], r["passes"], r["fails"], r["unsure"], r["errors"],
-                    r["min_pass"], r["pass_rate"], r["ci_low"], r["ci_high"])
-        for r in summary["scenarios"])
-    targets = tuple(TargetEntry(str(x["name"]), x.get("kind"), _what(x))
-                    for x in summary.get("targets") or ())
+        ResultEntry(r.scenario, r.target, r.verdict, r.planned, r.runs, r.decided, r.passes,
+                    r.fails, r.unsure, r.errors, r.min_pass, r.pass_rate, r.ci_low, r.ci_high)
+        for r in summary.scenarios)
+    targets = tuple(TargetEntry(x.name, x.kind, what_it_runs(x)) for x in summary.targets)
     return RunEntry(
-        run_id=str(summary.get("run_id") or info.get("run_id") or run_dir.name),
-        started_at=summary.get("started_at") or info.get("started_at"),
-        finished_at=summary.get("finished_at") or info.get("finished_at"),
-        suite=summary.get("suite") or info.get("suite"),
-        git_commit=git.get("commit"), git_branch=git.get("branch"),
-        run_dir=str(run_dir.resolve()), scenarios=t["scenarios"], passed=t["passed"],
-        failed=t["failed"], inconclusive=t["inconclusive"], attempts=t["attempts"],
-        pass_rate=t["pass_rate"], interrupted=bool(summary.get("interrupted")),
-        targets=targets, results=results, recheck_of=info.get("recheck_of"))
+        run_id=summary.run_id or (run.run_id if run is not None else None) or run_dir.name,
+        started_at=summary.started_at or (run.started_at if run is not None else None),
+        finished_at=summary.finished_at or (run.finished_at if run is not None else None),
+        suite=summary.suite or (run.suite if run is not None else None),
+        git_commit=git.commit if git else None, git_branch=git.branch if git else None,
+        run_dir=str(run_dir.resolve()), scenarios=t.scenarios, passed=t.passed,
+        failed=t.failed, inconclusive=t.inconclusive, attempts=t.attempts,
+        pass_rate=t.pass_rate, interrupted=summary.interrupted,
+        targets=targets, results=results,
+        recheck_of=run.recheck_of if run is not None else None)

@@ -37,12 +37,12 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compiler.moment import say
 from ..compiler.redact import NO_REDACTION, Redactor
 from ..errors import EndpointError
-from ..model import SCHEMA_VERSION, AttemptData, Target
+from ..model import SCHEMA_VERSION, AttemptData, JudgeAnswer, Target
 from ..targets.base import ChatModel
 from .logprobs import (
     MALFORMED,
@@ -55,6 +55,9 @@ from .logprobs import (
     impossible,
     read_answers,
 )
+
+if TYPE_CHECKING:
+    from ..store.runfile import JudgeStats
 
 PROMPT_NAMES = ("system", "faithful", "answers_the_question", "rubric", "criterion")
 MODES = ("json", "logprobs")
@@ -160,17 +163,12 @@ class Verdict:
     threshold: float | None = None  # the score a pass needs (rubric, criteria)
     storable: bool = True  # False: a property of the server, not an answer (no logprobs)
 
-    def evidence(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "judge_model": self.model, "verdict": self.status, "score": self.score,
-            "confidence": self.confidence, "reason": self.reason, "prompt": self.prompt,
-            "replies": list(self.replies), "cached": self.cached, "cache_key": self.key,
-            "tokens": self.tokens}
-        if self.p_pass is not None:
-            out["p_pass"] = self.p_pass
-        if self.reading is not None:
-            out["logprobs"] = self.reading.to_json()
-        return out
+    def evidence(self) -> JudgeAnswer:
+        """What a judged check keeps of this verdict (a record's ``evidence``)."""
+        return JudgeAnswer(self.model, self.status, self.score, self.confidence, self.reason,
+                           self.prompt, tuple(self.replies), self.cached, self.key,
+                           self.tokens, self.p_pass,
+                           None if self.reading is None else self.reading.to_json())
 
 
 # ----------------------------------------------------------------------- reading replies
@@ -535,8 +533,9 @@ class Judge:
         tmp.write_text(self.redact(json.dumps(data, indent=1)), "utf-8")  # ASCII: \ud83d too
         os.replace(tmp, path)
 
-    def stats(self) -> dict[str, int]:
-        out = {"asked": self.asked, "cache_hits": self.cache_hits, "tokens": self.tokens}
-        if not self.ask_missing:
-            out["not_cached"] = self.missing
-        return out
+    def stats(self) -> JudgeStats:
+        """What it was asked so far (run.json keeps it)."""
+        from ..store.runfile import JudgeStats
+
+        return JudgeStats(self.asked, self.cache_hits, self.tokens,
+                          None if self.ask_missing else self.missing)

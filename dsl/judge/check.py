@@ -23,17 +23,20 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..checks import REGISTRY, CheckContext
 from ..compiler.moment import MomentError, parse_moment
 from ..compiler.suite import display_path, find_suite_file, load_suite
 from ..errors import Collector, Diagnostic, InputError, Span
-from ..model import AttemptData, Call, Tokens
+from ..model import AttemptData, Call, Target, Tokens
 from ..source.load import read_file
 from ..source.validate import validate
 from .calibration import Case, Figures, cohen_kappa, figures, fit_temperature, log_loss
 from .logprobs import MIN_ANSWER_MASS, Calibration, Kind, probability_of_pass
+
+if TYPE_CHECKING:
+    from .ask import Judge, JudgeConfig
 
 DEFAULT_AT = "2026-01-01T12:00:00Z"
 
@@ -158,7 +161,7 @@ class _Listening:
         return v
 
 
-async def ask_all(examples: Sequence[Example], judge: Any, concurrency: int = 4
+async def ask_all(examples: Sequence[Example], judge: Judge, concurrency: int = 4
                   ) -> list[Result]:
     limit = asyncio.Semaphore(concurrency)
 
@@ -173,7 +176,7 @@ async def ask_all(examples: Sequence[Example], judge: Any, concurrency: int = 4
     return list(await asyncio.gather(*(one(e) for e in examples)))
 
 
-async def replay(results: Sequence[Result], judge: Any, calibration: Calibration
+async def replay(results: Sequence[Result], judge: Judge, calibration: Calibration
                  ) -> list[Result]:
     """The same questions decided again under another calibration, from the readings the
     judge kept in its memory: nothing is asked."""
@@ -253,7 +256,7 @@ def cases(results: Sequence[Result]) -> list[Case]:
     return [r.case() for r in results]
 
 
-async def calibrate(results: Sequence[Result], judge: Any, *, fit: bool = True
+async def calibrate(results: Sequence[Result], judge: Judge, *, fit: bool = True
                     ) -> Calibrated:
     """Before/after figures, the fitted calibration and the cross-fitted figures (with
     ``fit=False``, only the figures of the judge as configured). ``judge`` is the one that
@@ -343,3 +346,83 @@ def report(results: list[Result]) -> dict[str, Any]:
                     for r in results],
         "checked_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     }
+
+
+# ----------------------------------------------------------------------- the command
+
+
+class NoJudge(ValueError):
+    """judge-check has no model target to judge with (a usage error: name one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeCheck:
+    """What a person asked ``scenarist judge-check`` for."""
+
+    labels: Path
+    judge_target: str | None = None  # --judge (else the labels file's, else the suite's)
+    use_cache: bool = True
+    concurrency: int | None = None
+    calibrate: bool = False
+    mode: str | None = None  # --mode: json or logprobs instead of judge.mode
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeChecked:
+    """What ``scenarist judge-check`` measured, and where it was kept."""
+
+    report: dict[str, Any]  # what --json prints (with the calibration when asked)
+    target: Target
+    config: JudgeConfig
+    calibrated: Calibrated
+    grounded: Figures | None  # the grounded check on the faithful questions (--calibrate)
+    suite_root: Path
+    kept: Path | None  # .scenarist/judge-validation.json, where reports find it
+    not_kept: str | None  # why it was not kept (a file that cannot be written)
+
+
+def check_judge(request: JudgeCheck) -> JudgeChecked:
+    """``scenarist judge-check``: ask the judge every labelled question, measure it (and,
+    with ``calibrate``, fit and measure its calibration), and keep the measurement beside
+    scenarist.yaml. Raises InputError (the labels file), NoJudge."""
+    from ..targets.kinds import is_model, open_model
+    from .ask import Judge
+    from .validation import ValidationFileError, record_validation
+
+    examples, suite, file_judge = load_examples(request.labels)
+    name = (request.judge_target or file_judge
+            or (suite.judge.target.name if suite.judge else None))
+    target = suite.targets.get(name) if name else None
+    if target is None or not is_model(target):
+        raise NoJudge(f"no judge: name a kind: openai target with --judge (the suite's "
+                      f"targets: {', '.join(sorted(suite.targets)) or 'none'})")
+    config = suite.judge_with(target)
+    if request.mode is not None:
+        config = dataclasses.replace(config, mode=request.mode)
+
+    async def ask() -> tuple[list[Result], Calibrated]:
+        model = open_model(target, 4)
+        judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
+                      use_cache=request.use_cache, memory={})
+        try:
+            results = await ask_all(examples, judge,
+                                    request.concurrency or target.concurrency or 4)
+            return results, await calibrate(results, judge, fit=request.calibrate)
+        finally:
+            await model.aclose()
+
+    results, calibrated = asyncio.run(ask())
+    data = report(results)
+    kept: Path | None = None
+    not_kept: str | None = None
+    try:
+        kept = record_validation(suite.root, config, request.labels,
+                                 calibrated.before.questions, calibrated.before.as_json())
+    except ValidationFileError as exc:
+        not_kept = str(exc)
+    grounded = None
+    if request.calibrate:
+        grounded = grounded_figures(examples)
+        data["calibration"] = calibration_json(calibrated)
+        data["grounded"] = grounded.as_json() if grounded else None
+    return JudgeChecked(data, target, config, calibrated, grounded, suite.root, kept, not_kept)

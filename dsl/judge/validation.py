@@ -30,7 +30,10 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .ask import JudgeConfig
 
 VALIDATION_FILE = Path(".scenarist") / "judge-validation.json"
 SCHEMA_VERSION = 1
@@ -89,13 +92,12 @@ def validation_text(info: ValidationInfo | None) -> str:
     return NOT_VALIDATED if info is None else info.text
 
 
-def judge_identity(config: Any) -> dict[str, Any]:
+def judge_identity(config: JudgeConfig) -> dict[str, Any]:
     """Everything that makes a judge the judge that was measured (a JudgeConfig)."""
+    from ..targets.kinds import answered_by
+
     target = config.target
-    settings = target.config
-    cassette = getattr(settings, "cassette", "")
-    model = config.model or getattr(settings, "model", "") or (
-        f"replay of {Path(cassette).name}" if cassette else target.name)
+    model = config.model or answered_by(target)
     calibration = ({"yes_no": config.calibration.yes_no, "digits": config.calibration.digits}
                    if config.mode == "logprobs" else None)
     return {"target": target.name, "model": model, "mode": config.mode,
@@ -119,7 +121,7 @@ def _read(path: Path) -> list[dict[str, Any]]:
     return [e for e in entries if isinstance(e, dict)] if isinstance(entries, list) else []
 
 
-def validation_for(suite_root: Path, judge_config: Any) -> ValidationInfo | None:
+def validation_for(suite_root: Path, judge_config: JudgeConfig) -> ValidationInfo | None:
     """The latest judge-check measurement of exactly this judge, or None (never measured,
     measured with other settings, or a file this version cannot read)."""
     try:
@@ -144,8 +146,9 @@ def labels_hash(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def record_validation(suite_root: Path, judge_config: Any, labels: Path, questions: int,
-                      figures: Mapping[str, Any], now: dt.datetime | None = None) -> Path:
+def record_validation(suite_root: Path, judge_config: JudgeConfig, labels: Path,
+                      questions: int, figures: Mapping[str, Any],
+                      now: dt.datetime | None = None) -> Path:
     """Store one measurement (replacing the one of the same judge and labels file);
     ValidationFileError when the file there cannot be safely rewritten."""
     path = Path(suite_root) / VALIDATION_FILE

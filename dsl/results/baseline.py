@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import RunDirError
+from ..store.summaryfile import Summary, SummaryRow, Totals
 from ..verdict import words
 from .stats import Interval, newcombe
 
@@ -42,7 +43,7 @@ ComparisonKind = Literal["baseline", "targets"]
 
 __all__ = ["CHANGE_STATUSES", "Change", "ChangeStatus", "Comparison", "Interval", "Side",
            "compare", "compare_row", "compare_targets", "describe_delta", "diff",
-           "load_summary", "newcombe", "pts"]
+           "kept_baseline", "load_summary", "newcombe", "pts", "with_comparisons"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +59,8 @@ class Side:
         return self.passes / self.decided if self.decided else None
 
     @classmethod
-    def of(cls, row: Mapping[str, Any]) -> Side:
-        return cls(str(row["verdict"]), int(row["passes"]), int(row["decided"]))
+    def of(cls, row: SummaryRow) -> Side:
+        return cls(row.verdict, row.passes, row.decided)
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,13 +171,14 @@ class Comparison:
         rank = {s: i for i, s in enumerate(CHANGE_STATUSES)}
         return sorted(self.changes, key=lambda c: (rank[c.status], c.scenario, c.target))
 
-    def before_summary(self) -> dict[str, Any]:
-        """The old side's counts as a summary that :func:`compare` takes again."""
-        rows = [{"scenario": c.scenario, "target": c.target_before or c.target,
-                 "verdict": c.before.verdict, "passes": c.before.passes,
-                 "decided": c.before.decided} for c in self.changes if c.before is not None]
-        return {"run_id": self.before, "started_at": self.before_started_at,
-                "scenarios": rows}
+    def before_summary(self) -> Summary:
+        """The old side's counts as a summary that :func:`compare` takes again (each row's
+        verdict and counts only)."""
+        rows = tuple(SummaryRow(c.scenario, c.target_before or c.target, c.before.verdict,
+                                c.before.passes, c.before.decided)
+                     for c in self.changes if c.before is not None)
+        return Summary((), Totals(), rows, run_id=self.before,
+                       started_at=self.before_started_at)
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "before": self.before, "after": self.after,
@@ -205,7 +207,7 @@ def describe_delta(delta: float | None, interval: Interval | None) -> str:
     return (f"{pts(delta)} pts (95% CI {pts(interval.low)} to {pts(interval.high)})")
 
 
-def compare_row(now: Mapping[str, Any] | None, before: Mapping[str, Any] | None, *,
+def compare_row(now: SummaryRow | None, before: SummaryRow | None, *,
                 before_name: str = "before", now_name: str = "now") -> Change:
     """The change of one summary row against the old side's row (None: that side does not
     have it). ``before_name`` and ``now_name`` are how the note calls the two sides."""
@@ -213,15 +215,15 @@ def compare_row(now: Mapping[str, Any] | None, before: Mapping[str, Any] | None,
         raise ValueError("a change needs at least one side")
     if now is None:
         assert before is not None  # for the type checker: checked just above
-        return Change(before["scenario"], before["target"], "removed", Side.of(before), None,
+        return Change(before.scenario, before.target, "removed", Side.of(before), None,
                       None, None, f"not in {_side_words(now_name)}")
-    scenario, target = now["scenario"], now["target"]
+    scenario, target = now.scenario, now.target
     s_now = Side.of(now)
     if before is None:
         return Change(scenario, target, "new", None, s_now, None, None,
                       f"not in {_side_words(before_name)}")
     s_before = Side.of(before)
-    target_before = "" if before["target"] == target else str(before["target"])
+    target_before = "" if before.target == target else before.target
     delta: float | None = None
     interval: Interval | None = None
     if s_now.decided and s_before.decided:
@@ -258,20 +260,20 @@ def _side_words(name: str) -> str:
     return {"before": "the baseline", "now": "this run"}.get(name, name)
 
 
-def compare(now: Mapping[str, Any], before: Mapping[str, Any]) -> Comparison:
-    """Compare two summaries (``summary.json`` values): ``now`` against its baseline."""
-    old = {(r["scenario"], r["target"]): r for r in before["scenarios"]}
-    current = {(r["scenario"], r["target"]) for r in now["scenarios"]}
-    changes = [compare_row(r, old.get((r["scenario"], r["target"]))) for r in now["scenarios"]]
+def compare(now: Summary, before: Summary) -> Comparison:
+    """Compare two summaries: ``now`` against its baseline."""
+    old = {r.key: r for r in before.scenarios}
+    current = {r.key for r in now.scenarios}
+    changes = [compare_row(r, old.get(r.key)) for r in now.scenarios]
     changes += [compare_row(None, r) for k, r in old.items() if k not in current]
-    return Comparison("baseline", str(before.get("run_id") or ""),
-                      str(now.get("run_id") or ""), tuple(changes), before.get("started_at"))
+    return Comparison("baseline", before.run_id or "", now.run_id or "", tuple(changes),
+                      before.started_at)
 
 
-def compare_targets(rows: Sequence[Mapping[str, Any]], old: str, new: str) -> Comparison:
+def compare_targets(rows: Sequence[SummaryRow], old: str, new: str) -> Comparison:
     """Within one run: target ``new`` against target ``old``, scenario by scenario."""
-    before = {r["scenario"]: r for r in rows if r["target"] == old}
-    after = {r["scenario"]: r for r in rows if r["target"] == new}
+    before = {r.scenario: r for r in rows if r.target == old}
+    after = {r.scenario: r for r in rows if r.target == new}
     changes = [compare_row(r, before.get(sid), before_name=old, now_name=new)
                for sid, r in after.items()]
     changes += [compare_row(None, r, before_name=old, now_name=new)
@@ -279,29 +281,52 @@ def compare_targets(rows: Sequence[Mapping[str, Any]], old: str, new: str) -> Co
     return Comparison("targets", old, new, tuple(changes))
 
 
-def load_summary(path: Path) -> dict[str, Any]:
+def with_comparisons(summary: Summary, baseline: Summary | None,
+                     pairs: Sequence[tuple[str, str]] = ()) -> tuple[Summary, Comparison | None]:
+    """The summary with what it is compared with: ``baseline`` (a summary, when given) under
+    ``baseline``, and each pair of its targets (run.json's ``compare``) under ``compare``;
+    and the comparison with the baseline."""
+    comparison = compare(summary, baseline) if baseline is not None else None
+    return summary.replace(
+        baseline=comparison.as_json() if comparison is not None else None,
+        compare=tuple(compare_targets(summary.scenarios, old, new).as_json()
+                      for old, new in pairs)), comparison
+
+
+def kept_baseline(run_dir: Path) -> Summary | None:
+    """The baseline that the run folder's summary.json was compared with (``run
+    --baseline``, ``report --baseline``), as its counts, so that a summary made again —
+    after a resume too — compares with the same baseline."""
+    from ..store.summaryfile import SUMMARY, kept_comparison
+
+    try:
+        kept = kept_comparison(run_dir / SUMMARY)
+    except RunDirError:
+        return None
+    try:
+        return Comparison.from_json(kept).before_summary() if kept is not None else None
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def load_summary(path: Path) -> Summary:
     """A run's summary: a run folder (its summary.json, or summarized from its stored
     results when there is none) or a summary.json file itself."""
-    from ..store import SUMMARY, read_json
+    from ..store.summaryfile import SUMMARY, read_summary
 
     if path.is_dir():
         stored = path / SUMMARY
         if stored.exists():
-            data = read_json(stored)
-        else:
-            from .summarize import summarize_dir
+            return read_summary(stored)
+        from .summarize import summarize_dir
 
-            data = summarize_dir(path)
-    elif path.is_file():
-        data = read_json(path)
-    else:
-        raise RunDirError(f"{path} does not exist; give a run folder or its summary.json")
-    if not isinstance(data, dict) or not isinstance(data.get("scenarios"), list):
-        raise RunDirError(f"{path} is not a run summary (no 'scenarios' list)")
-    return dict(data)
+        return summarize_dir(path)
+    if path.is_file():
+        return read_summary(path)
+    raise RunDirError(f"{path} does not exist; give a run folder or its summary.json")
 
 
-def diff(base: Path | Mapping[str, Any], new: Path | Mapping[str, Any]) -> Comparison:
+def diff(base: Path | Summary, new: Path | Summary) -> Comparison:
     """``scenarist diff BASE NEW``: each a run folder, a summary.json file, or a summary
     already read. RunDirError when one is neither."""
     before = load_summary(base) if isinstance(base, Path) else base

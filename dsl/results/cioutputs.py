@@ -24,9 +24,19 @@ from typing import Any
 
 from ..errors import explain, gh_data, gh_property
 from ..store import write_atomic
+from ..store.summaryfile import Summary, SummaryRow
+from ..targets.kinds import shown_settings
 from ..verdict import check_title, words
-from .baseline import Change, Comparison, Side, describe_delta, pts
-from .stats import wilson
+from .baseline import Change, Comparison, describe_delta, pts
+from .words import (
+    check_text,
+    outcome_text,
+    pct,
+    prf_text,
+    rate_text,
+    side_text,
+    target_what,
+)
 
 JUNIT = "junit.xml"
 SUMMARY_MD = "summary.md"
@@ -36,94 +46,12 @@ STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
 
-def pct(x: float | None) -> str:
-    return "–" if x is None else f"{x * 100:.0f}%"
-
-
-def ci_text(row: Mapping[str, Any]) -> str:
-    return f"{row['ci_low'] * 100:.0f}–{row['ci_high'] * 100:.0f}%"
-
-
-def rate_text(row: Mapping[str, Any]) -> str:
-    """``60% (23–88%)``: the pass rate and its 95% interval; ``–`` when nothing was decided."""
-    return f"{pct(row['pass_rate'])} ({ci_text(row)})" if row["decided"] else "–"
-
-
-def side_text(side: Side | None) -> str:
-    """One side of a change: ``3/5 60% (23–88%)``; ``–`` when it has no decided attempt."""
-    if side is None or not side.decided:
-        return "–"
-    low, high = wilson(side.passes, side.decided)
-    return (f"{side.passes}/{side.decided} {pct(side.rate)} "
-            f"({low * 100:.0f}–{high * 100:.0f}%)")
-
-
-def check_text(check: Mapping[str, Any]) -> str:
-    """A check's pass rate with its interval: ``40%, 95% CI 12–77%``."""
-    if not check.get("evaluated"):
-        return "–"
-    return (f"{pct(check['pass_rate'])}, 95% CI {check['ci_low'] * 100:.0f}–"
-            f"{check['ci_high'] * 100:.0f}%")
-
-
-def prf_text(t: Mapping[str, Any]) -> str:
-    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``."""
-    return (f"F1 {pct(t['f1'])} (precision {pct(t['precision'])}, recall "
-            f"{pct(t['recall'])}; {t['tp']} right, {t['fp']} wrong, {t['fn']} missed)")
-
-
-def trend_key(scenario: str, target: str) -> str:
-    """How a trend is looked up (the history's rows, the report's rows)."""
-    return f"{scenario}\x00{target}"
-
-
-def _kinds(kinds: Mapping[str, int]) -> str:
-    return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.items())
-
-
-def outcome_text(row: Mapping[str, Any]) -> str:
-    """One scenario × target's result in one paragraph, e.g.
-
-    ``2 of 5 attempts passed (40%, 95% CI 12–77%); min_pass is 4 of 5. Failing checks:
-    contains: "18:00" (failed 3 of 5).``
-    """
-    if row["decided"]:
-        text = (f"{row['passes']} of {row['decided']} attempts passed "
-                f"({pct(row['pass_rate'])}, 95% CI {ci_text(row)}); "
-                f"min_pass is {row['min_pass']} of {row['planned']}.")
-    else:
-        text = f"no attempt passed or failed; min_pass is {row['min_pass']} of {row['planned']}."
-    if row.get("verdict_reason") == "always_broken":
-        n = row["always_broken"]
-        text += (f" An always check failed in {n} attempt{'s' if n != 1 else ''}: that fails "
-                 "the scenario whatever min_pass says.")
-    elif row.get("verdict_reason") == "always_unseen":
-        text += (" An always check must pass in every attempt, and some did not reach the "
-                 "model.")
-    if row["verdict"] == "inconclusive":
-        text = "No verdict: " + text
-    extra = []
-    if row["unsure"]:
-        extra.append(f"{row['unsure']} unsure (the judge could not tell)")
-    if row["errors"]:
-        extra.append(f"{row['errors']} ended in endpoint errors ({_kinds(row['error_kinds'])})")
-    if row["not_run"]:
-        extra.append(f"{row['not_run']} not run")
-    if extra:
-        text += " " + "; ".join(extra) + "."
-    failing = row["failing_checks"]
-    if failing:
-        text += " Failing checks: " + "; ".join(
-            f"{check_title(fc)} (failed {fc['count']} of {row['decided']})" for fc in failing) + "."
-    return text
-
-
-def _ordered(rows: Sequence[Mapping[str, Any]],
-             changes: Mapping[tuple[str, str], Change]) -> list[Mapping[str, Any]]:
+def _ordered(rows: Sequence[SummaryRow],
+             changes: Mapping[tuple[str, str], Change]) -> list[SummaryRow]:
     """Regressions first, then failures, rows without a verdict, and passes."""
-    def rank(r: Mapping[str, Any]) -> int:
-        c = changes.get((r["scenario"], r["target"]))
-        return -1 if c is not None and c.status == "regressed" else words(r["verdict"]).order
+    def rank(r: SummaryRow) -> int:
+        c = changes.get(r.key)
+        return -1 if c is not None and c.status == "regressed" else words(r.verdict).order
 
     return sorted(rows, key=rank)
 
@@ -147,75 +75,74 @@ def _el(parent: ET.Element, tag: str, text: str | None = None, **attrs: Any) -> 
     return el
 
 
-def _case_time(row: Mapping[str, Any]) -> float:
-    mean = row["latency_ms"]["mean"]
-    return 0.0 if mean is None else mean * row["decided"] / 1000
+def _case_time(row: SummaryRow) -> float:
+    mean = row.latency_ms.mean
+    return 0.0 if mean is None else mean * row.decided / 1000
 
 
-def _details(row: Mapping[str, Any]) -> str:
-    lines = [f"{row['file']}:{row['line']}: {row['scenario']} on {row['target']}"]
-    if row.get("description"):
-        lines.append(row["description"])
+def _details(row: SummaryRow) -> str:
+    lines = [f"{row.file}:{row.line}: {row.scenario} on {row.target}"]
+    if row.description:
+        lines.append(row.description)
     lines.append(outcome_text(row))
-    if row["checks"]:
+    if row.checks:
         lines.append("Checks:")
-        for c in row["checks"]:
-            rate = pct(c["pass_rate"])
-            unsure = f", {c['unsure']} unsure" if c["unsure"] else ""
-            lines.append(f"  {rate:>4}  {check_title(c)}  ({c['passes']} of {c['evaluated']} "
+        for c in row.checks:
+            rate = pct(c.pass_rate)
+            unsure = f", {c.unsure} unsure" if c.unsure else ""
+            lines.append(f"  {rate:>4}  {check_title(c)}  ({c.passes} of {c.evaluated} "
                          f"passed{unsure})")
-    for kind, n in {**row.get("error_kinds", {}), **row.get("failure_kinds", {})}.items():
+    for kind, n in row.problem_kinds.items():
         lines.append(f"{kind} ×{n}: {explain(kind)}")
-        said = (row.get("error_messages") or {}).get(kind)
+        said = row.error_messages.get(kind)
         if said:
             lines.append(f"  the server said: {said}")
     return "\n".join(lines)
 
 
-def junit_xml(summary: Mapping[str, Any]) -> ET.ElementTree[ET.Element]:
-    rows = summary["scenarios"]
-    skips = summary.get("skipped") or []
-    t = summary["totals"]
+def junit_xml(summary: Summary) -> ET.ElementTree[ET.Element]:
+    rows = summary.scenarios
+    skips = summary.skipped
+    t = summary.totals
     root = ET.Element("testsuites", {
         "name": "scenarist",
         "tests": str(len(rows) + len(skips)),
-        "failures": str(t["failed"]),
-        "errors": str(t["inconclusive"]),
+        "failures": str(t.failed),
+        "errors": str(t.inconclusive),
         "skipped": str(len(skips)),
-        "time": f"{summary.get('duration_s') or 0:.3f}",
+        "time": f"{summary.duration_s or 0:.3f}",
     })
-    for target in summary["targets"]:
-        name = target["name"]
-        mine = [r for r in rows if r["target"] == name]
-        skipped = [k for k in skips if k["target"] == name]
+    for target in summary.targets:
+        name = target.name
+        mine = [r for r in rows if r.target == name]
+        skipped = [k for k in skips if k.target == name]
         suite = _el(root, "testsuite", name=name, tests=len(mine) + len(skipped),
-                    failures=sum(r["verdict"] == "fail" for r in mine),
-                    errors=sum(r["verdict"] == "inconclusive" for r in mine),
+                    failures=sum(r.verdict == "fail" for r in mine),
+                    errors=sum(r.verdict == "inconclusive" for r in mine),
                     skipped=len(skipped),
                     time=f"{sum(_case_time(r) for r in mine):.3f}",
-                    timestamp=summary.get("started_at") or "")
+                    timestamp=summary.started_at or "")
         props = _el(suite, "properties")
-        for key in ("kind", "model", "base_url", "cassette", "entry"):
-            if target.get(key):
-                _el(props, "property", name=key, value=target[key])
-        if summary.get("run_id"):
-            _el(props, "property", name="run_id", value=summary["run_id"])
+        for key, value in shown_settings(target):
+            _el(props, "property", name=key, value=value)
+        if summary.run_id:
+            _el(props, "property", name="run_id", value=summary.run_id)
         for r in mine:
-            case = _el(suite, "testcase", name=r["scenario"], classname=name, file=r["file"],
-                       line=r["line"], time=f"{_case_time(r):.3f}")
-            if r["verdict"] == "fail":
+            case = _el(suite, "testcase", name=r.scenario, classname=name, file=r.file,
+                       line=r.line, time=f"{_case_time(r):.3f}")
+            if r.verdict == "fail":
                 _el(case, "failure", _details(r), message=outcome_text(r), type="fail")
-            elif r["verdict"] == "inconclusive":
+            elif r.verdict == "inconclusive":
                 _el(case, "error", _details(r), message=outcome_text(r), type="inconclusive")
         for k in skipped:
-            case = _el(suite, "testcase", name=k["scenario"], classname=name, file=k["file"],
-                       line=k["line"], time="0.000")
-            _el(case, "skipped", message=k["reason"])
+            case = _el(suite, "testcase", name=k.scenario, classname=name, file=k.file,
+                       line=k.line, time="0.000")
+            _el(case, "skipped", message=k.reason)
     ET.indent(root)
     return ET.ElementTree(root)
 
 
-def write_junit(path: Path, summary: Mapping[str, Any]) -> None:
+def write_junit(path: Path, summary: Summary) -> None:
     root = junit_xml(summary).getroot()
     write_atomic(path, ET.tostring(root, encoding="utf-8", xml_declaration=True))
 
@@ -246,68 +173,60 @@ def _md_change(c: Change | None) -> str:
     return f"{_md_status(c)}{delta}"
 
 
-def _md_failing(row: Mapping[str, Any]) -> str:
-    failing = row["failing_checks"]
-    checks = {c["label"]: c for c in row["checks"]}
-    cells = [f"{md_code(fc['label'])}{' (always)' if fc.get('always') else ''} ×{fc['count']}"
-             + (f" (pass rate {check_text(checks[fc['label']])})" if fc["label"] in checks
+def _md_failing(row: SummaryRow) -> str:
+    failing = row.failing_checks
+    checks = {c.label: c for c in row.checks}
+    cells = [f"{md_code(fc.label)}{' (always)' if fc.always else ''} ×{fc.count}"
+             + (f" (pass rate {check_text(checks[fc.label])})" if fc.label in checks
                 else "")
              for fc in failing[:MAX_MD_FAILING_CHECKS]]
     if len(failing) > MAX_MD_FAILING_CHECKS:
         cells.append(f"+{len(failing) - MAX_MD_FAILING_CHECKS} more")
-    if row["errors"]:
-        cells.append(f"{row['errors']} endpoint errors")
+    if row.errors:
+        cells.append(f"{row.errors} endpoint errors")
     return ", ".join(cells)
 
 
-
-
-def target_what(target: Mapping[str, Any]) -> str:
-    """What a target runs: its model, cassette or entry point."""
-    return str(target.get("model") or target.get("cassette") or target.get("entry")
-               or target.get("kind") or "")
-
-
-def _md_targets(summary: Mapping[str, Any]) -> str:
+def _md_targets(summary: Summary) -> str:
     out = []
-    for t in summary["targets"]:
+    for t in summary.targets:
         what = target_what(t)
-        out.append(f"{md_code(t['name'])} ({md_code(what)})" if what else md_code(t["name"]))
+        out.append(f"{md_code(t.name)} ({md_code(what)})" if what else md_code(t.name))
     return ", ".join(out)
 
 
-def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None = None) -> str:
-    t = summary["totals"]
-    rows = summary["scenarios"]
+def summary_markdown(summary: Summary, comparison: Comparison | None = None) -> str:
+    t = summary.totals
+    rows = summary.scenarios
     changes = comparison.by_key() if comparison else {}
-    not_passed = t["failed"] + t["inconclusive"]
-    title = (f"all {t['scenarios']} passed" if not not_passed
-             else f"{not_passed} of {t['scenarios']} did not pass")
+    not_passed = t.failed + t.inconclusive
+    title = (f"all {t.scenarios} passed" if not not_passed
+             else f"{not_passed} of {t.scenarios} did not pass")
     out = [f"## Scenarist: {title}", ""]
-    stats = [f"✅ {t['passed']} passed", f"❌ {t['failed']} failed"]
-    if t["inconclusive"]:
-        stats.append(f"⚠️ {t['inconclusive']} without a verdict")
-    line = (f"**{' · '.join(stats)}** (scenario × target) · {pct(t['pass_rate'])} of "
-            f"{t['attempts']} attempts passed")
-    if t["unsure"]:
-        line += f" · {t['unsure']} unsure"
-    if t["errors"]:
-        line += f" · {t['errors']} endpoint errors"
+    stats = [f"✅ {t.passed} passed", f"❌ {t.failed} failed"]
+    if t.inconclusive:
+        stats.append(f"⚠️ {t.inconclusive} without a verdict")
+    line = (f"**{' · '.join(stats)}** (scenario × target) · {pct(t.pass_rate)} of "
+            f"{t.attempts} attempts passed")
+    if t.unsure:
+        line += f" · {t.unsure} unsure"
+    if t.errors:
+        line += f" · {t.errors} endpoint errors"
     out.append(line)
     meta = [f"Targets: {_md_targets(summary)}"]
-    if summary.get("run_id"):
-        meta.append(f"run {md_code(summary['run_id'])}")
-    meta.append(f"{t['tokens']:,} tokens")
-    if summary.get("duration_s"):
-        meta.append(f"{summary['duration_s']:.1f} s")
+    if summary.run_id:
+        meta.append(f"run {md_code(summary.run_id)}")
+    meta.append(f"{t.tokens:,} tokens")
+    if summary.duration_s:
+        meta.append(f"{summary.duration_s:.1f} s")
     out += ["", " · ".join(meta)]
-    tools = (summary.get("tool_calls") or {}).get("all")
-    if tools and tools["tp"] + tools["fp"] + tools["fn"]:
+    tools = summary.tool_calls.all
+    if tools.relevant:
         line = f"Tool calls: {prf_text(tools)}"
-        by_target = summary["tool_calls"].get("by_target") or {}
+        by_target = summary.tool_calls.by_target
         if len(by_target) > 1:
-            line += " · " + " · ".join(f"{md_code(n)} F1 {pct(t['f1'])}"
-                                       for n, t in by_target.items())
+            line += " · " + " · ".join(f"{md_code(n)} F1 {pct(c.f1)}"
+                                       for n, c in by_target.items())
         out += ["", line]
     if comparison is not None:
         base = md_code(comparison.baseline_run_id or "baseline")
@@ -322,23 +241,23 @@ def summary_markdown(summary: Mapping[str, Any], comparison: Comparison | None =
     out += ["", "| " + " | ".join(head) + " |", "|" + "|".join(align) + "|"]
     ordered = _ordered(rows, changes)
     for r in ordered[:MAX_MD_ROWS]:
-        cells = [words(r["verdict"]).markdown, md_code(r["scenario"]), md_code(r["target"]),
-                 f"{r['passes']}/{r['decided']} (min {r['min_pass']})",
+        cells = [words(r.verdict).markdown, md_code(r.scenario), md_code(r.target),
+                 f"{r.passes}/{r.decided} (min {r.min_pass})",
                  rate_text(r)]
         if comparison is not None:
-            cells.append(_md_change(changes.get((r["scenario"], r["target"]))))
+            cells.append(_md_change(changes.get(r.key)))
         cells.append(_md_failing(r))
         out.append("| " + " | ".join(cells) + " |")
     if len(ordered) > MAX_MD_ROWS:
         out += ["", f"… and {len(ordered) - MAX_MD_ROWS} more (all passed); "
                     "the full list is in report.html."]
-    skips = summary.get("skipped") or []
+    skips = summary.skipped
     if skips:
-        shown = ", ".join(f"{md_code(k['scenario'])} on {md_code(k['target'])}"
+        shown = ", ".join(f"{md_code(k.scenario)} on {md_code(k.target)}"
                           for k in skips[:MAX_MD_ROWS])
         more = f" and {len(skips) - MAX_MD_ROWS} more" if len(skips) > MAX_MD_ROWS else ""
         out += ["", f"Skipped (meant for other targets): {shown}{more}."]
-    for pair in summary.get("compare") or ():
+    for pair in summary.compare:
         out += ["", *pair_markdown(Comparison.from_json(pair))]
     return "\n".join(out) + "\n"
 
@@ -390,30 +309,29 @@ def comparison_markdown(c: Comparison) -> str:
 
 # ---- GitHub workflow commands --------------------------------------------------------------
 
-def github_annotations(summary: Mapping[str, Any],
-                       comparison: Comparison | None = None) -> list[str]:
+def github_annotations(summary: Summary, comparison: Comparison | None = None) -> list[str]:
     """One ``::error`` (failed) or ``::warning`` (no verdict) line per scenario × target
     that did not pass, pointing at the scenario's file and line."""
     changes = comparison.by_key() if comparison else {}
     out = []
-    for r in _ordered(summary["scenarios"], changes):
-        if r["verdict"] == "pass":
+    for r in _ordered(summary.scenarios, changes):
+        if r.verdict == "pass":
             continue
-        level, title = (("error", f"Scenario {r['scenario']} failed on {r['target']}")
-                        if r["verdict"] == "fail" else
-                        ("warning", f"Scenario {r['scenario']} has no verdict on {r['target']}"))
+        level, title = (("error", f"Scenario {r.scenario} failed on {r.target}")
+                        if r.verdict == "fail" else
+                        ("warning", f"Scenario {r.scenario} has no verdict on {r.target}"))
         message = outcome_text(r)
-        c = changes.get((r["scenario"], r["target"]))
+        c = changes.get(r.key)
         if c is not None and c.status == "regressed":
             message += f" Regressed against the baseline: {c.note}."
-        out.append(f"::{level} file={gh_property(str(r['file']))},line={int(r['line'])},"
+        out.append(f"::{level} file={gh_property(r.file)},line={r.line},"
                    f"title={gh_property(title)}::{gh_data(message)}")
     return out
 
 
 # ---- all of it -----------------------------------------------------------------------------
 
-def write_ci_outputs(run_dir: Path, summary: Mapping[str, Any],
+def write_ci_outputs(run_dir: Path, summary: Summary,
                      comparison: Comparison | None = None) -> tuple[Path, Path]:
     """Write junit.xml and summary.md into the run folder; returns their paths."""
     junit = run_dir / JUNIT
@@ -423,7 +341,7 @@ def write_ci_outputs(run_dir: Path, summary: Mapping[str, Any],
     return junit, md
 
 
-def emit_github(summary: Mapping[str, Any], run_dir: Path, comparison: Comparison | None,
+def emit_github(summary: Summary, run_dir: Path, comparison: Comparison | None,
                 echo: Callable[[str], None], warn: Callable[[str], None] = print) -> None:
     """``--format github``: print the annotations, and append summary.md to the job's
     summary page when ``$GITHUB_STEP_SUMMARY`` names one."""

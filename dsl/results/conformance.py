@@ -4,7 +4,7 @@
 
     the built-in cases (dsl/assets/conformance/*.yaml) + the team's (--with PATH)
         ──compile against the suite of the current folder──▶ Plan (one target)
-        ──run_suite (dsl/pipeline.py): every planned attempt──▶ a normal run folder
+        ──dsl.pipeline.run_conformance: every planned attempt──▶ a normal run folder
         ──certify──▶ Certificate ──▶ conformance.json (and the terminal's table)
 
 The cases are plain scenarios: each one's ``description`` says the behaviour it certifies,
@@ -39,7 +39,7 @@ from ..model import SCHEMA_VERSION
 from .stats import PRF, percentile
 
 if TYPE_CHECKING:
-    from ..pipeline import Hooks, RunRequest, RunResult
+    from ..store.summaryfile import Summary
     from .baseline import Change, Comparison
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "assets" / "conformance"
@@ -180,20 +180,6 @@ def _ids(behaviours: Sequence[Behaviour]) -> str:
     return ", ".join(b.case for b in behaviours)
 
 
-@dataclass(frozen=True, slots=True)
-class ConformanceResult:
-    """A conformance run: the run itself (dsl/pipeline.py) and its certificate."""
-
-    run: RunResult
-    certificate: Certificate
-
-    @property
-    def exit_code(self) -> int:
-        """The run's: 0 every behaviour certified, 1 one not certified, 3 one inconclusive
-        and none failed, 130 interrupted (dsl/exits.py)."""
-        return self.run.exit_code
-
-
 # ---- the cases -----------------------------------------------------------------------------
 
 def builtin_cases() -> tuple[Path, ...]:
@@ -280,11 +266,11 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
 
 # ---- the run -------------------------------------------------------------------------------
 
-def run_request(request: ConformanceRequest) -> RunRequest:
-    """The :class:`~dsl.pipeline.RunRequest` of a conformance run (InputError when there is
-    no suite here, or a --with path is wrong)."""
+def cases_of(request: ConformanceRequest) -> tuple[Path, tuple[Path, ...]]:
+    """The suite file of the current folder, the built-in cases and the team's (--with): a
+    conformance run's files. InputError when there is no suite here, or a --with path is
+    wrong."""
     from ..compiler.suite import SUITE_FILE
-    from ..pipeline import RunRequest
 
     suite_file = _suite_file()
     if suite_file is None:
@@ -296,14 +282,10 @@ def run_request(request: ConformanceRequest) -> RunRequest:
     team, problems = team_cases(request.with_paths, suite_file)
     if problems:
         raise InputError(problems)
-    return RunRequest(
-        paths=(suite_file,), extra_files=(*builtin_cases(), *team),
-        targets=(request.target,),
-        runs=request.runs, concurrency=request.concurrency, out=request.out,
-        record=request.record, early_stop=False, argv=request.argv)
+    return suite_file, (*builtin_cases(), *team)
 
 
-def earlier_run(path: Path, target: str) -> dict[str, Any]:
+def earlier_run(path: Path, target: str) -> Summary:
     """``--baseline``: the summary of an earlier conformance run, its rows put on
     ``target`` (a certificate is about one endpoint, whatever the suite named it). NotReady
     when the folder is not a conformance run."""
@@ -318,59 +300,38 @@ def earlier_run(path: Path, target: str) -> dict[str, Any]:
         summary = load_summary(path)
     except RunDirError as exc:
         raise NotReady(f"--baseline {path}: {exc}") from None
-    targets = sorted({str(r["target"]) for r in summary["scenarios"]})
+    targets = sorted({r.target for r in summary.scenarios})
     if len(targets) != 1:
         raise NotReady(f"--baseline {path} ran {len(targets)} targets; a conformance run "
                        "certifies one")
-    rows = [{**r, "target": target} for r in summary["scenarios"]]
-    return {**summary, "scenarios": rows}
+    return summary.replace(scenarios=tuple(dataclasses.replace(r, target=target)
+                                           for r in summary.scenarios))
 
 
-def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
-                    ) -> ConformanceResult:
-    """``scenarist conformance --target NAME``: the cases as a normal run (results, summary,
-    report, junit.xml), then the certificate, kept in the run folder as conformance.json.
-    Raises InputError, NotReady or RunDirError before anything is sent."""
-    from ..pipeline import Hooks, plan_for, run_suite
-    from ..store import write_json
-    from ..targets.kinds import describe
-
-    run = run_request(request)
-    plan = plan_for(run)  # the files and the target, checked before anything is sent
-    if request.baseline is not None:
-        run = dataclasses.replace(run, baseline=earlier_run(request.baseline, request.target))
-    result = run_suite(run, hooks or Hooks())
-    files = {p.resolve() for p in builtin_cases()}
-    builtin = {s.id for s in plan.scenarios if Path(s.file).resolve() in files}
-    cert = certify(result.run_dir, result.summary, result.comparison,
-                   describe(plan.targets[0]), builtin)
-    write_json(result.run_dir / CONFORMANCE, cert.as_json())
-    return ConformanceResult(result, cert)
-
-
-def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Comparison | None,
+def certify(run_dir: Path, summary: Summary, comparison: Comparison | None,
             endpoint: str, builtin: Set[str] = frozenset()) -> Certificate:
     """The certificate of a conformance run folder, from its summary (and its comparison
     with the baseline, when there was one). ``builtin``: the ids of the built-in cases."""
-    from ..store import PLAN, latest_records, read_json
+    from ..store import latest_records
+    from ..store.planfile import read_plan
+    from ..store.summaryfile import ToolCounts
 
-    plan = read_json(run_dir / PLAN)
-    (target,) = (t["name"] for t in plan["targets"])
-    rows = {r["scenario"]: r for r in summary["scenarios"]}
+    plan = read_plan(run_dir)
+    (target,) = plan.target_names
+    rows = {r.scenario: r for r in summary.scenarios}
     behaviours = []
-    for spec in plan["scenarios"]:
-        r = rows[spec["id"]]
+    for spec in plan.scenarios:
+        r = rows[spec.id]
         behaviours.append(Behaviour(
-            spec["id"], spec.get("description", ""), spec["id"] in builtin,
-            certification(r["verdict"]),
-            r["verdict"], r["passes"], r["decided"], r["planned"], r["min_pass"], r["errors"],
-            r["ci_low"], r["ci_high"], r["latency_ms"]["p50"], r["latency_ms"]["p95"]))
+            spec.id, spec.description, spec.id in builtin, certification(r.verdict),
+            r.verdict, r.passes, r.decided, r.planned, r.min_pass, r.errors,
+            r.ci_low, r.ci_high, r.latency_ms.p50, r.latency_ms.p95))
     latencies = [r.latency_ms for r in latest_records(run_dir)
                  if r.status != "error" and r.latency_ms is not None]
-    t = summary["tool_calls"]["by_target"].get(target) or {"tp": 0, "fp": 0, "fn": 0, "tn": 0}
+    t = summary.tool_calls.by_target.get(target) or ToolCounts()
     errors: dict[str, int] = {}
-    for r in summary["scenarios"]:
-        for kind, n in r["error_kinds"].items():
+    for r in summary.scenarios:
+        for kind, n in r.error_kinds.items():
             errors[kind] = errors.get(kind, 0) + n
     regressions: tuple[Change, ...] = ()
     baseline: str | None = None
@@ -379,13 +340,13 @@ def certify(run_dir: Path, summary: Mapping[str, Any], comparison: Comparison | 
         baseline = comparison.before
         regressions = comparison.regressions
         counts = {k: n for k, n in comparison.counts().items() if n}
-    return Certificate(str(summary.get("run_id") or run_dir.name), target, endpoint,
-                       tuple(behaviours), PRF(t["tp"], t["fp"], t["fn"], t["tn"]),
+    return Certificate(summary.run_id or run_dir.name, target, endpoint,
+                       tuple(behaviours), PRF(t.tp, t.fp, t.fn, t.tn),
                        percentile(latencies, 50), percentile(latencies, 95), len(latencies),
                        errors, baseline, regressions, counts)
 
 
-def refresh_certificate(run_dir: Path, summary: Mapping[str, Any],
+def refresh_certificate(run_dir: Path, summary: Summary,
                         comparison: Comparison | None) -> Certificate | None:
     """The certificate of a conformance run folder, made again after its summary was
     (``scenarist report``, ``scenarist run --resume``) and kept in place of the old one;
@@ -407,6 +368,5 @@ def refresh_certificate(run_dir: Path, summary: Mapping[str, Any],
 
 
 __all__ = ["CASES_DIR", "CERTIFICATION", "CONFORMANCE", "Behaviour", "Case", "Certificate",
-           "ConformanceRequest", "ConformanceResult", "builtin_cases", "certification",
-           "certify", "earlier_run", "list_cases", "refresh_certificate", "run_conformance",
-           "run_request", "team_cases"]
+           "ConformanceRequest", "builtin_cases", "cases_of", "certification", "certify",
+           "earlier_run", "list_cases", "refresh_certificate", "team_cases"]

@@ -24,17 +24,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime as dt
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import NotReady, RunDirError
-from ..model import SCHEMA_VERSION, AttemptData, Plan, Scenario
+from ..model import AttemptData, Plan, Scenario
 from ..store import AttemptError, AttemptRecord
+from ..store.planfile import PlanFile, PlannedScenario
+from ..store.runfile import HistoryKept, JudgeStats, RunInfo
+
+if TYPE_CHECKING:
+    from ..judge import Judge
+    from ..targets.base import ChatModel
 
 # plan.json fields that are the scenario's given and when (older plans, without given_when)
 GIVEN_WHEN_FIELDS = ("at", "system", "message", "tools")
+# and those that only some scenarios have, by the words that name them
+GIVEN_WHEN_PARTS = (("turns", "the turns"), ("attachments", "the attachments"),
+                    ("history", "the history"), ("user", "the simulated user"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,28 +57,27 @@ class RecheckPlan:
     question, and those refused."""
 
     plan: Plan
-    old_plan: Mapping[str, Any]
-    old_run: Mapping[str, Any]
+    old_plan: PlanFile
+    old_run: RunInfo
     refused: tuple[Refusal, ...]
     not_in_run: tuple[str, ...]  # current scenarios the run did not have
 
 
-def changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+def changed_fields(old: PlannedScenario, new: PlannedScenario) -> list[str]:
     """Which of given and when differ between two plan.json scenarios ([]: the same)."""
-    if old.get("given_when") and old.get("given_when") == new.get("given_when"):
+    if old.given_when and old.given_when == new.given_when:
         return []
-    fields = [f for f in GIVEN_WHEN_FIELDS if old.get(f) != new.get(f)]
+    fields = [f for f in GIVEN_WHEN_FIELDS if getattr(old, f) != getattr(new, f)]
     # a case's values reach what the tools answer, so they are part of the question
-    was, now = (old.get("case") or {}).get("values"), (new.get("case") or {}).get("values")
-    if was != now:
+    was = dict(old.case.values) if old.case else {}
+    now = dict(new.case.values) if new.case else {}
+    if (old.case is None) != (new.case is None) or was != now:
         fields.append("the case's values: " + ", ".join(
-            sorted(k for k in {*(was or {}), *(now or {})}
-                   if (was or {}).get(k) != (now or {}).get(k))))
-    for key, words in (("turns", "the turns"), ("attachments", "the attachments"),
-                       ("history", "the history"), ("user", "the simulated user")):
-        if old.get(key) != new.get(key):
+            sorted(k for k in {*was, *now} if was.get(k) != now.get(k))))
+    for key, words in GIVEN_WHEN_PARTS:
+        if getattr(old, key) != getattr(new, key):
             fields.append(words)
-    if not fields and old.get("given_when") and new.get("given_when"):
+    if not fields and old.given_when and new.given_when:
         fields = ["the tools' input_schema or returns"]
     return fields
 
@@ -79,36 +86,35 @@ def prepare(run_dir: Path) -> RecheckPlan:
     """Compile the scenarios the run folder ran, as they are now, and decide which can be
     rechecked. NotReady when the folder cannot be rechecked at all."""
     from ..compiler.compile import build_plan
-    from ..compiler.plan import scenario_json
-    from ..store import PLAN, RUN, read_json
+    from ..compiler.plan import planned_scenario
+    from ..store.planfile import read_plan
+    from ..store.runfile import read_run_info
 
     try:
-        old_plan = read_json(run_dir / PLAN)
-        old_run = read_json(run_dir / RUN)
+        old_plan = read_plan(run_dir)
+        old_run = read_run_info(run_dir)
     except RunDirError as exc:
         raise NotReady(f"cannot recheck: {exc}") from None
-    settings: Mapping[str, Any] = old_run.get("settings") or {}
-    paths = settings.get("paths")
-    if not paths:
+    settings = old_run.settings
+    if settings is None or not settings.paths:
         raise NotReady(f"cannot recheck {run_dir}: its run.json does not say which files it "
                        "ran")
-    missing = [p for p in (*paths, *(settings.get("extra_files") or ()))
-               if not Path(p).exists()]
+    missing = [p for p in (*settings.paths, *settings.extra_files) if not Path(p).exists()]
     if missing:
         raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
                        "exists")
-    names = [t["name"] for t in old_plan.get("targets", [])]
-    plan, _ = build_plan(tuple(Path(p) for p in paths), targets=names,
-                         runs=settings.get("runs"), judge_target=settings.get("judge"),
-                         extra_files=tuple(Path(p) for p in settings.get("extra_files") or ()))
-    old = {s["id"]: s for s in old_plan.get("scenarios", [])}
+    plan, _ = build_plan(tuple(Path(p) for p in settings.paths),
+                         targets=old_plan.target_names, runs=settings.runs,
+                         judge_target=settings.judge,
+                         extra_files=tuple(Path(p) for p in settings.extra_files))
+    old = {s.id: s for s in old_plan.scenarios}
     keep: list[Scenario] = []
     refused: list[Refusal] = []
     for s in plan.scenarios:
         before = old.get(s.id)
         if before is None:
             continue
-        fields = changed_fields(before, scenario_json(s))
+        fields = changed_fields(before, planned_scenario(s))
         if fields:
             refused.append(Refusal(s.id, "its given or when changed since the run ("
                                    + ", ".join(fields) + "): its transcripts answer a "
@@ -152,13 +158,13 @@ def has_transcript(record: AttemptRecord) -> bool:
 
 
 async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: bool
-                          ) -> tuple[list[AttemptRecord], dict[str, int] | None]:
+                          ) -> tuple[list[AttemptRecord], JudgeStats | None]:
     """Each record with the current checks' results; the judge's figures when it judged."""
     from ..execution.run import attempt_status, evaluate, redactor_of
 
     scenarios = {s.id: s for s in plan.scenarios}
-    judge = None
-    model: Any = None
+    judge: Judge | None = None
+    model: ChatModel | None = None
     if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
         from ..judge import Judge
         from ..targets.kinds import open_model
@@ -190,60 +196,44 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
     return out, (judge.stats() if judge is not None else None)
 
 
-def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool) -> Path:
-    """Write the recheck's run folder into ``out``; returns it."""
+def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool,
+                history: HistoryKept | None = None) -> Path:
+    """Write the recheck's run folder into ``out``; returns it. ``history``: the history it
+    is to be recorded in (run.json says so; never the old run's, which the folder names)."""
     from .. import __version__
-    from ..compiler.plan import plan_json
-    from ..store import (
-        PLAN,
-        RUN,
-        ResultsWriter,
-        copy_attachments,
-        create_run_dir,
-        latest_records,
-        write_json,
-    )
+    from ..compiler.plan import plan_file
+    from ..execution.run import redactor_of
+    from ..store import ResultsWriter, copy_attachments, create_run_dir, latest_records
+    from ..store.planfile import write_plan
+    from ..store.runfile import JudgeUse, Refused, write_run_info
 
     plan = prepared.plan
     wanted = {s.id for s in plan.scenarios}
     records = [r for r in latest_records(run_dir) if r.scenario in wanted]
     rechecked, judge = asyncio.run(recheck_records(plan, records, ask_judge))
-    new_plan = plan_json(plan)
     # the transcripts are the old run's: so are its targets, its shard and its attempts
-    new_plan["targets"] = prepared.old_plan.get("targets", new_plan["targets"])
-    new_plan["shard"] = prepared.old_plan.get("shard")
-    new_plan["attempts"] = sum(s.runs for s in plan.scenarios) * len(new_plan["targets"])
+    targets = prepared.old_plan.targets
+    new_plan = plan_file(plan).replace(
+        targets=targets, shard=prepared.old_plan.shard,
+        attempts=sum(s.runs for s in plan.scenarios) * len(targets))
     started = dt.datetime.now(dt.UTC)
     folder = create_run_dir(out)
     old = prepared.old_run
-    info = {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": folder.name,
-        "scenarist": __version__,
-        "suite": new_plan.get("suite"),
-        "started_at": old.get("started_at"),
-        "finished_at": old.get("finished_at"),
-        "rechecked_at": started.isoformat(timespec="seconds"),
-        "recheck_of": old.get("run_id") or run_dir.name,
-        "rechecked_from": str(run_dir.resolve()),
-        "refused": [{"scenario": r.scenario, "why": r.why} for r in prepared.refused],
-        "targets": new_plan["targets"],
-        "settings": old.get("settings"),
-        "compare": old.get("compare") or [],
-        "git": old.get("git"),
-        "history": old.get("history"),
-        "interrupted": old.get("interrupted", False),
-        "duration_s": old.get("duration_s"),
-    }
-    if judge is not None:
-        info["judge"] = {**judge, "cache": True,
-                         "target": plan.judge.target.name if plan.judge else None,
-                         "validation": (old.get("judge") or {}).get("validation")}
-    write_json(folder / PLAN, new_plan)
-    write_json(folder / RUN, info)
+    info = RunInfo(
+        run_id=folder.name, targets=targets, suite=new_plan.suite,
+        started_at=old.started_at, scenarist=__version__, settings=old.settings,
+        compare=old.compare or (), git=old.git, history=history,
+        finished_at=old.finished_at, duration_s=old.duration_s,
+        interrupted=bool(old.interrupted),
+        judge=None if judge is None else JudgeUse.of(
+            judge, True, plan.judge.target.name if plan.judge else None,
+            old.judge.validation if old.judge else None),
+        recheck_of=old.run_id or run_dir.name, rechecked_from=str(run_dir.resolve()),
+        rechecked_at=started.isoformat(timespec="seconds"),
+        refused=tuple(Refused(r.scenario, r.why) for r in prepared.refused))
+    write_plan(folder, new_plan)
+    write_run_info(folder, info)
     copy_attachments([run_dir], folder)
-    from ..execution.run import redactor_of
-
     writer = ResultsWriter(folder, redactor_of(plan).value)
     try:
         for rec in rechecked:

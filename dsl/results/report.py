@@ -1,12 +1,16 @@
 """Report: a run folder becomes ``report.html`` — one self-contained file that anyone can
 open, with no network request of any kind.
 
-Reads stored results only (plan.json, results.jsonl, summary.json), so a report can be
-regenerated at any time without calling a model. Three stages, each callable alone::
+Renders a summary it is given (dsl.results.summarize makes it, the after-run chain in
+dsl/pipeline.py chains them) with the stored attempts, so a report can be made again at any
+time without calling a model. Three stages, each callable alone::
 
-    build_view(plan, records, summary, run, comparison) -> ReportView   # the view model
-    render(view) -> str                                                   # the HTML text
-    regenerate(run_dir, ...) -> (Path, summary, comparison)               # all, to files
+    build_view(plan, records, summary, run, comparison, trends) -> ReportView   # view model
+    render(view) -> str                                                         # HTML text
+    write_report(path, view) -> Path                                            # the file
+
+:class:`Transcripts` keeps what the report shows of each attempt while the records stream
+past the summary, so that results.jsonl is read once for both.
 
 What is server-rendered (readable with JavaScript off): the headline, the scenario table,
 and each scenario's pass-rate bar and per-check pass rates. What is rendered lazily, when a
@@ -36,27 +40,21 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..compiler.moment import minute
-from ..errors import RunDirError, explain
-from ..model import ATTACHMENT_PART, Call, attachment_refs
-from ..store import (
-    PLAN,
-    RUN,
-    SUMMARY,
-    AttemptRecord,
-    CheckResult,
-    latest_records,
-    read_attachment,
-    read_json,
-    write_atomic,
-    write_json,
-)
+from ..errors import explain
+from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
+from ..store import AttemptRecord, CheckResult, write_atomic
+from ..store.planfile import PlanFile, PlannedScenario
+from ..store.runfile import RunInfo
+from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
-from .baseline import Change, Comparison, compare, compare_targets, pts
-from .cioutputs import pct, target_what, trend_key
-from .summarize import summarize_records
+from .baseline import Change, Comparison, pts
+from .words import pct, target_what
+
+if TYPE_CHECKING:
+    from ..history.store import TrendPoint
 
 REPORT = "report.html"
 MAX_REPORT_ATTEMPTS = 20_000  # transcripts embedded in one report (all are in results.jsonl)
@@ -192,7 +190,7 @@ class Row:
     change: Change | None
     search: str  # what the search box matches, lowercased
     pass_k: tuple[tuple[str, float, float], ...] = ()  # (k, pass@k, pass^k)
-    tool_calls: Mapping[str, Any] | None = None  # tp, fp, fn, precision, recall, f1
+    tool_calls: ToolCounts | None = None  # tp, fp, fn, precision, recall, f1
     trend: tuple[TrendBar, ...] = ()  # this scenario × target over its last runs (history)
 
     @property
@@ -280,10 +278,10 @@ class ReportView:
     skipped: tuple[tuple[str, str, str], ...] = ()  # (scenario, target, why) not run
 
 
-def _judge_line(judge: Any) -> str:
-    if not isinstance(judge, dict):
+def _judge_line(judge: SummaryJudge | None) -> str:
+    if judge is None:
         return ""
-    return visible(f"{judge.get('target') or 'the judge'}: {judge.get('validation') or ''}")
+    return visible(f"{judge.target or 'the judge'}: {judge.validation}")
 
 
 def _bar(rate: float | None, low: float, high: float, mark: float | None, label: str) -> Bar:
@@ -315,79 +313,75 @@ def _duration(seconds: float | None) -> str:
     return f"{h} h {m} min"
 
 
-def _row(i: int, r: Mapping[str, Any], spec: Mapping[str, Any], change: Change | None,
+def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | None,
          models: Mapping[str, str], trend: tuple[TrendBar, ...] = ()) -> Row:
     """One summary row as the page shows it. Text is passed through :func:`visible` here,
     once, so the table, its data attributes and the filters' options all agree."""
-    planned = r["planned"] or 1
-    rate = r["pass_rate"]
-    label = (f"pass rate {pct(rate)}, 95% interval {pct(r['ci_low'])} to {pct(r['ci_high'])}, "
-             f"needs {r['min_pass']} of {r['planned']}")
+    planned = r.planned or 1
+    rate = r.pass_rate
+    label = (f"pass rate {pct(rate)}, 95% interval {pct(r.ci_low)} to {pct(r.ci_high)}, "
+             f"needs {r.min_pass} of {r.planned}")
     checks = []
-    named = {c["label"] for c in spec.get("checks", ()) if c.get("named")}
-    for c in r["checks"]:
-        cr = c["pass_rate"]
-        name = visible(str(c["label"]))
-        low, high = c.get("ci_low", cr or 0), c.get("ci_high", cr or 0)
+    named = spec.named_labels if spec is not None else frozenset()
+    for c in r.checks:
+        cr = c.pass_rate
+        name = visible(c.label)
+        low, high = c.ci_low, c.ci_high
         checks.append(CheckRate(
-            name, c["label"] in named, bool(c.get("always")), bool(c.get("judge")),
-            c["passes"], c["unsure"], c["evaluated"], cr,
+            name, c.label in named, c.always, c.judge, c.passes, c.unsure, c.evaluated, cr,
             _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
                  f"to {pct(high)}"), low, high))
-    said = r.get("error_messages") or {}
-    problems = [Problem(visible(str(k)), n, explain(str(k)), visible(str(said.get(k) or "")),
-                        error)
-                for kinds, error in ((r["error_kinds"], True), (r.get("failure_kinds") or {},
-                                                                  False))
+    said = r.error_messages
+    problems = [Problem(visible(k), n, explain(k), visible(said.get(k, "")), error)
+                for kinds, error in ((r.error_kinds, True), (r.failure_kinds, False))
                 for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])]
-    tags = tuple(visible(str(t)) for t in r.get("tags") or ())
-    scenario, target = visible(str(r["scenario"])), visible(str(r["target"]))
-    file, description = visible(str(r["file"])), visible(str(r.get("description") or ""))
-    search = " ".join([scenario, target, visible(models.get(r["target"], "")), file,
+    tags = tuple(visible(t) for t in r.tags)
+    scenario, target = visible(r.scenario), visible(r.target)
+    file, description = visible(r.file), visible(r.description)
+    search = " ".join([scenario, target, visible(models.get(r.target, "")), file,
                        description, *tags]).lower()
-    at_k, hat_k = r.get("pass_at_k") or {}, r.get("pass_hat_k") or {}
+    at_k, hat_k = r.pass_at_k, r.pass_hat_k
     return Row(
-        index=i, scenario=scenario, target=target, file=file, line=r["line"],
-        description=description, tags=tags, at=visible(str(spec.get("at") or "")),
-        message=visible(str(spec.get("message") or "")), verdict=r["verdict"],
-        planned=r["planned"], runs=r["runs"], decided=r["decided"], passes=r["passes"],
-        unsure=r["unsure"], errors=r["errors"], not_run=r["not_run"],
-        min_pass=r["min_pass"], pass_rate=rate, ci_low=r["ci_low"], ci_high=r["ci_high"],
-        bar=_bar(rate, r["ci_low"], r["ci_high"], r["min_pass"] / planned, label),
+        index=i, scenario=scenario, target=target, file=file, line=r.line,
+        description=description, tags=tags, at=visible(spec.at if spec else ""),
+        message=visible(spec.message if spec else ""), verdict=r.verdict,
+        planned=r.planned, runs=r.runs, decided=r.decided, passes=r.passes,
+        unsure=r.unsure, errors=r.errors, not_run=r.not_run,
+        min_pass=r.min_pass, pass_rate=rate, ci_low=r.ci_low, ci_high=r.ci_high,
+        bar=_bar(rate, r.ci_low, r.ci_high, r.min_pass / planned, label),
         checks=tuple(checks),
-        failing_checks=tuple(FailingCheck(visible(str(fc["label"])), fc["count"],
-                                          fc["label"] in named, bool(fc.get("always")))
-                             for fc in r["failing_checks"]),
+        failing_checks=tuple(FailingCheck(visible(fc.label), fc.count, fc.label in named,
+                                          fc.always)
+                             for fc in r.failing_checks),
         error_kinds=tuple(problems),
-        verdict_reason=str(r.get("verdict_reason") or "min_pass"),
-        always_broken=int(r.get("always_broken") or 0),
+        verdict_reason=r.verdict_reason or "min_pass",
+        always_broken=r.always_broken,
         has_always=any(c.always for c in checks),
-        latency_p50=r["latency_ms"]["p50"], latency_p95=r["latency_ms"]["p95"],
-        tokens=r["tokens"]["total"], change=change, search=search,
+        latency_p50=r.latency_ms.p50, latency_p95=r.latency_ms.p95,
+        tokens=r.tokens.total, change=change, search=search,
         pass_k=tuple((k, at_k[k], hat_k.get(k, 0.0)) for k in at_k),
-        tool_calls=r.get("tool_calls"), trend=trend)
+        tool_calls=r.tool_calls, trend=trend)
 
 
-def _trend(points: Iterable[Mapping[str, Any]], row: Mapping[str, Any], run_id: str,
+def _trend(points: Iterable[TrendPoint], row: SummaryRow, run_id: str,
            started: str | None) -> tuple[TrendBar, ...]:
     """A row's earlier runs (oldest first, as the history gave them), then this run; empty
     when the history has no earlier run of it."""
-    earlier = [p for p in points if p["run_id"] != run_id]
+    earlier = [TrendBar(visible(p.run_id), _when(p.started_at), p.verdict, p.passes,
+                        p.decided, p.pass_rate, p.ci_low, p.ci_high, False)
+               for p in points if p.run_id != run_id]
     if not earlier:
         return ()
-    now = {"run_id": run_id, "started_at": started, "verdict": row["verdict"],
-           "passes": row["passes"], "decided": row["decided"], "pass_rate": row["pass_rate"],
-           "ci_low": row["ci_low"], "ci_high": row["ci_high"]}
-    return tuple(TrendBar(visible(str(p["run_id"])), _when(p.get("started_at")),
-                          str(p["verdict"]), p["passes"], p["decided"], p["pass_rate"],
-                          p["ci_low"], p["ci_high"], p is now) for p in [*earlier, now])
+    now = TrendBar(visible(run_id), _when(started), row.verdict, row.passes, row.decided,
+                   row.pass_rate, row.ci_low, row.ci_high, True)
+    return (*earlier, now)
 
 
-def _pairs(summary: Mapping[str, Any]) -> tuple[PairView, ...]:
-    from .cioutputs import side_text
+def _pairs(summary: Summary) -> tuple[PairView, ...]:
+    from .words import side_text
 
     out = []
-    for data in summary.get("compare") or ():
+    for data in summary.compare:
         c = Comparison.from_json(data)
         rows = tuple(PairRow(visible(ch.scenario), side_text(ch.before), side_text(ch.now), ch)
                      for ch in c.ordered())
@@ -396,16 +390,13 @@ def _pairs(summary: Mapping[str, Any]) -> tuple[PairView, ...]:
     return tuple(out)
 
 
-def _tool_scores(summary: Mapping[str, Any]) -> tuple[ToolScore, ...]:
-    data = summary.get("tool_calls")
-    if not isinstance(data, Mapping):
-        return ()
-    named = [("all targets", data["all"])]
-    by_target = data.get("by_target") or {}
-    if len(by_target) > 1:
-        named += list(by_target.items())
-    return tuple(ToolScore(visible(str(n)), d["tp"], d["fp"], d["fn"], d["precision"],
-                           d["recall"], d["f1"]) for n, d in named if d["tp"] + d["fp"] + d["fn"])
+def _tool_scores(summary: Summary) -> tuple[ToolScore, ...]:
+    scores = summary.tool_calls
+    named = [("all targets", scores.all)]
+    if len(scores.by_target) > 1:
+        named += list(scores.by_target.items())
+    return tuple(ToolScore(visible(n), d.tp, d.fp, d.fn, d.precision, d.recall, d.f1)
+                 for n, d in named if d.relevant)
 
 
 # The data for lazy rendering: one blob per table row i (<tbody data-row="i">), in
@@ -654,24 +645,21 @@ def _check(c: CheckResult, ref: Ref) -> list[Any]:
         score = None
     ev = c.evidence
     evidence = None
-    if isinstance(ev, dict):
-        confidence = ev.get("confidence")
+    if ev is not None:
         # The judge's reason and its raw reply(ies). The prompt stays in results.jsonl: it
         # repeats the whole transcript and would dominate the report's size.
-        items = ev.get("items")
-        raw: Any
-        reason: Any
-        if isinstance(items, list):
-            raw = "\n\n".join(f"{n}. {(it.get('replies') or [''])[-1]}"
-                               for n, it in enumerate(items, 1) if isinstance(it, dict))
-            reason = "; ".join(str(it.get("reason") or "") for it in items
-                               if isinstance(it, dict))
+        confidence: float | None = None
+        raw: str | None
+        reason: str
+        if ev.per_item:
+            raw = "\n\n".join(f"{n}. {(a.replies or ('',))[-1]}"
+                               for n, a in enumerate(ev.answers, 1))
+            reason = "; ".join(a.reason for a in ev.answers)
         else:
-            replies = ev.get("replies")
-            raw = replies[-1] if isinstance(replies, list) and replies else ev.get("raw_reply")
-            reason = ev.get("reason")
-        evidence = [ref(reason), ref(raw), None,
-                    confidence if isinstance(confidence, int | float) else None]
+            one = ev.answers[0] if ev.answers else JudgeAnswer()
+            raw = one.replies[-1] if one.replies else None
+            reason, confidence = one.reason, one.confidence
+        evidence = [ref(reason), ref(raw), None, confidence]
     out = [ref(c.label or c.check), c.status, ref(c.reason), score, evidence]
     if c.turn is not None or c.always:
         out.append(c.turn)
@@ -707,13 +695,13 @@ def script_json(data: Any) -> str:
             .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
-class _Transcripts:
+class Transcripts:
     """The attempts a report embeds, reduced as they stream past: at most
     MAX_REPORT_ATTEMPTS, shared by the scenario × target rows; within a row, attempts that
     did not pass come first. Memory stays bounded however large the run."""
 
-    def __init__(self, plan: Mapping[str, Any], load: Loader | None = None) -> None:
-        rows = len(plan.get("scenarios", [])) * max(1, len(plan.get("targets", [])))
+    def __init__(self, plan: PlanFile, load: Loader | None = None) -> None:
+        rows = len(plan.scenarios) * max(1, len(plan.targets))
         self.quota = max(MIN_PER_ROW, MAX_REPORT_ATTEMPTS // max(1, rows))
         self.load = load
         self.files: dict[tuple[Any, Any], _Files] = {}
@@ -752,65 +740,48 @@ class _Transcripts:
         return script_json(data)
 
 
-Trends = Mapping[str, Sequence[Mapping[str, Any]]]  # trend_key(scenario, target) → points
+Trends = Mapping[tuple[str, str], Sequence["TrendPoint"]]  # (scenario, target) → its runs
 
 
-def build_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
-               summary: Mapping[str, Any], run: Mapping[str, Any] | None = None,
+def build_view(plan: PlanFile, records: Iterable[AttemptRecord] | Transcripts,
+               summary: Summary, run: RunInfo | None = None,
                comparison: Comparison | None = None, trends: Trends | None = None,
                load: Loader | None = None) -> ReportView:
-    transcripts = _Transcripts(plan, load)
-    for rec in records:
-        transcripts.add(rec)
+    """The report's view model of a summary, with the attempts of ``records`` (or those
+    a :class:`Transcripts` kept while the summary was made from the same records: one pass
+    over results.jsonl). ``load``: an attachment's bytes by hash (the report shows them)."""
+    if isinstance(records, Transcripts):
+        transcripts = records
+    else:
+        transcripts = Transcripts(plan, load)
+        for rec in records:
+            transcripts.add(rec)
     return _view(plan, transcripts, summary, run, comparison, trends)
 
 
-def summarize_and_view(plan: Mapping[str, Any], records: Iterable[AttemptRecord],
-                       run: Mapping[str, Any] | None = None,
-                       baseline: Mapping[str, Any] | None = None,
-                       trends: Trends | None = None, load: Loader | None = None,
-                       ) -> tuple[dict[str, Any], Comparison | None, ReportView]:
-    """The summary and the report's view in one pass over the records. The summary keeps
-    the comparison with ``baseline`` (a summary) under ``baseline``, and that of each pair
-    of targets the run compares (run.json's ``compare``) under ``compare``. ``load``: the
-    bytes of an attachment the run folder keeps, by hash (the report shows them)."""
-    transcripts = _Transcripts(plan, load)
-    summary = summarize_records(dict(plan), transcripts.tap(records), dict(run or {}) or None)
-    comparison = compare(summary, baseline) if baseline is not None else None
-    summary["baseline"] = comparison.as_json() if comparison is not None else None
-    summary["compare"] = [compare_targets(summary["scenarios"], str(old), str(new)).as_json()
-                          for old, new in (run or {}).get("compare") or ()]
-    return summary, comparison, _view(plan, transcripts, summary, run, comparison, trends)
-
-
-def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[str, Any],
-          run: Mapping[str, Any] | None, comparison: Comparison | None,
-          trends: Trends | None = None) -> ReportView:
-    specs = {s["id"]: s for s in plan.get("scenarios", [])}
-    models = {t["name"]: target_what(t) for t in summary["targets"]}
+def _view(plan: PlanFile, transcripts: Transcripts, summary: Summary, run: RunInfo | None,
+          comparison: Comparison | None, trends: Trends | None = None) -> ReportView:
+    specs = {s.id: s for s in plan.scenarios}
+    models = {t.name: target_what(t) for t in summary.targets}
     changes = comparison.by_key() if comparison else {}
     trends = trends or {}
-    this_run = str(summary.get("run_id") or "")
-    rows = tuple(_row(i, r, specs.get(r["scenario"], {}),
-                      changes.get((r["scenario"], r["target"])), models,
-                      _trend(trends.get(trend_key(r["scenario"], r["target"]), ()), r,
-                             this_run, summary.get("started_at")))
-                 for i, r in enumerate(summary["scenarios"]))
+    this_run = summary.run_id or ""
+    rows = tuple(_row(i, r, specs.get(r.scenario), changes.get(r.key), models,
+                      _trend(trends.get(r.key, ()), r, this_run, summary.started_at))
+                 for i, r in enumerate(summary.scenarios))
     blobs = [transcripts.blob((r.scenario, r.target)) for r in rows]
-    t = summary["totals"]
-    info = run or {}
+    t = summary.totals
     headline = Headline(
-        scenarios=t["scenarios"], passed=t["passed"], failed=t["failed"],
-        inconclusive=t["inconclusive"], attempts=t["attempts"], passes=t["passes"],
-        unsure=t["unsure"], errors=t["errors"], not_run=t["not_run"], pass_rate=t["pass_rate"],
-        tokens=t["tokens"], model_calls=t["model_calls"],
-        targets=tuple((visible(str(tg["name"])), visible(target_what(tg)))
-                      for tg in summary["targets"]),
-        started=_when(summary.get("started_at")), duration=_duration(summary.get("duration_s")),
-        run_id=visible(str(summary.get("run_id") or info.get("run_id") or "")),
-        suite=visible(str(summary.get("suite") or "")),
-        interrupted=bool(summary.get("interrupted")),
-        judge=_judge_line(summary.get("judge")))
+        scenarios=t.scenarios, passed=t.passed, failed=t.failed,
+        inconclusive=t.inconclusive, attempts=t.attempts, passes=t.passes,
+        unsure=t.unsure, errors=t.errors, not_run=t.not_run, pass_rate=t.pass_rate,
+        tokens=t.tokens, model_calls=t.model_calls,
+        targets=tuple((visible(tg.name), visible(target_what(tg))) for tg in summary.targets),
+        started=_when(summary.started_at), duration=_duration(summary.duration_s),
+        run_id=visible(summary.run_id or (run.run_id if run is not None else "")),
+        suite=visible(summary.suite or ""),
+        interrupted=summary.interrupted,
+        judge=_judge_line(summary.judge))
     baseline = None
     if comparison is not None:
         baseline = BaselineView(
@@ -821,13 +792,13 @@ def _view(plan: Mapping[str, Any], transcripts: _Transcripts, summary: Mapping[s
     title = "Scenarist report" + (f" — {headline.run_id}" if headline.run_id else "")
     return ReportView(
         title=title, headline=headline, rows=rows,
-        targets=tuple(visible(str(tg["name"])) for tg in summary["targets"]), tags=tuple(tags),
+        targets=tuple(visible(tg.name) for tg in summary.targets), tags=tuple(tags),
         baseline=baseline, blobs=tuple(blobs),
         generated=dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         pairs=_pairs(summary), tool_scores=_tool_scores(summary),
         has_trend=any(r.trend for r in rows),
-        skipped=tuple((visible(str(k["scenario"])), visible(str(k["target"])),
-                       visible(str(k["reason"]))) for k in summary.get("skipped") or ()))
+        skipped=tuple((visible(k.scenario), visible(k.target), visible(k.reason))
+                      for k in summary.skipped))
 
 
 # ---- rendering -----------------------------------------------------------------------------
@@ -876,7 +847,7 @@ def render(view: ReportView) -> str:
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """Building the view allocates a few hundred thousand small containers and frees none of
     them; the cyclic garbage collector would walk them over and over (measured: a third of
     the write time at 10,000 attempts). Nothing built here forms a cycle worth collecting."""
@@ -889,47 +860,9 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _load(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any] | None]:
-    plan = read_json(run_dir / PLAN)
-    run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
-    return plan, run
-
-
-def _write(path: Path, html: str) -> None:
+def write_report(path: Path, view: ReportView) -> Path:
+    """Render the view into ``path`` (atomically); returns it."""
     # A lone surrogate (JSON text can hold one) cannot be written as UTF-8; in the data it
     # becomes a \\udXXX escape, which JSON reads back.
-    write_atomic(path, html.encode("utf-8", "backslashreplace"))
-
-
-def kept_baseline(run_dir: Path) -> dict[str, Any] | None:
-    """The baseline that the run folder's summary.json was compared with (``run
-    --baseline``, ``report --baseline``), as its counts, so that a report made again —
-    after a resume too — compares with the same baseline."""
-    try:
-        data = read_json(run_dir / SUMMARY)
-    except RunDirError:
-        return None
-    kept = data.get("baseline") if isinstance(data, dict) else None
-    try:
-        return Comparison.from_json(kept).before_summary() if isinstance(kept, dict) else None
-    except (KeyError, TypeError, ValueError):
-        return None
-
-
-def regenerate(run_dir: Path, out: Path | None = None,
-               baseline: Mapping[str, Any] | None = None, trends: Trends | None = None
-               ) -> tuple[Path, dict[str, Any], Comparison | None]:
-    """``scenarist report``: summarize the stored results again, then write summary.json and
-    the report (against ``baseline``, a summary, when given — else the comparison the
-    folder's summary.json kept), reading results.jsonl once. ``trends``: each scenario ×
-    target's last runs, from the history."""
-    path = out or run_dir / REPORT
-    with _collector_paused():
-        plan, run = _load(run_dir)
-        against = baseline if baseline is not None else kept_baseline(run_dir)
-        summary, comparison, view = summarize_and_view(
-            plan, latest_records(run_dir), run, against, trends,
-            lambda sha: read_attachment(run_dir, sha))
-        write_json(run_dir / SUMMARY, summary)
-        _write(path, render(view))
-    return path, summary, comparison
+    write_atomic(path, render(view).encode("utf-8", "backslashreplace"))
+    return path

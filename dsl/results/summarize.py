@@ -25,11 +25,26 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from ..execution.toolcalls import ToolExpectation, expectation_of
-from ..model import SCHEMA_VERSION
-from ..store import PLAN, RUN, AttemptRecord, CheckResult, latest_records, read_json
+from ..execution.toolcalls import ToolExpectation
+from ..model import Tokens
+from ..store import AttemptRecord, CheckResult, latest_records
+from ..store.planfile import PlanFile, PlannedScenario, read_plan
+from ..store.runfile import JudgeUse, RunInfo, read_run_info_if_any
+from ..store.summaryfile import (
+    CheckRow,
+    FailingCheck,
+    ItemRow,
+    Latency,
+    RowJudge,
+    Skipped,
+    Summary,
+    SummaryJudge,
+    SummaryRow,
+    ToolCounts,
+    ToolScores,
+    Totals,
+)
 from ..verdict import Tally
 from .stats import PRF, Z95, pass_k_table, percentile, wilson
 
@@ -44,6 +59,7 @@ class _Acc:
     """Running totals for one scenario × target (a few numbers, plus latencies)."""
 
     tally: Tally
+    expectation: ToolExpectation | None = None  # the scenario's, for tool-call F1
     latencies: list[float] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -63,12 +79,10 @@ class _Acc:
     items: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # criteria
 
 
-def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
-                      run: dict[str, Any] | None = None) -> dict[str, Any]:
-    scenarios = {s["id"]: s for s in plan["scenarios"]}
-    expectations: dict[str, ToolExpectation | None] = {
-        sid: expectation_of(spec) for sid, spec in scenarios.items()}
-    targets = [t["name"] for t in plan["targets"]]
+def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
+                      run: RunInfo | None = None) -> Summary:
+    scenarios = {s.id: s for s in plan.scenarios}
+    targets = plan.target_names
     acc: dict[tuple[str, str], _Acc] = {}
     first_started: str | None = None
     last_started: str | None = None
@@ -106,9 +120,9 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
         for i, c in enumerate(checks):
             _judge_stats(a, c)
             for item in c.items:
-                counts = a.items.setdefault(i, {}).setdefault(item["label"], [0, 0])
+                counts = a.items.setdefault(i, {}).setdefault(item.label, [0, 0])
                 counts[1] += 1
-                counts[0] += item["status"] == "pass"
+                counts[0] += item.status == "pass"
             a.check_seen[i] += 1
             if c.status == "pass":
                 a.check_pass[i] += 1
@@ -118,182 +132,135 @@ def summarize_records(plan: dict[str, Any], records: Iterable[AttemptRecord],
                 a.failing_checks[c.label] += 1
                 if c.always:
                     a.always_failing.add(c.label)
-        expectation = expectations.get(r.scenario)
+        expectation = a.expectation
         if expectation is not None:
             a.tools[expectation.classify_attempt(r.calls, r.turns)] += 1
 
-    info = run or {}
-    saved = {(x["scenario"], x["target"]): x["runs"]
-             for x in (info.get("early_stop") or {}).get("by_scenario", [])}
+    early = run.early_stop if run is not None else None
+    saved = {(x.scenario, x.target): x.runs for x in early.by_scenario} if early else {}
     rows = []
     skipped = []
     for sid, spec in scenarios.items():
         for t in targets:
-            if not runs_on(spec, t):
+            if not spec.runs_on(t):
                 skipped.append(_skipped(spec, t))
                 continue
             rows.append(_row(spec, t, acc.get((sid, t)) or _new_acc(spec),
                              saved.get((sid, t), 0)))
-    rows.sort(key=lambda r: (r["verdict"] == "pass", r["scenario"], r["target"]))
-    totals = _totals(rows)
-    totals["skipped"] = len(skipped)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": info.get("run_id"),
-        "suite": plan.get("suite"),
-        "started_at": info.get("started_at") or first_started,
-        "finished_at": info.get("finished_at") or last_started,
-        "duration_s": info.get("duration_s"),
-        "interrupted": info.get("interrupted", False),
-        "stopped": info.get("stopped"),
-        "early_stop": info.get("early_stop"),
-        "shard": plan.get("shard"),
-        "targets": plan["targets"],
-        "judge": _judge(info.get("judge")),
-        "totals": totals,
-        "tool_calls": _tool_calls(rows, targets),
-        "scenarios": rows,
-        "skipped": skipped,
-    }
+    rows.sort(key=lambda r: (r.verdict == "pass", r.scenario, r.target))
+    return Summary(
+        targets=plan.targets,
+        totals=_totals(rows, len(skipped)),
+        scenarios=tuple(rows),
+        run_id=run.run_id if run is not None else None,
+        suite=plan.suite,
+        started_at=(run.started_at if run is not None else None) or first_started,
+        finished_at=(run.finished_at if run is not None else None) or last_started,
+        duration_s=run.duration_s if run is not None else None,
+        interrupted=bool(run.interrupted) if run is not None else False,
+        stopped=run.stopped if run is not None else None,
+        early_stop=early,
+        shard=plan.shard,
+        judge=_judge(run.judge) if run is not None else None,
+        tool_calls=_tool_calls(rows, targets),
+        skipped=tuple(skipped),
+    )
 
 
-def runs_on(spec: dict[str, Any], target: str) -> bool:
-    """Does a plan.json scenario run on ``target``? (Its ``targets:`` skip the others, as
-    :meth:`dsl.model.Scenario.runs_on` says for the live plan.)"""
-    meant = spec.get("targets")
-    return not meant or target in meant
-
-
-def _skipped(spec: dict[str, Any], target: str) -> dict[str, Any]:
+def _skipped(spec: PlannedScenario, target: str) -> Skipped:
     """A scenario × target the plan skips: the scenario's ``targets:`` leave it out."""
-    return {"scenario": spec["id"], "target": target, "file": spec["file"],
-            "line": spec["line"], "description": spec.get("description", ""),
-            "tags": spec.get("tags", []),
-            "reason": "the scenario is meant for " + ", ".join(spec.get("targets") or ())}
+    return Skipped(spec.id, target, spec.file, spec.line,
+                   "the scenario is meant for " + ", ".join(spec.targets),
+                   spec.description, spec.tags)
 
 
-def _prf(rows: Iterable[dict[str, Any]]) -> PRF:
+def _prf(rows: Iterable[SummaryRow]) -> PRF:
     total = PRF(0, 0, 0)
     for r in rows:
-        t = r["tool_calls"]
+        t = r.tool_calls
         if t is not None:
-            total += PRF(t["tp"], t["fp"], t["fn"], t["tn"])
+            total += PRF(t.tp, t.fp, t.fn, t.tn)
     return total
 
 
-def _tool_calls(rows: list[dict[str, Any]], targets: list[str]) -> dict[str, Any]:
+def tool_counts(p: PRF) -> ToolCounts:
+    return ToolCounts(p.tp, p.fp, p.fn, p.tn, p.precision, p.recall, p.f1)
+
+
+def _tool_calls(rows: list[SummaryRow], targets: list[str]) -> ToolScores:
     """Tool-call precision, recall and F1 over the suite and per target."""
-    return {"all": _prf(rows).as_json(),
-            "by_target": {t: _prf(r for r in rows if r["target"] == t).as_json()
-                          for t in targets}}
+    return ToolScores(tool_counts(_prf(rows)),
+                      {t: tool_counts(_prf(r for r in rows if r.target == t))
+                       for t in targets})
 
 
-def _judge(info: Any) -> dict[str, Any] | None:
+def _judge(use: JudgeUse | None) -> SummaryJudge | None:
     """The run's judge and whether it was measured (judge-check), in words."""
-    if not isinstance(info, dict):
+    if use is None:
         return None
     from ..judge.validation import ValidationInfo, validation_text
 
-    checked = ValidationInfo.from_json(info.get("validation"))
-    return {"target": info.get("target"), "validated": checked is not None,
-            "validation": validation_text(checked)}
+    checked = ValidationInfo.from_json(use.validation)
+    return SummaryJudge(use.target, checked is not None, validation_text(checked))
 
 
-def _new_acc(spec: dict[str, Any] | None) -> _Acc:
-    spec = spec or {}
-    always = any(c.get("always") for c in spec.get("checks", ()))
-    return _Acc(Tally(spec.get("runs", 0), spec.get("min_pass", 0), always))
+def _new_acc(spec: PlannedScenario | None) -> _Acc:
+    if spec is None:
+        return _Acc(Tally(0, 0, False))
+    return _Acc(Tally(spec.runs, spec.min_pass, spec.always), spec.tool_expectation)
 
 
 def _judge_stats(a: _Acc, check: CheckResult) -> None:
     ev = check.evidence
-    if not ev:
+    if ev is None:
         return
-    for e in ev.get("items") or [ev]:
+    for e in ev.answers:
         a.judge_questions += 1
-        a.judge_cached += bool(e.get("cached"))
-        a.judge_tokens += e.get("tokens") or 0
+        a.judge_cached += e.cached
+        a.judge_tokens += e.tokens
 
 
-def _rate(k: int, n: int) -> dict[str, Any]:
-    low, high = wilson(k, n)
-    return {"pass_rate": k / n if n else None, "ci_low": low, "ci_high": high}
-
-
-def _row(spec: dict[str, Any], target: str, a: _Acc, saved: int = 0) -> dict[str, Any]:
+def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> SummaryRow:
     t = a.tally
     decided = t.decided
     low, high = wilson(t.passes, decided)
-    planned = spec["runs"]
-    v = t.verdict
+    planned = spec.runs
     checks = []
-    for i, c in enumerate(spec["checks"]):
+    for i, c in enumerate(spec.checks):
         seen = a.check_seen[i] if i < len(a.check_seen) else 0
         ok = a.check_pass[i] if i < len(a.check_pass) else 0
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
-        entry = {"check": c["check"], "label": c["label"], "judge": c.get("judge", False),
-                 "passes": ok, "unsure": unsure, "evaluated": seen, **_rate(ok, seen)}
-        if c.get("always"):
-            entry["always"] = True
-        if i in a.items:
-            entry["items"] = [{"label": label, "passes": n[0], "evaluated": n[1],
-                               **_rate(n[0], n[1])}
-                              for label, n in a.items[i].items()]
-        checks.append(entry)
-    tool_calls = None
-    if expectation_of(spec) is not None:
-        tool_calls = PRF(**a.tools).as_json()
+        c_low, c_high = wilson(ok, seen)
+        items = tuple(ItemRow(label, n[0], n[1], n[0] / n[1] if n[1] else None,
+                              *wilson(n[0], n[1]))
+                      for label, n in a.items.get(i, {}).items())
+        checks.append(CheckRow(c.check, c.label, ok, seen, ok / seen if seen else None,
+                               c_low, c_high, c.judge, unsure, c.always, items))
     at_k, hat_k = pass_k_table(decided, t.passes) if decided else ({}, {})
     mean = sum(a.latencies) / len(a.latencies) if a.latencies else None
-    return {
-        "scenario": spec["id"],
-        "target": target,
-        "file": spec["file"],
-        "line": spec["line"],
-        "description": spec.get("description", ""),
-        "tags": spec.get("tags", []),
-        "planned": planned,
-        "runs": t.finished,
-        "decided": decided,
-        "passes": t.passes,
-        "fails": t.fails,
-        "unsure": t.unsure,
-        "errors": t.errors,
-        "saved": saved,  # runs not needed: the verdict was decided (early stop)
-        "not_run": max(0, planned - t.finished - saved),
-        "min_pass": spec["min_pass"],
-        "pass_rate": t.passes / decided if decided else None,
-        "ci_low": low,
-        "ci_high": high,
-        "pass_at_k": at_k,
-        "pass_hat_k": hat_k,
-        "verdict": v,
-        "verdict_reason": t.reason,  # min_pass, always_broken or always_unseen
-        "always_broken": t.broken,  # attempts in which an `always` check did not pass
-        "passed": v == "pass",
-        "file_runs": spec.get("file_runs", planned),  # what the file asks (before --runs)
-        "checks": checks,
-        "failing_checks": [{"label": k, "count": n, **({"always": True}
-                                                      if k in a.always_failing else {})}
-                           for k, n in a.failing_checks.most_common()],
-        "latency_ms": {
-            "mean": mean,
-            "p50": percentile(a.latencies, 50),
-            "p95": percentile(a.latencies, 95),
-        },
-        "tokens": {"prompt": a.prompt_tokens, "completion": a.completion_tokens,
-                   "total": a.prompt_tokens + a.completion_tokens},
-        "model_calls": t.steps,
-        "retries": a.retries,
-        "error_kinds": dict(a.error_kinds),
-        "failure_kinds": dict(a.failure_kinds),  # failed before the checks: model_output...
-        "error_messages": dict(a.said),  # per kind, what the first such attempt said
-        "tool_calls": tool_calls,
-        "unsure_rate": t.unsure / decided if decided else None,
-        "judge": ({"questions": a.judge_questions, "cached": a.judge_cached,
-                   "asked": a.judge_questions - a.judge_cached, "tokens": a.judge_tokens}
-                  if a.judge_questions else None),
-    }
+    return SummaryRow(
+        scenario=spec.id, target=target, verdict=t.verdict, passes=t.passes, decided=decided,
+        file=spec.file, line=spec.line, description=spec.description, tags=spec.tags,
+        planned=planned, runs=t.finished, fails=t.fails, unsure=t.unsure, errors=t.errors,
+        saved=saved,  # runs not needed: the verdict was decided (early stop)
+        not_run=max(0, planned - t.finished - saved), min_pass=spec.min_pass,
+        pass_rate=t.passes / decided if decided else None, ci_low=low, ci_high=high,
+        pass_at_k=at_k, pass_hat_k=hat_k,
+        verdict_reason=t.reason,  # min_pass, always_broken or always_unseen
+        always_broken=t.broken,  # attempts in which an `always` check did not pass
+        file_runs=spec.runs_asked,  # what the file asks (before --runs)
+        checks=tuple(checks),
+        failing_checks=tuple(FailingCheck(k, n, k in a.always_failing)
+                             for k, n in a.failing_checks.most_common()),
+        latency_ms=Latency(mean, percentile(a.latencies, 50), percentile(a.latencies, 95)),
+        tokens=Tokens(a.prompt_tokens, a.completion_tokens), model_calls=t.steps,
+        retries=a.retries, error_kinds=dict(a.error_kinds),
+        failure_kinds=dict(a.failure_kinds),  # failed before the checks: model_output...
+        error_messages=dict(a.said),  # per kind, what the first such attempt said
+        tool_calls=(tool_counts(PRF(**a.tools)) if a.expectation is not None else None),
+        judge=(RowJudge(a.judge_questions, a.judge_cached,
+                        a.judge_questions - a.judge_cached, a.judge_tokens)
+               if a.judge_questions else None))
 
 
 MAX_SAID = 300  # characters of an endpoint's message kept in the summary (all: results.jsonl)
@@ -303,48 +270,49 @@ def _short(text: str) -> str:
     return text if len(text) <= MAX_SAID else text[: MAX_SAID - 1] + "…"
 
 
-def _totals(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    attempts = sum(r["runs"] for r in rows)
-    passes = sum(r["passes"] for r in rows)
-    decided = sum(r["decided"] for r in rows)
-    return {
-        "scenarios": len(rows),
-        "passed": sum(r["verdict"] == "pass" for r in rows),
-        "failed": sum(r["verdict"] == "fail" for r in rows),
-        "inconclusive": sum(r["verdict"] == "inconclusive" for r in rows),
-        "attempts": attempts,
-        "passes": passes,
-        "fails": sum(r["fails"] for r in rows),
-        "unsure": sum(r["unsure"] for r in rows),
-        "errors": sum(r["errors"] for r in rows),
-        "not_run": sum(r["not_run"] for r in rows),
-        "saved": sum(r["saved"] for r in rows),
-        "pass_rate": passes / decided if decided else None,
-        "ci_low": wilson(passes, decided)[0],
-        "ci_high": wilson(passes, decided)[1],
-        "tokens": sum(r["tokens"]["total"] for r in rows),
-        "model_calls": sum(r["model_calls"] for r in rows),
-        "retries": sum(r["retries"] for r in rows),
-        "judge_questions": sum((r["judge"] or {}).get("questions", 0) for r in rows),
-        "judge_asked": sum((r["judge"] or {}).get("asked", 0) for r in rows),
-        "judge_tokens": sum((r["judge"] or {}).get("tokens", 0) for r in rows),
-    }
+def _totals(rows: list[SummaryRow], skipped: int) -> Totals:
+    attempts = sum(r.runs for r in rows)
+    passes = sum(r.passes for r in rows)
+    decided = sum(r.decided for r in rows)
+    low, high = wilson(passes, decided)
+    return Totals(
+        scenarios=len(rows),
+        passed=sum(r.verdict == "pass" for r in rows),
+        failed=sum(r.verdict == "fail" for r in rows),
+        inconclusive=sum(r.verdict == "inconclusive" for r in rows),
+        attempts=attempts,
+        passes=passes,
+        fails=sum(r.fails for r in rows),
+        unsure=sum(r.unsure for r in rows),
+        errors=sum(r.errors for r in rows),
+        not_run=sum(r.not_run for r in rows),
+        saved=sum(r.saved for r in rows),
+        pass_rate=passes / decided if decided else None,
+        ci_low=low,
+        ci_high=high,
+        tokens=sum(r.tokens.total for r in rows),
+        model_calls=sum(r.model_calls for r in rows),
+        retries=sum(r.retries for r in rows),
+        judge_questions=sum(r.judge.questions for r in rows if r.judge),
+        judge_asked=sum(r.judge.asked for r in rows if r.judge),
+        judge_tokens=sum(r.judge.tokens for r in rows if r.judge),
+        skipped=skipped,
+    )
 
 
-def summarize_dir(run_dir: Path) -> dict[str, Any]:
-    plan = read_json(run_dir / PLAN)
-    run = read_json(run_dir / RUN) if (run_dir / RUN).exists() else None
-    return summarize_records(plan, latest_records(run_dir), run)
+def summarize_dir(run_dir: Path) -> Summary:
+    return summarize_records(read_plan(run_dir), latest_records(run_dir),
+                             read_run_info_if_any(run_dir))
 
 
-def exit_code(summary: dict[str, Any]) -> int:
+def exit_code(summary: Summary) -> int:
     """EXIT_OK every scenario passed; EXIT_FAILED one failed; EXIT_NO_VERDICT endpoint
     errors left one undecided."""
     from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
 
-    t = summary["totals"]
-    if t["failed"]:
+    t = summary.totals
+    if t.failed:
         return EXIT_FAILED
-    if t["inconclusive"]:
+    if t.inconclusive:
         return EXIT_NO_VERDICT
     return EXIT_OK

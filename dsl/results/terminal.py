@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 if TYPE_CHECKING:
+    from ..execution.run import Totals
+    from ..store import AttemptRecord
+    from ..store.summaryfile import Summary, SummaryRow
     from .baseline import Change, Comparison
 
 
@@ -38,7 +41,7 @@ class ProgressLine:
         self.started = time.monotonic()
         self.last = 0.0
 
-    def update(self, record: Any, totals: Any) -> None:
+    def update(self, record: AttemptRecord, totals: Totals) -> None:
         if not self.enabled:
             return
         now = time.monotonic()
@@ -85,49 +88,46 @@ def _change(c: Change | None, color: bool) -> str:
 MAX_SAID = 160  # characters of an endpoint's own words in the terminal (all in the report)
 
 
-def problem_lines(row: dict[str, Any]) -> list[str]:
+def problem_lines(row: SummaryRow) -> list[str]:
     """Each kind of endpoint error (and of failure before the checks: model_output,
     max_steps) in a scenario × target, with what it means in plain words and what the
     server said — the same sentences as the report's (dsl/errors.py)."""
     from ..errors import explain
 
     out = []
-    said = row.get("error_messages") or {}
-    kinds = {**row.get("error_kinds", {}), **row.get("failure_kinds", {})}
-    for kind, n in kinds.items():
+    for kind, n in row.problem_kinds.items():
         out.append(f"{kind} ×{n}: {explain(kind)}")
-        raw = " ".join(str(said.get(kind) or "").split())
+        raw = " ".join(row.error_messages.get(kind, "").split())
         if raw:
             raw = raw if len(raw) <= MAX_SAID else raw[: MAX_SAID - 1] + "…"
             out.append(f"  the server said: {raw}")
     return out
 
 
-def fewer_attempts(summary: dict[str, Any]) -> list[str]:
+def fewer_attempts(summary: Summary) -> list[str]:
     """Why fewer attempts ran than the scenario files ask for: ``--runs`` asked fewer, or
     early stop did not need them (each such scenario's verdict was decided)."""
     from ..verdict import words
 
-    rows = summary["scenarios"]
+    rows = summary.scenarios
     out = []
-    fewer = [r for r in rows if r.get("file_runs", r["planned"]) > r["planned"]]
+    fewer = [r for r in rows if r.runs_asked > r.planned]
     if fewer:
-        n = fewer[0]["planned"]
-        asked = sorted({r["file_runs"] for r in fewer})
+        n = fewer[0].planned
+        asked = sorted({r.runs_asked for r in fewer})
         runs = " or ".join(str(a) for a in asked)
         out.append(f"--runs {n}: each scenario ran at most {n} time{'s' if n != 1 else ''}, "
                    f"fewer than the {runs} its file asks for; min_pass was scaled to match "
                    "(run without --runs for the full count).")
-    saved = [r for r in rows if r.get("saved")]
+    saved = [r for r in rows if r.saved]
     if saved:
-        total = sum(r["saved"] for r in saved)
-        planned = sum(r["planned"] for r in rows)
+        total = sum(r.saved for r in saved)
+        planned = sum(r.planned for r in rows)
         said = []
         for r in saved[:3]:
-            what = words(r["verdict"]).past
-            why = (": an always check failed" if r.get("verdict_reason") == "always_broken"
-                   else "")
-            said.append(f"{r['scenario']} {what} after {r['runs']} of {r['planned']}{why}")
+            what = words(r.verdict).past
+            why = ": an always check failed" if r.verdict_reason == "always_broken" else ""
+            said.append(f"{r.scenario} {what} after {r.runs} of {r.planned}{why}")
         more = f", and {len(saved) - 3} more" if len(saved) > 3 else ""
         out.append(f"Early stop: {total} of the {planned} planned attempts were not run, "
                    "because their scenario's verdict was already decided "
@@ -135,7 +135,7 @@ def fewer_attempts(summary: dict[str, Any]) -> list[str]:
     return out
 
 
-def print_summary(summary: dict[str, Any], *, quiet: bool = False,
+def print_summary(summary: Summary, *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
@@ -143,90 +143,90 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
-    rows = sorted(summary["scenarios"], key=lambda r: words(r["verdict"]).order)
-    t = summary["totals"]
+    rows = sorted(summary.scenarios, key=lambda r: words(r.verdict).order)
+    t = summary.totals
     changes = comparison.by_key() if comparison else {}
-    width = max((len(r["scenario"]) for r in rows), default=8)
-    twidth = max((len(r["target"]) for r in rows), default=6)
+    width = max((len(r.scenario) for r in rows), default=8)
+    twidth = max((len(r.target) for r in rows), default=6)
     for r in rows:
-        if quiet and r["verdict"] == "pass":
+        if quiet and r.verdict == "pass":
             continue
-        w = words(r["verdict"])
+        w = words(r.verdict)
         mark, fg = w.mark, w.color
         extra = []
-        if r["unsure"]:
-            extra.append(f"{r['unsure']} unsure")
-        if r["errors"]:
-            kinds = ", ".join(f"{k}" for k in r["error_kinds"])
-            extra.append(f"{r['errors']} error{'s' if r['errors'] != 1 else ''} ({kinds})")
-        if r["not_run"]:
-            extra.append(f"{r['not_run']} not run")
-        if r.get("saved"):
-            extra.append(f"{r['saved']} not needed")
-        rate = (f" {_pct(r['pass_rate'])} [{_pct(r['ci_low']).strip()}–"
-                f"{_pct(r['ci_high']).strip()}]" if r["decided"] else "    –")
+        if r.unsure:
+            extra.append(f"{r.unsure} unsure")
+        if r.errors:
+            kinds = ", ".join(f"{k}" for k in r.error_kinds)
+            extra.append(f"{r.errors} error{'s' if r.errors != 1 else ''} ({kinds})")
+        if r.not_run:
+            extra.append(f"{r.not_run} not run")
+        if r.saved:
+            extra.append(f"{r.saved} not needed")
+        rate = (f" {_pct(r.pass_rate)} [{_pct(r.ci_low).strip()}–"
+                f"{_pct(r.ci_high).strip()}]" if r.decided else "    –")
         echo(
-            f"{style(mark, color, fg=fg, bold=True)}  {r['scenario']:<{width}}  "
-            f"{r['target']:<{twidth}}  {r['passes']:>3}/{r['decided']:<3} min {r['min_pass']:<3}"
+            f"{style(mark, color, fg=fg, bold=True)}  {r.scenario:<{width}}  "
+            f"{r.target:<{twidth}}  {r.passes:>3}/{r.decided:<3} min {r.min_pass:<3}"
             + rate + (f"  {'; '.join(extra)}" if extra else "")
-            + _change(changes.get((r["scenario"], r["target"])), color)
+            + _change(changes.get(r.key), color)
         )
-        if r["verdict"] != "pass":
-            for fc in r["failing_checks"][:5]:
-                why = ("; once is enough to fail the scenario" if fc.get("always") else "")
+        if r.verdict != "pass":
+            for fc in r.failing_checks[:5]:
+                why = "; once is enough to fail the scenario" if fc.always else ""
                 echo(f"      {style('✗', color, fg='red')} {check_title(fc)}  "
-                     f"(failed {fc['count']} of {r['decided']}{why})")
-            if len(r["failing_checks"]) > 5:
-                echo(f"      … and {len(r['failing_checks']) - 5} more failing checks")
-            if r.get("verdict_reason") == "always_unseen":
-                unseen = r["planned"] - r["decided"]
+                     f"(failed {fc.count} of {r.decided}{why})")
+            if len(r.failing_checks) > 5:
+                echo(f"      … and {len(r.failing_checks) - 5} more failing checks")
+            if r.verdict_reason == "always_unseen":
+                unseen = r.planned - r.decided
                 echo(f"      {style('?', color, fg='yellow')} an always check must pass in "
-                     f"every attempt, and {unseen} of the {r['planned']} did not reach the "
+                     f"every attempt, and {unseen} of the {r.planned} did not reach the "
                      "model, so no one knows whether it held there")
         for line in problem_lines(r):  # the server's words under the sentence
             echo(f"        {line.lstrip()}" if line.startswith(" ") else
                  f"      {style('!', color, fg='yellow')} {line}")
-    skipped = summary.get("skipped") or []
-    for k in ([] if quiet else skipped):
-        echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k['scenario']:<{width}}  "
-             f"{k['target']:<{twidth}}  {k['reason']}")
-    parts = [f"{t['passed']}/{t['scenarios']} passed"]
-    if t["failed"]:
-        parts.append(style(f"{t['failed']} failed", color, fg="red"))
-    if t["inconclusive"]:
-        parts.append(style(f"{t['inconclusive']} inconclusive", color, fg="yellow"))
+    skipped = summary.skipped
+    for k in (() if quiet else skipped):
+        echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k.scenario:<{width}}  "
+             f"{k.target:<{twidth}}  {k.reason}")
+    parts = [f"{t.passed}/{t.scenarios} passed"]
+    if t.failed:
+        parts.append(style(f"{t.failed} failed", color, fg="red"))
+    if t.inconclusive:
+        parts.append(style(f"{t.inconclusive} inconclusive", color, fg="yellow"))
     if skipped:
         parts.append(f"{len(skipped)} skipped")
-    parts.append(f"{t['attempts']} attempts")
-    if t["unsure"]:
-        parts.append(f"{t['unsure']} unsure")
-    if t["errors"]:
-        parts.append(style(f"{t['errors']} endpoint errors", color, fg="yellow"))
-    parts.append(f"{t['tokens']:,} tokens")
-    if t.get("judge_questions"):
-        cached = t["judge_questions"] - t["judge_asked"]
-        q = t["judge_questions"]
-        validation = (summary.get("judge") or {}).get("validation")
+    parts.append(f"{t.attempts} attempts")
+    if t.unsure:
+        parts.append(f"{t.unsure} unsure")
+    if t.errors:
+        parts.append(style(f"{t.errors} endpoint errors", color, fg="yellow"))
+    parts.append(f"{t.tokens:,} tokens")
+    if t.judge_questions:
+        cached = t.judge_questions - t.judge_asked
+        q = t.judge_questions
+        validation = summary.judge.validation if summary.judge else ""
         parts.append(f"judge: {q} question{'s' if q != 1 else ''} ({cached} cached), "
-                     f"{t['judge_tokens']:,} tokens" + (f", {validation}" if validation else ""))
-    early = summary.get("early_stop") or {}
-    if early.get("runs"):
-        parts.append(f"early stop saved {early['runs']} runs (~{early['model_calls']} model "
+                     f"{t.judge_tokens:,} tokens" + (f", {validation}" if validation else ""))
+    early = summary.early_stop
+    if early is not None and early.runs:
+        parts.append(f"early stop saved {early.runs} runs (~{early.model_calls} model "
                      "calls)")
-    if summary.get("duration_s"):
-        parts.append(f"{summary['duration_s']:.1f}s")
+    if summary.duration_s:
+        parts.append(f"{summary.duration_s:.1f}s")
     echo("\n" + " · ".join(parts))
     for line in fewer_attempts(summary):  # what the totals' counts leave unsaid
         echo(line)
-    tools = (summary.get("tool_calls") or {}).get("all")
-    if tools and tools["tp"] + tools["fp"] + tools["fn"]:
-        from .cioutputs import prf_text
+    tools = summary.tool_calls.all
+    if tools.relevant:
+        from .words import prf_text
 
-        by_target = summary["tool_calls"].get("by_target") or {}
+        by_target = summary.tool_calls.by_target
         line = f"Tool calls: {prf_text(tools)}"
         if len(by_target) > 1:
-            line += "; " + ", ".join(f"{name} F1 {_pct(t['f1']).strip()}"
-                                     for name, t in by_target.items())
+            line += "; " + ", ".join(f"{name} F1 {_pct(c.f1).strip()}"
+                                     for name, c in by_target.items())
         echo(line)
     if comparison is not None:
         counts = comparison.counts()
@@ -234,7 +234,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
         base = comparison.baseline_run_id or "the baseline"
         line = f"Against {base}: " + (", ".join(said) or "nothing to compare")
         echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)
-    for pair in summary.get("compare") or ():
+    for pair in summary.compare:
         from .baseline import Comparison as _Comparison
 
         echo("")
@@ -242,7 +242,7 @@ def print_summary(summary: dict[str, Any], *, quiet: bool = False,
 
 
 def _side(side: Any) -> str:
-    from .cioutputs import side_text
+    from .words import side_text
 
     return side_text(side)
 
@@ -401,7 +401,8 @@ def print_conformance(cert: Any) -> None:
     conclusion (a :class:`dsl.results.conformance.Certificate`)."""
     from ..verdict import words
     from .baseline import describe_delta
-    from .cioutputs import prf_text, side_text
+    from .summarize import tool_counts
+    from .words import prf_text, side_text
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)
@@ -419,7 +420,7 @@ def print_conformance(cert: Any) -> None:
         echo(f"  {b.case:<{width}}  {status}  {n:>{cwidth}}  {b.min_pass:>3}  "
              f"{_ms(b.p50_ms):>7}  {_ms(b.p95_ms):>7}  {b.certifies}")
     tools = cert.tool_calls
-    echo("Tool calls: " + (prf_text(tools.as_json()) if tools.relevant
+    echo("Tool calls: " + (prf_text(tool_counts(tools)) if tools.relevant
                            else "nothing to count (no attempt of a case that expects a tool "
                                 "call, or none, reached the endpoint)"))
     if cert.timed:

@@ -4,7 +4,8 @@ In: a path. Out: a :class:`~dsl.source.load.Document` (plain data with the ``Spa
 every value), located ``Diagnostic``\\ s from the JSON Schemas (``validate``, with the fast
 schema of ``fastschema`` on the hot path) and which places are sound (``Shape``).
 
-``load`` → ``validate``; ``schemawords`` are the words the schemas share, ``resources``
+``load`` → ``validate``; ``suitefile`` finds a suite's scenarist.yaml, ``schemawords`` are
+the words the schemas share, ``resources``
 finds ``schemas/`` and ``grammar/`` in a checkout or a wheel, ``saferegex`` compiles and
 runs the regular expressions people write (bounded, with located errors).
 

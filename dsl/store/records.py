@@ -49,8 +49,18 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from ..model import SCHEMA_VERSION, Call, CheckStatus, Tokens, Turn
+from ..model import (
+    SCHEMA_VERSION,
+    Call,
+    CheckStatus,
+    CriterionResult,
+    Evidence,
+    JudgeAnswer,
+    Tokens,
+    Turn,
+)
 from ..verdict import AttemptStatus, breaks_always
+from .jsonfile import check_version
 
 STATUSES = ("pass", "fail", "unsure", "error")
 _STATUS = frozenset(STATUSES)
@@ -70,8 +80,8 @@ class CheckResult(NamedTuple):
     status: CheckStatus
     reason: str
     score: float | None = None
-    items: tuple[Mapping[str, Any], ...] = ()  # per criterion (criteria)
-    evidence: Mapping[str, Any] | None = None  # the judge's reply, confidence, ...
+    items: tuple[CriterionResult, ...] = ()  # per criterion (criteria)
+    evidence: Evidence | None = None  # the judge's reply, confidence, ...
     turn: int | None = None  # 1, 2, ...: a check of that turn; None: of the whole attempt
     always: bool = False  # `always: true`: it must pass in every attempt
 
@@ -162,14 +172,34 @@ def check_json(c: CheckResult) -> dict[str, Any]:
     d: dict[str, Any] = {"check": c.check, "label": c.label, "status": c.status,
                          "score": c.score, "reason": c.reason}
     if c.items:
-        d["items"] = [dict(i) for i in c.items]
+        d["items"] = [{"label": i.label, "status": i.status, "score": i.score,
+                       "min_score": i.min_score, "reason": i.reason} for i in c.items]
     if c.evidence is not None:
-        d["evidence"] = dict(c.evidence)
+        d["evidence"] = evidence_json(c.evidence)
     if c.turn is not None:
         d["turn"] = c.turn
     if c.always:
         d["always"] = True
     return d
+
+
+def answer_json(a: JudgeAnswer) -> dict[str, Any]:
+    d: dict[str, Any] = {"judge_model": a.judge_model, "verdict": a.verdict, "score": a.score,
+                         "confidence": a.confidence, "reason": a.reason, "prompt": a.prompt,
+                         "replies": list(a.replies), "cached": a.cached,
+                         "cache_key": a.cache_key, "tokens": a.tokens}
+    if a.p_pass is not None:
+        d["p_pass"] = a.p_pass
+    if a.logprobs is not None:
+        d["logprobs"] = dict(a.logprobs)
+    return d
+
+
+def evidence_json(e: Evidence) -> dict[str, Any]:
+    """A judged check's evidence: the judge's answer, or ``{"items": [...]}`` (criteria)."""
+    if e.per_item:
+        return {"items": [answer_json(a) for a in e.answers]}
+    return answer_json(e.answers[0]) if e.answers else {}
 
 
 def tokens_json(t: Tokens) -> dict[str, int]:
@@ -244,18 +274,6 @@ def json_line(data: Any) -> str:
 
 
 # ---- reading -----------------------------------------------------------------------------
-
-def check_version(data: Any, where: object) -> None:
-    """Refuse a file (or line) written by another version of Scenarist's formats."""
-    from ..errors import RunDirError
-
-    version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        raise RunDirError(
-            f"{where} has schema_version {version!r}; this Scenarist reads version "
-            f"{SCHEMA_VERSION} (upgrade Scenarist, or re-run to regenerate it)"
-        )
-
 
 _REQUIRED: Any = object()
 _NAMES = {str: "text", int: "a whole number", list: "a list", dict: "an object"}
@@ -361,10 +379,60 @@ def _check(d: Any) -> CheckResult:
         check, label if type(label) is str and label else check, status,
         reason if type(reason) is str else "",
         float(score) if type(score) is float or type(score) is int else None,
-        tuple([_obj(i, "a check item") for i in items]) if items and type(items) is list
-        else (),
-        evidence if type(evidence) is dict else None,
+        tuple([_item(i) for i in items]) if items and type(items) is list else (),
+        _evidence(evidence) if type(evidence) is dict else None,
         turn if type(turn) is int else None, d.get("always") is True))
+
+
+def _item(d: Any) -> CriterionResult:
+    d = _obj(d, "a check item")
+    get = d.get
+    status, label, reason = get("status"), get("label"), get("reason")
+    score, min_score = get("score"), get("min_score")
+    return _build(CriterionResult, (
+        label if type(label) is str else "", status if status in _STATUS else "error",
+        score if type(score) is float or type(score) is int else None,
+        min_score if type(min_score) is float or type(min_score) is int else 0.0,
+        reason if type(reason) is str else ""))
+
+
+_NO_ANSWER = JudgeAnswer()
+
+
+def _answer(d: Any) -> JudgeAnswer:
+    """The judge's answer to one question. Its fields are only shown and counted, so a
+    value of another type reads as its default (as a check's label does). (Every judged
+    check of every attempt has one: read here with no more than a lookup per field.)"""
+    if type(d) is not dict:
+        return _NO_ANSWER
+    get = d.get
+    replies = get("replies")
+    if type(replies) is list:
+        replies = tuple([r if type(r) is str else json.dumps(r) for r in replies])
+    else:  # lines written before every reply was kept had the last one alone
+        raw = get("raw_reply")
+        replies = (raw,) if type(raw) is str else ()
+    model, verdict, reason, prompt = get("judge_model"), get("verdict"), get("reason"), \
+        get("prompt")
+    score, confidence, key, tokens = get("score"), get("confidence"), get("cache_key"), \
+        get("tokens")
+    p_pass, logprobs = get("p_pass"), get("logprobs")
+    return _build(JudgeAnswer, (
+        model if type(model) is str else "", verdict if type(verdict) is str else "",
+        score if type(score) is float or type(score) is int else None,
+        confidence if type(confidence) is float or type(confidence) is int else None,
+        reason if type(reason) is str else "", prompt if type(prompt) is str else "",
+        replies, get("cached") is True, key if type(key) is str else "",
+        tokens if type(tokens) is int else 0,
+        p_pass if type(p_pass) is float or type(p_pass) is int else None,
+        logprobs if type(logprobs) is dict else None))
+
+
+def _evidence(d: dict[str, Any]) -> Evidence:
+    items = d.get("items")
+    if type(items) is list:
+        return _build(Evidence, (tuple([_answer(i) for i in items]), True))
+    return _build(Evidence, ((_answer(d),), False))
 
 
 def _model_call(d: Any) -> ModelCallStat:

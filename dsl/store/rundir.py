@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
-import json
 import os
 import secrets
 import time
@@ -20,23 +19,10 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import RunDirError
-from ..model import SCHEMA_VERSION
-from .records import AttemptRecord, RecordError, check_version, record_from_json, record_line
-
-_fast_loads: Callable[[bytes], Any] | None
-_fast_dumps: Callable[..., bytes] | None
-try:  # 2.3x faster than the standard library on attempt records (bench/report_bench.py)
-    from orjson import OPT_INDENT_2 as _INDENT
-    from orjson import dumps as _fast_dumps
-    from orjson import loads as _fast_loads
-except ImportError:  # pragma: no cover - PyPy, or a platform without a wheel
-    _fast_loads = _fast_dumps = None
-    _INDENT = 0
+from .jsonfile import loads_line, write_atomic
+from .records import AttemptRecord, RecordError, record_from_json, record_line
 
 RESULTS = "results.jsonl"
-PLAN = "plan.json"
-RUN = "run.json"
-SUMMARY = "summary.json"
 LOCK = ".lock"
 ATTACHMENTS = "attachments"
 MAX_STORED_ATTACHMENT = 5 * 2**20  # as dsl.compiler.attachments.MAX_ATTACHMENT_BYTES
@@ -124,34 +110,6 @@ class RunLock:
             self._file = None
 
 
-def json_text(data: Any) -> bytes:
-    """``data`` as indented JSON text in UTF-8. orjson writes it when it can (the json
-    module's indenting encoder is pure Python: a third of writing summary.json at 10,000
-    attempts); what orjson refuses — a lone surrogate, NaN, a huge integer — the standard
-    library writes."""
-    if _fast_dumps is not None:
-        try:
-            return _fast_dumps(data, option=_INDENT) + b"\n"
-        except (TypeError, ValueError):
-            pass
-    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode(
-        "utf-8", "backslashreplace")
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write a JSON file atomically (a crash never leaves half a file)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(json_text(data))
-    os.replace(tmp, path)
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file (a report, junit.xml, summary.md) atomically, as write_json does."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def store_attachments(run_dir: Path, files: Iterable[tuple[str, bytes]]) -> None:
     """Keep each attached file (its hash, its bytes) in ``run_dir/attachments/``, once."""
     folder = run_dir / ATTACHMENTS
@@ -192,17 +150,6 @@ def copy_attachments(sources: Iterable[Path], run_dir: Path) -> None:
                 store_attachments(run_dir, [(f.name, data)])
 
 
-def read_json(path: Path) -> Any:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise RunDirError(f"{path} does not exist; is {path.parent} a run folder?") from None
-    except (OSError, ValueError) as exc:
-        raise RunDirError(f"cannot read {path}: {exc}") from None
-    check_version(data, path)
-    return data
-
-
 class ResultsWriter:
     """Appends attempt records to results.jsonl, one flushed line each."""
 
@@ -234,18 +181,6 @@ class ResultsWriter:
                     self._file.close()
 
 
-
-
-def loads_line(line: bytes) -> Any:
-    """One JSON line of a file Scenarist wrote. orjson reads what it can (almost every
-    line); what it refuses — a lone surrogate kept as ``\\ud83d``, NaN, a huge integer —
-    the standard library reads, so the files stay plain JSON whatever reads them."""
-    if _fast_loads is not None:
-        try:
-            return _fast_loads(line)
-        except ValueError:
-            pass
-    return json.loads(line)
 
 
 def iter_results(run_dir: Path) -> Iterator[AttemptRecord]:
@@ -286,10 +221,12 @@ def truncate_torn(run_dir: Path) -> bool:
 def latest_records(run_dir: Path) -> Iterator[AttemptRecord]:
     """Each attempt's latest record. Only ``--resume --retry-errors`` writes an attempt
     twice (run.json says so); otherwise this streams the file once, in constant memory."""
+    from .runfile import read_run_info
+
     try:
-        reran = bool(json.loads((run_dir / RUN).read_text("utf-8")).get("reran_errors"))
-    except (OSError, ValueError):
-        reran = True  # no run.json: be safe
+        reran = read_run_info(run_dir).reran_errors
+    except RunDirError:
+        reran = True  # no run.json (or not one): be safe
     if not reran:
         yield from iter_results(run_dir)
         return
@@ -306,54 +243,56 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
 
     Refuses runs of different plans (their ``full_plan`` fingerprints differ) and shards
     that overlap (a scenario in two of them)."""
-    plans = [read_json(d / PLAN) for d in run_dirs]
-    infos = [read_json(d / RUN) if (d / RUN).exists() else {} for d in run_dirs]
-    fingerprints = {p.get("full_plan") for p in plans}
+    from .planfile import read_plan, write_plan
+    from .runfile import EarlyStop, RunInfo, read_run_info_if_any, write_run_info
+
+    plans = [read_plan(d) for d in run_dirs]
+    infos = [read_run_info_if_any(d) for d in run_dirs]
+    fingerprints = {p.full_plan for p in plans}
     if len(fingerprints) != 1 or not next(iter(fingerprints)):
         raise RunDirError("these runs come from different plans (or different versions of "
                           "the files); merge only the shards of one run")
     seen: dict[str, Path] = {}
     for d, p in zip(run_dirs, plans, strict=True):
-        for s in p["scenarios"]:
-            if s["id"] in seen:
-                raise RunDirError(f"the scenario {s['id']} is in both {seen[s['id']]} and {d}; "
+        for s in p.scenarios:
+            if s.id in seen:
+                raise RunDirError(f"the scenario {s.id} is in both {seen[s.id]} and {d}; "
                                   "merge each shard once")
-            seen[s["id"]] = d
+            seen[s.id] = d
     warnings: list[str] = []
-    shards = [tuple(p["shard"]) for p in plans if p.get("shard")]
+    shards = [p.shard for p in plans if p.shard]
     if shards:
         n = shards[0][1]
         missing = sorted(set(range(1, n + 1)) - {i for i, _ in shards})
         if missing:
             warnings.append(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)} are missing: "
                             "their scenarios are not in the merged run")
-    scenarios = sorted((s for p in plans for s in p["scenarios"]), key=lambda s: s["id"])
-    merged_plan = {**plans[0], "scenarios": scenarios, "shard": None,
-                   "attempts": sum(p["attempts"] for p in plans),
-                   "max_model_calls": sum(p["max_model_calls"] for p in plans)}
+    scenarios = sorted((s for p in plans for s in p.scenarios), key=lambda s: s.id)
+    merged_plan = plans[0].replace(scenarios=tuple(scenarios), shard=None,
+                                   attempts=sum(p.attempts for p in plans),
+                                   max_model_calls=sum(p.max_model_calls for p in plans))
     out = create_run_dir(parent)
-    write_json(out / PLAN, merged_plan)
+    write_plan(out, merged_plan)
     copy_attachments(run_dirs, out)
     with (out / RESULTS).open("w", encoding="utf-8") as f:
         for d in run_dirs:
             for r in latest_records(d):
                 f.write(record_line(r) + "\n")
-    started = [i["started_at"] for i in infos if i.get("started_at")]
-    finished = [i["finished_at"] for i in infos if i.get("finished_at")]
-    saved = [x for i in infos for x in ((i.get("early_stop") or {}).get("by_scenario") or [])]
-    write_json(out / RUN, {
-        "schema_version": SCHEMA_VERSION,
-        "run_id": out.name,
-        "suite": merged_plan.get("suite"),
-        "merged_from": [i.get("run_id", d.name) for i, d in zip(infos, run_dirs, strict=True)],
-        "started_at": min(started) if started else None,
-        "finished_at": max(finished) if finished else None,
-        "duration_s": max((i.get("duration_s") or 0 for i in infos), default=0),
-        "targets": infos[0].get("targets", merged_plan["targets"]) if infos else [],
-        "early_stop": {"runs": sum(x["runs"] for x in saved),
-                       "model_calls": sum((i.get("early_stop") or {}).get("model_calls", 0)
-                                          for i in infos),
-                       "by_scenario": saved},
-        "interrupted": any(i.get("interrupted") for i in infos),
-    })
+    known = [i for i in infos if i is not None]
+    started = [i.started_at for i in known if i.started_at]
+    finished = [i.finished_at for i in known if i.finished_at]
+    saved = [x for i in known if i.early_stop for x in i.early_stop.by_scenario]
+    write_run_info(out, RunInfo(
+        run_id=out.name,
+        targets=known[0].targets if known and known[0].targets else merged_plan.targets,
+        suite=merged_plan.suite,
+        merged_from=tuple(i.run_id if i is not None else d.name
+                          for i, d in zip(infos, run_dirs, strict=True)),
+        started_at=min(started) if started else None,
+        finished_at=max(finished) if finished else None,
+        duration_s=max((i.duration_s or 0 for i in known), default=0),
+        early_stop=EarlyStop(sum(x.runs for x in saved),
+                             sum(i.early_stop.model_calls for i in known if i.early_stop),
+                             tuple(saved)),
+        interrupted=any(i.interrupted for i in known)))
     return out, warnings

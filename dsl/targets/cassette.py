@@ -15,6 +15,7 @@ traceback. Only a torn last line (an interrupted recording) is skipped.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
@@ -347,3 +348,40 @@ class ReplayModel:
 
     async def aclose(self) -> None:
         return None
+
+
+class Recording:
+    """``--record FILE``: the cassette is recorded into ``FILE.partial`` and replaces FILE
+    only when the run ends complete with something recorded — a run against an endpoint
+    that is down, or one cut short, never empties a cassette that was committed."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.partial = path.with_name(path.name + ".partial")
+
+    def exchanges(self) -> int:
+        try:
+            with self.partial.open("rb") as f:
+                return max(0, sum(1 for line in f if line.strip()) - 1)  # minus the header
+        except OSError:
+            return 0
+
+    def finish(self, complete: bool) -> str:
+        """Move the recording into place when it should be; what happened, in words."""
+        n = self.exchanges()
+        said = f"{n} exchange{'s' if n != 1 else ''}"
+        if complete and n:
+            try:
+                os.replace(self.partial, self.path)
+            except OSError as exc:
+                return (f"The recording ({said}) could not replace {self.path}: "
+                        f"{exc.strerror}; it is in {self.partial}")
+            return f"Recorded {said} into {self.path}."
+        why = "the run did not finish" if not complete else "the endpoint answered nothing"
+        if not n:
+            with contextlib.suppress(OSError):
+                self.partial.unlink()
+            return (f"Nothing was recorded ({why}): {self.path} was kept as it was."
+                    if self.path.exists() else f"Nothing was recorded ({why}).")
+        return (f"{self.path} was kept as it was ({why}); the {said} recorded are in "
+                f"{self.partial}.")

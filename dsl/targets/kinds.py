@@ -29,16 +29,26 @@ import functools
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..errors import Collector, Diagnostic, EndpointError, InputError
 from ..model import Target
-from ..source.load import DataPath, Document
 from ..source.schemawords import schema_doc
 from .settings import OpenAISettings, PythonSettings, ReplaySettings, Retry
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
+    from ..source.load import DataPath, Document
     from .base import Agent, AgentContext, ChatModel, RequestSettings
+
+
+class WrittenTarget(Protocol):
+    """A target as a run folder keeps it (dsl.store.planfile.PlannedTarget)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def settings(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,12 +62,20 @@ class TargetKind:
     compile: Callable[[Document, DataPath, str, Mapping[str, Any], Path, Collector], Any]
     describe: Callable[[Any], str]
     as_json: Callable[[Any], dict[str, Any]]
+    # the keys of its written form (as_json) that say what it runs, in the order they are
+    # shown (junit.xml's properties); the first one set names it (reports, the history)
+    shown: tuple[str, ...]
     open_agent: Callable[[Target, AgentContext], Agent]
     open_model: Callable[[Target, int, Callable[[], None] | None], ChatModel] | None = None
     key_env: Callable[[Any], str | None] = lambda settings: None
     attempt_timeout: bool = True  # accepts attempt_timeout_ms
     # a model endpoint: what it puts in every request (model, temperature, params)
     request_settings: Callable[[Any], RequestSettings] | None = None
+    # the model its settings name ("": none; a replay's model is its cassette's)
+    model: Callable[[Any], str] = lambda settings: ""
+    # what answers, in words, when its settings name no model (a judge's measurement keeps
+    # it: .scenarist/judge-validation.json)
+    stands_for: Callable[[Any], str] = lambda settings: ""
 
     @property
     def is_model(self) -> bool:
@@ -72,6 +90,41 @@ def kind_of(target: Target) -> TargetKind:
 def describe(target: Target) -> str:
     """What a target runs, in a few words: ``qwen at http://…/v1``."""
     return kind_of(target).describe(target.config)
+
+
+def model_named(target: Target) -> str:
+    """The model a target's settings name; "" when they name none (a replay, an agent)."""
+    return kind_of(target).model(target.config)
+
+
+def answered_by(target: Target) -> str:
+    """What answers a target's requests, in words: the model its settings name, else what
+    its kind says it stands for (``replay of local.jsonl``), else its name."""
+    kind = kind_of(target)
+    return kind.model(target.config) or kind.stands_for(target.config) or target.name
+
+
+def shown_settings(target: WrittenTarget) -> list[tuple[str, str]]:
+    """What a written target (plan.json's, a summary's) says it runs, as (key, value)
+    pairs: its kind, then the settings its kind shows, those that are set."""
+    kind = KINDS.get(target.kind)
+    out = [("kind", target.kind)] if target.kind else []
+    for key in kind.shown if kind is not None else ():
+        value = target.settings.get(key)
+        if value:
+            out.append((key, str(value)))
+    return out
+
+
+def what_it_runs(target: WrittenTarget) -> str | None:
+    """What a written target runs, in its kind's words: its model, cassette or entry point
+    (None when its settings say none)."""
+    kind = KINDS.get(target.kind)
+    for key in kind.shown if kind is not None else ():
+        value = target.settings.get(key)
+        if value:
+            return str(value)
+    return None
 
 
 def target_json(target: Target) -> dict[str, Any]:
@@ -384,6 +437,8 @@ KINDS: dict[str, TargetKind] = {
         compile=_compile_openai,
         describe=lambda s: f"{s.model} at {s.base_url}",
         as_json=_openai_json,
+        shown=("model", "base_url"),
+        model=lambda s: s.model,
         open_agent=_open_model_agent,
         open_model=_open_openai,
         key_env=lambda s: s.api_key_env,
@@ -399,6 +454,8 @@ KINDS: dict[str, TargetKind] = {
         compile=_compile_replay,
         describe=lambda s: f"replay of {s.cassette}",
         as_json=_replay_json,
+        shown=("model", "cassette"),  # the model the cassette recorded, else the file
+        stands_for=lambda s: f"replay of {Path(s.cassette).name}",
         open_agent=_open_model_agent,
         open_model=_open_replay,
         attempt_timeout=False,
@@ -413,6 +470,7 @@ KINDS: dict[str, TargetKind] = {
         compile=_compile_python,
         describe=lambda s: f"python {s.entry}",
         as_json=lambda s: {"entry": s.entry},
+        shown=("entry",),
         open_agent=_open_python,
     ),
 }

@@ -14,9 +14,7 @@ from typing import Any
 
 import pytest
 from find_browser import Verdict, browser_here, skipped_line
-from report_builders import CHROMIUM_ARGS, demo_run
-
-from dsl.results.report import regenerate
+from report_builders import CHROMIUM_ARGS, demo_run, regenerate
 
 _SKIPPED = pytest.StashKey[tuple[int, Verdict]]()
 

@@ -11,11 +11,18 @@ import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dsl.model import SCHEMA_VERSION
+from dsl.pipeline import AfterRun, finish
 from dsl.results.summarize import summarize_records
 from dsl.store import record_from_json, write_json
+from dsl.store.planfile import plan_from_json
+from dsl.store.runfile import run_from_json
+from dsl.store.summaryfile import Summary, summary_json
+
+if TYPE_CHECKING:
+    from dsl.results.baseline import Comparison
 
 # How the tests and the bench scripts start Debian's Chromium (Playwright's own download
 # does not work in CI): no sandbox (containers), nothing that would reach the network.
@@ -143,8 +150,8 @@ def write_run(path: Path, scenarios: Sequence[dict[str, Any]],
                 except UnicodeEncodeError:  # a lone surrogate: keep it as a \u escape
                     line = json.dumps(r)
             f.write(line + "\n")
-    write_json(path / "summary.json",
-               summarize_records(plan, [record_from_json(r) for r in records], run))
+    write_json(path / "summary.json", summary_json(summarize_records(
+        plan_from_json(plan), [record_from_json(r) for r in records], run_from_json(run))))
     return path
 
 
@@ -349,3 +356,11 @@ def conversation_run(path: Path) -> Path:
         "turn 1 · asks_to_confirm: set_business_hours", 'turn 2 · contains: "Listo"',
         "turn 3 · non_empty", "does_not_modify"])
     return write_run(path, [spec], [rec])
+
+
+def regenerate(run_dir: Path, out: Path | None = None, baseline: Summary | None = None
+               ) -> tuple[Path, Summary, Comparison | None]:
+    """The after-run chain on a run folder, without a history (dsl.pipeline.finish): the
+    report's path, the summary and the comparison with ``baseline``."""
+    done = finish(run_dir, AfterRun(trend=False, record=False, baseline=baseline, report=out))
+    return done.report, done.summary, done.comparison

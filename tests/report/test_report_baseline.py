@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from report_builders import demo_run
 
 from dsl.errors import RunDirError
 from dsl.results.baseline import Side, compare, compare_row, load_summary, newcombe, pts
+from dsl.store.summaryfile import Summary, SummaryRow, Totals, summary_json
 
 # Newcombe (1998), "Interval estimation for the difference between independent
 # proportions", Statistics in Medicine 17:873-890, Table II, method 10 (hybrid score).
@@ -42,9 +42,8 @@ def test_newcombe_needs_decided_attempts() -> None:
 
 
 def row(passes: int, decided: int, verdict: str, *, scenario: str = "s",
-        target: str = "t") -> dict[str, Any]:
-    return {"scenario": scenario, "target": target, "passes": passes, "decided": decided,
-            "verdict": verdict}
+        target: str = "t") -> SummaryRow:
+    return SummaryRow(scenario, target, verdict, passes, decided)
 
 
 def test_regressed_when_it_passed_before_and_the_drop_is_real() -> None:
@@ -94,9 +93,11 @@ def test_no_verdict_on_either_side_is_inconclusive() -> None:
 
 
 def test_new_and_removed_rows() -> None:
-    now = {"scenarios": [row(5, 5, "pass", scenario="a"), row(5, 5, "pass", scenario="b")]}
-    before = {"run_id": "r0", "started_at": "2026-01-01T00:00:00+00:00",
-              "scenarios": [row(5, 5, "pass", scenario="a"), row(1, 5, "fail", scenario="c")]}
+    now = Summary((), Totals(), (row(5, 5, "pass", scenario="a"),
+                                 row(5, 5, "pass", scenario="b")))
+    before = Summary((), Totals(), (row(5, 5, "pass", scenario="a"),
+                                    row(1, 5, "fail", scenario="c")),
+                     run_id="r0", started_at="2026-01-01T00:00:00+00:00")
     cmp = compare(now, before)
     assert [c.status for c in cmp.changes] == ["unchanged", "new", "removed"]
     assert cmp.changes[1].note == "not in the baseline"
@@ -120,12 +121,11 @@ def test_points_are_signed(x: float, text: str) -> None:
 def test_load_summary_from_a_folder_a_file_or_stored_results(tmp_path: Path) -> None:
     run = demo_run(tmp_path / "run")
     from_dir = load_summary(run)
-    assert from_dir == json.loads((run / "summary.json").read_text("utf-8"))
+    assert summary_json(from_dir) == json.loads((run / "summary.json").read_text("utf-8"))
     assert load_summary(run / "summary.json") == from_dir
     (run / "summary.json").unlink()
     recomputed = load_summary(run)  # no summary.json: summarized from results.jsonl
-    assert [r["verdict"] for r in recomputed["scenarios"]] == [
-        r["verdict"] for r in from_dir["scenarios"]]
+    assert [r.verdict for r in recomputed.scenarios] == [r.verdict for r in from_dir.scenarios]
 
 
 def test_load_summary_says_what_is_wrong(tmp_path: Path) -> None:

@@ -17,12 +17,15 @@ from dsl.results.cioutputs import (
     github_annotations,
     junit_xml,
     md_code,
-    outcome_text,
     summary_markdown,
     write_ci_outputs,
     xml_text,
 )
+from dsl.results.words import outcome_text
 from dsl.store import read_json
+from dsl.store.summaryfile import FailingCheck, SummaryRow, summary_of
+
+S = summary_of  # the summary.json these tests change, read as the stages take it
 
 FAIL_MESSAGE = ('3 of 5 attempts passed (60%, 95% CI 23–88%); min_pass is 4 of 5. '
                 'Failing checks: asks_to_confirm: "book_appointment" (failed 2 of 5).')
@@ -38,7 +41,7 @@ def summary(tmp_path: Path) -> dict[str, Any]:
 
 def test_junit_has_one_testcase_per_scenario_and_target(summary: dict[str, Any],
                                                         tmp_path: Path) -> None:
-    write_ci_outputs(tmp_path, summary)
+    write_ci_outputs(tmp_path, S(summary))
     root = ET.parse(tmp_path / "junit.xml").getroot()
     assert root.tag == "testsuites"
     assert root.attrib == {"name": "scenarist", "tests": "6", "failures": "1", "errors": "2",
@@ -60,7 +63,7 @@ def test_junit_has_one_testcase_per_scenario_and_target(summary: dict[str, Any],
 
 def test_junit_failure_lists_failing_checks_and_pass_rate_against_min_pass(
         summary: dict[str, Any]) -> None:
-    root = junit_xml(summary).getroot()
+    root = junit_xml(S(summary)).getroot()
     case = root.find("testsuite[@name='fake']/testcase[@name='clinic.book_cleaning']")
     assert case is not None
     assert case.attrib == {"name": "clinic.book_cleaning", "classname": "fake",
@@ -83,7 +86,7 @@ def test_junit_failure_lists_failing_checks_and_pass_rate_against_min_pass(
 
 
 def test_junit_error_for_a_scenario_without_verdict(summary: dict[str, Any]) -> None:
-    root = junit_xml(summary).getroot()
+    root = junit_xml(S(summary)).getroot()
     errors = {c.get("name"): c.find("error")
               for c in root.findall("testsuite[@name='other']/testcase")}
     assert errors["clinic.hours_today"] is None
@@ -101,7 +104,7 @@ def test_junit_escapes_hostile_text_and_characters_xml_cannot_hold(
     row["scenario"] = 'a"b<c>&]]></testcase><x y="'
     row["description"] = "bell\x07 nul\x00 esc\x1b tab\t ok"
     row["failing_checks"] = [{"label": 'contains: "</failure><script>"', "count": 2}]
-    write_ci_outputs(tmp_path, evil)
+    write_ci_outputs(tmp_path, S(evil))
     raw = (tmp_path / "junit.xml").read_text("utf-8")
     assert "<script>" not in raw
     assert "\x00" not in raw
@@ -143,8 +146,8 @@ Targets: `fake` (`fake-model`), `other` (`other-model`) · run `20261130-100000-
 
 
 def test_summary_markdown_word_for_word(summary: dict[str, Any], tmp_path: Path) -> None:
-    assert summary_markdown(summary) == SUMMARY_MD
-    write_ci_outputs(tmp_path, summary)
+    assert summary_markdown(S(summary)) == SUMMARY_MD
+    write_ci_outputs(tmp_path, S(summary))
     assert (tmp_path / "summary.md").read_text("utf-8") == SUMMARY_MD
 
 
@@ -154,7 +157,7 @@ def test_summary_markdown_against_a_baseline(summary: dict[str, Any]) -> None:
         r.update(passes=5, decided=5, verdict="pass")
     before["run_id"] = "base-1"
     before["scenarios"].append({**before["scenarios"][0], "scenario": "gone"})
-    md = summary_markdown(summary, compare(summary, before))
+    md = summary_markdown(S(summary), compare(S(summary), S(before)))
     lines = md.splitlines()
     at = lines.index("Against `base-1`: 3 unchanged · 3 inconclusive · 1 removed")
     assert lines[at + 2:at + 5] == [
@@ -168,7 +171,7 @@ def test_summary_markdown_against_a_baseline(summary: dict[str, Any]) -> None:
     assert "| ✅ pass | `shop.refund` | `fake` | 2/3 (min 2) | 67% (21–94%) | unchanged " \
            "−33 pts |  |" in lines
     before["scenarios"][0].update(passes=30, decided=30)  # against 30 of 30 it is real
-    md = summary_markdown(summary, compare(summary, before))
+    md = summary_markdown(S(summary), compare(S(summary), S(before)))
     assert "Against `base-1`: 1 regressed · 3 unchanged · 2 inconclusive · 1 removed" in md
     assert ("| ❌ fail | `clinic.book_cleaning` | `fake` | 3/5 (min 4) | 60% (23–88%) | "
             "🔻 regressed −40 pts | `asks_to_confirm: \"book_appointment\"` ×2 (pass rate "
@@ -182,7 +185,7 @@ def test_summary_markdown_when_everything_passed_and_many_rows(
     many["scenarios"] = [{**one, "scenario": f"s{i:03d}"} for i in range(130)]
     many["totals"].update(scenarios=130, passed=130, failed=0, inconclusive=0, unsure=0,
                           errors=0)
-    md = summary_markdown(many)
+    md = summary_markdown(S(many))
     assert md.startswith("## Scenarist: all 130 passed\n\n**✅ 130 passed · ❌ 0 failed** ")
     assert md.count("| ✅ pass |") == 100
     assert md.endswith("\n… and 30 more (all passed); the full list is in report.html.\n")
@@ -202,7 +205,7 @@ def test_md_code_is_one_table_cell(text: str, code: str) -> None:
 
 
 def test_github_annotations_word_for_word(summary: dict[str, Any]) -> None:
-    assert github_annotations(summary) == [
+    assert github_annotations(S(summary)) == [
         "::error file=scenarios/clinic.book_cleaning.yaml,line=1,title=Scenario "
         "clinic.book_cleaning failed on fake::3 of 5 attempts passed (60%25, 95%25 CI "
         "23–88%25); min_pass is 4 of 5. Failing checks: asks_to_confirm: \"book_appointment\" "
@@ -220,7 +223,7 @@ def test_github_annotations_escape_workflow_command_characters(
     row = evil["scenarios"][0]
     row.update(file="dir,x/a:b%.yaml", scenario="s\n::error::fake",
                failing_checks=[{"label": "100%\r\n::warning::x", "count": 1}])
-    line = github_annotations(evil)[0]
+    line = github_annotations(S(evil))[0]
     assert line.startswith("::error file=dir%2Cx/a%3Ab%25.yaml,line=1,title=Scenario "
                            "s%0A%3A%3Aerror%3A%3Afake failed on fake::")
     assert line.endswith("Failing checks: 100%25%0D%0A::warning::x (failed 1 of 5).")
@@ -236,43 +239,43 @@ def test_gh_escaping_rules() -> None:
 def test_a_regression_says_so_in_its_annotation(summary: dict[str, Any]) -> None:
     before = copy.deepcopy(summary)
     before["scenarios"][0].update(passes=30, decided=30, verdict="pass")
-    line = github_annotations(summary, compare(summary, before))[0]
+    line = github_annotations(S(summary), compare(S(summary), S(before)))[0]
     assert line.endswith("(failed 2 of 5). Regressed against the baseline: passed before, "
                          "fails now: −40 pts (95%25 CI −77 to −10).")
 
 
 def test_emit_github_prints_annotations_and_fills_the_step_summary(
         summary: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_ci_outputs(tmp_path, summary)
+    write_ci_outputs(tmp_path, S(summary))
     step = tmp_path / "step-summary.md"
     step.write_text("earlier step\n", "utf-8")
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(step))
     printed: list[str] = []
-    emit_github(summary, tmp_path, None, printed.append)
-    assert printed == github_annotations(summary)
+    emit_github(S(summary), tmp_path, None, printed.append)
+    assert printed == github_annotations(S(summary))
     assert step.read_text("utf-8") == "earlier step\n" + SUMMARY_MD + "\n"
     monkeypatch.delenv("GITHUB_STEP_SUMMARY")
-    emit_github(summary, tmp_path, None, printed.append)  # no step summary: only prints
+    emit_github(S(summary), tmp_path, None, printed.append)  # no step summary: only prints
     assert step.read_text("utf-8") == "earlier step\n" + SUMMARY_MD + "\n"
 
 
 def test_an_unwritable_step_summary_is_a_warning(
         summary: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    write_ci_outputs(tmp_path, summary)
+    write_ci_outputs(tmp_path, S(summary))
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(tmp_path / "no" / "such" / "file.md"))
     printed: list[str] = []
     warned: list[str] = []
-    emit_github(summary, tmp_path, None, printed.append, warned.append)
+    emit_github(S(summary), tmp_path, None, printed.append, warned.append)
     assert len(printed) == 3
     assert warned == [f"warning: cannot append the summary to $GITHUB_STEP_SUMMARY "
                       f"({tmp_path}/no/such/file.md): No such file or directory"]
 
 
 def test_outcome_text_mentions_unsure_errors_and_not_run() -> None:
-    row = {"passes": 6, "decided": 8, "pass_rate": 0.75, "ci_low": 0.4093, "ci_high": 0.9285,
-           "min_pass": 8, "planned": 10, "unsure": 1, "errors": 2,
-           "error_kinds": {"timeout": 1, "http-500": 1}, "not_run": 0, "verdict": "fail",
-           "failing_checks": [{"label": "faithful", "count": 1}]}
+    row = SummaryRow("s", "t", "fail", passes=6, decided=8, pass_rate=0.75, ci_low=0.4093,
+                     ci_high=0.9285, min_pass=8, planned=10, unsure=1, errors=2,
+                     error_kinds={"timeout": 1, "http-500": 1}, not_run=0,
+                     failing_checks=(FailingCheck("faithful", 1),))
     assert outcome_text(row) == (
         "6 of 8 attempts passed (75%, 95% CI 41–93%); min_pass is 8 of 10. 1 unsure (the "
         "judge could not tell); 2 ended in endpoint errors (timeout, http-500). Failing "

@@ -14,9 +14,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
-from report_builders import CONTROL, HOSTILE, HUGE, XSS, hostile_run
+from report_builders import CONTROL, HOSTILE, HUGE, XSS, hostile_run, regenerate
 
-from dsl.results.report import MAX_TEXT, regenerate, script_json
+from dsl.results.report import MAX_TEXT, script_json
 
 # Every tag and attribute the report's own template and script write; anything else in the
 # file would have come from a run.

@@ -13,6 +13,9 @@ from report_builders import demo_run
 from dsl.results.baseline import compare
 from dsl.results.terminal import print_summary
 from dsl.store import read_json
+from dsl.store.summaryfile import summary_of
+
+S = summary_of  # the summary.json these tests change, read as the stages take it
 
 FULL = """\
 FAIL  clinic.book_cleaning  fake     3/5   min 4    60% [23%–88%]
@@ -41,13 +44,13 @@ def summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 def test_failing_first_with_their_checks(summary: dict[str, Any],
                                          capsys: pytest.CaptureFixture[str]) -> None:
-    print_summary(summary)
+    print_summary(S(summary))
     assert capsys.readouterr().out == FULL
 
 
 def test_quiet_leaves_out_the_passing(summary: dict[str, Any],
                                       capsys: pytest.CaptureFixture[str]) -> None:
-    print_summary(summary, quiet=True)
+    print_summary(S(summary), quiet=True)
     out = capsys.readouterr().out
     assert "PASS" not in out
     assert out == "".join(line + "\n" for line in FULL.splitlines()
@@ -58,12 +61,12 @@ def test_colour_when_forced_and_never_with_no_color(
         summary: dict[str, Any], capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FORCE_COLOR", "1")
-    print_summary(summary)
+    print_summary(S(summary))
     coloured = capsys.readouterr().out
     assert "\x1b[31m\x1b[1mFAIL\x1b[0m" in coloured
     assert "\x1b[32m\x1b[1mPASS\x1b[0m" in coloured
     monkeypatch.setenv("NO_COLOR", "1")
-    print_summary(summary)
+    print_summary(S(summary))
     assert capsys.readouterr().out == FULL
 
 
@@ -74,11 +77,11 @@ def test_changes_against_a_baseline(summary: dict[str, Any],
     before["scenarios"][0].update(passes=30, decided=30, verdict="pass")  # now: regressed
     before["scenarios"][5].update(passes=0, decided=3, verdict="fail")  # now: 2 of 3
     before["scenarios"].pop(4)
-    print_summary(summary, quiet=True, comparison=compare(summary, before))
+    print_summary(S(summary), quiet=True, comparison=compare(S(summary), S(before)))
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith("60% [23%–88%]  ▼ regressed −40 pts")
     assert lines[-1] == "Against base-1: 1 regressed, 3 inconclusive, 1 new, 1 unchanged"
-    print_summary(summary, comparison=compare(summary, before))
+    print_summary(S(summary), comparison=compare(S(summary), S(before)))
     lines = capsys.readouterr().out.splitlines()
     assert lines[7] == ("PASS  clinic.hours_today    other    5/5   min 4   100% [57%–100%]"
                         "  new")

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from report_builders import MOMENT, SYSTEM, call, passing, record, scenario, write_run
+from report_builders import MOMENT, SYSTEM, call, passing, record, regenerate, scenario, write_run
 
 from dsl.results.baseline import load_summary
 from dsl.results.report import (
@@ -19,16 +19,24 @@ from dsl.results.report import (
     attempt,
     build_view,
     moment,
-    regenerate,
     transcript,
     visible,
 )
-from dsl.store import PLAN, RUN, iter_results, read_json, record_from_json
+from dsl.store import (
+    iter_results,
+    read_json,
+    read_plan,
+    read_run_info,
+    read_summary,
+    record_from_json,
+)
+from dsl.store.planfile import plan_from_json
+from dsl.store.summaryfile import summary_json
 
 
 def view_of(run: Path, **kw: Any) -> Any:
-    return build_view(read_json(run / PLAN), list(iter_results(run)),
-                      read_json(run / "summary.json"), read_json(run / RUN), **kw)
+    return build_view(read_plan(run), list(iter_results(run)),
+                      read_summary(run / "summary.json"), read_run_info(run), **kw)
 
 
 # Where an event holds text (a string, or an index into the string table); see the blob's
@@ -240,7 +248,7 @@ def test_regenerate_writes_summary_and_report_from_stored_results_only(
     assert path == out
     assert out.exists()
     assert not (demo_dir / "report.html").exists()
-    assert read_json(demo_dir / "summary.json") == summary
+    assert read_json(demo_dir / "summary.json") == summary_json(summary)
     assert comparison is not None
     assert {c.status for c in comparison.changes} == {"unchanged", "inconclusive"}
     html = out.read_text("utf-8")
@@ -274,7 +282,7 @@ def test_a_huge_run_keeps_at_most_the_cap_of_transcripts_failures_first(
     monkeypatch.setattr(report, "MAX_REPORT_ATTEMPTS", 4)
     monkeypatch.setattr(report, "MIN_PER_ROW", 2)
     spec = scenario("big", runs=30, min_pass=1)
-    plan = {"scenarios": [spec], "targets": [{"name": "fake", "kind": "openai"}]}
+    plan = plan_from_json({"scenarios": [spec], "targets": [{"name": "fake", "kind": "openai"}]})
     recs = [record_from_json(record("big", run, "fail" if run % 10 == 0 else "pass"))
             for run in range(1, 31)]
     view = build_view(plan, iter(recs), summarize_records(plan, recs))

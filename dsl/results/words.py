@@ -1,0 +1,98 @@
+"""The words for a summary row, shared by every surface that shows one — the report, the
+terminal and the CI files (junit.xml, summary.md, GitHub annotations): a rate and its
+interval, a check's rate, tool-call F1, one side of a comparison, what a target runs, and a
+scenario × target's outcome in one paragraph. (The verdicts' own words are dsl/verdict.py's;
+a comparison's are dsl/results/baseline.py's.)"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..store.planfile import PlannedTarget
+from ..store.summaryfile import CheckRow, SummaryRow, ToolCounts
+from ..targets.kinds import what_it_runs
+from ..verdict import check_title
+from .baseline import Side
+from .stats import wilson
+
+
+def pct(x: float | None) -> str:
+    return "–" if x is None else f"{x * 100:.0f}%"
+
+
+def ci_text(row: SummaryRow) -> str:
+    return f"{row.ci_low * 100:.0f}–{row.ci_high * 100:.0f}%"
+
+
+def rate_text(row: SummaryRow) -> str:
+    """``60% (23–88%)``: the pass rate and its 95% interval; ``–`` when nothing was decided."""
+    return f"{pct(row.pass_rate)} ({ci_text(row)})" if row.decided else "–"
+
+
+def side_text(side: Side | None) -> str:
+    """One side of a change: ``3/5 60% (23–88%)``; ``–`` when it has no decided attempt."""
+    if side is None or not side.decided:
+        return "–"
+    low, high = wilson(side.passes, side.decided)
+    return (f"{side.passes}/{side.decided} {pct(side.rate)} "
+            f"({low * 100:.0f}–{high * 100:.0f}%)")
+
+
+def check_text(check: CheckRow) -> str:
+    """A check's pass rate with its interval: ``40%, 95% CI 12–77%``."""
+    if not check.evaluated:
+        return "–"
+    return (f"{pct(check.pass_rate)}, 95% CI {check.ci_low * 100:.0f}–"
+            f"{check.ci_high * 100:.0f}%")
+
+
+def prf_text(t: ToolCounts) -> str:
+    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``."""
+    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, recall "
+            f"{pct(t.recall)}; {t.tp} right, {t.fp} wrong, {t.fn} missed)")
+
+
+def kinds_text(kinds: Mapping[str, int]) -> str:
+    return ", ".join(f"{k} ×{n}" if n > 1 else k for k, n in kinds.items())
+
+
+def outcome_text(row: SummaryRow) -> str:
+    """One scenario × target's result in one paragraph, e.g.
+
+    ``2 of 5 attempts passed (40%, 95% CI 12–77%); min_pass is 4 of 5. Failing checks:
+    contains: "18:00" (failed 3 of 5).``
+    """
+    if row.decided:
+        text = (f"{row.passes} of {row.decided} attempts passed "
+                f"({pct(row.pass_rate)}, 95% CI {ci_text(row)}); "
+                f"min_pass is {row.min_pass} of {row.planned}.")
+    else:
+        text = f"no attempt passed or failed; min_pass is {row.min_pass} of {row.planned}."
+    if row.verdict_reason == "always_broken":
+        n = row.always_broken
+        text += (f" An always check failed in {n} attempt{'s' if n != 1 else ''}: that fails "
+                 "the scenario whatever min_pass says.")
+    elif row.verdict_reason == "always_unseen":
+        text += (" An always check must pass in every attempt, and some did not reach the "
+                 "model.")
+    if row.verdict == "inconclusive":
+        text = "No verdict: " + text
+    extra = []
+    if row.unsure:
+        extra.append(f"{row.unsure} unsure (the judge could not tell)")
+    if row.errors:
+        extra.append(f"{row.errors} ended in endpoint errors ({kinds_text(row.error_kinds)})")
+    if row.not_run:
+        extra.append(f"{row.not_run} not run")
+    if extra:
+        text += " " + "; ".join(extra) + "."
+    failing = row.failing_checks
+    if failing:
+        text += " Failing checks: " + "; ".join(
+            f"{check_title(fc)} (failed {fc.count} of {row.decided})" for fc in failing) + "."
+    return text
+
+
+def target_what(target: PlannedTarget) -> str:
+    """What a target runs: its model, cassette or entry point (its kind says which)."""
+    return what_it_runs(target) or target.kind
