@@ -187,7 +187,8 @@ class EndpointError(ScenaristError):
 
     Kinds: ``connection`` (refused, reset, DNS), ``timeout``, ``status`` (an HTTP error
     status after retries), ``malformed`` (a reply that is not a chat completion),
-    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised),
+    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised, a
+    ``kind: command`` program failed),
     ``unsupported_tools`` (the server refuses tool definitions for this model),
     ``tool_call_as_text`` (the server returned a tool call as plain text: it does not parse
     the model's tool calls — check its chat template or tool-call parser), ``template``
@@ -232,8 +233,9 @@ EXPLANATIONS: dict[str, str] = {
     "tool_call_as_text": "The server gave the model's tool call back as plain text, so no "
                          "tool was called: the server's tool-call setup needs fixing, not "
                          f"the scenario; {NEITHER}.",
-    "agent": "Your own agent (a kind: python target) stopped with an error, or gave back "
-             f"something that is not an answer; {NEITHER}.",
+    "agent": "Your own agent (a kind: python function, a kind: command program) stopped "
+             "with an error, or gave back something that is not an answer; "
+             f"{NEITHER}.",
     "judge": "The judge model could not be asked, so the checks it decides have no verdict "
              f"in this attempt; {NEITHER}.",
     "template": "The target's system prompt could not be written out for this scenario (its "
