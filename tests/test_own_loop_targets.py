@@ -381,3 +381,18 @@ def test_record_then_replay_with_the_service_stopped(tmp_path: Path,
 
     assert seen(replayed) == seen(live), result.output
     assert verdicts(the_run(root / "replayed"))["modifies"] == ["fail"]
+
+
+def test_a_run_without_such_targets_never_loads_the_mcp_sdk(tmp_path: Path) -> None:
+    code = f"""
+import os, sys
+from click.testing import CliRunner
+from dsl.cli import main
+os.chdir({str(REPO / "scenarios")!r})
+result = CliRunner().invoke(main, ["run", ".", "--out", {str(tmp_path)!r}, "--quiet"])
+print(result.exit_code, sorted(m for m in ("mcp", "uvicorn", "starlette", "pydantic")
+                              if m in sys.modules))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=REPO, check=True).stdout
+    assert out.split(" ", 1)[1].strip() == "[]"
