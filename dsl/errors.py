@@ -192,7 +192,8 @@ class EndpointError(ScenaristError):
 
     Kinds: ``connection`` (refused, reset, DNS), ``timeout``, ``status`` (an HTTP error
     status after retries), ``malformed`` (a reply that is not a chat completion),
-    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised),
+    ``cassette`` (replay has no answer), ``agent`` (a ``kind: python`` agent raised, a
+    ``kind: command`` program failed),
     ``unsupported_tools`` (the server refuses tool definitions for this model),
     ``tool_call_as_text`` (the server returned a tool call as plain text: it does not parse
     the model's tool calls — check its chat template or tool-call parser), ``template``
@@ -238,8 +239,9 @@ EXPLANATIONS: dict[str, str] = {
     "tool_call_as_text": "The server gave the model's tool call back as plain text, so no "
                          "tool was called: the server's tool-call setup needs fixing, not "
                          f"the scenario; {NEITHER}.",
-    "agent": "Your own agent (a kind: python target) stopped with an error, or gave back "
-             f"something that is not an answer; {NEITHER}.",
+    "agent": "Your own agent (a kind: python function, a kind: command program) stopped "
+             "with an error, or gave back something that is not an answer; "
+             f"{NEITHER}.",
     "simulated_user": "The model that plays the person (the simulated user's target) wrote "
                       "nothing the person could say — an empty message, only a tool call, or "
                       f"GOAL_REACHED before the agent had answered; {NEITHER}.",

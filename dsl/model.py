@@ -504,6 +504,7 @@ class AttemptData:
     goal_reached: bool | None = None  # a simulated user said its goal was reached
     attachments: tuple[Attachment, ...] = ()  # what the person attached (messages refer to
     # each by its hash, as records keep them)
+    stderr: str = ""  # what an agent program wrote to its standard error (bounded)
 
     def attached(self) -> dict[str, Attachment]:
         """The attachments by their hash (the key a message's attachment part holds)."""

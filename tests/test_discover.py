@@ -9,6 +9,7 @@ of that suite alone would.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -208,3 +209,20 @@ def test_yaml_files_are_found_in_a_stable_order(tmp_path: Path) -> None:
     assert list(iter_yaml_files(tmp_path)) == _reference_yaml_files(tmp_path)
     assert [p.relative_to(tmp_path).as_posix() for p in iter_yaml_files(tmp_path)][:3] == \
         ["A.yaml", "a.yml", "b.yaml"]
+
+
+def test_a_suite_inside_a_folder_its_parent_excludes_is_not_met(tmp_path: Path) -> None:
+    from .conftest import run_cli, suite_yaml, write
+
+    scenario = "given: {at: 2026-09-29T10:00:00-03:00}\nwhen: hi\nthen: [non_empty]\n"
+    outer = json.loads(suite_yaml("http://127.0.0.1:9/v1"))
+    write(tmp_path / "scenarist.yaml", json.dumps({**outer, "exclude": ["agents/**"]}))
+    write(tmp_path / "a.yaml", scenario)
+    write(tmp_path / "agents" / "scenarist.yaml", suite_yaml("http://127.0.0.1:9/v1"))
+    write(tmp_path / "agents" / "b.yaml", scenario)
+    outer_plan = run_cli("plan", ".", cwd=tmp_path).output
+    assert "a " in outer_plan
+    assert "b " not in outer_plan
+    inner_plan = run_cli("plan", "agents", cwd=tmp_path).output
+    assert "b " in inner_plan
+    assert "a " not in inner_plan

@@ -16,7 +16,9 @@ The rules, in the order they apply:
    or in the closest folder above. A folder named on the command line brings its own
    nearest suite even when it holds no scenario file.
 3. Each suite is loaded (:func:`dsl.compiler.suite.load_suite`), and its ``exclude:`` patterns
-   (globs relative to the suite's folder) drop the files they match.
+   (globs relative to the suite's folder) drop the files they match. A folder named on the
+   command line is searched without what its own suite excludes: a suite of its own inside
+   an excluded folder (``exclude: ["agents/**"]``) is not met there.
 4. A suite is *whole* when every one of its scenario files is here: a folder at or above
    the suite's own was named, or all its files were named one by one. Lint reports unused
    library tools (W403) only for a whole suite.
@@ -167,8 +169,10 @@ def discover(paths: Sequence[Path]) -> Discovery:
             named.append(suite_file)
             if suite_file is not None:
                 found.setdefault(suite_file, {})
+            skip = _exclusion(suite_file)
             for f in iter_yaml_files(p):
-                add(f)
+                if not skip(where.real(f)):
+                    add(f)
         else:
             real = where.real(p)
             named.append(real if real.name == SUITE_FILE else where.suite_of(real.parent))
@@ -190,6 +194,25 @@ def _group(suite_file: Path | None, files: dict[Path, Path], walked: list[Path],
     whole = (any(w == root or w in root.parents for w in walked)
              or _every_file_is_here(suite, set(kept), walked))
     return SuiteFiles(suite_file, suite, tuple(diags.diagnostics), _named(kept, where), whole)
+
+
+def _exclusion(suite_file: Path | None) -> Callable[[Path], bool]:
+    """What a folder's suite excludes, met while searching the folder: a file, or another
+    suite (its scenarist.yaml and files) inside an excluded folder, is not searched."""
+    if suite_file is None:
+        return lambda real: False
+    patterns = _exclude_patterns(suite_file)
+    root = suite_file.parent
+    return lambda real: _excluded(real, root, patterns)
+
+
+def _exclude_patterns(suite_file: Path) -> tuple[str, ...]:
+    from ..source.load import read_file
+
+    data = read_file(suite_file).data  # its problems are reported when the suite is loaded
+    patterns = data.get("exclude") if isinstance(data, dict) else None
+    return tuple(p for p in patterns if isinstance(p, str)) if isinstance(patterns,
+                                                                          list) else ()
 
 
 def _named(files: dict[Path, Path], where: _Where) -> tuple[ScenarioFile, ...]:

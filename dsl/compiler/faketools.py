@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from ..errors import Collector, did_you_mean
-from ..model import Action, ToolAnswer, ToolSpec
+from ..model import Action, Call, ToolAnswer, ToolSpec
 from ..source.fastschema import plainly_valid_schema
 from ..source.load import DataPath, Document
 from .arguments import report_arguments
@@ -91,6 +91,24 @@ def answer(tool: ToolSpec, args: Any, at: dt.datetime) -> ToolResult:
         shown = json.dumps(args if args is not None else {}, ensure_ascii=False)
         return ToolResult(NO_RECORD.format(args=shown), "no-record")
     return ToolResult(_render(tool.template, tool.returns, args, at))
+
+
+def take(tools: Mapping[str, ToolSpec], name: str, args: Any, raw: str, call_id: str,
+         step: int, at: dt.datetime) -> Call:
+    """A call the agent made to one of the attempt's fake tools, as every target answers
+    it — the agent loop, a python agent's ``env.tools``, and the MCP endpoint of an
+    ``http`` or ``command`` agent: a tool the scenario does not have is not run (its
+    output says which tools there are); a ``confirm: true`` tool's call is held, pending
+    the person's decision (output None); any other is answered (:func:`answer`)."""
+    tool = tools.get(name)
+    if tool is None:
+        have = ", ".join(sorted(tools)) or "none"
+        out = f"error: there is no tool named '{name}'. The tools are: {have}."
+        return Call(call_id, name, args, raw, out, None, False, "unknown-tool", step)
+    if tool.confirm:
+        return Call(call_id, name, args, raw, None, tool.action, True, None, step)
+    out, error = answer(tool, args, at)
+    return Call(call_id, name, args, raw, out, tool.action, False, error, step)
 
 
 # ---- compiling a tool definition -----------------------------------------------------------

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..compiler.attachments import user_content, wire_messages
-from ..compiler.faketools import answer as tool_answer
+from ..compiler.faketools import take as take_call
 from ..compiler.templates import (
     DEFAULT_SYSTEM_PROMPT,
     compile_template,
@@ -54,6 +54,7 @@ class LoopState:
     # why the attempt failed before its checks decided (the first failure ends it):
     # model_output, max_steps, nothing_to_confirm — dsl/errors.py explains each in words
     failure_kind: str | None = None
+    stderr: str = ""  # an agent program's standard error (kind: command), bounded
 
 
 class LoopEndpointError(EndpointError):
@@ -335,16 +336,10 @@ def _handle_call(tc: Any, index: int, step: int, tools: dict[str, ToolSpec],
     else:  # some servers send the arguments as an object
         raw_text, args, bad = json.dumps(raw, ensure_ascii=False), raw, None
     tool = tools.get(name)
-    if tool is None:
-        have = ", ".join(sorted(tools)) or "none"
-        out = f"error: there is no tool named '{name}'. The tools are: {have}."
-        return Call(call_id, name, args, raw_text, out, None, False, "unknown-tool", step), out
-    if bad is not None:
+    if tool is not None and bad is not None:
         out = f"error: the arguments are not valid JSON ({bad}). Call {name} again with a " \
               "JSON object."
         return Call(call_id, name, None, raw_text, out, tool.action, False, "invalid-json",
                     step), out
-    if tool.confirm:
-        return Call(call_id, name, args, raw_text, None, tool.action, True, None, step), None
-    out, error = tool_answer(tool, args, scenario.at)
-    return Call(call_id, name, args, raw_text, out, tool.action, False, error, step), out
+    call = take_call(tools, name, args, raw_text, call_id, step, scenario.at)
+    return call, call.output

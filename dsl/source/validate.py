@@ -512,6 +512,10 @@ def _type(p: _Problem) -> Diagnostic:
         hint = f"put it in quotes: \"{yaml_text(p.value)}\""
     elif isinstance(p.value, str) and "string" not in want and "{{" in p.value:
         hint = TEMPLATE_MAKES_TEXT
+    elif p.path[-1:] == ("command",) and p.path[:1] == ("targets",):
+        words_of = p.value.split() if isinstance(p.value, str) else []
+        hint = ("write the program and its arguments as a list: "
+                f"[{', '.join(words_of or ['node', 'agent.js'])}]")
     return Diagnostic(
         p.span, "S103",
         f"{p.here} must be {words}, not {type_name(p.value)} ({shown_value(p.value)})", hint,
@@ -668,6 +672,10 @@ def _pattern_hint(path: DataPath) -> str:
         return "start with http:// or https://, e.g. http://127.0.0.1:8080/v1"
     if last == "entry":
         return "write the module, a colon and the function, e.g. myapp.agent:build"
+    if last in ("answer", "pending") and path[:1] == ("targets",):
+        return "write a dotted path to the value in the reply, e.g. reply or output.text"
+    if last == "url" and path[:1] == ("targets",):
+        return "start with http:// or https://, e.g. http://127.0.0.1:8000/chat"
     return ""
 
 

@@ -28,7 +28,11 @@ and ``evidence`` only when a check has them, ``turn`` only for a check of one tu
      "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?,
                  "turn"?, "always"?}],
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
-     "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm"}
+     "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
+     "stderr"?: TEXT}
+
+``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
+wrote to its standard error, at most 32 KiB, redacted as everything else.
 
 ``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
@@ -128,6 +132,7 @@ class AttemptRecord:
     turns: tuple[Turn, ...] = ()  # a conversation's turns (empty: one message)
     history: int = 0  # messages after the system prompt that came from given.history
     goal_reached: bool | None = None  # a simulated user said its goal was reached
+    stderr: str = ""  # an agent program's standard error (kind: command), bounded
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -232,6 +237,8 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         **({"failure": r.failure, "failure_kind": r.failure_kind or failure_kind(r.failure)}
            if r.failure else {}),
     }
+    if r.stderr:
+        d["stderr"] = r.stderr
     if r.history or r.turns or r.goal_reached is not None:
         return _with_conversation(d, r)
     return d
@@ -502,7 +509,8 @@ def record_from_json(d: Any) -> AttemptRecord:
         failure if type(failure) is str and failure else None,
         _failure_kind(get("failure_kind"), failure),
         *(_conversation(d) if "turns" in d or "history" in d or "goal_reached" in d
-          else ()),
+          else ((), 0, None)),
+        stderr=_get(d, "stderr", str, ""),
     )
 
 

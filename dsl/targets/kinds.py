@@ -4,7 +4,8 @@
 A kind gives:
 
 * its **settings** — one frozen dataclass per kind (``OpenAISettings``,
-  ``ReplaySettings``, ``PythonSettings`` in dsl/targets/settings.py), held by
+  ``ReplaySettings``, ``PythonSettings``, ``HttpSettings``, ``CommandSettings`` in
+  dsl/targets/settings.py), held by
   :attr:`Target.config`;
 * its **schema** — the keys of its entry in ``scenarist.yaml`` (the suite's JSON Schema is
   generated from it);
@@ -34,7 +35,14 @@ from typing import TYPE_CHECKING, Any, Protocol
 from ..errors import Collector, Diagnostic, EndpointError, InputError
 from ..model import Target
 from ..source.schemawords import schema_doc
-from .settings import OpenAISettings, PythonSettings, ReplaySettings, Retry
+from .settings import (
+    CommandSettings,
+    HttpSettings,
+    OpenAISettings,
+    PythonSettings,
+    ReplaySettings,
+    Retry,
+)
 
 if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
     from ..source.load import DataPath, Document
@@ -112,8 +120,13 @@ def shown_settings(target: WrittenTarget) -> list[tuple[str, str]]:
     for key in kind.shown if kind is not None else ():
         value = target.settings.get(key)
         if value:
-            out.append((key, str(value)))
+            out.append((key, _text(value)))
     return out
+
+
+def _text(value: Any) -> str:
+    """A shown setting in words: an argv list as the command line it is."""
+    return " ".join(map(str, value)) if isinstance(value, list) else str(value)
 
 
 def what_it_runs(target: WrittenTarget) -> str | None:
@@ -123,7 +136,7 @@ def what_it_runs(target: WrittenTarget) -> str | None:
     for key in kind.shown if kind is not None else ():
         value = target.settings.get(key)
         if value:
-            return str(value)
+            return _text(value)
     return None
 
 
@@ -352,6 +365,123 @@ def _open_replay(target: Target, max_connections: int,
                                      "--record FILE")]) from None
 
 
+def _open_replay_agent(target: Target, context: AgentContext) -> Agent:
+    """A replay: of an agent that runs its own loop when the cassette recorded one
+    (dsl/targets/exchanges.py), else of a model endpoint."""
+    from ..errors import RunDirError
+    from .exchanges import is_agent_cassette, open_replay_agent
+
+    path = Path(target.config.cassette)
+    try:
+        agent = is_agent_cassette(path)
+    except RunDirError:
+        agent = None  # said when the model's cassette is opened
+    if agent is None:
+        return _open_model_agent(target, context)
+    try:
+        return open_replay_agent(target, context, path)
+    except RunDirError as exc:
+        raise InputError([Diagnostic(target.span, "E206",
+                                     f"the replay target '{target.name}' cannot be used: {exc}",
+                                     "record one with scenarist run --target <live> "
+                                     "--record FILE")]) from None
+
+
+# ---- http and command: agents that run their own loop ------------------------------------
+
+def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
+                  root: Path, diags: Collector) -> HttpSettings:
+    from .base import header_problem, url_problem
+
+    url = data["url"]
+    problem = url_problem(url)
+    if problem is not None and not problem.startswith("it has a query"):
+        diags.error(doc.span((*path, "url")), "S105",
+                    f"the url {url!r} cannot be used: {problem}",
+                    "write it as http://host:port/path, e.g. http://127.0.0.1:8000/chat")
+    for hname, value in (data.get("headers") or {}).items():
+        trouble = header_problem(hname, value)
+        if trouble is not None:
+            here = (*path, "headers", hname)
+            bad_name = header_problem(hname, "") is not None
+            diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
+    body = data.get("body")
+    _check_body(doc, (*path, "body"), name, body, diags)
+    r = data.get("retry") or {}
+    return HttpSettings(
+        url=url,
+        body=body if body is not None else _default_body(),
+        answer=tuple(data.get("answer", "answer").split(".")),
+        pending=tuple(data["pending"].split(".")) if data.get("pending") else None,
+        api_key_env=data.get("api_key_env"),
+        headers=dict(data.get("headers") or {}),
+        timeout_ms=data.get("timeout_ms", 60_000),
+        retry=Retry(
+            max_attempts=r.get("max_attempts", 3),
+            backoff_ms=r.get("backoff_ms", 500),
+            retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
+        ),
+        **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data else {}),
+    )
+
+
+def _default_body() -> dict[str, str]:
+    from .ownloop import DEFAULT_BODY
+
+    return dict(DEFAULT_BODY)
+
+
+def _check_body(doc: Document, path: DataPath, name: str, body: Any,
+                diags: Collector) -> None:
+    """Each template string of an http target's body compiles and reads only the names a
+    turn has (E208, at the string)."""
+    from ..compiler.templates import check_template, line_offset, template_strings
+    from ..errors import did_you_mean
+    from .ownloop import TEMPLATE_NAMES, template_names
+
+    for inner, text in template_strings(body):
+        here = (*path, *inner)
+        problem = check_template(text)
+        if problem is not None:
+            diags.error(doc.span_in_string(here, line_offset(text, problem.line)), "E208",
+                        f"a template in the body of the target '{name}' {problem.verb}: "
+                        f"{problem.message}",
+                        problem.hint("write a value as {{ message }}; the names are "
+                                     + ", ".join(TEMPLATE_NAMES)))
+            continue
+        for unknown in sorted(template_names(text) - set(TEMPLATE_NAMES)):
+            at = max(0, text.find(unknown))
+            diags.error(doc.span_in_string(here, at), "E208",
+                        f"the body of the target '{name}' reads '{unknown}', which is not a "
+                        f"value of a turn{did_you_mean(unknown, TEMPLATE_NAMES)}",
+                        "the names are " + ", ".join(TEMPLATE_NAMES))
+
+
+def _http_json(s: HttpSettings) -> dict[str, Any]:
+    return {"url": s.url, "api_key_env": s.api_key_env, "headers": dict(s.headers),
+            "answer": ".".join(s.answer),
+            "pending": ".".join(s.pending) if s.pending else None}
+
+
+def _open_http(target: Target, context: AgentContext) -> Agent:
+    from .http import open_http
+
+    return open_http(target, context)
+
+
+def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
+                     root: Path, diags: Collector) -> CommandSettings:
+    return CommandSettings(command=tuple(data["command"]), cwd=str(root.resolve()),
+                           env=dict(data.get("env") or {}),
+                           timeout_ms=data.get("timeout_ms", 60_000))
+
+
+def _open_command(target: Target, context: AgentContext) -> Agent:
+    from .command import open_command
+
+    return open_command(target, context)
+
+
 # ---- python --------------------------------------------------------------------------------
 
 def _compile_python(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
@@ -428,6 +558,49 @@ OPENAI_SCHEMA: dict[str, Any] = {
     "retry": _RETRY,
 }
 
+_DOTTED_PATH = {
+    "type": "string",
+    "pattern": r"^[A-Za-z0-9_$@-]+(\.[A-Za-z0-9_$@-]+)*$",
+}
+
+HTTP_SCHEMA: dict[str, Any] = {
+    "url": {"type": "string", "pattern": "^https?://",
+            **schema_doc("Where each turn is sent (POST).", "http://127.0.0.1:8000/chat")},
+    "api_key_env": OPENAI_SCHEMA["api_key_env"],
+    "headers": OPENAI_SCHEMA["headers"],
+    "body": {
+        "type": "object",
+        **schema_doc("The JSON sent each turn; every string is a template over the turn: "
+                     "message, turn, session, mcp_url, at, seed, scenario, system, messages, "
+                     "confirmed, cancelled. A string that is exactly one `{{ name }}` becomes "
+                     "that value itself (a list, a number). Default: every name under its "
+                     "own name.",
+                     {"message": "{{ message }}", "session": "{{ session }}",
+                      "tools_url": "{{ mcp_url }}", "now": "{{ at }}"}),
+    },
+    "answer": {**_DOTTED_PATH, **schema_doc("Where the answer's text is in the JSON reply, as "
+                                             "a dotted path (default: answer).", "reply")},
+    "pending": {**_DOTTED_PATH,
+                **schema_doc("Where the calls the agent holds for the person's confirmation "
+                             "are in the reply ([{name, args}]), as a dotted path.", "held")},
+    "timeout_ms": OPENAI_SCHEMA["timeout_ms"],
+    "max_reply_bytes": OPENAI_SCHEMA["max_reply_bytes"],
+    "retry": _RETRY,
+}
+
+COMMAND_SCHEMA: dict[str, Any] = {
+    "command": {"type": "array", "minItems": 1,
+                "items": {"type": "string", "minLength": 1},
+                **schema_doc("The program and its arguments, as a list (run in the suite's "
+                             "folder, one process per attempt).", ["node", "agent.js"])},
+    "env": {"type": "object", "additionalProperties": {"type": "string"},
+            **schema_doc("Environment variables for the program (not secrets: it inherits "
+                         "the run's environment).", {"AGENT_MODEL": "qwen"})},
+    "timeout_ms": {"type": "integer", "minimum": 1,
+                   **schema_doc("The most the program may take to answer one turn, in "
+                                "milliseconds.", 60000)},
+}
+
 KINDS: dict[str, TargetKind] = {
     "openai": TargetKind(
         name="openai",
@@ -456,7 +629,7 @@ KINDS: dict[str, TargetKind] = {
         as_json=_replay_json,
         shown=("model", "cassette"),  # the model the cassette recorded, else the file
         stands_for=lambda s: f"replay of {Path(s.cassette).name}",
-        open_agent=_open_model_agent,
+        open_agent=_open_replay_agent,
         open_model=_open_replay,
         attempt_timeout=False,
         request_settings=_replay_request,
@@ -474,6 +647,31 @@ KINDS: dict[str, TargetKind] = {
         open_agent=_open_python,
     ),
 }
+
+
+KINDS["http"] = TargetKind(
+    name="http",
+    doc="your agent service: one POST per turn, the fake tools over MCP",
+    schema=HTTP_SCHEMA,
+    required=("url",),
+    compile=_compile_http,
+    describe=lambda s: f"agent service at {s.url}",
+    as_json=_http_json,
+    shown=("url",),
+    open_agent=_open_http,
+    key_env=lambda s: s.api_key_env,
+)
+KINDS["command"] = TargetKind(
+    name="command",
+    doc="any program: one process per attempt, JSON lines, the fake tools over MCP",
+    schema=COMMAND_SCHEMA,
+    required=("command",),
+    compile=_compile_command,
+    describe=lambda s: "command " + " ".join(s.command),
+    as_json=lambda s: {"command": list(s.command), "env": sorted(s.env)},
+    shown=("command",),
+    open_agent=_open_command,
+)
 
 
 def agent_error(exc: InputError) -> EndpointError:

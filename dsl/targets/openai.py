@@ -38,7 +38,7 @@ from .base import (
     snippet,
     url_problem,
 )
-from .settings import OpenAISettings
+from .settings import HttpSettings, OpenAISettings
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
 # (llama.cpp: "The model produced output that does not match the expected peg-native
@@ -53,7 +53,7 @@ UNSUPPORTED_TOOLS = ("does not support tools", "tools are not supported",
 MAX_RETRY_AFTER_S = 60.0  # a server asking for longer than this is treated as failing
 
 
-def api_key(target: OpenAISettings) -> str | None:
+def api_key(target: OpenAISettings | HttpSettings) -> str | None:
     """The target's API key from its environment variable (never stored anywhere)."""
     if not target.api_key_env:
         return None
@@ -223,28 +223,32 @@ def _proxy_for(url: httpx.URL) -> str | None:
     return str(proxy)
 
 
-class OpenAIModel:
-    """One target's endpoint. ``on_throttle`` is told about 429s (adaptive concurrency)."""
+class JsonEndpoint:
+    """An HTTP endpoint that takes a JSON body by POST and answers JSON: the connections,
+    the headers and key, timeouts, retries and what failures mean. ``where`` names it in
+    messages (the base_url, the url). ``complete`` returns what :meth:`_parse` makes of
+    a reply (the JSON data here; a chat completion for :class:`OpenAIModel`)."""
 
-    def __init__(self, of: Target, *, max_connections: int = 16,
-                 on_throttle: Any = None) -> None:
-        """``of``: a ``kind: openai`` target (its settings: ``of.config``)."""
+    def __init__(self, of: Target, url: str, where: str, setting: str, *,
+                 max_connections: int = 16, on_throttle: Any = None) -> None:
+        """``of``: the target (its settings, ``of.config``, have ``headers``,
+        ``api_key_env``, ``timeout_ms``, ``retry`` and ``max_reply_bytes``); ``setting``:
+        the setting that holds the address (base_url, url), for messages."""
         from .. import __version__
 
         self.of = of
-        target: OpenAISettings = of.config
+        target: OpenAISettings | HttpSettings = of.config
         self.target = target
-        self.settings = RequestSettings(
-            target.model, target.temperature, dict(target.params), target.system_prompt
-        )
-        problem = url_problem(target.base_url)
+        self.where = where
+        self.setting = setting
+        problem = url_problem(where)
         try:
-            self.url = httpx.URL(target.base_url + "/chat/completions")
+            self.url = httpx.URL(url)
             host = self.url.netloc.decode("ascii")
         except (httpx.InvalidURL, UnicodeError) as exc:
             problem = problem or f"it is not a valid URL ({exc})"
         if problem is not None:
-            raise _bad_target(of, f"the base_url {target.base_url!r} of the target "
+            raise _bad_target(of, f"the {setting} {where!r} of the target "
                                   f"'{of.name}' cannot be used: {problem}")
         headers = {
             "Host": host,
@@ -275,7 +279,7 @@ class OpenAIModel:
     async def aclose(self) -> None:
         await self.shards.aclose()
 
-    async def complete(self, body: dict[str, Any]) -> Reply:
+    async def complete(self, body: dict[str, Any]) -> Any:
         retry = self.target.retry
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
@@ -296,18 +300,18 @@ class OpenAIModel:
                 last = EndpointError("timeout", self._timed_out(bool(seen)))
             except httpx.TransportError as exc:
                 last = EndpointError(
-                    "connection", f"cannot reach {self.target.base_url}: {_transport(exc)}")
+                    "connection", f"cannot reach {self.where}: {_transport(exc)}")
             except _TooLarge:
                 raise EndpointError(
-                    "malformed", f"the reply from {self.target.base_url} is larger than "
+                    "malformed", f"the reply from {self.where} is larger than "
                                  f"{self.max_reply_bytes:,} bytes (max_reply_bytes); raise "
                                  "max_reply_bytes if the endpoint really sends replies this "
                                  "long") from None
             except _BadEncoding as exc:
-                raise EndpointError("malformed", f"the reply from {self.target.base_url} "
+                raise EndpointError("malformed", f"the reply from {self.where} "
                                                  f"{exc}") from None
             except httpx.DecodingError as exc:  # pragma: no cover - we decode ourselves
-                raise EndpointError("malformed", f"the reply from {self.target.base_url} "
+                raise EndpointError("malformed", f"the reply from {self.where} "
                                                  f"cannot be decoded ({exc})") from None
             else:
                 if status < 300:
@@ -315,16 +319,10 @@ class OpenAIModel:
                 if status < 400:
                     raise self._redirected(status, headers)
                 text = raw.decode("utf-8", errors="replace")
-                if _unparsable_output(status, text):
-                    raise EndpointError(
-                        "model_output", "the server could not parse the model's reply as a "
-                        f"tool call or answer (HTTP {status}: {snippet(text)})",
-                        status=status)
-                if status < 500 and any(p in text.lower() for p in UNSUPPORTED_TOOLS):
-                    raise EndpointError(
-                        "unsupported_tools", f"the endpoint does not support tool calls for "
-                        f"this model (HTTP {status}: {snippet(text)})", status=status)
-                last = EndpointError("status", f"HTTP {status} from {self.target.base_url}: "
+                refused = self._refused(status, text)
+                if refused is not None:
+                    raise refused
+                last = EndpointError("status", f"HTTP {status} from {self.where}: "
                                                f"{snippet(text)}", status=status)
                 if status not in retry.retry_on_status:
                     raise last
@@ -333,7 +331,7 @@ class OpenAIModel:
                 wait = retry_after_seconds(headers.get("retry-after"))
                 if wait is not None and wait > MAX_RETRY_AFTER_S:
                     raise EndpointError(
-                        "status", f"HTTP {status} from {self.target.base_url}; it asks to "
+                        "status", f"HTTP {status} from {self.where}; it asks to "
                                   f"retry after {wait:.0f} s, longer than "
                                   f"{MAX_RETRY_AFTER_S:.0f} s", status=status) from None
             if i + 1 < retry.max_attempts:
@@ -346,35 +344,72 @@ class OpenAIModel:
         last.retries = retry.max_attempts - 1
         raise last
 
-    def _parse(self, raw: bytes, started: float, retries: int) -> Reply:
-        latency = (time.perf_counter() - started) * 1000
+    def _refused(self, status: int, text: str) -> EndpointError | None:
+        """An error status that is no use retrying, said in its own words (None: a
+        ``status`` error)."""
+        return None
+
+    def _parse(self, raw: bytes, started: float, retries: int) -> Any:
+        """The reply's JSON data (EndpointError('malformed') when it is not JSON)."""
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise EndpointError(
-                "malformed", f"the reply from {self.target.base_url} is not UTF-8 text (byte "
+                "malformed", f"the reply from {self.where} is not UTF-8 text (byte "
                              f"0x{raw[exc.start]:02x} at position {exc.start:,})") from None
         try:
-            data = read_reply_json(text)
+            return read_reply_json(text)
         except Unreadable as exc:
             raise EndpointError("malformed",
-                                f"the reply from {self.target.base_url} {exc}") from None
-        return parse_completion(data, latency, retries)
+                                f"the reply from {self.where} {exc}") from None
 
     def _timed_out(self, headers_arrived: bool) -> str:
         limit = f"{self.target.timeout_ms / 1000:g} s"
         if headers_arrived:
-            return (f"the reply from {self.target.base_url} was still arriving after {limit} "
+            return (f"the reply from {self.where} was still arriving after {limit} "
                     "(timeout_ms bounds the whole reply)")
-        return f"no reply from {self.target.base_url} within {limit}"
+        return f"no reply from {self.where} within {limit}"
 
     def _redirected(self, status: int, headers: httpx.Headers) -> EndpointError:
         location = headers.get("location")
         where = (f"redirected to {snippet(location)}" if location
                  else "redirected without saying where (no Location header)")
-        return EndpointError("status", f"HTTP {status} from {self.target.base_url}: the "
-                                       f"endpoint {where}; set base_url to the final address",
+        return EndpointError("status", f"HTTP {status} from {self.where}: the "
+                                       f"endpoint {where}; set {self.setting} to the final address",
                              status=status)
+
+
+class OpenAIModel(JsonEndpoint):
+    """One target's endpoint. ``on_throttle`` is told about 429s (adaptive concurrency)."""
+
+    def __init__(self, of: Target, *, max_connections: int = 16,
+                 on_throttle: Any = None) -> None:
+        """``of``: a ``kind: openai`` target (its settings: ``of.config``)."""
+        target: OpenAISettings = of.config
+        self.settings = RequestSettings(
+            target.model, target.temperature, dict(target.params), target.system_prompt
+        )
+        super().__init__(of, target.base_url + "/chat/completions", target.base_url,
+                         "base_url", max_connections=max_connections, on_throttle=on_throttle)
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        reply: Reply = await super().complete(body)
+        return reply
+
+    def _refused(self, status: int, text: str) -> EndpointError | None:
+        if _unparsable_output(status, text):
+            return EndpointError(
+                "model_output", "the server could not parse the model's reply as a "
+                f"tool call or answer (HTTP {status}: {snippet(text)})", status=status)
+        if status < 500 and any(p in text.lower() for p in UNSUPPORTED_TOOLS):
+            return EndpointError(
+                "unsupported_tools", f"the endpoint does not support tool calls for "
+                f"this model (HTTP {status}: {snippet(text)})", status=status)
+        return None
+
+    def _parse(self, raw: bytes, started: float, retries: int) -> Reply:
+        data = super()._parse(raw, started, retries)
+        return parse_completion(data, (time.perf_counter() - started) * 1000, retries)
 
 
 def _bad_target(target: Target, message: str) -> InputError:

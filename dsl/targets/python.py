@@ -64,20 +64,15 @@ class Tool:
         self.input_schema: Mapping[str, Any] = spec.input_schema
 
     def __call__(self, **args: Any) -> str | None:
-        from ..compiler.faketools import answer
+        from ..compiler.faketools import take
 
         with self._record.lock:
             n = len(self._record.calls)
-            step = self._record.steps or 1
-            raw = json.dumps(args, ensure_ascii=False)
-            if self.spec.confirm:
-                self._record.calls.append(Call(f"call_{n}", self.name, args, raw, None,
-                                               self.spec.action, True, None, step))
-                return None
-            out, error = answer(self.spec, args, self._scenario.at)
-            self._record.calls.append(Call(f"call_{n}", self.name, args, raw, out,
-                                           self.spec.action, False, error, step))
-            return out
+            call = take({self.name: self.spec}, self.name, args,
+                        json.dumps(args, ensure_ascii=False), f"call_{n}",
+                        self._record.steps or 1, self._scenario.at)
+            self._record.calls.append(call)
+            return call.output
 
 
 class ModelClient:

@@ -44,3 +44,29 @@ class PythonSettings:
     """``kind: python`` — your own agent, a function ``module:function``."""
 
     entry: str
+
+
+@dataclass(frozen=True, slots=True)
+class HttpSettings:
+    """``kind: http`` — your agent service: one POST per turn (dsl/targets/http.py)."""
+
+    url: str
+    body: Any  # the JSON sent: every string a template over the turn (dsl/targets/ownloop.py)
+    answer: tuple[str, ...] = ("answer",)  # where the answer is in the JSON reply
+    pending: tuple[str, ...] | None = None  # where the calls the agent holds itself are
+    api_key_env: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    timeout_ms: int = 60_000
+    retry: Retry = Retry()
+    max_reply_bytes: int = 8 * 2**20
+
+
+@dataclass(frozen=True, slots=True)
+class CommandSettings:
+    """``kind: command`` — any program: one process per attempt, JSON lines
+    (dsl/targets/command.py)."""
+
+    command: tuple[str, ...]  # the argv, run in ``cwd``
+    cwd: str  # the suite's folder (absolute)
+    env: Mapping[str, str] = field(default_factory=dict)
+    timeout_ms: int = 60_000  # the most one turn's answer may take

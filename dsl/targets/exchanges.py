@@ -1,0 +1,167 @@
+"""Record and replay an agent that runs its own loop (``kind: http``, ``kind: command``).
+
+``--record FILE`` writes a cassette (the same header as a model cassette, with ``agent``:
+the kind recorded) whose every further line is one turn's exchange::
+
+    {"key": SHA-256, "scenario": ID, "seed": N, "turn": N,
+     "request": what was sent (the http body; the command's input line),
+     "reply": what came back, "calls": [{"name", "args"}] made over MCP in the turn,
+     "answer": TEXT, "pending": [{"name", "args"}]}
+
+The request is kept without secrets: the key travels in a header, never in a body, and
+every line is redacted as results are. The ``key`` is a hash of what the agent was told
+that decides its answer (:meth:`~dsl.targets.ownloop.TurnInput.key_values`: the turn, the
+person's words, the moment, the run index, the conversation so far, the calls decided —
+not the session id or the endpoint's address, new in every attempt).
+
+A ``kind: replay`` target over such a cassette answers each turn from it, offline: the
+recorded calls are made again, in order with their arguments, through the fake tools (so
+they answer as the scenario now says), then the recorded answer is given. A turn the
+cassette never saw is a ``cassette`` error that says to record again.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import IO, Any
+
+from ..errors import CassetteMiss, RunDirError
+from ..model import Scenario, Target
+from .base import AgentContext, Unreadable, read_reply_json
+from .cassette import CASSETTE_VERSION, _header, _torn, read_cassette
+from .ownloop import Answered, OwnLoopAgent, Session, TurnInput, pending_calls
+from .toolserver import Endpoint
+
+
+def exchange_key(turn: TurnInput) -> str:
+    text = json.dumps(turn.key_values(), sort_keys=True, ensure_ascii=False,
+                      separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ExchangeRecorder:
+    """Appends each turn's exchange to a cassette."""
+
+    def __init__(self, path: Path, target: Target,
+                 redact: Callable[[Any], Any] | None = None) -> None:
+        self.path = path
+        self._redact = redact
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self._file: IO[str] = path.open("w", encoding="utf-8")
+        self._write({
+            "schema_version": CASSETTE_VERSION, "kind": "scenarist-cassette",
+            "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+            "target": target.name, "agent": target.kind,
+            "settings": {"model": "", "temperature": None, "params": {}, "system_prompt": ""},
+        })
+
+    def _write(self, obj: dict[str, Any]) -> None:
+        if self._redact is not None:
+            obj = self._redact(obj)
+        try:
+            self._file.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        except UnicodeEncodeError:  # a lone surrogate: escaped, reads back the same
+            self._file.write(json.dumps(obj) + "\n")
+        self._file.flush()
+
+    def write(self, turn: TurnInput, answered: Answered, made: list[Any]) -> None:
+        self._write({"key": exchange_key(turn), "scenario": turn.scenario, "seed": turn.seed,
+                     "turn": turn.turn, "request": answered.request, "reply": answered.reply,
+                     "calls": [{"name": c.name, "args": c.args} for c in made],
+                     "answer": answered.answer, "pending": answered.pending})
+
+    def close(self) -> None:
+        self._file.close()
+
+
+def recorder_for(target: Target, context: AgentContext) -> ExchangeRecorder | None:
+    """The run's recorder for a live own-loop target (``--record FILE``), or None."""
+    if context.record is None:
+        return None
+    return ExchangeRecorder(context.record, target, context.redact)
+
+
+def is_agent_cassette(path: Path) -> str | None:
+    """The kind of agent a cassette recorded (``http``, ``command``), or None for a
+    model's cassette. Raises RunDirError when it is no cassette."""
+    lines = read_cassette(path, header_only=True)
+    agent = _header(path, lines[0] if lines else "").get("agent")
+    return agent if isinstance(agent, str) else None
+
+
+class ExchangeReplay:
+    """A recorded agent's turns, by key."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        lines = read_cassette(path)
+        _header(path, lines[0] if lines else "")
+        self.turns: dict[str, dict[str, Any]] = {}
+        last = len(lines)
+        while last > 1 and not lines[last - 1].strip():
+            last -= 1
+        for n, line in enumerate(lines[1:], 2):
+            if not line.strip():
+                continue
+            try:
+                entry = _entry(path, n, line)
+            except RunDirError:
+                if n == last and _torn(line):
+                    continue  # a torn last line from an interrupted recording
+                raise
+            self.turns.setdefault(entry["key"], entry)
+
+    async def ask(self, turn: TurnInput, tools: Endpoint) -> Answered:
+        entry = self.turns.get(exchange_key(turn))
+        if entry is None:
+            raise CassetteMiss(
+                f"the cassette {self.path.name} has no recorded turn {turn.turn} of run "
+                f"{turn.seed} of {turn.scenario}; the scenario, its tools or the run count "
+                "changed since it was recorded — record it again with scenarist run "
+                "--target <live target> --record FILE")
+        for c in entry["calls"]:
+            tools.take(c["name"], c.get("args"))
+        return Answered(entry["answer"], entry["pending"], entry.get("request"),
+                        entry.get("reply"))
+
+    async def end(self) -> str:
+        return ""
+
+
+def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
+    try:
+        entry = read_reply_json(line)
+    except Unreadable as exc:
+        raise RunDirError(f"{path}:{n}: the line {exc}; record the cassette again") from None
+    problem = None
+    if not isinstance(entry, dict):
+        problem = "the line is not a JSON object"
+    elif not isinstance(entry.get("key"), str):
+        problem = "the line has no 'key' (a text)"
+    elif not isinstance(entry.get("answer"), str):
+        problem = "the line has no 'answer' (a text)"
+    elif not isinstance(entry.get("calls"), list) or not all(
+            isinstance(c, dict) and isinstance(c.get("name"), str) for c in entry["calls"]):
+        problem = "its 'calls' is not a list of calls with a name"
+    if problem is None:
+        try:
+            pending_calls(entry.get("pending"), "its 'pending'")
+        except Exception as exc:
+            problem = str(exc)
+    if problem is not None:
+        raise RunDirError(f"{path}:{n}: {problem}; record the cassette again")
+    entry["pending"] = entry.get("pending") or []
+    return entry  # type: ignore[no-any-return]
+
+
+def open_replay_agent(target: Target, context: AgentContext, path: Path) -> OwnLoopAgent:
+    replay = ExchangeReplay(path)
+
+    async def session(scenario: Scenario, run: int, first: TurnInput) -> Session:
+        return replay
+
+    return OwnLoopAgent(target, context, session, served=False)

@@ -1,0 +1,89 @@
+"""``kind: http`` — your agent service: one POST per turn.
+
+The body is the target's ``body`` with every string rendered over the turn
+(:class:`~dsl.targets.ownloop.TurnInput`; a string that is exactly one ``{{ name }}``
+becomes that value itself); the reply is JSON whose ``answer`` path holds the answer's
+text and whose ``pending`` path (when the target names one) the calls the agent holds for
+the person's confirmation. The connection is an openai target's
+(:class:`~dsl.targets.openai.JsonEndpoint`): the same timeouts, retries on 429 and the
+configured 5xx statuses, ``Retry-After``, reply size limit, and the key from
+``api_key_env`` sent as ``Authorization: Bearer …`` and never written anywhere.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..errors import EndpointError
+from ..model import Scenario, Target
+from .base import AgentContext, snippet
+from .exchanges import recorder_for
+from .openai import JsonEndpoint
+from .ownloop import (
+    Answered,
+    OwnLoopAgent,
+    Session,
+    TurnInput,
+    pending_calls,
+    render_body,
+    value_at,
+)
+from .settings import HttpSettings
+from .toolserver import Endpoint
+
+
+class HttpSession:
+    """One attempt's turns, each one request."""
+
+    def __init__(self, client: JsonEndpoint, settings: HttpSettings) -> None:
+        self.client = client
+        self.settings = settings
+
+    async def ask(self, turn: TurnInput, tools: Endpoint) -> Answered:
+        s = self.settings
+        try:
+            body = render_body(s.body, turn.values())
+        except Exception as exc:  # a template passed a limit, or read a missing field
+            raise EndpointError("template", f"the body of the target could not be written "
+                                            f"for turn {turn.turn}: {exc}") from None
+        data = await self.client.complete(body)
+        found, answer = value_at(data, s.answer)
+        path = ".".join(s.answer)
+        if not found or not isinstance(answer, str):
+            what = "nothing" if not found else f"{_what(answer)}, not text,"
+            raise EndpointError("malformed", f"the reply from {s.url} has {what} at "
+                                             f"'{path}' (the target's answer path): "
+                                             f"{snippet(json.dumps(data, ensure_ascii=False))}")
+        pending: list[dict[str, Any]] = []
+        if s.pending is not None:
+            _, held = value_at(data, s.pending)
+            pending = pending_calls(held, f"'{'.'.join(s.pending)}' in the reply from "
+                                          f"{s.url}")
+        return Answered(answer, pending, body, data)
+
+    async def end(self) -> str:
+        return ""
+
+
+def _what(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a list" if isinstance(value, list) else "an object"
+
+
+def open_http(target: Target, context: AgentContext) -> OwnLoopAgent:
+    settings: HttpSettings = target.config
+    client = JsonEndpoint(target, settings.url, settings.url, "url",
+                          max_connections=context.max_connections,
+                          on_throttle=context.on_throttle)
+
+    async def session(scenario: Scenario, run: int, first: TurnInput) -> Session:
+        return HttpSession(client, settings)
+
+    return OwnLoopAgent(target, context, session, closing=client.aclose,
+                        recorder=recorder_for(target, context))

@@ -1,0 +1,80 @@
+"""``scenarist mcp SCENARIO [--case ID] [--port N] [--stdio]``: one scenario's fake tools
+served on their own (dsl/targets/toolserver.py), for a developer wiring an agent, an IDE or
+a desktop app to the scenario's world. The click command (dsl/cli.py) parses its options
+and calls :func:`scenario_of` and :func:`serve`."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+from ..model import Call, Scenario
+from .toolserver import PATH, Endpoint, ToolServer, mcp_server
+
+
+class NotServable(Exception):
+    """The file holds no one scenario to serve (a sentence for the person)."""
+
+
+def scenario_of(path: Path, case: str | None) -> Scenario:
+    """The one scenario of ``path`` (with ``case``: that case's), compiled against its
+    suite. Raises InputError for the files, NotServable for a choice to make."""
+    from ..compiler.compile import compile_paths
+    from ..errors import InputError
+
+    compiled = compile_paths([path])
+    errors = [d for d in compiled.diagnostics if d.severity == "error"]
+    if errors:
+        raise InputError(errors)
+    scenarios = list(compiled.scenarios)
+    if case is not None:
+        chosen = [s for s in scenarios if s.id.endswith(f"[{case}]")]
+        if not chosen:
+            cases = [s.id[s.id.rfind("[") + 1:-1] for s in scenarios if s.id.endswith("]")]
+            have = f"its cases are: {', '.join(cases)}" if cases else "it has no cases"
+            raise NotServable(f"{path} has no case '{case}' ({have})")
+        scenarios = chosen
+    if len(scenarios) != 1:
+        ids = ", ".join(s.id for s in scenarios)
+        raise NotServable(f"{path} holds {len(scenarios)} scenarios ({ids}); choose one with "
+                          "--case ID")
+    return scenarios[0]
+
+
+def shown_call(call: Call) -> str:
+    """One line for a call, as ``scenarist mcp`` prints it."""
+    args = json.dumps(call.args, ensure_ascii=False)
+    if call.pending:
+        return f"{call.name}({args}) held: awaits the person's confirmation"
+    answer = " ".join((call.output or "").split())
+    answer = answer if len(answer) <= 200 else answer[:200] + "…"
+    mark = f" [{call.error}]" if call.error else ""
+    return f"{call.name}({args}) -> {answer}{mark}"
+
+
+async def serve(scenario: Scenario, port: int, stdio: bool,
+                say: Callable[[str], None]) -> None:
+    """``scenarist mcp``: serve ``scenario``'s fake tools until cancelled — over HTTP at
+    ``http://127.0.0.1:PORT/mcp`` (``say`` gets that URL first), or over standard input
+    and output. ``say`` gets each call as it happens."""
+    def on_call(call: Call) -> None:
+        say(shown_call(call))
+
+    if stdio:
+        from mcp.server.stdio import stdio_server
+
+        endpoint = Endpoint(scenario, PATH, "stdio", on_call)
+        server = mcp_server(lambda ctx: endpoint)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        return
+    tools = ToolServer(port)
+    await tools.start()
+    tools.endpoint(scenario, PATH, on_call)
+    say(tools.base + PATH)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await tools.aclose()
