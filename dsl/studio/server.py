@@ -186,6 +186,7 @@ class Studio:
             "tools": [{"name": t.name, "description": t.description, "confirm": t.confirm,
                        "action": t.action} for t in suite.tools.values()],
             "checks": [{"name": c.name, "doc": c.doc, "takes": check_takes(c.name),
+                        "params": _parameters(c.schema, {}),
                         "examples": list(c.examples), "judge": c.judge, "group": c.group}
                        for c in REGISTRY.values()],
             "named_checks": list(suite.checks),
@@ -367,6 +368,20 @@ def _same_file(d: Diagnostic, path: Path, root: Path) -> bool:
         return False
     shown = Path(d.span.file)
     return (shown if shown.is_absolute() else Path.cwd() / shown).resolve() == path
+
+
+def _parameters(schema: Any, out: dict[str, str]) -> dict[str, str]:
+    """A check's parameters (the keys of its mapping form) and what each means, from its
+    JSON Schema, for completion."""
+    if isinstance(schema, dict):
+        for name, sub in (schema.get("properties") or {}).items():
+            out.setdefault(name, str(sub.get("description") or "") if isinstance(sub, dict)
+                           else "")
+        for key in ("then", "else", "anyOf", "oneOf", "allOf"):
+            more = schema.get(key)
+            for sub in more if isinstance(more, list) else [more]:
+                _parameters(sub, out)
+    return out
 
 
 def _problem(d: Diagnostic) -> dict[str, Any]:

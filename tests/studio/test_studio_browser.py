@@ -174,6 +174,19 @@ def test_browse_edit_save_try_and_run(browser: Any, studio_on: Any, server: Fake
     expect(page.get_by_role("list", name="Problems").get_by_role("listitem")).to_have_text(
         ["11:18 S103 the check 'not_contains' must be text, a list or a mapping (key: value "
          "lines), not empty (null)"])
+    # and a check's parameters, inside its mapping
+    page.keyboard.type('{text: "abierto", ig')
+    page.keyboard.press("Control+Space")
+    expect(options).to_have_text([re.compile("^ignore_case")])
+    page.keyboard.press("Tab")
+    page.keyboard.type("true}")
+    expect(page.locator(".cm-activeLine")).to_have_text(
+        '  - not_contains: {text: "abierto", ignore_case: true}')
+    expect(page.get_by_text("No problems.")).to_be_visible()
+    # hover: what a check is
+    page.locator(".cm-line", has_text="- non_empty").hover(position={"x": 60, "y": 6})
+    expect(page.locator(".cm-tooltip-hover")).to_contain_text(
+        "check non_emptyThe answer has some text (not only spaces).")
 
     assert errors == []
     assert all(u.startswith(studio.base) for u in requests)  # nothing from elsewhere

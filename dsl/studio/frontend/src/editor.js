@@ -40,6 +40,15 @@ function completions(vocab, ctx) {
     return Object.entries(vocab.given_keys).map(([k, doc]) =>
       option(k, "property", "", doc, `${k}: `));
   }
+  const params = (name) => {
+    const check = vocab.checks.find((c) => c.name === name);
+    return check ? Object.entries(check.params).map(([k, doc]) =>
+      option(k, "property", `of ${name}`, doc, `${k}: `)) : null;
+  };
+  if (ctx.kind === "param") return params(ctx.key);
+  if (ctx.kind === "key" && ctx.parents.length >= 2 && ctx.parents[ctx.parents.length - 2] === "then") {
+    return params(last);
+  }
   if (ctx.kind === "value") {
     if (ctx.key === "tools" && last === "given") return tools();
     if (["calls", "not_calls", "calls_only", "calls_in_order", "asks_to_confirm",

@@ -182,7 +182,28 @@ function setupTabs() {
 
 // ------------------------------------------------------------------ the form
 
+// Edits go to the server one after the other, each on the text the last one left. The
+// form is drawn again after a change of its shape (a check added, a turn moved) once no
+// edit is waiting, so that what the person does meanwhile is never drawn over; adding or
+// removing a check shows at once.
+const forms = { queued: 0, redraw: false, model: null };
+
 function formEdit(op, structural = false) {
+  forms.queued++;
+  if (structural) forms.redraw = true;
+  if (forms.model && (op.op === "add_check" || op.op === "remove_check")) {
+    const model = structuredClone(forms.model);
+    const list = op.list === null ? model.checks : model.when.turns[op.list].checks;
+    if (op.op === "add_check") {
+      const takes = (state.suite.checks.find((c) => c.name === op.check) || {}).takes;
+      list.push({ check: op.check, takes: takes || "other", value: takes === "text" ? "" : null,
+                  yaml: "", always: false, name: "" });
+    } else {
+      list.splice(op.index, 1);
+    }
+    forms.model = model;
+    drawForm(model);
+  }
   state.formChain = state.formChain.then(async () => {
     const path = state.path;
     try {
@@ -190,9 +211,19 @@ function formEdit(op, structural = false) {
       if (path !== state.path) return;
       setText(editor, r.text);
       if (r.problems) showAllProblems(r);
-      if (structural) drawForm(r.form);
+      forms.model = r.form;
     } catch (e) {
       say(e.message);
+      forms.redraw = true; // show the text's own form again
+    } finally {
+      forms.queued--;
+    }
+    if (forms.queued === 0 && forms.redraw) {
+      flushPending(); // what was typed meanwhile goes first
+      if (forms.queued === 0) {
+        forms.redraw = false;
+        if (forms.model) drawForm(forms.model);
+      }
     }
   });
   return state.formChain;
@@ -223,8 +254,10 @@ async function refreshForm() {
   await state.formChain;
   try {
     const r = await post("/api/form", { path: state.path, text: editor.state.doc.toString(), edits: [] });
+    forms.model = r.form;
     drawForm(r.form);
   } catch (e) {
+    forms.model = null;
     $("#form").replaceChildren();
     const note = $("#form-note");
     note.textContent = e.message;

@@ -32,6 +32,9 @@ export function contextAt(state, pos) {
   if ((m = /^(\s*)-\s+(\{\s*)?[\w.-]*$/.exec(before))) {
     return { kind: "item", parents: path, word, from };
   }
+  if ((m = /^\s*(?:-\s+)?\{?\s*([\w.-]+)\s*:\s*\{(?:[^}]*,)?\s*[\w.-]*$/.exec(before))) {
+    return { kind: "param", parents: path, key: m[1], word, from };
+  }
   if ((m = /^(\s*)[\w.-]*$/.exec(before))) {
     return { kind: "key", parents: path, word, from, indent: m[1].length };
   }
