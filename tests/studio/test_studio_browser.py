@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ def shot(page: Any, name: str) -> None:
     SHOTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(SHOTS / name))
     if os.environ.get("SCENARIST_DOCS_SCREENSHOTS") == "1":
-        page.screenshot(path=str(REPO / "docs" / "img" / name))
+        shutil.copyfile(SHOTS / name, REPO / "docs" / "img" / name)
 
 
 def problems(page: Any) -> list[str]:
@@ -39,7 +40,7 @@ def test_browse_edit_save_try_and_run(browser: Any, studio_on: Any, server: Fake
     server.script(SCRIPT)
     suite = make_suite(tmp_path / "clinic", server.url)
     studio = studio_on(suite)
-    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1200})
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -94,6 +95,7 @@ def test_browse_edit_save_try_and_run(browser: Any, studio_on: Any, server: Fake
     checks.nth(3).select_option("matches")
     page.get_by_role("textbox", name="Value", exact=True).nth(3).fill("hasta las 18")
     page.get_by_role("checkbox", name="Always", exact=True).nth(3).check()
+    page.evaluate("document.getElementById('file-name').scrollIntoView()")
     shot(page, "studio-form.png")
     page.get_by_role("tab", name="YAML").click()
     expect(page.locator(".cm-line").nth(13)).to_have_text('  - matches: "hasta las 18"')
