@@ -44,13 +44,15 @@ class Runs:
         self.root = root
         self.jobs: dict[str, Job] = {}
         self.current: Job | None = None
+        self.lock = threading.Lock()  # two clicks on Run start one run
 
     def start(self, paths: tuple[Path, ...], target: str | None) -> Job:
-        if self.current is not None and not self.current.done:
-            raise RunBusy("a run is going already; wait for it to end")
-        job = Job(str(next(self.ids)))
-        self.jobs[job.id] = job
-        self.current = job
+        with self.lock:
+            if self.current is not None and not self.current.done:
+                raise RunBusy("a run is going already; wait for it to end")
+            job = Job(str(next(self.ids)))
+            self.jobs[job.id] = job
+            self.current = job
         threading.Thread(target=self._run, args=(job, paths, target), daemon=True,
                          name=f"studio-run-{job.id}").start()
         return job

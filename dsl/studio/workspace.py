@@ -101,7 +101,8 @@ class Workspace:
 
         found = discover([self.root])
         mine = self.root / SUITE_FILE
-        return [f.path for g in found.groups if g.suite_file == mine for f in g.files]
+        return [f.path for g in found.groups if g.suite_file == mine for f in g.files
+                if f.path.is_relative_to(self.root)]  # not a link that leads out
 
     def entries(self) -> list[Entry]:
         files = self.scenario_files()

@@ -139,6 +139,8 @@ def test_browse_lists_the_suites_scenarios_as_run_and_lint_find_them(
     write(suite / "runs" / "old.yaml", "id: old\n")
     write(suite / "other" / "scenarist.yaml", "targets: {}\n")
     write(suite / "other" / "theirs.yaml", "id: theirs\n")
+    write(tmp_path / "elsewhere.yaml", "id: elsewhere\n")
+    (suite / "linked.yaml").symlink_to(tmp_path / "elsewhere.yaml")
     studio = studio_on(suite)
     with studio.client() as c:
         got = c.get("/api/suite").json()
