@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.conftest import REPO, FakeServer, write
+from tests.conftest import REPO, FakeServer, suite_yaml, write
 
 from .conftest import SCRIPT, Studio, make_suite
 
@@ -279,3 +279,18 @@ def test_without_a_suite_it_says_how_to_make_one(tmp_path: Path) -> None:
     assert r.returncode == 2
     assert r.stderr == (f"error: no scenarist.yaml in {tmp_path} or above it; create a "
                         f"suite with: scenarist init {tmp_path}\n")
+
+
+def test_what_lint_finds_in_the_suite_file_is_listed_apart(studio_on: Any, tmp_path: Path
+                                                           ) -> None:
+    suite = tmp_path / "suite"
+    write(suite / "scenarist.yaml", suite_yaml("http://127.0.0.1:9/v1"))
+    write(suite / "only.yaml", "given:\n  at: 2026-09-29T10:00:00-03:00\nwhen: hola\n"
+          "then:\n  - non_empty\n")
+    studio = studio_on(suite)
+    with studio.client() as c:
+        r = c.post("/api/lint", json={"path": "only.yaml",
+                                      "text": (suite / "only.yaml").read_text()}).json()
+    assert r["problems"] == []
+    assert [x.split(": warning ")[1][:4] for x in r["elsewhere"]] == ["W403"] * 3
+    assert all(x.startswith("scenarist.yaml:") for x in r["elsewhere"])
