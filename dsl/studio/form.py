@@ -127,14 +127,29 @@ def form_of(text: str, library: Sequence[str]) -> dict[str, Any]:
     inline = [str(t.get("name")) for t in chosen if isinstance(t, Mapping)]
     tools = [{"name": n, "on": n in named} for n in library]
     tools += [{"name": n, "on": True} for n in named if n not in library]
+    moment = _text(given.get("at"))
     return {
         "description": _text(data.get("description")),
-        "moment": _text(given.get("at")),
+        "moment": moment,
+        "moment_words": _moment_words(moment),
         "tools": tools,
         "inline_tools": inline,
         "when": _when_of(data.get("when")),
         "checks": _checks_of(data.get("then")),
     }
+
+
+def _moment_words(text: str | None) -> str | None:
+    """The moment as the agent is told it: ``Tuesday 29 September 2026, 10:00 (UTC-03:00)``
+    (None when it is not a moment: lint says why)."""
+    from ..compiler.moment import MomentError, parse_moment, say
+
+    if text is None:
+        return None
+    try:
+        return say(parse_moment(text))
+    except MomentError:
+        return None
 
 
 def _text(value: Any) -> str | None:

@@ -78,6 +78,7 @@ def test_the_model_in_plain_words() -> None:
     assert form == {
         "description": "A clerk asks.",
         "moment": "2026-09-29T10:00:00-03:00",
+        "moment_words": "Tuesday 29 September 2026, 10:00 (UTC-03:00)",
         "tools": [{"name": "list_business_hours", "on": True},
                   {"name": "set_business_hours", "on": False}],
         "inline_tools": [],

@@ -83,6 +83,8 @@ def test_browse_edit_save_try_and_run(browser: Any, studio_on: Any, server: Fake
         "A receptionist asks until what time the clinic is open today.")
     expect(page.get_by_role("textbox", name="Moment")).to_have_value(
         "2026-09-29T10:00:00-03:00")
+    expect(page.get_by_text("That is Tuesday 29 September 2026, 10:00 (UTC-03:00).")
+           ).to_be_visible()
     expect(page.get_by_role("checkbox", name="list_business_hours", exact=True)).to_be_checked()
     expect(page.get_by_role("checkbox", name="set_business_hours", exact=True)).not_to_be_checked()
     checks = page.get_by_role("combobox", name="Check", exact=True)

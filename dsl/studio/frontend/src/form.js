@@ -140,6 +140,15 @@ function turnItem(t, i, count, ctx) {
   return box;
 }
 
+// The moment in words, as the agent is told it (kept up to date as the person types).
+export function showMoment(model) {
+  const words = document.getElementById("moment-words");
+  if (words) {
+    words.textContent = model.moment_words ? `That is ${model.moment_words}.`
+      : "Not a moment yet: see Problems.";
+  }
+}
+
 export function renderForm(container, model, ctx) {
   const { vocab, edit } = ctx;
   container.replaceChildren();
@@ -149,6 +158,8 @@ export function renderForm(container, model, ctx) {
   container.append(textField("Moment", f.moment, (v) => edit({ op: "moment", value: v }), {
     hint: "When the person speaks: date, time and UTC offset, e.g. 2026-09-29T10:00:00-03:00.",
   }));
+  container.append(el("p", { id: "moment-words", class: "said", "aria-live": "polite" }));
+  showMoment(f);
 
   const tools = el("fieldset", { class: "tools" }, el("legend", { text: "Tools the agent has" }));
   if (!f.tools.length) tools.append(el("p", { class: "hint", text: "The suite defines no tools." }));

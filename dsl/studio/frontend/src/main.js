@@ -3,7 +3,7 @@
 
 import { get, post, ApiError } from "./api.js";
 import { makeEditor, setText, showProblems, goTo } from "./editor.js";
-import { renderForm, flushPending } from "./form.js";
+import { renderForm, flushPending, showMoment } from "./form.js";
 
 const $ = (sel) => document.querySelector(sel);
 const LINT_DELAY_MS = 300;
@@ -212,6 +212,7 @@ function formEdit(op, structural = false) {
       setText(editor, r.text);
       if (r.problems) showAllProblems(r);
       forms.model = r.form;
+      if (op.op === "moment") showMoment(r.form);
     } catch (e) {
       say(e.message);
       forms.redraw = true; // show the text's own form again
