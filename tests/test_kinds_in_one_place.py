@@ -70,7 +70,12 @@ def test_what_a_written_target_runs_is_its_kinds_word() -> None:
     assert what_it_runs(written("replay", cassette="/s/c.jsonl", model="qwen")) == "qwen"
     assert what_it_runs(written("python", entry="app:run")) == "app:run"
     assert what_it_runs(written("someday", url="http://x")) is None  # a kind it does not know
-    assert set(KINDS) == {"openai", "replay", "python"}  # each of them tested above
+    service = written("http", url="http://127.0.0.1:8000/chat", api_key_env="T", headers={})
+    assert shown_settings(service) == [("kind", "http"), ("url", "http://127.0.0.1:8000/chat")]
+    program = written("command", command=["node", "agent.js"], env=[])
+    assert shown_settings(program) == [("kind", "command"), ("command", "node agent.js")]
+    assert what_it_runs(program) == "node agent.js"
+    assert set(KINDS) == {"openai", "replay", "python", "http", "command"}  # each tested above
 
 
 def test_what_answers_a_judge_in_words(tmp_path: Path) -> None:

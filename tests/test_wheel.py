@@ -30,13 +30,17 @@ def test_wheel_contents(wheel: Path) -> None:
     for required in ("dsl/__init__.py", "dsl/cli/__init__.py", "dsl/schemas/scenario.schema.json",
                      "dsl/schemas/suite.schema.json", "dsl/assets/report.html.j2",
                      "dsl/assets/init/scenarist.yaml", "dsl/assets/init/example.jsonl",
-                     "dsl/assets/init/refill_no_refills_left.yaml"):
+                     "dsl/assets/init/refill_no_refills_left.yaml",
+                     "dsl/studio/server.py", "dsl/studio/static/index.html",
+                     "dsl/studio/static/studio.js", "dsl/studio/static/studio.css",
+                     "dsl/studio/static/studio.js.LICENSES.txt"):
         assert required in names, required
     grammars = {n for n in names if n.startswith("dsl/grammar/")}
     assert grammars, "grammar/ must ship inside the package"
     for f in (REPO / "grammar").iterdir():
         assert f"dsl/grammar/{f.name}" in names
-    assert not any(n.startswith(("tests/", "scenarios/", "dsl/_buildtools/")) for n in names)
+    assert not any(n.startswith(("tests/", "scenarios/", "dsl/_buildtools/",
+                                 "dsl/studio/frontend/")) for n in names)
     entry = [n for n in names if n.endswith("entry_points.txt")]
     text = zipfile.ZipFile(wheel).read(entry[0]).decode()
     assert "scenarist = dsl.cli:main" in text

@@ -3,6 +3,7 @@ MCP) and ``studio`` (the suite in a local web page)."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -49,4 +50,43 @@ def mcp_(scenario: Path, case_id: str | None, port: int, stdio: bool) -> None:
         sys.exit(EXIT_OK)
     except OSError as exc:
         click.echo(f"error: cannot serve on 127.0.0.1:{port}: {exc.strerror or exc}", err=True)
+        sys.exit(EXIT_INPUT)
+
+
+@main.command()
+@click.argument("folder", metavar="[DIR]", required=False, default=".",
+                type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=0, metavar="N",
+              help="The port to listen on, on 127.0.0.1 (default: a free one).")
+@click.option("--no-open", is_flag=True, help="Do not open the address in a browser.")
+def studio(folder: Path, port: int, no_open: bool) -> None:
+    """Write, try and run the scenarios of the suite at DIR (default: the current folder)
+    in your browser: a local page, on 127.0.0.1 only. The first line printed is its
+    address, with a token that changes at every start; Ctrl-C stops it.
+
+    Needs the studio's extra: pip install 'scenarist[studio]'.
+
+    Exit status: 0 stopped with Ctrl-C, 2 no suite at DIR, the extra is missing, or the
+    port is taken."""
+    try:
+        from ..studio.server import serve
+        from ..studio.workspace import Refused, suite_root
+    except ImportError as exc:
+        from ..studio import INSTALL
+
+        missing = (exc.name or "a module").split(".")[0]
+        click.echo(f"error: the studio needs Starlette and Uvicorn ({missing} is missing); "
+                   f"install them with: {INSTALL}", err=True)
+        sys.exit(EXIT_INPUT)
+    try:
+        root = suite_root(folder)
+    except Refused as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_INPUT)
+    os.chdir(root)  # messages name files relative to the suite, as lint run there does
+    try:
+        serve(root, port, not no_open, click.echo)
+    except OSError as exc:
+        click.echo(f"error: cannot listen on 127.0.0.1:{port}: {exc.strerror or exc}",
+                   err=True)
         sys.exit(EXIT_INPUT)

@@ -33,7 +33,7 @@ import json
 import math
 import os
 import pickle
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -51,7 +51,7 @@ from ..errors import (
     render,
 )
 from ..model import Scenario
-from ..source.load import DataPath, Document, read_file, source_lines
+from ..source.load import DataPath, Document, load_bytes, read_file, source_lines
 from ..verdict import min_pass_for
 from .compile import CheckItem, compile_file, id_span, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
@@ -112,13 +112,23 @@ class LintResult:
 # ---------------------------------------------------------------- linting
 
 
+def lint_text(path: Path, text: str, *, strict: bool = False) -> LintResult:
+    """Lint ``text`` as the file at ``path`` would be linted once saved with it — an
+    editor's unsaved buffer (``scenarist studio``): the same discovery, suite and
+    diagnostics as :func:`lint_paths` on that one file. The file need not exist."""
+    real = path.parent.resolve() / path.name
+    return lint_paths([real], strict=strict, jobs=1, unsaved={real: text})
+
+
 def lint_paths(paths: Sequence[Path], *, strict: bool = False,
-               jobs: int | None = None, selection: Selection = EVERYTHING) -> LintResult:
+               jobs: int | None = None, selection: Selection = EVERYTHING,
+               unsaved: Mapping[Path, str] | None = None) -> LintResult:
     """Lint every file under ``paths`` (found by :func:`dsl.compiler.discover.discover`, each
     against its own suite); never raises on bad input. ``jobs``: processes to use
     (default: one per core for large batches). ``selection``: only the scenarios it
     selects are linted (``--tag``, ``-k``: as run and plan select them); when it selects
-    none, the result is the one diagnostic E220."""
+    none, the result is the one diagnostic E220. ``unsaved``: texts linted instead of
+    what some files hold, by their resolved path (:func:`lint_text`)."""
     found: list[Diagnostic] = []
     excerpts: dict[str, dict[int, str]] = {}
     paused = gc.isenabled()
@@ -131,7 +141,7 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
             if g.suite is not None and g.suite.doc is not None:
                 _add_excerpt(excerpts, g.suite.doc, g.diagnostics)
             work.extend((gi, f.path, f.name) for f in g.files)
-        linter = _Linter(discovery.groups, discovery.cwd, selection)
+        linter = _Linter(discovery.groups, discovery.cwd, selection, unsaved or {})
         reports = _map(linter.file, work,
                        _jobs(jobs, len(work), lambda: _holds_cases(w[1] for w in work)))
     finally:
@@ -200,17 +210,20 @@ class _Linter:
     """Lints one file of a group; lives in every worker process (forked, not pickled)."""
 
     def __init__(self, groups: Sequence[SuiteFiles], cwd: Path,
-                 selection: Selection = EVERYTHING) -> None:
+                 selection: Selection = EVERYTHING,
+                 unsaved: Mapping[Path, str] | None = None) -> None:
         self.groups = groups
         self.cwd = cwd
         self.selection = selection
+        self.unsaved = unsaved or {}
 
     def file(self, item: tuple[int, Path, str]) -> FileReport:
         gi, real, name = item
         suite = self.groups[gi].suite
         root = suite.root if suite is not None else self.cwd
         diags = Collector()
-        doc = read_file(real, name)
+        text = self.unsaved.get(real)
+        doc = read_file(real, name) if text is None else load_bytes(text.encode("utf-8"), name)
 
         def warn(scenario: Scenario, compiled_doc: Document) -> None:
             diags.extend(scenario_warnings(scenario, compiled_doc, suite))
