@@ -4,8 +4,9 @@ take (run_options, the selection, the baseline)."""
 
 from __future__ import annotations
 
+import os
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -128,16 +129,104 @@ def selection_of(tags: tuple[str, ...], patterns: tuple[str, ...]) -> Selection:
     return Selection(tuple(tags), tuple(patterns))
 
 
-def parse_shard(value: str | None) -> tuple[int, int] | None:
+def parse_shard(value: str | None, env: Mapping[str, str] | None = None
+                ) -> tuple[int, int] | None:
+    """``--shard I/N``, or ``--shard auto`` / ``auto/N`` read from the environment (see
+    :func:`shard_from_environment`; which variables it used is printed on stderr)."""
     if value is None:
         return None
+    if value == "auto" or value.startswith("auto/"):
+        count = None
+        if value != "auto":
+            try:
+                count = int(value.removeprefix("auto/"))
+            except ValueError:
+                count = 0
+            if count < 1:
+                raise click.BadParameter(f"'{value}' is not auto/N with N a number of shards "
+                                         "(for example auto/8)", param_hint="'--shard'")
+        try:
+            shard, source = shard_from_environment(os.environ if env is None else env, count)
+        except ShardNotFound as exc:
+            raise click.BadParameter(str(exc), param_hint="'--shard'") from None
+        click.echo(f"Shard {shard[0]}/{shard[1]}, from {source}.", err=True)
+        return shard
     try:
         i, n = (int(x) for x in value.split("/"))
     except ValueError:
-        raise click.BadParameter(f"'{value}' is not I/N (for example 2/8)") from None
+        raise click.BadParameter(f"'{value}' is not I/N (for example 2/8) or auto") from None
     if not 1 <= i <= n:
         raise click.BadParameter(f"'{value}': I must be between 1 and N (for example 2/8)")
     return i, n
+
+
+class ShardNotFound(Exception):
+    """``--shard auto`` found no usable shard in the environment."""
+
+
+# Where CI systems and Kubernetes say which of N parallel jobs this is, in the order they
+# are asked: (who, the index's variable, the count's variable, the first index). The count
+# of a Kubernetes Indexed Job is not in its environment: --shard auto/N gives it.
+SHARD_SOURCES: tuple[tuple[str, str, str | None, int], ...] = (
+    ("GitLab", "CI_NODE_INDEX", "CI_NODE_TOTAL", 1),
+    ("CircleCI", "CIRCLE_NODE_INDEX", "CIRCLE_NODE_TOTAL", 0),
+    ("Buildkite", "BUILDKITE_PARALLEL_JOB", "BUILDKITE_PARALLEL_JOB_COUNT", 0),
+    ("a Kubernetes Indexed Job", "JOB_COMPLETION_INDEX", None, 0),
+)
+SHARD_ENV = "SCENARIST_SHARD"
+
+
+def shard_from_environment(env: Mapping[str, str], count: int | None = None
+                           ) -> tuple[tuple[int, int], str]:
+    """The shard (I, N), counted from 1 as ``--shard I/N`` is, that this job is, and where
+    it was read, in words. ``SCENARIST_SHARD=I/N`` first, then each of
+    :data:`SHARD_SOURCES`; ``count`` (``--shard auto/N``) is the number of shards where
+    the environment does not say it, and must agree where it does. ShardNotFound, with
+    what to set, when there is none or a value cannot be read."""
+    own = env.get(SHARD_ENV, "").strip()
+    if own:
+        try:
+            i, n = (int(x) for x in own.split("/"))
+        except ValueError:
+            raise ShardNotFound(f"{SHARD_ENV}={own} is not I/N (for example 2/8)") from None
+        return _shard(i, n, count, f"{SHARD_ENV}={own}")
+    for who, index_var, count_var, first in SHARD_SOURCES:
+        index_text = env.get(index_var, "").strip()
+        if not index_text:
+            continue
+        total_text = env.get(count_var, "").strip() if count_var else ""
+        said = f"{who}'s {index_var}={index_text}" + (
+            f" and {count_var}={total_text}" if count_var and total_text else "")
+        try:
+            index = int(index_text)
+        except ValueError:
+            raise ShardNotFound(f"{index_var}={index_text} is not a number") from None
+        if total_text:
+            try:
+                total = int(total_text)
+            except ValueError:
+                raise ShardNotFound(f"{count_var}={total_text} is not a number") from None
+        elif count is not None:
+            total = count
+        else:
+            missing = count_var or "the number of shards"
+            raise ShardNotFound(f"{index_var}={index_text} says which shard this is but not "
+                                f"how many there are ({missing} is not set): write "
+                                "--shard auto/N with N the number of shards")
+        return _shard(index - first + 1, total, count if total_text else None, said)
+    known = ", ".join(f"{who} ({index_var}{', ' + count_var if count_var else ''})"
+                      for who, index_var, count_var, _ in SHARD_SOURCES)
+    raise ShardNotFound(f"--shard auto found no shard in the environment: set {SHARD_ENV}=I/N "
+                        f"(for example 2/8), or run it where one is set: {known}; a "
+                        "Kubernetes Indexed Job also needs --shard auto/N")
+
+
+def _shard(i: int, n: int, count: int | None, said: str) -> tuple[tuple[int, int], str]:
+    if count is not None and count != n:
+        raise ShardNotFound(f"{said} says {n} shards, but --shard auto/{count} says {count}")
+    if not 1 <= i <= n:
+        raise ShardNotFound(f"{said} is shard {i} of {n}: outside 1 to {n}")
+    return (i, n), said
 
 
 def progress_hooks(quiet: bool) -> tuple[Hooks, Callable[[], None]]:

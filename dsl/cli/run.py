@@ -45,7 +45,9 @@ from .common import (
 @click.option("--retry-errors", is_flag=True, help="With --resume: also re-run attempts "
               "that ended in an endpoint error.")
 @click.option("--shard", metavar="I/N", help="Run only shard I of N of the scenarios "
-              "(deterministic; combine the shards with scenarist merge).")
+              "(deterministic; combine the shards with scenarist merge). auto (or auto/N): "
+              "I and N from the environment — SCENARIST_SHARD, GitLab, CircleCI, Buildkite, "
+              "a Kubernetes Indexed Job (docs/ci.md).")
 @click.option("--judge", "judge_target", metavar="TARGET",
               help="The target that judges (overrides judge.target in scenarist.yaml).")
 @click.option("--no-judge-cache", is_flag=True, help="Ask the judge every question again "
