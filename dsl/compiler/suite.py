@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
-from ..model import Target, ToolSpec
+from ..model import Target, ToolSpec, WorldTable
 from ..source.load import DataPath, Document, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
 from ..source.suitefile import SUITE_FILE as SUITE_FILE  # where the suite is: there
@@ -72,6 +72,7 @@ class Suite:
     checks: Mapping[str, NamedCheck] = field(default_factory=dict)
     history: Any = None  # history: as written (a URL, a file, false); None: the default
     compare: tuple[tuple[str, str], ...] = ()  # compare: target pairs (old, new)
+    world: Mapping[str, WorldTable] = field(default_factory=dict)  # world: its tables
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -145,8 +146,13 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         diags.error(doc.span(("history",)), "E221", problem)
         history = None
     pairs = _compare(doc, data.get("compare"), targets, diags)
+    world = {}
+    if "world" in data:
+        from .world import compile_world  # only a suite with a world loads it
+
+        world = compile_world(doc, ("world",), data["world"], root, diags)
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
-                 judge, redact, checks, history, pairs)
+                 judge, redact, checks, history, pairs, world)
 
 
 def parse_pair(text: str) -> tuple[str, str] | None:

@@ -238,7 +238,7 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             failure_kind=(data.failure_kind or failure_kind(data.failure)) if data.failure
             else None,
             turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached,
-            stderr=data.stderr)
+            stderr=data.stderr, world=_world_changes(data))
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
@@ -246,6 +246,14 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             model_calls=tuple(_stat(m) for m in partial.model_calls),
             turns=tuple(partial.turns), history=len(scenario.history), stderr=partial.stderr)
     return base
+
+
+def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
+    if data.world is None:
+        return None
+    from ..compiler.world import changes
+
+    return tuple(changes(data.world))
 
 
 def _stat(m: Any) -> ModelCallStat:

@@ -29,9 +29,10 @@ Kind = Literal["text", "number", "bool", "null", "date", "list", "object", "json
 class Type:
     kind: Kind
     item: Type | None = None  # list: the type of its items
-    shape: str = ""  # object: "call" | "tool" | "moment" | "case"
+    shape: str = ""  # object: "call" | "tool" | "moment" | "case" | "world" | "row"
     navigable: bool = False  # text: a tool's output, whose JSON fields can be read
-    fields: tuple[tuple[str, Type], ...] = ()  # object "case": its values and their types
+    # object "case": its values and their types; "world": its tables; "row": its columns
+    fields: tuple[tuple[str, Type], ...] = ()
 
     def __str__(self) -> str:
         return describe(self)
@@ -60,6 +61,20 @@ def case_of(fields: Mapping[str, Type]) -> Type:
     """The type of ``case`` in a scenario with cases: an object with one field per value
     the cases have (dsl/compiler/cases.py gives each its type)."""
     return Type("object", shape=CASE, fields=tuple(sorted(fields.items())))
+
+
+WORLD = "world"  # the scenario's world at the end of the attempt: world.cards
+WORLD_BEFORE = "world_before"  # and at its start
+WORLD_NAMES = (WORLD, WORLD_BEFORE)
+ROW = "row"
+
+
+def world_of(tables: Mapping[str, Mapping[str, Type]]) -> Type:
+    """The type of ``world`` and ``world_before`` in a scenario with a world: an object
+    with one field per table, each a list of rows with the table's columns."""
+    return Type("object", shape=WORLD, fields=tuple(sorted(
+        (name, list_of(Type("object", shape=ROW, fields=tuple(sorted(cols.items())))))
+        for name, cols in tables.items())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,7 +168,7 @@ KEYWORDS = frozenset({"and", "or", "not", "in", "matches", "true", "false", "nul
 def fields_of(t: Type) -> Mapping[str, Member] | None:
     """The known fields of ``t``, or None when it has none (or they are unknown: json)."""
     if t.kind == "object":
-        if t.shape == CASE:
+        if t.shape in (CASE, WORLD, ROW):
             return _case_fields(t)
         return SHAPES[t.shape]
     if t.kind == "date":
@@ -163,11 +178,13 @@ def fields_of(t: Type) -> Mapping[str, Member] | None:
 
 @functools.lru_cache(maxsize=256)
 def _case_fields(t: Type) -> Mapping[str, Member]:
-    return {name: Member(ft, f"the case's value '{name}'") for name, ft in t.fields}
+    what = {CASE: "the case's value", WORLD: "the table", ROW: "the row's column"}[t.shape]
+    return {name: Member(ft, f"{what} '{name}'") for name, ft in t.fields}
 
 
 _SHAPE_WORDS = {"call": ("a call", "calls"), "tool": ("a tool", "tools"),
-                "moment": ("the moment", "moments"), CASE: ("the case", "cases")}
+                "moment": ("the moment", "moments"), CASE: ("the case", "cases"),
+                WORLD: ("the world", "worlds"), ROW: ("a row", "rows")}
 _WORDS: dict[str, tuple[str, str]] = {
     "text": ("text", "texts"),
     "number": ("a number", "numbers"),
