@@ -57,7 +57,7 @@ def prepare_world(param: Any, ctx: CheckContext) -> tuple[Expected, ...] | None:
                       f"the tables are {have}", at=ctx.doc.key_span((*ctx.path, name)))
             ok = False
             continue
-        if "id" not in table.columns:
+        if table.rows and "id" not in table.columns:
             where = f" ({table.file})" if table.file else ""
             ctx.error("E242", f"the table '{name}'{where} has no id column, so the world "
                               "check cannot find its rows",
@@ -69,7 +69,7 @@ def prepare_world(param: Any, ctx: CheckContext) -> tuple[Expected, ...] | None:
 
         for key, want in rows.items():
             rid = str(key)
-            if find(table.rows, rid) is None:
+            if table.rows and find(table.rows, rid) is None:
                 ctx.warning("W420", f"the table '{name}' has no row with id = {rid} at the "
                                     "start; the check passes only if the agent creates it"
                                     f"{did_you_mean(rid, [_id(r) for r in table.rows])}",
@@ -79,7 +79,7 @@ def prepare_world(param: Any, ctx: CheckContext) -> tuple[Expected, ...] | None:
                 out.append(Expected(str(name), rid, None))
                 continue
             for column in want:
-                if column not in table.columns:
+                if table.columns and column not in table.columns:
                     ctx.error("E241", unknown_column(table, str(column),
                                                      "the world check names"),
                               columns_hint(table),

@@ -285,7 +285,7 @@ def check_tools(tools: Iterable[ToolSpec], world: Mapping[str, WorldTable],
                         "given.world: in the scenario")
             continue
         for place in act.places:
-            if place.column not in table.columns:
+            if table.columns and place.column not in table.columns:  # empty: not known
                 diags.error(place.span, "E241", unknown_column(table, place.column,
                                                                f"{place.key} of the tool "
                                                                f"'{tool.name}' names"),

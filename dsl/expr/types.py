@@ -71,9 +71,11 @@ ROW = "row"
 
 def world_of(tables: Mapping[str, Mapping[str, Type]]) -> Type:
     """The type of ``world`` and ``world_before`` in a scenario with a world: an object
-    with one field per table, each a list of rows with the table's columns."""
+    with one field per table, each a list of rows with the table's columns (an empty
+    table's rows are JSON data: their columns are not known)."""
     return Type("object", shape=WORLD, fields=tuple(sorted(
-        (name, list_of(Type("object", shape=ROW, fields=tuple(sorted(cols.items())))))
+        (name, list_of(Type("object", shape=ROW, fields=tuple(sorted(cols.items())))
+                       if cols else JSON))
         for name, cols in tables.items())))
 
 
