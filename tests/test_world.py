@@ -539,7 +539,7 @@ then:
             "is for a tool with action: update") in r.output
     assert "bad.yaml:4:37: error E241 set of the tool 'peek' names the column 'status'" \
         not in r.output
-    assert ("bad.yaml:7:28: error X302 unknown name 'stauts'; did you mean 'status'?"
+    assert ("bad.yaml:7:31: error X302 unknown name 'stauts'; did you mean 'status'?"
             in r.output)
 
 
