@@ -7,6 +7,7 @@ agents, lint, the record and recheck."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -564,5 +565,35 @@ then:
     (again,) = records_of(the_run(tmp_path / "rechecked"))
     assert again["status"] == "pass"
     assert check(again, "world")["reason"] == "the world is as expected (cards C-2)"
-    report = (first / "report.html").read_text()
-    assert "world-changes" in report
+
+
+def test_the_report_shows_the_changes_beside_the_transcript_escaped(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    script(server, "stolen", calls(("block_card", {"card_id": "C-2"}),
+                                   ("order_replacement", {"id": "R-1",
+                                                          "card": "<img src=x onerror=alert(1)>"})),
+           {"text": "Blocked."})
+    bank(tmp_path, server, ("rep", AT + """  tools: [block_card, order_replacement]
+when: "stolen"
+then:
+  - world: {cards: {C-2: {status: blocked}}}
+"""))
+    r, _ = run(tmp_path)
+    assert r.exit_code == 0, r.output
+    html = (the_run(tmp_path / "runs") / "report.html").read_text()
+    assert "<img src=x" not in html  # model output stays text
+    blobs = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', html, re.S)
+    data = [json.loads(b) for b in blobs if '"attempts"' in b]
+    (attempt,) = [a for d in data for a in d["attempts"]]
+    strings = next(d["strings"] for d in data if d["attempts"])
+
+    def text(v: Any) -> Any:
+        return strings[v] if isinstance(v, int) else v
+
+    world = [[text(t), text(i), kind, [[text(x) for x in c] for c in cells]]
+             for t, i, kind, cells in attempt[12]]
+    assert world == [
+        ["cards", "C-2", "set", [["status", "active", "blocked"]]],
+        ["replacements", "R-1", "added", [["id", None, "R-1"],
+                                          ["card", None, "<img src=x onerror=alert(1)>"],
+                                          ["status", None, "ordered"]]]]
