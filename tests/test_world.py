@@ -558,6 +558,8 @@ then:
     bank(tmp_path, server, ("re", scenario))
     r, (rec,) = run(tmp_path)
     assert r.exit_code == 1
+    assert check(rec, "world")["reason"] == (
+        "the world differs: cards C-2: status is 'blocked', expected 'active'")
     write(tmp_path / "re.yaml", scenario.replace("status: active", "status: blocked"))
     first = the_run(tmp_path / "runs")
     r = run_cli("recheck", str(first), "--out", "rechecked", cwd=tmp_path)
