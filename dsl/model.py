@@ -121,10 +121,18 @@ class WorldTable:
 
 @dataclass(frozen=True, slots=True)
 class WorldRun:
-    """The world of one attempt: its tables at the start and at the end (table → rows)."""
+    """The world of one attempt: its tables at the start and at the end (table → rows),
+    and in a conversation as each turn ended (what that turn's own checks see)."""
 
     before: Mapping[str, tuple[Mapping[str, Any], ...]]
     after: Mapping[str, tuple[Mapping[str, Any], ...]]
+    turns: tuple[Mapping[str, tuple[Mapping[str, Any], ...]], ...] = ()
+
+    def at_turn(self, index: int) -> WorldRun:
+        """The world as turn ``index`` (0-based) left it."""
+        if index >= len(self.turns):
+            return self
+        return WorldRun(self.before, self.turns[index], self.turns[:index + 1])
 
 
 class JudgeAnswer(NamedTuple):
@@ -585,7 +593,8 @@ class AttemptData:
             self, message=said, answer=t.answer,
             calls=turn_calls(self.calls, self.turns, index), steps=t.steps,
             messages=self.messages[:t.messages], failure=t.failure,
-            turns=self.turns[:index + 1])
+            turns=self.turns[:index + 1],
+            world=self.world.at_turn(index) if self.world is not None else None)
 
     @property
     def called_names(self) -> list[str]:

@@ -299,6 +299,9 @@ then:
 HELD = AT + """  tools: [confirm_block, list_cards]
 when:
   - say: "block my credit card"
+    then:
+      - does_not_modify
+      - world: {{cards: {{C-2: {{status: active}}}}}}
   - {turn}
 then:
   - world: {{cards: {{C-2: {{status: {status}}}}}}}
@@ -320,6 +323,16 @@ def test_confirm_applies_the_change_and_a_later_read_sees_it(
     assert json.loads(listed["output"])[1]["status"] == "blocked"
     assert rec["world"] == [{"table": "cards", "id": "C-2",
                              "set": {"status": ["active", "blocked"]}}]
+    # the first turn's own checks saw the world as that turn left it: unchanged
+    assert [(c["check"], c["status"], c.get("turn")) for c in rec["checks"]] == [
+        ("does_not_modify", "pass", 1), ("world", "pass", 1), ("world", "pass", None)]
+    assert rec["world_turns"] == [[], rec["world"]]
+    # and so does recheck, from the record
+    r = run_cli("recheck", str(the_run(tmp_path / "runs")), "--out", "rechecked",
+                cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    (again,) = records_of(the_run(tmp_path / "rechecked"))
+    assert [c["status"] for c in again["checks"]] == ["pass", "pass", "pass"]
 
 
 def test_cancel_changes_nothing(tmp_path: Path, server: FakeServer,

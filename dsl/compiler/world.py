@@ -315,6 +315,15 @@ class World:
         self.rows: dict[str, list[dict[str, Any]]] = {
             t.name: [dict(r) for r in t.rows] for t in tables}
         self._lock = threading.Lock()
+        self._turns: list[dict[str, tuple[Mapping[str, Any], ...]]] = []
+
+    def mark(self) -> None:
+        """A turn of the conversation ended: keep the tables as they are now."""
+        with self._lock:
+            self._turns.append(self._now())
+
+    def _now(self) -> dict[str, tuple[Mapping[str, Any], ...]]:
+        return {name: tuple(dict(r) for r in rows) for name, rows in self.rows.items()}
 
     def act(self, tool: ToolSpec, args: Any, at: dt.datetime) -> tuple[str, str | None]:
         """What ``tool`` (a table tool) answers to a call with ``args``: the text the
@@ -357,8 +366,7 @@ class World:
 
     def run(self) -> WorldRun:
         with self._lock:
-            after = {name: tuple(dict(r) for r in rows) for name, rows in self.rows.items()}
-        return WorldRun(self.before, after)
+            return WorldRun(self.before, self._now(), tuple(self._turns))
 
 
 def open_world(tables: Sequence[WorldTable]) -> World | None:

@@ -201,6 +201,8 @@ class _Chat:
         turn = Turn(kind, text, answer, len(p.calls) - first_call, settled.decided,
                     p.steps - first_step, len(p.messages), failure, simulated)
         p.turns.append(turn)
+        if self.world is not None:
+            self.world.mark()  # what this turn's own checks see of the world
         return turn
 
 

@@ -158,7 +158,9 @@ def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
         return None
     from ..compiler.world import apply
 
-    return apply({t.name: t.rows for t in scenario.world}, record.world or ())
+    before = {t.name: t.rows for t in scenario.world}
+    turns = tuple(apply(before, made).after for made in record.world_turns)
+    return dataclasses.replace(apply(before, record.world or ()), turns=turns)
 
 
 def has_transcript(record: AttemptRecord) -> bool:

@@ -31,11 +31,13 @@ and ``evidence`` only when a check has them, ``turn`` only for a check of one tu
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
      "stderr"?: TEXT,
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
-                 "removed": ROW}]}
+                 "removed": ROW}],
+     "world_turns"?: [[CHANGE, ...], ...]}
 
 ``world`` (only for a scenario with a world: ``world:`` or ``given.world``) is what the
 attempt changed in it, row by row (dsl/compiler/world.py's ``changes``; ``[]``: nothing);
 the world at the start is the scenario's, so ``recheck`` rebuilds the end from the two.
+``world_turns`` (a conversation's) holds the same as each turn ended, for its own checks.
 
 ``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
 wrote to its standard error, at most 32 KiB, redacted as everything else.
@@ -141,6 +143,7 @@ class AttemptRecord:
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
     # what the attempt changed in its world (None: the scenario has no world)
     world: tuple[Mapping[str, Any], ...] | None = None
+    world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -249,6 +252,8 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         d["stderr"] = r.stderr
     if r.world is not None:
         d["world"] = [dict(c) for c in r.world]
+        if r.world_turns:
+            d["world_turns"] = [[dict(c) for c in t] for t in r.world_turns]
     if r.history or r.turns or r.goal_reached is not None:
         return _with_conversation(d, r)
     return d
@@ -522,6 +527,8 @@ def record_from_json(d: Any) -> AttemptRecord:
           else ((), 0, None)),
         stderr=_get(d, "stderr", str, ""),
         world=_world(d),
+        world_turns=tuple(tuple(_world({"world": t}) or ()) for t in
+                          _get(d, "world_turns", list, ())),
     )
 
 

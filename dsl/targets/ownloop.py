@@ -351,6 +351,8 @@ class _Talk:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, decided, steps,
                     len(self.messages), failure, simulated)
         self.turns.append(turn)
+        if self.tools.world is not None:
+            self.tools.world.mark()  # what this turn's own checks see of the world
         return turn
 
     async def end(self) -> str:

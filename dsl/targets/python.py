@@ -348,6 +348,8 @@ class _Conversation:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, settled.decided,
                     self.record.steps - first_step, len(self.messages), failure, simulated)
         self.turns.append(turn)
+        if self.record.world is not None:
+            self.record.world.mark()  # what this turn's own checks see of the world
         return turn
 
 
