@@ -612,3 +612,28 @@ then:
         ["replacements", "R-1", "added", [["id", None, "R-1"],
                                           ["card", None, "<img src=x onerror=alert(1)>"],
                                           ["status", None, "ordered"]]]]
+
+
+def test_a_suite_without_a_world_never_imports_the_world_code(
+        tmp_path: Path, server: FakeServer) -> None:
+    import os
+    import subprocess
+
+    probe = (
+        "import sys\n"
+        "from dsl.cli import main\n"
+        "try:\n"
+        "    main(['lint', '.'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('WORLD', 'dsl.compiler.world' in sys.modules)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    plain, world = tmp_path / "plain", tmp_path / "world"
+    write(plain / "scenarist.yaml", SUITE.format(url=server.url).split("world:")[0])
+    write(plain / "hello.yaml", AT + "when: hola\nthen:\n  - non_empty\n")
+    bank(world, server, ("read", READ))
+    seen = [subprocess.run([sys.executable, "-c", probe], cwd=d, env=env, capture_output=True,
+                           text=True, timeout=60).stdout.strip().splitlines()[-1]
+            for d in (plain, world)]
+    assert seen == ["WORLD False", "WORLD True"]
