@@ -253,11 +253,15 @@ def test_the_right_card_blocked_passes(tmp_path: Path, server: FakeServer,
                                        cli_env: dict[str, str]) -> None:
     script(server, "stolen", calls(("list_cards", {"owner": "ana"})),
            calls(("block_card", {"card_id": "C-2"})), {"text": "Blocked."})
+    named = SUITE + "checks:\n  right_card: \"any(world.cards, id == 'C-2' and " \
+                    "status == 'blocked')\"\n"
     bank(tmp_path, server, ("right", WRONG_CARD.replace(
-        "  - world: {cards: {C-3: absent, C-8: {status: active}}}\n  - does_not_modify\n", "")))
+        "  - world: {cards: {C-3: absent, C-8: {status: active}}}\n  - does_not_modify\n",
+        "  - expect: right_card\n")), suite=named)
     r, (rec,) = run(tmp_path)
     assert r.exit_code == 0, r.output
     assert check(rec, "world")["reason"] == "the world is as expected (cards C-2, cards C-1)"
+    assert [c["status"] for c in rec["checks"]] == ["pass"] * 4  # the named check too
 
 
 NO_CHANGE = AT + """  tools: [list_cards, get_card]

@@ -137,7 +137,12 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         )
     judge = _judge(doc, root, data.get("judge"), targets, diags)
     redact = _redact(doc, data.get("redact") or {}, diags)
-    checks = named_checks(doc, data.get("checks") or {}, diags)
+    world = {}
+    if "world" in data:
+        from .world import compile_world  # only a suite with a world loads it
+
+        world = compile_world(doc, ("world",), data["world"], root, diags)
+    checks = named_checks(doc, data.get("checks") or {}, diags, world)
     history = data.get("history")
     from ..history.locate import setting_problem
 
@@ -146,11 +151,6 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         diags.error(doc.span(("history",)), "E221", problem)
         history = None
     pairs = _compare(doc, data.get("compare"), targets, diags)
-    world = {}
-    if "world" in data:
-        from .world import compile_world  # only a suite with a world loads it
-
-        world = compile_world(doc, ("world",), data["world"], root, diags)
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
                  judge, redact, checks, history, pairs, world)
 
@@ -258,11 +258,17 @@ def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactC
                         bool(data.get("default_patterns", True)))
 
 
-def named_checks(doc: Document, data: Mapping[str, str], diags: Collector
-                 ) -> dict[str, NamedCheck]:
+def named_checks(doc: Document, data: Mapping[str, str], diags: Collector,
+                 world: Mapping[str, WorldTable] | None = None) -> dict[str, NamedCheck]:
     """Compile the suite's ``checks:``; problems are reported at scenarist.yaml's line and
-    column (once, even when many scenarios use the check)."""
+    column (once, even when many scenarios use the check). With the suite's ``world``,
+    they may read ``world`` and ``world_before``."""
     out: dict[str, NamedCheck] = {}
+    typed = None
+    if world:
+        from .world import world_type
+
+        typed = world_type(world)
     for cname, source in data.items():
         path: DataPath = ("checks", cname)
         if cname in RESERVED:
@@ -273,7 +279,7 @@ def named_checks(doc: Document, data: Mapping[str, str], diags: Collector
             continue
         program = None
         try:
-            program = compile_expression(source, data.keys())
+            program = compile_expression(source, data.keys(), world=typed)
             same = constant(program)
             if same is not None:
                 diags.warning(doc.span_in_string(path, same.offset), same.code, same.message,

@@ -284,8 +284,9 @@ class _Checker:
         fields: list[str] = []
         for frame in self.frames:
             fields.extend(fields_of(frame) or ())
-        candidates = [*fields, *GLOBALS, *([ITEM] if self.frames else [])]
-        hint = f"the values are {', '.join(GLOBALS)}"
+        known = [*GLOBALS, *(WORLD_NAMES if self.world is not None else ())]
+        candidates = [*fields, *known, *([ITEM] if self.frames else [])]
+        hint = f"the values are {', '.join(known)}"
         if fields:
             hint += f"; inside [ ] also the item's fields {', '.join(dict.fromkeys(fields))}"
         hint += f"; if you meant the text '{n}', put it in quotes"
