@@ -102,7 +102,8 @@ CALL_FIELDS: dict[str, Member] = {
     "step": Member(NUMBER, "which model call made it: 1 for the first", "step == 1"),
     "error": Member(TEXT, "why the call was not run ('invalid-json', 'unknown-tool'), or that "
                           "its tool answered with an error ('tool-error'; 'no-record': no "
-                          "answer for these arguments); null when it ran fine or is pending",
+                          "answer for these arguments; 'no-row': its where matched no row "
+                          "of the world); null when it ran fine or is pending",
                     "error == null"),
     "decision": Member(TEXT, "what the person did in a later turn with a call held for "
                              "confirmation: 'confirmed' (it ran), 'cancelled' or 'dismissed'; "
