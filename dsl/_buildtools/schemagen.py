@@ -193,7 +193,7 @@ def world_schema(where: str) -> dict[str, Any]:
                                           "identifies it.", {"id": "C-1", "status": "active"})}
     return {
         "type": "object",
-        "propertyNames": {"pattern": r"^[A-Za-z_][A-Za-z0-9_]*$"},
+        "propertyNames": {"pattern": NAME_PATTERN},
         "additionalProperties": {
             "if": {"type": "array"},
             "then": {"items": row},

@@ -183,7 +183,7 @@ def table_action(doc: Document, path: DataPath, name: str, data: Mapping[str, An
     strings of where, set and row are templates over the call, as ``returns`` is)."""
     action = data.get("action", "read")
     for key in ("set", "row", "one"):
-        if key in data and action not in FITS[key]:
+        if key in data and action not in FITS[key] and data[key] is not False:
             want = FITS[key][0]
             diags.error(doc.key_span((*path, key)), "E244",
                         f"the tool '{name}' has {key}, but its action is {action}: {key} is "
