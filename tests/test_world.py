@@ -641,3 +641,22 @@ def test_a_suite_without_a_world_never_imports_the_world_code(
                            text=True, timeout=60).stdout.strip().splitlines()[-1]
             for d in (plain, world)]
     assert seen == ["WORLD False", "WORLD True"]
+
+
+def test_a_suite_table_reads_the_cases_values(tmp_path: Path, server: FakeServer,
+                                              cli_env: dict[str, str]) -> None:
+    suite = SUITE.replace("  replacements: []\n", "  replacements: []\n  holders:\n"
+                          "    - {{id: H-1, name: \"{{{{ holder }}}}\"}}\n")
+    script(server, "who", calls(("list_holders", {})), {"text": "done"})
+    bank(tmp_path, server, ("holders", AT + """  tools:
+    - {name: list_holders, table: holders}
+when: "who holds {{ holder }}?"
+then:
+  - expect: "world.holders[0].name == case.holder"
+cases:
+  - {holder: Ana}
+  - {holder: Bob}
+"""), suite=suite)
+    r, recs = run(tmp_path)
+    assert r.exit_code == 0, r.output
+    assert sorted(json.loads(x["calls"][0]["output"])[0]["name"] for x in recs) == ["Ana", "Bob"]
