@@ -181,7 +181,7 @@
     tables.forEach(function (name) {
       var rows = byTable[name];
       var cols = [];
-      rows.forEach(function (r) { r.cells.forEach(function (c) { if (cols.indexOf(c[0]) < 0) cols.push(c[0]); }); });
+      rows.forEach(function (r) { r.cells.forEach(function (c) { if (c[0] !== "id" && cols.indexOf(c[0]) < 0) cols.push(c[0]); }); });
       var t = el("table", "world-table");
       t.appendChild(el("caption", null, name));
       var head = t.appendChild(el("thead")).appendChild(el("tr"));
