@@ -139,9 +139,13 @@ def load_suite(file: Path, diags: Collector) -> Suite:
     redact = _redact(doc, data.get("redact") or {}, diags)
     world = {}
     if "world" in data:
-        from .world import compile_world  # only a suite with a world loads it
+        from .world import check_tools, compile_world  # only a suite with a world
 
         world = compile_world(doc, ("world",), data["world"], root, diags)
+        # the library's table tools against the suite's own tables, used or not (a
+        # scenario checks them again against its world, which may replace a table)
+        check_tools((t for t in tools.values() if t.table is not None
+                     and t.table.table in world), world, diags)
     checks = named_checks(doc, data.get("checks") or {}, diags, world)
     history = data.get("history")
     from ..history.locate import setting_problem
