@@ -37,6 +37,7 @@ from ..model import (
     ToolSpec,
     TurnKind,
     TurnSpec,
+    WorldTable,
 )
 from ..source.load import DataPath, Document, read_file
 from ..source.schemawords import CHECK_MODIFIERS
@@ -531,8 +532,9 @@ def compile_document(
         functools.partial(_history, doc, given.get("history"), by_name, local, shape,
                           broken_tools))
     attachments = _given_attachments(doc, given, root, local, shape, shared, case)
+    world = _world(doc, given, suite, root, local, shape, shared, case, tools)
     when = data.get("when")
-    extra = {"simulated_user": isinstance(when, dict), "case": case}
+    extra = {"simulated_user": isinstance(when, dict), "case": case, "world": world}
     message, turns, user = _when(doc, when, by_name, suite, local, root, shape, broken_tools,
                                  shared, extra)
     checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
@@ -569,6 +571,7 @@ def compile_document(
         attachments=attachments,
         targets=targets,
         case=case.info if case is not None else None,
+        world=tuple(world.values()),
     )
 
 
@@ -615,6 +618,29 @@ def _given_attachments(doc: Document, given: Mapping[str, Any], root: Path,
         shared, path, case,
         functools.partial(compile_attachments, doc, path, listed, root, diags))
     return attachments
+
+
+def _world(doc: Document, given: Mapping[str, Any], suite: Suite | None, root: Path,
+           diags: Collector, shape: Shape, shared: Shared | None, case: CaseBinding | None,
+           tools: Sequence[ToolSpec]) -> dict[str, WorldTable]:
+    """The scenario's world: the suite's ``world:`` tables, each replaced by the
+    scenario's ``given.world`` table of the same name; a suite table's ``{{ name }}``
+    read from the case. Its table tools are checked against it (dsl/compiler/world.py)."""
+    own = "world" in given and shape.sound(("given", "world"))
+    base = suite.world if suite is not None else {}
+    if not own and not base and not any(t.table is not None for t in tools):
+        return {}
+    from .world import check_tools, compile_world, render_cases
+
+    tables = dict(base)
+    if case is not None:
+        tables = {n: render_cases(t, case.info.values) for n, t in tables.items()}
+    if own:
+        tables.update(_shared(shared, ("given", "world"), case,
+                              functools.partial(compile_world, doc, ("given", "world"),
+                                                given["world"], root, diags)))
+    check_tools(tools, tables, diags)
+    return tables
 
 
 def _runs(doc: Document, data: Mapping[str, Any], shape: Shape, defaults: Defaults,

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EndpointError
-from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target
+from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target, WorldRun
 from ..store import (
     AttemptError,
     AttemptRecord,
@@ -238,7 +238,8 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             failure_kind=(data.failure_kind or failure_kind(data.failure)) if data.failure
             else None,
             turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached,
-            stderr=data.stderr)
+            stderr=data.stderr, world=_world_changes(data),
+            world_turns=_turn_changes(data))
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
@@ -246,6 +247,23 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             model_calls=tuple(_stat(m) for m in partial.model_calls),
             turns=tuple(partial.turns), history=len(scenario.history), stderr=partial.stderr)
     return base
+
+
+def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
+    if data.world is None:
+        return None
+    from ..compiler.world import changes
+
+    return tuple(changes(data.world))
+
+
+def _turn_changes(data: AttemptData) -> tuple[tuple[dict[str, Any], ...], ...]:
+    if data.world is None or not data.world.turns or not data.turns:
+        return ()
+    from ..compiler.world import changes
+
+    run = data.world
+    return tuple(tuple(changes(WorldRun(run.before, t))) for t in run.turns)
 
 
 def _stat(m: Any) -> ModelCallStat:

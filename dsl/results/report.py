@@ -683,6 +683,34 @@ def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[A
     if rec.failure:
         kind = rec.failure_kind or "model_output"
         out.append([ref(kind), ref(explain(kind))])
+    if rec.world:
+        if len(out) < 12:
+            out.append(None)
+        out.append(_world_changes(rec.world, ref))
+    return out
+
+
+def _world_changes(made: Sequence[Mapping[str, Any]], ref: Ref) -> list[list[Any]]:
+    """What an attempt changed in its world, as the script draws it beside the transcript
+    (a small before/after table per table, changed cells marked): one ``[table, id, kind,
+    [[column, before, after], ...]]`` per row, kind ``set``, ``added`` or ``removed``; the
+    values as text (the script shows them as text, never as markup)."""
+    def text(v: Any) -> str:
+        return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+
+    out: list[list[Any]] = []
+    for ch in made:
+        if "added" in ch or "removed" in ch:
+            kind = "added" if "added" in ch else "removed"
+            row = ch[kind] if isinstance(ch[kind], Mapping) else {}
+            cells = [[ref(str(c)), None if kind == "added" else ref(text(v)),
+                      ref(text(v)) if kind == "added" else None] for c, v in row.items()]
+        else:
+            kind = "set"
+            given = ch.get("set")
+            cells = [[ref(str(c)), ref(text(b)), ref(text(a))]
+                     for c, (b, a) in (given.items() if isinstance(given, Mapping) else ())]
+        out.append([ref(str(ch.get("table"))), ref(str(ch.get("id"))), kind, cells])
     return out
 
 

@@ -29,7 +29,15 @@ and ``evidence`` only when a check has them, ``turn`` only for a check of one tu
                  "turn"?, "always"?}],
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
-     "stderr"?: TEXT}
+     "stderr"?: TEXT,
+     "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
+                 "removed": ROW}],
+     "world_turns"?: [[CHANGE, ...], ...]}
+
+``world`` (only for a scenario with a world: ``world:`` or ``given.world``) is what the
+attempt changed in it, row by row (dsl/compiler/world.py's ``changes``; ``[]``: nothing);
+the world at the start is the scenario's, so ``recheck`` rebuilds the end from the two.
+``world_turns`` (a conversation's) holds the same as each turn ended, for its own checks.
 
 ``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
 wrote to its standard error, at most 32 KiB, redacted as everything else.
@@ -133,6 +141,9 @@ class AttemptRecord:
     history: int = 0  # messages after the system prompt that came from given.history
     goal_reached: bool | None = None  # a simulated user said its goal was reached
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
+    # what the attempt changed in its world (None: the scenario has no world)
+    world: tuple[Mapping[str, Any], ...] | None = None
+    world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -239,6 +250,10 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
     }
     if r.stderr:
         d["stderr"] = r.stderr
+    if r.world is not None:
+        d["world"] = [dict(c) for c in r.world]
+        if r.world_turns:
+            d["world_turns"] = [[dict(c) for c in t] for t in r.world_turns]
     if r.history or r.turns or r.goal_reached is not None:
         return _with_conversation(d, r)
     return d
@@ -511,7 +526,20 @@ def record_from_json(d: Any) -> AttemptRecord:
         *(_conversation(d) if "turns" in d or "history" in d or "goal_reached" in d
           else ((), 0, None)),
         stderr=_get(d, "stderr", str, ""),
+        world=_world(d),
+        world_turns=tuple(tuple(_world({"world": t}) or ()) for t in
+                          _get(d, "world_turns", list, ())),
     )
+
+
+def _world(d: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...] | None:
+    if "world" not in d:
+        return None
+    made = _get(d, "world", list)
+    for c in made:
+        if type(_obj(c, "a change of the world").get("table")) is not str:
+            raise RecordError("a change of the world has no 'table'")
+    return tuple(made)
 
 
 def failure_kind(failure: str) -> str:
