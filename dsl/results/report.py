@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..compiler.moment import minute
-from ..errors import explain
+from ..errors import SERVER_WORDS, explain
 from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
 from ..store import AttemptRecord, CheckResult, write_atomic
 from ..store.planfile import PlanFile, PlannedScenario
@@ -101,6 +101,7 @@ class CheckRate:
     bar: Bar
     ci_low: float = 0.0
     ci_high: float = 1.0
+    not_evaluated: int = 0  # attempts in which its turn was never played
 
     @property
     def flaky(self) -> bool:
@@ -130,6 +131,7 @@ class Problem:
     explanation: str
     said: str
     error: bool  # an endpoint error (counts neither way), not a failed attempt
+    said_by: str = "What the server said"  # or "What happened": no server said it
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,9 +332,10 @@ def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | N
         checks.append(CheckRate(
             name, c.label in named, c.always, c.judge, c.passes, c.unsure, c.evaluated, cr,
             _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
-                 f"to {pct(high)}"), low, high))
+                 f"to {pct(high)}"), low, high, c.not_evaluated))
     said = r.error_messages
-    problems = [Problem(visible(k), n, explain(k), visible(said.get(k, "")), error)
+    problems = [Problem(visible(k), n, explain(k), visible(said.get(k, "")), error,
+                        "What the server said" if k in SERVER_WORDS else "What happened")
                 for kinds, error in ((r.error_kinds, True), (r.failure_kinds, False))
                 for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])]
     tags = tuple(visible(t) for t in r.tags)

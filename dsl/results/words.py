@@ -47,9 +47,12 @@ def check_text(check: CheckRow) -> str:
 
 
 def prf_text(t: ToolCounts) -> str:
-    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``."""
-    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, recall "
-            f"{pct(t.recall)}; {t.tp} right, {t.fp} wrong, {t.fn} missed)")
+    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``; when no call
+    was expected anywhere, recall has nothing to measure and says so: ``F1 0% (precision
+    0%, no calls were expected; 0 right, 2 wrong, 0 missed)``."""
+    recall = (f"recall {pct(t.recall)}" if t.tp + t.fn else "no calls were expected")
+    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, {recall}; "
+            f"{t.tp} right, {t.fp} wrong, {t.fn} missed)")
 
 
 def kinds_text(kinds: Mapping[str, int]) -> str:
@@ -86,11 +89,43 @@ def outcome_text(row: SummaryRow) -> str:
         extra.append(f"{row.not_run} not run")
     if extra:
         text += " " + "; ".join(extra) + "."
+    failed_first = failed_before_checks(row)
+    if failed_first:
+        text += " " + failed_first
     failing = row.failing_checks
     if failing:
         text += " Failing checks: " + "; ".join(
             f"{check_title(fc)} (failed {fc.count} of {row.decided})" for fc in failing) + "."
+    unseen = not_evaluated_text(row)
+    if unseen:
+        text += " " + unseen
     return text
+
+
+def failed_before_checks(row: SummaryRow) -> str:
+    """What really failed when attempts failed before their checks could decide (a turn
+    that failed: max_steps, a confirm with nothing waiting; a reply the server could not
+    parse), in the words of the first such attempt: ``2 attempts failed before their checks
+    could decide: turn 1: reached max_steps (3 model calls) without a text answer.``"""
+    kinds = row.failure_kinds
+    if not kinds:
+        return ""
+    n = sum(kinds.values())
+    said = "; ".join(dict.fromkeys(row.error_messages.get(k) or k for k in kinds))
+    return (f"{n} attempt{'s' if n != 1 else ''} failed before {'their' if n != 1 else 'its'} "
+            f"checks could decide: {said.rstrip('.')}.")
+
+
+def not_evaluated_text(row: SummaryRow) -> str:
+    """The checks of turns that were never played, which count neither way: ``Not
+    evaluated (their turn was never played, so they count neither way): turn 2 ·
+    not_contains: "4111" [always] (in 2 of 3 attempts).``"""
+    unseen = [c for c in row.checks if c.not_evaluated]
+    if not unseen:
+        return ""
+    return ("Not evaluated (their turn was never played, so they count neither way): "
+            + "; ".join(f"{check_title(c)} (in {c.not_evaluated} of {row.decided} attempts)"
+                        for c in unseen) + ".")
 
 
 def target_what(target: PlannedTarget) -> str:
