@@ -172,6 +172,11 @@ class Document:
             found = self._places[(0, path)] = self._at(self._walk(path)[0])
         return found
 
+    def node(self, path: DataPath) -> Any:
+        """The composed YAML node of the value at ``path`` (None when there is none)."""
+        node, _, found = self._walk(path)
+        return node if found else None
+
     def extent(self, path: DataPath) -> tuple[int, int]:
         """The first and last line of the value at ``path``."""
         node = self._walk(path)[0]
@@ -610,11 +615,42 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
             if needle == "found unexpected end of stream" and context_mark is not None:
                 span = Span(name, context_mark.line + 1, context_mark.column + 1)
             return Diagnostic(span, code, message, hint)
+    split = _colon_split(problem, text, span)
+    if split is not None:
+        return split
     where = ""
     if context and context_mark is not None:
         where = f" ({context} at line {context_mark.line + 1}, column {context_mark.column + 1})"
     message = f"invalid YAML: {problem or exc}{where}"
     return Diagnostic(span, "Y101", message, _hint_for(problem))
+
+
+def _colon_split(problem: str, text: str, span: Span) -> Diagnostic | None:
+    """An unquoted ':' inside ``{…}`` that splits a value (``{name: Note: call us}``): the
+    text it cut, and the fix — quote it."""
+    if "expected ',' or '}', but got ':'" not in problem:
+        return None
+    lines = text.splitlines()
+    if not 1 <= span.line <= len(lines):
+        return None
+    line = lines[span.line - 1]
+    at = span.col - 1  # the ':' that cut the value
+    head = line[:at]
+    start = max(head.rfind(": "), -1)
+    if start < 0:
+        return None
+    key_from = max(head.rfind(",", 0, start), head.rfind("{", 0, start)) + 1
+    key = head[key_from:start].strip()
+    ends = [i for i in (line.find(",", at), line.find("}", at)) if i >= 0]
+    value = line[start + 2:min(ends) if ends else len(line)].strip()
+    if not key or not value:
+        return None
+    quoted = json.dumps(value, ensure_ascii=False)
+    return Diagnostic(
+        span, "Y101",
+        f"the ':' in {quoted} starts a new 'key: value' inside {{…}}, which cuts the value of "
+        f"'{key}' in two",
+        f"quote the text: {key}: {quoted}")
 
 
 def _hint_for(problem: str) -> str:
