@@ -768,12 +768,23 @@ def _not_calls_trap(doc: Document, path: DataPath, forbid: dict[str, Any]) -> Di
     else:
         return None
     fix = (f"not_calls: {{name: {name}, args: {{"
-           + ", ".join(f"{k}: {yaml_text(v)}" for k, v in args.items()) + "}}")
+           + ", ".join(f"{k}: {_flow_text(v)}" for k, v in args.items()) + "}}")
     return Diagnostic(
         doc.key_span((*path, extra[0])), "S106",
         "not_calls cannot read this mapping: it takes a tool's name, and the argument values "
         "that make a call forbidden under 'args'",
         f"write {fix}")
+
+
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def _flow_text(value: Any) -> str:
+    """A value as it can be written inside ``{…}``: plain when YAML reads it back the same,
+    else in double quotes (``"2026-10-06"`` would be read as a date)."""
+    if isinstance(value, str) and not _PLAIN.fullmatch(value):
+        return json.dumps(value, ensure_ascii=False)
+    return yaml_text(value) if not isinstance(value, (dict, list)) else json.dumps(value)
 
 
 def _is_history_item(path: DataPath) -> bool:
