@@ -72,5 +72,5 @@ def test_a_tool_forbidden_only_with_some_arguments_is_still_expected_for_f1(
                "not_calls: {name: block_card, args: {card_id: CARD-02}}")
     (d,) = (tmp_path / "runs").iterdir()
     row = json.loads((d / "summary.json").read_text())["scenarios"][0]
-    assert row["tool_calls"]["tp"] == 1 and row["tool_calls"]["fp"] == 0
+    assert (row["tool_calls"]["tp"], row["tool_calls"]["fp"]) == (1, 0)
     assert "recall 100%" in got["output"]
