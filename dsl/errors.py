@@ -145,6 +145,8 @@ CODES: dict[str, Code] = {
                                           "reads."),
         Code("W409", "duplicate-check-name", "Two checks have the same name."),
         Code("W410", "arguments-without-schema", "Arguments for a tool with no input_schema."),
+        Code("W411", "rate-means-every-run", "A min_pass_rate below 1 that rounds up to "
+                                             "every run."),
     )
 }
 
