@@ -298,15 +298,33 @@ def print_comparison(c: Comparison, *, quiet: bool = False) -> None:
     twidth = max((len(ch.target) for ch in rows), default=6)
     w_old = max((len(_side(ch.before)) for ch in rows), default=1)
     w_new = max((len(_side(ch.now)) for ch in rows), default=1)
+    from .words import runs_needed_text
+
     for ch in rows:
         echo(f"{ch.scenario:<{width}}  {ch.target:<{twidth}}  {_side(ch.before):>{w_old}} → "
              f"{_side(ch.now):<{w_new}}  {_change_words(ch, color)}")
+        unseen = _too_few_runs(ch)
+        if unseen is not None:  # a change the interval cannot tell from noise yet
+            before, now = unseen
+            echo(f"    {runs_needed_text(before, now)} (this comparison had "
+                 f"{ch.before.decided if ch.before else 0} and "
+                 f"{ch.now.decided if ch.now else 0})")
     counts = c.counts()
     said = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
     line = f"{c.after or 'the new run'} against {c.before or 'the baseline'}: " + (
         said or "nothing to compare")
     echo(("\n" if rows else "") + (style(line, color, fg="red", bold=True)
                                    if counts["regressed"] else line))
+
+
+def _too_few_runs(ch: Change) -> tuple[float, float] | None:
+    """The two rates of a change whose 95% interval still spans 0 (too few runs to tell
+    it from noise), or None."""
+    before, now = ch.rate_before, ch.rate_now
+    if (before is None or now is None or before == now or ch.interval is None
+            or ch.interval.excludes_zero()):
+        return None
+    return before, now
 
 
 def _when(iso: str | None) -> str:

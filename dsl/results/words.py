@@ -13,7 +13,7 @@ from ..store.summaryfile import CheckRow, SummaryRow, ToolCounts
 from ..targets.kinds import what_it_runs
 from ..verdict import check_title
 from .baseline import Side
-from .stats import wilson
+from .stats import MAX_POWER_RUNS, POWER, gate_power, runs_to_see, smallest_gate, wilson
 
 
 def pct(x: float | None) -> str:
@@ -131,3 +131,48 @@ def not_evaluated_text(row: SummaryRow) -> str:
 def target_what(target: PlannedTarget) -> str:
     """What a target runs: its model, cassette or entry point (its kind says which)."""
     return what_it_runs(target) or target.kind
+
+
+def power_lines(gates: list[tuple[str, int, int]], p_good: float, p_bad: float) -> list[str]:
+    """``scenarist plan --power``: for each scenario (id, runs, min_pass), how often its
+    gate passes an agent at ``p_good`` and one at ``p_bad``; then the smallest gate that
+    tells them apart (docs/statistics.md)."""
+    good, bad = pct(p_good), pct(p_bad)
+    width = max([len("scenario"), *(len(g[0]) for g in gates)])
+    out = [f"How often each gate passes an agent whose true pass rate is {good}, and one "
+           f"whose rate is {bad} (exact binomial):",
+           f"{'scenario':<{width}}  {'gate':<7}  {'passes ' + good:>11}  "
+           f"{'passes ' + bad:>11}"]
+    for sid, runs, need in gates:
+        pw = gate_power(runs, need, p_good, p_bad)
+        ok = (pw.pass_chance_good >= POWER and pw.pass_chance_bad <= 1 - POWER)
+        out.append(f"{sid:<{width}}  {f'{need}/{runs}':<7}  {pct1(pw.pass_chance_good):>11}"
+                   f"  {pct1(pw.pass_chance_bad):>11}" + ("" if ok else "  ✗"))
+    if any(line.endswith("✗") for line in out):
+        out.append(f"✗: this gate does not pass the {good} agent and fail the {bad} one "
+                   f"{POWER * 100:.0f}% of the time each.")
+    best = smallest_gate(p_good, p_bad)
+    target = (f"pass a {good} agent and fail a {bad} one, each at least "
+              f"{POWER * 100:.0f}% of the time")
+    if best is None:
+        out.append(f"To {target}: {MAX_POWER_RUNS} runs are not enough; compare rates further "
+                   "apart, or accept more risk.")
+    else:
+        out.append(f"To {target}: runs: {best[0]} with min_pass: {best[1]} (the fewest runs "
+                   "that can).")
+    return out
+
+
+def pct1(x: float) -> str:
+    """A chance with one decimal: ``91.9%``."""
+    return f"{x * 100:.1f}%"
+
+
+def runs_needed_text(before: float, after: float) -> str:
+    """How many runs per side ``scenarist diff`` needs to see a change from ``before`` to
+    ``after`` (the Newcombe interval it uses leaves out 0), in words."""
+    n = runs_to_see(before, after)
+    if n is None:
+        return f"no number of runs tells {pct(before)} from {pct(after)}"
+    return (f"a change from {pct(before)} to {pct(after)} needs about {n} decided runs on "
+            "each side to be seen")
