@@ -166,6 +166,10 @@ def test_a_broken_always_check_is_never_hidden_among_more_failing_checks(
     assert (row["verdict_reason"], row["always_broken"]) == ("always_broken", 1)
     md = (d / "summary.md").read_text("utf-8")
     assert "`says the closing time` (always) ×1" in md
+    html = (d / "report.html").read_text("utf-8")
+    cell = html.split('<td class="problems">', 1)[1].split("</td>", 1)[0]
+    assert "says the closing time" in cell
+    assert "+4 more failing checks" in cell
 
 
 def test_a_record_written_before_not_evaluated_existed_reads_as_not_evaluated() -> None:

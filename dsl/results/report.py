@@ -199,6 +199,12 @@ class Row:
     def verdict_rank(self) -> int:
         return words(self.verdict).order
 
+    @property
+    def shown_failing(self) -> tuple[FailingCheck, ...]:
+        """The failing checks the table's cell shows: the first two, and every broken
+        ``always`` check (it decided the verdict: never among the "more")."""
+        return tuple(fc for i, fc in enumerate(self.failing_checks) if i < 2 or fc.always)
+
 
 @dataclass(frozen=True, slots=True)
 class Headline:
