@@ -608,6 +608,9 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
         tab_line = lines[span.line - 1]
         tab = Span(name, span.line, tab_line.index("\t") + 1)
         return Diagnostic(tab, "Y103", _TAB_MESSAGE, _TAB_HINT)
+    split = _colon_split(problem, text, span) or _word_then_modifier(problem, text, span)
+    if split is not None:
+        return split
     for needle, code, message, hint in _FRIENDLY_YAML:
         if needle in problem or needle in context:
             if code == "Y103":
@@ -615,9 +618,6 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
             if needle == "found unexpected end of stream" and context_mark is not None:
                 span = Span(name, context_mark.line + 1, context_mark.column + 1)
             return Diagnostic(span, code, message, hint)
-    split = _colon_split(problem, text, span)
-    if split is not None:
-        return split
     where = ""
     if context and context_mark is not None:
         where = f" ({context} at line {context_mark.line + 1}, column {context_mark.column + 1})"
@@ -651,6 +651,31 @@ def _colon_split(problem: str, text: str, span: Span) -> Diagnostic | None:
         f"the ':' in {quoted} starts a new 'key: value' inside {{…}}, which cuts the value of "
         f"'{key}' in two",
         f"quote the text: {key}: {quoted}")
+
+
+_MODIFIER_LINE = re.compile(r"\s*(always|name):")
+_WORD_ITEM = re.compile(r"\s*- ([a-z_]+)\s*$")
+
+
+def _word_then_modifier(problem: str, text: str, span: Span) -> Diagnostic | None:
+    """``- does_not_modify`` with ``always: true`` on the next line: YAML reads the word and
+    the next line as one text, then meets the ':' — the check needs its value, ``true``."""
+    if "mapping values are not allowed" not in problem:
+        return None
+    lines = text.splitlines()
+    if not 2 <= span.line <= len(lines):
+        return None
+    modifier = _MODIFIER_LINE.match(lines[span.line - 1])
+    word = _WORD_ITEM.match(lines[span.line - 2])
+    if modifier is None or word is None:
+        return None
+    check, mod = word.group(1), modifier.group(1)
+    return Diagnostic(
+        Span(span.file, span.line - 1, lines[span.line - 2].index(check) + 1), "Y101",
+        f"the check '{check}' has no value, so '{mod}' below it cannot go beside it: YAML "
+        f"reads '{check}' and the next line as one text",
+        f"write `{check}: true` beside `{'always: true' if mod == 'always' else 'name: …'}`, "
+        f"e.g. - {{{check}: true, {mod}: {'true' if mod == 'always' else 'its name'}}}")
 
 
 def _hint_for(problem: str) -> str:

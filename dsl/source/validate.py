@@ -12,6 +12,7 @@ sentences about a check written without its parameter.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -698,10 +699,29 @@ def check_trap(doc: Document, path: DataPath,
         found = _comma_trap(doc, path, node, item, checks)
         if found is not None:
             return found
+    mods = [m for m in CHECK_MODIFIERS if m in item]
+    rest = [k for k in item if k not in CHECK_MODIFIERS]
+    if mods and len(rest) == 1 and item[rest[0]] is None:  # - does_not_modify:\n  always: true
+        word = rest[0]
+        known = checks.get(word)
+        if known is not None and known.examples[0] == f"{word}: true":
+            return _one_word(doc, path, word, item, mods)
     forbid = item.get("not_calls")
     if isinstance(forbid, dict):
         return _not_calls_trap(doc, (*path, "not_calls"), forbid)
     return None
+
+
+def _one_word(doc: Document, path: DataPath, word: str, item: dict[str, Any],
+              mods: list[str]) -> Diagnostic:
+    """A one-word check written beside ``name``/``always`` without its value, ``true``."""
+    beside = " and ".join(f"`{m}: {yaml_text(item[m])}`" for m in mods)
+    return Diagnostic(
+        doc.key_span((*path, word)), "S106",
+        f"the check '{word}' has no value here: beside {quoted_list(mods, 'and')} it is "
+        f"written '{word}: true'",
+        f"write `{word}: true` beside {beside}, e.g. - {{{word}: true, "
+        + ", ".join(f"{m}: {yaml_text(item[m])}" for m in mods) + "}")
 
 
 def _keyless(key: Any, value: Any) -> bool:
@@ -731,13 +751,10 @@ def _comma_trap(doc: Document, path: DataPath, node: Any, item: dict[str, Any],
         mods = [m for m in CHECK_MODIFIERS if m in item]
         known = checks.get(word)
         if known is not None and mods and known.examples[0] == f"{word}: true":
-            beside = " and ".join(f"`{m}: {yaml_text(item[m])}`" for m in mods)
-            return Diagnostic(
-                doc.key_span((*path, word)), "S106",
-                f"the check '{word}' has no value here: inside {{…}} YAML reads "
-                f"'{word}' without ':' as a key with nothing after it",
-                f"write `{word}: true` beside {beside}, e.g. - {{{word}: true, "
-                + ", ".join(f"{m}: {yaml_text(item[m])}" for m in mods) + "}")
+            found = _one_word(doc, path, word, item, mods)
+            return dataclasses.replace(found, message=(
+                f"the check '{word}' has no value here: inside {{…}} YAML reads '{word}' "
+                "without ':' as a key with nothing after it"))
         before = entries[i - 1] if i else None
         if before is not None and before[1].id == "scalar" and before[1].value:
             prev_key, prev = before
