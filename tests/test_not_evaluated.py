@@ -93,6 +93,8 @@ def test_an_always_check_in_a_turn_never_played_is_not_evaluated_and_breaks_noth
     html = (d / "report.html").read_text("utf-8")
     assert "Failed by an always check" not in html
     assert "not evaluated ×3" in html
+    assert ("<strong>What failed:</strong> 3 attempts failed before their checks could "
+            "decide: turn 1: reached max_steps (2 model calls) without a text answer.") in html
     assert "<summary>What happened</summary>" in html
     assert "What the server said" not in html.split("<script")[0]
     junit = (d / "junit.xml").read_text("utf-8")

@@ -51,7 +51,7 @@ from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
-from .words import pct, target_what
+from .words import failed_before_checks, not_evaluated_text, pct, target_what
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -194,6 +194,11 @@ class Row:
     pass_k: tuple[tuple[str, float, float], ...] = ()  # (k, pass@k, pass^k)
     tool_calls: ToolCounts | None = None  # tp, fp, fn, precision, recall, f1
     trend: tuple[TrendBar, ...] = ()  # this scenario × target over its last runs (history)
+    # what really failed, when attempts failed before their checks could decide ("3 attempts
+    # failed before their checks could decide: turn 1: reached max_steps ..."), and the
+    # checks of turns never played (never a pass, a failure or a broken always check)
+    failed_first: str = ""
+    not_evaluated: str = ""
 
     @property
     def verdict_rank(self) -> int:
@@ -369,7 +374,9 @@ def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | N
         latency_p50=r.latency_ms.p50, latency_p95=r.latency_ms.p95,
         tokens=r.tokens.total, change=change, search=search,
         pass_k=tuple((k, at_k[k], hat_k.get(k, 0.0)) for k in at_k),
-        tool_calls=r.tool_calls, trend=trend)
+        tool_calls=r.tool_calls, trend=trend,
+        failed_first=visible(failed_before_checks(r)),
+        not_evaluated=visible(not_evaluated_text(r)))
 
 
 def _trend(points: Iterable[TrendPoint], row: SummaryRow, run_id: str,
