@@ -195,3 +195,19 @@ def test_no_calls_expected_is_said_instead_of_a_recall_of_100_percent() -> None:
         "F1 0% (precision 0%, no calls were expected; 0 right, 2 wrong, 0 missed)")
     assert prf_text(ToolCounts(3, 1, 1, 0, 0.75, 0.75, 0.75)) == (
         "F1 75% (precision 75%, recall 75%; 3 right, 1 wrong, 1 missed)")
+
+
+def test_the_report_script_and_the_terminal_agree_on_who_said_what() -> None:
+    """'What the server said' only for the kinds whose message is a server's words: the
+    report's script keeps the same set as dsl/errors.py."""
+    import re
+
+    from dsl.errors import SERVER_WORDS, said_label
+
+    script = (Path(__file__).parents[1] / "dsl" / "assets" / "report.js").read_text("utf-8")
+    found = re.search(r"var SERVER_WORDS = \{([^}]*)\}", script)
+    assert found is not None
+    assert set(re.findall(r'"(\w+)": 1', found.group(1))) == set(SERVER_WORDS)
+    assert said_label("status") == "the server said"
+    for kind in ("connection", "timeout", "max_steps", "nothing_to_confirm", "cassette"):
+        assert said_label(kind) == "what happened"
