@@ -34,6 +34,7 @@ from .words import (
     pct,
     prf_text,
     rate_text,
+    runs_needed_text,
     side_text,
     target_what,
 )
@@ -315,7 +316,21 @@ def comparison_markdown(c: Comparison) -> str:
                    f"{side_text(ch.before)} | {side_text(ch.now)} | {delta} |")
     if len(c.changes) > MAX_MD_ROWS:
         out += ["", f"… and {len(c.changes) - MAX_MD_ROWS} more."]
+    unseen = [ch for ch in c.ordered()[:MAX_MD_ROWS] if _spans_zero(ch)]
+    if unseen:
+        out += ["", "Changes the interval cannot yet tell from chance:"]
+        out += [f"- {md_code(ch.scenario)} on {md_code(ch.target)}: "
+                f"{runs_needed_text(ch.rate_before or 0.0, ch.rate_now or 0.0)} (this "
+                f"comparison had {ch.before.decided if ch.before else 0} and "
+                f"{ch.now.decided if ch.now else 0})" for ch in unseen]
     return "\n".join(out) + "\n"
+
+
+def _spans_zero(ch: Change) -> bool:
+    """A change of rate whose 95% interval still spans 0: too few runs to tell."""
+    return (ch.rate_before is not None and ch.rate_now is not None
+            and ch.rate_before != ch.rate_now and ch.interval is not None
+            and not ch.interval.excludes_zero())
 
 
 # ---- GitHub workflow commands --------------------------------------------------------------
