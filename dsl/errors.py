@@ -155,6 +155,8 @@ CODES: dict[str, Code] = {
                                           "reads."),
         Code("W409", "duplicate-check-name", "Two checks have the same name."),
         Code("W410", "arguments-without-schema", "Arguments for a tool with no input_schema."),
+        Code("W411", "rate-means-every-run", "A min_pass_rate below 1 that rounds up to "
+                                             "every run."),
         Code("W420", "unknown-row", "A world check names a row id the table does not have at "
                                     "the start."),
     )
@@ -272,6 +274,18 @@ EXPLANATIONS: dict[str, str] = {
                           "agent had not asked for anything to be confirmed this time, so "
                           "the conversation stopped there; it counts as a failed attempt.",
 }
+# The kinds whose message carries what a server said (its HTTP status and body); every other
+# message is Scenarist's own account (a connection refused, no answer in time, max_steps
+# spent), and no surface may present it as the server's words.
+SERVER_WORDS = frozenset({"status", "model_output", "unsupported_tools"})
+
+
+def said_label(kind: str) -> str:
+    """How the terminal and the CI files introduce a kind's message: ``the server said``
+    only when a server said it, else ``what happened``."""
+    return "the server said" if kind in SERVER_WORDS else "what happened"
+
+
 UNKNOWN_KIND = (f"The endpoint failed in a way Scenarist has no words for; {NEITHER}.")
 
 

@@ -19,7 +19,9 @@ from .errors import Span
 Action = Literal["read", "create", "update", "delete"]
 ACTIONS: tuple[Action, ...] = ("read", "create", "update", "delete")
 
-CheckStatus = Literal["pass", "fail", "unsure", "error"]
+CheckStatus = Literal["pass", "fail", "unsure", "error", "not_evaluated"]
+# not_evaluated: the check's turn was never played (an earlier turn failed, a confirm had
+# nothing waiting): it says nothing about the agent and never counts as broken
 
 # What the person does in one turn of a conversation: says something, or presses confirm
 # or cancel on the calls the agent holds for confirmation.

@@ -597,7 +597,7 @@ EXAMPLES: dict[str, Example] = {
     ),
     "W405": Example(
         _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 1\n"),
-        _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 3\n"),
+        _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 5\n"),
         note="A judge is a model too: one verdict says little about the answer.",
     ),
     "W407": Example(
@@ -625,6 +625,16 @@ EXAMPLES: dict[str, Example] = {
         note="A tool without `input_schema` is offered to the model with no arguments: it "
              "will not send the ones the check expects. Describe them in the tool's "
              "input_schema, or leave `args` out.",
+    ),
+    "W411": Example(
+        _s('  - contains: "18:00"\n', extra="runs: 3\nmin_pass_rate: 0.67\n"),
+        _s('  - contains: "18:00"\n', extra="runs: 3\nmin_pass: 2\n"),
+        note="min_pass_rate is rounded up to whole runs: 0.67 × 3 = 2.01, so all 3 must "
+             "pass, which is seldom what a share below 1 meant. Write the count you mean "
+             "(`min_pass: 2`), here or as `min_pass` in the suite's `defaults` (a scenario's "
+             "own min_pass or min_pass_rate still wins). Reported at the scenario's "
+             "min_pass_rate, at its runs when the share is the suite's, and at the suite's "
+             "defaults when both come from there.",
     ),
     "W420": Example(
         _w(_BLOCK, then="  - world: {cards: {C-9: {status: blocked}}}\n"),

@@ -782,10 +782,17 @@ def suite_schema() -> dict[str, Any]:
                     "runs": {"type": "integer", "minimum": 1, "maximum": 10000,
                              **schema_doc(f"Runs per scenario (default {DEFAULTS.runs}).",
                                           DEFAULTS.runs)},
+                    "min_pass": {
+                        "type": "integer", "minimum": 0,
+                        **schema_doc("How many of each scenario's runs must pass, as a count "
+                                     "(instead of min_pass_rate; a scenario's own min_pass "
+                                     "or min_pass_rate wins).", 2),
+                    },
                     "min_pass_rate": {
                         "type": "number", "minimum": 0, "maximum": 1,
                         **schema_doc("Share of runs that must pass (default "
-                                     f"{DEFAULTS.min_pass_rate}).", DEFAULTS.min_pass_rate),
+                                     f"{DEFAULTS.min_pass_rate}; min_pass = rate × runs, "
+                                     "rounded up).", DEFAULTS.min_pass_rate),
                     },
                     "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024,
                                     **schema_doc("Attempts in flight at once (default "

@@ -332,7 +332,9 @@
 
   function drawCheck(c) {
     var li = el("li");
-    li.appendChild(badge(c.status === "error" ? "error-check" : c.status, c.status));
+    li.appendChild(c.status === "not_evaluated"
+      ? badge("not-evaluated", "not evaluated", "its turn was never played: neither passed nor failed")
+      : badge(c.status === "error" ? "error-check" : c.status, c.status));
     li.appendChild(document.createTextNode(" "));
     var label = el("code");
     appendText(label, c.label);
@@ -385,10 +387,12 @@
     return parts.join(" \u00b7 ");
   }
 
-  // What the server (or the loop) said, in its own words: one click away.
-  function said(text) {
+  // What the server said, in its own words, one click away; what Scenarist itself saw,
+  // for the kinds no server put in words (dsl/errors.py SERVER_WORDS)
+  var SERVER_WORDS = {"status": 1, "model_output": 1, "unsupported_tools": 1};
+  function said(text, kind) {
     var d = el("details", "said");
-    d.appendChild(el("summary", null, "What the server said"));
+    d.appendChild(el("summary", null, SERVER_WORDS[kind] === 1 ? "What the server said" : "What happened"));
     d.appendChild(textBlock("div", "text", text));
     return d;
   }
@@ -425,7 +429,7 @@
       e.appendChild(head);
       if (a.error.explanation) {
         e.appendChild(el("div", "explain", a.error.explanation));
-        e.appendChild(said(a.error.message));
+        e.appendChild(said(a.error.message, a.error.kind));
       } else {  // a report data blob from before the explanations
         e.appendChild(textBlock("div", "text", a.error.message));
         e.appendChild(el("div", "muted", "An endpoint error says nothing about the model: this attempt counts neither as a pass nor as a failure."));
@@ -436,7 +440,7 @@
       var f = bubble("m-error", "Failed attempt");
       f.appendChild(el("div", null, null)).appendChild(el("strong", null, a.failure.kind));
       f.appendChild(el("div", "explain", a.failure.explanation));
-      f.appendChild(said(a.reason));
+      f.appendChild(said(a.reason, a.failure.kind));
       box.appendChild(f);
     }
     var events = a.events || [];

@@ -646,8 +646,9 @@ def _world(doc: Document, given: Mapping[str, Any], suite: Suite | None, root: P
 def _runs(doc: Document, data: Mapping[str, Any], shape: Shape, defaults: Defaults,
           diags: Collector) -> tuple[int | None, int | None]:
     """``runs``, and ``min_pass`` (or ``min_pass_rate`` as a number of runs), the suite's
-    defaults where the file says nothing; None for one written wrong (its mistake is
-    reported) or that cannot be met (E202)."""
+    defaults where the file says nothing (the scenario's own min_pass, then its own
+    min_pass_rate, then the suite's defaults.min_pass, then its defaults.min_pass_rate);
+    None for one written wrong (its mistake is reported) or that cannot be met (E202)."""
     runs = _number(data, "runs", shape, defaults.runs)
     if "min_pass" in data and "min_pass_rate" in data:
         diags.error(doc.key_span(("min_pass_rate",)), "S105",
@@ -667,6 +668,20 @@ def _runs(doc: Document, data: Mapping[str, Any], shape: Shape, defaults: Defaul
                 f"lower min_pass to at most {runs}, or raise runs",
             )
     elif "min_pass" not in data and runs is not None:
+        if "min_pass_rate" not in data and defaults.min_pass is not None:
+            # the suite's defaults.min_pass, a count: the scenario's own runs must allow it
+            min_pass = defaults.min_pass
+            if min_pass > runs:
+                if "runs" not in data:
+                    return runs, None  # the suite's defaults themselves: reported there
+                diags.error(
+                    doc.span(("runs",)), "E202",
+                    f"the suite's defaults.min_pass is {min_pass} but runs is {runs}: the "
+                    "scenario could never pass",
+                    f"raise runs to at least {min_pass}, or give the scenario its own "
+                    "min_pass")
+                return runs, None
+            return runs, min_pass
         rate = data.get("min_pass_rate", defaults.min_pass_rate)
         if isinstance(rate, int | float) and shape.sound(("min_pass_rate",)):
             min_pass = min_pass_for(rate, runs)

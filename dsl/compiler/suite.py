@@ -34,6 +34,8 @@ class Defaults:
     target: str | None = None
     runs: int = 5
     min_pass_rate: float = 0.8
+    # defaults.min_pass: a count of runs, instead of min_pass_rate (never both)
+    min_pass: int | None = None
     concurrency: int = 8
     max_steps: int = 6  # model calls per turn
 
@@ -124,9 +126,19 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         target=d.get("target"),
         runs=d.get("runs", DEFAULTS.runs),
         min_pass_rate=float(d.get("min_pass_rate", DEFAULTS.min_pass_rate)),
+        min_pass=d.get("min_pass"),
         concurrency=d.get("concurrency", DEFAULTS.concurrency),
         max_steps=d.get("max_steps", DEFAULTS.max_steps),
     )
+    if "min_pass" in d and "min_pass_rate" in d:
+        diags.error(doc.key_span(("defaults", "min_pass_rate")), "S105",
+                    "use either min_pass or min_pass_rate in defaults, not both",
+                    "min_pass is a number of runs; min_pass_rate a share of them: keep one")
+    elif defaults.min_pass is not None and defaults.min_pass > defaults.runs:
+        diags.error(doc.span(("defaults", "min_pass")), "E202",
+                    f"defaults.min_pass is {defaults.min_pass} but defaults.runs is "
+                    f"{defaults.runs}: a scenario with the default runs could never pass",
+                    f"lower min_pass to at most {defaults.runs}, or raise runs")
     if defaults.target is not None and defaults.target not in targets:
         diags.error(
             doc.span(("defaults", "target")),

@@ -166,11 +166,11 @@ def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]
         if n >= reached:
             ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(data.turns, 1)
                           if t.failure), "it ended earlier")
-            view = Outcome("error", f"not evaluated: the conversation never reached turn "
-                                    f"{n + 1} ({ended})")
+            view = Outcome("not_evaluated", f"not evaluated: the conversation never reached "
+                                            f"turn {n + 1} ({ended})")
         elif data.turns[n].failure is not None and not data.turns[n].steps:
-            view = Outcome("error", f"not evaluated: turn {n + 1} failed "
-                                    f"({data.turns[n].failure})")
+            view = Outcome("not_evaluated", f"not evaluated: turn {n + 1} failed "
+                                            f"({data.turns[n].failure})")
         else:
             view = data.turn(n)
         out.extend([view] * len(spec.checks))

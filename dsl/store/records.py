@@ -26,7 +26,7 @@ and ``evidence`` only when a check has them, ``turn`` only for a check of one tu
      "tokens": {"prompt", "completion", "total"}, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
      "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?,
-                 "turn"?, "always"?}],
+                 "turn"?, "always"?}],  # status: pass | fail | unsure | error | not_evaluated
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
      "stderr"?: TEXT,
@@ -46,6 +46,12 @@ wrote to its standard error, at most 32 KiB, redacted as everything else.
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
 ``failure_kind`` is which kind of failure that was, which dsl/errors.py explains in words
 (a line written before it was kept gets it from the words of ``failure``).
+
+A check's ``status`` is ``not_evaluated`` when its turn was never played (an earlier turn
+failed, or a ``confirm`` had nothing waiting): it says nothing about the agent, so it is
+neither a pass nor a failure and never breaks an ``always`` check. (A line written before
+that status existed said ``error`` with a reason that begins "not evaluated: "; it reads as
+``not_evaluated``.)
 
 A conversation's ``messages`` are the whole conversation (``history`` of them, after the
 system prompt, came from ``given.history``); turn *i* made ``calls`` of the record's
@@ -76,6 +82,11 @@ from .jsonfile import check_version
 
 STATUSES = ("pass", "fail", "unsure", "error")
 _STATUS = frozenset(STATUSES)
+# a check's status: an attempt's, or not_evaluated (its turn was never played)
+CHECK_STATUSES = (*STATUSES, "not_evaluated")
+_CHECK_STATUS = frozenset(CHECK_STATUSES)
+# how records written before not_evaluated existed said it: status error, this reason
+_OLD_NOT_EVALUATED = "not evaluated: "
 
 
 class RecordError(ValueError):
@@ -384,15 +395,18 @@ def _check(d: Any) -> CheckResult:
     if type(d) is not dict:
         raise RecordError(f"a check is {_kind(d)}, not an object")
     status = d.get("status")
-    if status not in _STATUS:
+    if status not in _CHECK_STATUS:
         if type(status) is not str:
             raise _wrong("status", status, str)
-        raise RecordError(f"a check's status is {status!r}, not pass, fail, unsure or error")
+        raise RecordError(f"a check's status is {status!r}, not pass, fail, unsure, error "
+                          "or not_evaluated")
     check = d.get("check")
     if type(check) is not str:
         raise _wrong("check", check, str)
     label = d.get("label")
     reason = d.get("reason")
+    if status == "error" and type(reason) is str and reason.startswith(_OLD_NOT_EVALUATED):
+        status = "not_evaluated"  # written before the status existed
     score = d.get("score")
     items = d.get("items")
     evidence = d.get("evidence")
