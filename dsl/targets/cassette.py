@@ -350,6 +350,85 @@ class ReplayModel:
         return None
 
 
+class CassetteLock:
+    """Only one run records into a cassette at a time: an exclusive lock (``flock``) on
+    ``FILE.lock`` beside it, taken before the run makes its run folder and released when
+    the run ends, however it ends. A second run recording into the same file refuses
+    before it starts (RunDirError, exit 2) naming the cassette and the run that holds it —
+    two recordings would otherwise overwrite each other's exchanges. The lock file is
+    removed when the run ends."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self._held: list[tuple[Path, IO[str]]] = []
+
+    def __enter__(self) -> CassetteLock:
+        try:
+            seen: set[Path] = set()
+            for path in self.paths:
+                if path.absolute() not in seen:
+                    seen.add(path.absolute())
+                    self._take(path)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _take(self, cassette: Path) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        lock = cassette.with_name(cassette.name + ".lock")
+        while True:
+            try:
+                lock.parent.mkdir(parents=True, exist_ok=True)
+                f = lock.open("a+", encoding="utf-8")
+            except OSError as exc:
+                raise RunDirError(f"cannot record into {cassette}: cannot make {lock}: "
+                                  f"{exc.strerror or exc}") from None
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                f.seek(0)
+                holder = f.read().strip() or "another scenarist process"
+                f.close()
+                raise RunDirError(
+                    f"the cassette {cassette} is being recorded by another run ({holder}); "
+                    "wait for it to end, or record into another file: two runs recording "
+                    "into one cassette would lose each other's exchanges") from None
+            try:  # the file we locked is still the lock (not one unlinked as a run ended)
+                same = os.stat(lock).st_ino == os.fstat(f.fileno()).st_ino
+            except OSError:
+                same = False
+            if same:
+                break
+            f.close()
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        self._held.append((lock, f))
+
+    def held_by(self, run_dir: Path) -> Path:
+        """Say in each lock which run holds it (the message a second run prints); returns
+        ``run_dir``."""
+        for _, f in self._held:
+            with contextlib.suppress(OSError):
+                f.seek(0)
+                f.truncate()
+                f.write(f"pid {os.getpid()}, run {run_dir}\n")
+                f.flush()
+        return run_dir
+
+    def __exit__(self, *exc: object) -> None:
+        for lock, f in reversed(self._held):
+            with contextlib.suppress(OSError):
+                lock.unlink()  # while held: a run waiting on it finds it gone and retries
+            f.close()  # closing releases the lock
+        self._held.clear()
+
+
 class Recording:
     """``--record FILE``: the cassette is recorded into ``FILE.partial`` and replaces FILE
     only when the run ends complete with something recorded — a run against an endpoint
