@@ -390,6 +390,20 @@ EXAMPLES: dict[str, Example] = {
              "could never pass (and an answer's `when` with that value would never be "
              "given).",
     ),
+    "E234": Example(
+        EXAMPLE_SUITE.replace("base_url: http://127.0.0.1:8080/v1",
+                              "base_url: https://clinic:s3cret@llm.internal/v1"),
+        EXAMPLE_SUITE.replace("base_url: http://127.0.0.1:8080/v1",
+                              "base_url: https://llm.internal/v1\n    api_key_env: LLM_KEY"),
+        where="suite",
+        note="Scenarist writes every URL it shows without its `user:password@` (in the "
+             "terminal, plan.json, run.json, summary.json, junit.xml, the report and an "
+             "endpoint's error in results.jsonl), and a URL's password would sit in "
+             "scenarist.yaml, which is shared: the key goes in an environment variable named "
+             "by `api_key_env` (sent as `Authorization: Bearer …`, never written). Reported "
+             "for a target's `base_url` and a `kind: http` target's `url` — the judge's "
+             "endpoint is a target too; `scenarist init --base-url` refuses them as well.",
+    ),
     "E219": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
                               "    entry: clinic_bot.agent:build\njudge: {target: bot}"),
