@@ -289,7 +289,7 @@ def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
     from .store.runfile import new_run_info
 
     planned.aim(run_dir / PLAN)
-    attached = {a.sha256: a.content for s in plan.scenarios
+    attached = {a.sha256: a.stored for s in plan.scenarios
                 if s.attachments or s.turns  # most have neither: skip them quickly
                 for a in s.all_attachments}
     if attached:  # the report shows them; records refer to them by hash
