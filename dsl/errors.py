@@ -147,6 +147,8 @@ CODES: dict[str, Code] = {
                                           "reads."),
         Code("W409", "duplicate-check-name", "Two checks have the same name."),
         Code("W410", "arguments-without-schema", "Arguments for a tool with no input_schema."),
+        Code("W411", "redacted-literal", "A check's text would be redacted before the check "
+                                         "sees it."),
     )
 }
 

@@ -587,6 +587,18 @@ EXAMPLES: dict[str, Example] = {
              "will not send the ones the check expects. Describe them in the tool's "
              "input_schema, or leave `args` out.",
     ),
+    "W411": Example(
+        _s('  - calls: list_business_hours\n  - not_contains: "sk-live-"\n'),
+        _s('  - calls: list_business_hours\n  - no_secrets\n'),
+        note="Checks see the answer as results.jsonl and cassettes keep it — its secrets "
+             "redacted ([judge.md](judge.md#secrets)) — so that a verdict is the same live, "
+             "on replay and on recheck. A text that redaction would replace (a key's "
+             "prefix such as `sk-live-`, a value matching `redact.patterns`, the value of a "
+             "variable `redact.env` or `api_key_env` names) is never seen: `not_contains` "
+             "of it could never fail, `contains` or `equals` never pass. Catch a leak with "
+             "`no_secrets`; check for the `[REDACTED:NAME]` mark when the answer should "
+             "hold a redacted value.",
+    ),
     "W409": Example(
         _s('  - {calls: list_business_hours, name: looks the hours up}\n'
            '  - {contains: "18:00", name: looks the hours up}\n'),

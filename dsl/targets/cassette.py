@@ -82,8 +82,12 @@ def _by_hash(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def request_key(body: dict[str, Any]) -> str:
-    text = json.dumps(canonical(body), sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    return _key_of(canonical(body))
+
+
+def _key_of(request: Any) -> str:
+    """The key of a request already made canonical (as a cassette line keeps it)."""
+    text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     # surrogatepass: a lone surrogate (half an emoji in a reply) still makes a key
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -326,9 +330,22 @@ class ReplayModel:
                     continue  # a torn last line from an interrupted recording
                 raise
             self.replies.setdefault(entry["key"], entry)
+        self._as_kept: dict[str, dict[str, Any]] | None = None
+
+    def _kept(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The entry whose request, as the cassette keeps it (redacted), is this one. A
+        recording keys each request by what was sent, but keeps it redacted; when a reply
+        the cassette gives back held a secret's mark (a tool call's arguments), the next
+        request holds the mark too, as the kept request does."""
+        if self._as_kept is None:
+            self._as_kept = {}
+            for entry in self.replies.values():
+                if "request" in entry:
+                    self._as_kept.setdefault(_key_of(entry["request"]), entry)
+        return self._as_kept.get(request_key(body))
 
     async def complete(self, body: dict[str, Any]) -> Reply:
-        entry = self.replies.get(request_key(body))
+        entry = self.replies.get(request_key(body)) or self._kept(body)
         if entry is None:
             raise CassetteMiss(
                 f"the cassette {self.path.name} has no recorded reply for this request (run "
