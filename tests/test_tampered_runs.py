@@ -118,3 +118,14 @@ def test_json_files_of_a_run_folder_are_read_as_regular_files(run_dir: Path, nam
     if name != "run.json":  # run.json is optional to the report: it reads what it can
         assert r.returncode == 2, (r.stdout, r.stderr)
         assert f"{path} is a FIFO (named pipe), not a regular file" in r.stderr
+
+
+def test_the_report_is_never_written_through_a_planted_symlink(run_dir: Path) -> None:
+    victim = run_dir.parent.parent / "victim.txt"
+    victim.write_text("keep me\n")
+    (run_dir / "report.html.tmp").symlink_to(victim)
+    r = _cli(run_dir.parent.parent, "report", str(run_dir))
+    assert r.returncode == 0, r.stderr
+    assert victim.read_text() == "keep me\n"
+    assert (run_dir / "report.html").is_file()
+    assert not (run_dir / "report.html").is_symlink()

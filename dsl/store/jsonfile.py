@@ -6,6 +6,7 @@ handed to the file's own reader (:mod:`~dsl.store.planfile`, :mod:`~dsl.store.ru
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -48,15 +49,21 @@ def json_text(data: Any) -> bytes:
 
 def write_json(path: Path, data: Any) -> None:
     """Write a JSON file atomically (a crash never leaves half a file)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(json_text(data))
-    os.replace(tmp, path)
+    write_atomic(path, json_text(data))
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file (a report, junit.xml, summary.md) atomically, as write_json does."""
+    """Write a file (a report, junit.xml, summary.md) atomically: into a new file beside it,
+    then moved into place (a crash never leaves half a file). The new file is made, never
+    opened through what is there: a tampered run folder's ``report.html.tmp`` that is a
+    symlink to another file is replaced, not written through."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    with open(fd, "wb") as f:
+        f.write(data)
     os.replace(tmp, path)
 
 
