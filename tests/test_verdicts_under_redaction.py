@@ -147,3 +147,20 @@ def test_no_secrets_reads_the_answer_and_the_arguments_not_a_tools_answer() -> N
     unparsed = Call("3", "crm", None, '{"q": "[REDACTED:api-key]"', None, "read")
     assert no_secrets(True, _data("ok", unparsed)).reason.startswith(
         "a configured secret (api-key) reached the arguments of the call to crm")
+
+
+def test_a_pattern_that_starts_with_a_key_prefix_is_warned_about(suite: Path) -> None:
+    write(suite / "pattern.yaml", """
+        given: {at: 2026-09-29T10:00:00-03:00}
+        when: pattern
+        then:
+          - matches: "sk-live-[A-Za-z0-9]+"
+          - matches: {pattern: "18:00|6 pm"}
+        """)
+    r = run_cli("lint", "--format", "json", "pattern.yaml", cwd=suite)
+    found = [(d["line"], d["col"], d["message"]) for d in json.loads(r.output)["diagnostics"]
+             if d["code"] == "W411"]
+    assert found == [(4, 14, 'the text "sk-live-" of matches would be redacted '
+                             "([REDACTED:api-key]) before the check sees it — checks see the "
+                             "answer as results.jsonl and cassettes keep it — so the pattern "
+                             "could never match it")]

@@ -595,7 +595,8 @@ EXAMPLES: dict[str, Example] = {
              "on replay and on recheck. A text that redaction would replace (a key's "
              "prefix such as `sk-live-`, a value matching `redact.patterns`, the value of a "
              "variable `redact.env` or `api_key_env` names) is never seen: `not_contains` "
-             "of it could never fail, `contains` or `equals` never pass. Catch a leak with "
+             "of it could never fail, `contains` or `equals` never pass, a `matches` pattern "
+             "that starts with it never match. Catch a leak with "
              "`no_secrets`; check for the `[REDACTED:NAME]` mark when the answer should "
              "hold a redacted value.",
     ),

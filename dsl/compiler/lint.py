@@ -462,7 +462,8 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
 
 
 # the checks whose texts are compared with the answer as checks see it (redacted)
-_LITERAL_CHECKS = frozenset({"contains", "not_contains", "equals"})
+_LITERAL_CHECKS = frozenset({"contains", "not_contains", "equals", "matches"})
+_REGEX_SPECIAL = frozenset("\\.^$*+?{}[]|()")
 _REDACTORS: dict[int, tuple[object, Any]] = {}
 _TAIL = "0aB1" * 10  # what may follow a text in an answer: a key's characters
 
@@ -483,6 +484,13 @@ def _redactor(suite: Suite | None) -> Any:
 
 def _literal_texts(item: CheckItem) -> list[tuple[str, DataPath]]:
     param = item.param
+    if item.check == "matches":  # the text a pattern starts with, as written
+        source = param.get("pattern") if isinstance(param, dict) else param
+        if not isinstance(source, str):
+            return []
+        n = next((i for i, ch in enumerate(source) if ch in _REGEX_SPECIAL), len(source))
+        at: DataPath = (*item.path, "pattern") if isinstance(param, dict) else item.path
+        return [(source[:n], at)] if n >= 3 else []
     if isinstance(param, dict):
         where: DataPath = (*item.path, "text")
         param = param.get("text")
@@ -517,7 +525,11 @@ def _redacted_literal(doc: Document, item: CheckItem, suite: Suite | None,
 
         marks = sorted({m.group(0) for m in REDACTION_MARK.finditer(seen)})
         mark = marks[0] if marks else "[REDACTED:…]"
-        if item.check == "not_contains":
+        if item.check == "matches":
+            why = "so the pattern could never match it"
+            hint = ("match what the answer keeps (the redaction mark, e.g. " + mark +
+                    "); to catch a leaked secret, use no_secrets")
+        elif item.check == "not_contains":
             why = "so it could never fail, and a leaked secret would go unseen"
             hint = ("to catch a secret that reaches the answer or a tool call's arguments, "
                     "use the no_secrets check")
