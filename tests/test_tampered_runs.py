@@ -86,7 +86,8 @@ def _summary(run: Path) -> dict[str, object]:
 
 @pytest.mark.parametrize(("tamper", "said"), [
     (lambda s: s["scenarios"][0].update(passes=7),  # type: ignore[index]
-     "summary.json is not a run summary: scenarios[0].passes is 7, more than its runs (1)"),
+     "summary.json is not a run summary: scenarios[0].passes is 7, more than its decided "
+     "attempts (1)"),
     (lambda s: s.update(scenarios=[1, 2]),
      "summary.json is not a run summary: scenarios[0] is a whole number, not an object"),
     (lambda s: s["scenarios"][0].update(runs=-1),  # type: ignore[index]
@@ -129,3 +130,18 @@ def test_the_report_is_never_written_through_a_planted_symlink(run_dir: Path) ->
     assert victim.read_text() == "keep me\n"
     assert (run_dir / "report.html").is_file()
     assert not (run_dir / "report.html").is_symlink()
+
+
+@pytest.mark.parametrize("command", ["report", "recheck", "merge"])
+def test_a_nan_latency_as_the_json_module_writes_it_is_read(run_dir: Path, command: str
+                                                            ) -> None:
+    results = run_dir / "results.jsonl"
+    record = json.loads(results.read_text())
+    record["latency_ms"] = float("nan")
+    results.write_text(json.dumps(record) + "\n")
+    args = [command, str(run_dir)]
+    if command != "report":
+        args += ["--out", str(run_dir.parent.parent / "out")]
+    r = _cli(run_dir.parent.parent, *args)
+    assert "Traceback" not in r.stderr, r.stderr
+    assert r.returncode == 0, (r.stdout, r.stderr)

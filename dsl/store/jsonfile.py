@@ -115,16 +115,19 @@ def read_bounded(path: Path, limit: int = MAX_JSON_BYTES) -> bytes:
 
 
 class NotJSONNumber(ValueError):
-    """NaN or Infinity in a file: not JSON, and no value of Scenarist's is either."""
+    """Infinity in a file: not JSON, and no value of Scenarist's is (it would overflow
+    whatever counts with it: a latency, a mean)."""
 
 
-def _refuse_constant(name: str) -> Any:
+def _constant(name: str) -> Any:
+    if name == "NaN":  # what the json module writes for a value that is not a number
+        return float("nan")
     raise NotJSONNumber(f"{name} is not a number JSON allows")
 
 
 def strict_loads(text: str | bytes) -> Any:
-    """JSON as the standard library reads it, but NaN and Infinity refused."""
-    return json.loads(text, parse_constant=_refuse_constant)
+    """JSON as the standard library reads it, but Infinity and -Infinity refused."""
+    return json.loads(text, parse_constant=_constant)
 
 
 def read_json(path: Path) -> Any:
@@ -139,8 +142,9 @@ def read_json(path: Path) -> Any:
 def loads_line(line: bytes) -> Any:
     """One JSON line of a file Scenarist wrote. orjson reads what it can (almost every
     line); what it refuses — a lone surrogate kept as ``\\ud83d``, a huge integer — the
-    standard library reads, so the files stay plain JSON whatever reads them. NaN and
-    Infinity are refused (NotJSONNumber): no value Scenarist keeps is either."""
+    standard library reads, so the files stay plain JSON whatever reads them (NaN as the
+    json module writes it). Infinity is refused (NotJSONNumber): no value Scenarist keeps
+    is infinite."""
     if _fast_loads is not None:
         try:
             return _fast_loads(line)

@@ -438,10 +438,10 @@ _COUNTS = ("passes", "decided", "planned", "runs", "fails", "unsure", "errors", 
 _RATES = ("pass_rate", "ci_low", "ci_high")
 
 
-def _sound(row: SummaryRow, has_runs: bool) -> SummaryRow:
+def _sound(row: SummaryRow) -> SummaryRow:
     """A row whose counts a summary could have: none below 0, the passes within the decided
-    attempts and these within the runs (when the row says its runs), rates between 0 and 1
-    (a tampered summary.json would otherwise break the statistics that read it)."""
+    attempts, rates between 0 and 1 (a tampered summary.json would otherwise break the
+    statistics that read it: the intervals of ``diff``)."""
     for name in _COUNTS:
         value = getattr(row, name)
         if value < 0:
@@ -450,10 +450,6 @@ def _sound(row: SummaryRow, has_runs: bool) -> SummaryRow:
         value = getattr(row, name)
         if value is not None and not 0 <= value <= 1:
             raise FieldError(name, f"is {value}, not a rate between 0 and 1")
-    if has_runs and row.passes > row.runs:
-        raise FieldError("passes", f"is {row.passes}, more than its runs ({row.runs})")
-    if has_runs and row.decided > row.runs:
-        raise FieldError("decided", f"is {row.decided}, more than its runs ({row.runs})")
     if row.passes > row.decided:
         raise FieldError("passes", f"is {row.passes}, more than its decided attempts "
                                    f"({row.decided})")
@@ -485,7 +481,7 @@ def row_from_json(d: Any) -> SummaryRow:
         error_kinds=counts(d, "error_kinds"), failure_kinds=counts(d, "failure_kinds"),
         error_messages=counts(d, "error_messages", str),
         tool_calls=None if d.get("tool_calls") is None else inner(d, "tool_calls", _counts),
-        judge=maybe_inner(d, "judge", _row_judge)), d.get("runs") is not None)
+        judge=maybe_inner(d, "judge", _row_judge)))
 
 
 def _skipped(d: Any) -> Skipped:
