@@ -67,9 +67,8 @@ def test_an_attempt_written_twice_is_refused(tmp_path: Path, shards: list[Path])
         f.write(line + "\n")
     code, out = _merge(tmp_path, shards)
     assert code == 2
-    assert out == (f"error: cannot merge: the attempt {scenario} × fake run 1 is in both "
-                   f"{one} and {one}: the shards overlap; merge each shard once, as its run "
-                   "left it\n")
+    assert out == (f"error: cannot merge: the attempt {scenario} × fake run 1 is twice in "
+                   f"{one}/results.jsonl: merge the shards as their runs left them\n")
 
 
 def test_a_run_beyond_the_planned_runs_is_refused(tmp_path: Path, shards: list[Path]) -> None:

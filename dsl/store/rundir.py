@@ -372,10 +372,13 @@ def _check_attempts(run_dirs: list[Path], plans: list[Any]) -> None:
                     f"{d / RESULTS} holds the attempt {attempt}, but {r.scenario} is planned "
                     f"for {planned} run{'s' if planned != 1 else ''}: merge the shards as "
                     "their runs left them")
-            if r.key in mine or r.key in where:
-                other = d if r.key in mine else where[r.key]
+            if r.key in mine:
                 raise RunDirError(
-                    f"the attempt {attempt} is in both {other} and {d}: the shards "
+                    f"the attempt {attempt} is twice in {d / RESULTS}: merge the shards as "
+                    "their runs left them")
+            if r.key in where:
+                raise RunDirError(
+                    f"the attempt {attempt} is in both {where[r.key]} and {d}: the shards "
                     "overlap; merge each shard once, as its run left it")
             mine.add(r.key)
         for key in mine:
