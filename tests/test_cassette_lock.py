@@ -13,7 +13,7 @@ import pytest
 
 from .conftest import FakeServer, cli_process, plain_suite, write
 
-SLOW = {"rules": [{"match": "", "replies": [{"text": "Hasta las 18:00.", "delay_ms": 1500}]}]}
+SLOW = {"rules": [{"match": "", "replies": [{"text": "Hasta las 18:00.", "delay_ms": 3000}]}]}
 
 
 def _suite(tmp_path: Path, url: str) -> None:
