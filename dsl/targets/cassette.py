@@ -367,6 +367,21 @@ class ReplayModel:
         return None
 
 
+def _holder(f: IO[str]) -> str:
+    """Who holds a cassette's lock, as it wrote it: its pid, and its run folder once it has
+    made one (a moment after it took the lock: waited for, briefly)."""
+    import time
+
+    holder = ""
+    for _ in range(40):
+        f.seek(0)
+        holder = f.read().strip()
+        if ", run " in holder:
+            break
+        time.sleep(0.05)
+    return holder or "another scenarist process"
+
+
 class CassetteLock:
     """Only one run records into a cassette at a time: an exclusive lock (``flock``) on
     ``FILE.lock`` beside it, taken before the run makes its run folder and released when
@@ -407,8 +422,7 @@ class CassetteLock:
             try:
                 fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
-                f.seek(0)
-                holder = f.read().strip() or "another scenarist process"
+                holder = _holder(f)
                 f.close()
                 raise RunDirError(
                     f"the cassette {cassette} is being recorded by another run ({holder}); "
