@@ -128,6 +128,8 @@ CODES: dict[str, Code] = {
              "the tool does not have."),
         Code("E233", "argument-type", "A check or a fake tool's answer gives an argument a "
              "value of the wrong type."),
+        Code("E234", "credentials-in-url", "A URL holds a user name or password (user:password@"
+             "); name the key's variable with api_key_env instead."),
         Code("E240", "unknown-table", "A tool's table, or a world check's, that no world "
                                       "defines."),
         Code("E241", "unknown-column", "A table tool's where, set, row or fields, or a world "
@@ -159,6 +161,8 @@ CODES: dict[str, Code] = {
                                              "every run."),
         Code("W420", "unknown-row", "A world check names a row id the table does not have at "
                                     "the start."),
+        Code("W412", "redacted-literal", "A check's text would be redacted before the check "
+                                         "sees it."),
     )
 }
 
@@ -370,6 +374,25 @@ _CREDENTIAL = re.compile(
     r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/?#@:]*:(?P<userinfo>[^\s/?#]+)@"
     r"|(?<![A-Za-z0-9_])password=(?P<param>[^\s&#'\"]+)", re.IGNORECASE)
 MASK = "***"
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` with its user name and password (``scheme://user:password@host``) left out.
+    Every URL Scenarist prints or writes — a target's base_url or url in the terminal,
+    plan.json, run.json, summary.json, junit.xml, the report, an endpoint's error in
+    results.jsonl — goes through here."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    end = len(rest)
+    for ch in "/?#":
+        at = rest.find(ch)
+        if 0 <= at < end:
+            end = at
+    netloc = rest[:end]
+    if "@" not in netloc:
+        return url
+    return f"{scheme}://{netloc.rsplit('@', 1)[1]}{rest[end:]}"
 
 
 def mask_credentials(text: str, col: int = 0) -> str:

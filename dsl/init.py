@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import NotReady
+from .errors import NotReady, without_userinfo
 
 ASSETS = Path(__file__).parent / "assets" / "init"
 SUITE_TEMPLATE = ASSETS / "scenarist.yaml"
@@ -194,6 +194,11 @@ def endpoint_of(base_url: str | None, model: str | None,
     if not re.match(r"^https?://", base_url):
         raise ValueError(f"--base-url {base_url}: start it with http:// or https://, e.g. "
                          "http://127.0.0.1:8080/v1")
+    if without_userinfo(base_url) != base_url:
+        raise ValueError(f"--base-url {without_userinfo(base_url)}: the URL holds "
+                         "credentials (user:password@ before the host), which Scenarist never "
+                         "writes into a file; remove them, put the key in an environment "
+                         "variable and name it with --api-key-env NAME")
     if api_key_env is not None and not NAME.match(api_key_env):
         raise ValueError(f"--api-key-env {api_key_env}: give the NAME of an environment "
                          "variable (letters, digits and _), such as OPENAI_API_KEY — never "

@@ -230,16 +230,25 @@ class Attachment:
     turn): an ``image`` goes to the model as an image content part (a data URL), a
     ``file`` (UTF-8 text) as a text part headed by its label. ``content`` is the file's
     bytes, read and checked when the scenario compiled (dsl/compiler/attachments.py); records keep
-    only the rest (path, kind, MIME type, label, hash)."""
+    only the rest (path, kind, MIME type, label, hash). A text file that holds a secret is
+    kept redacted (``kept``), and its hash is of that (:func:`dsl.compiler.attachments.
+    redact_attachments`)."""
 
     path: str  # relative to the suite's folder, with '/' (as written)
     kind: AttachmentKind
     mime_type: str
     label: str  # the name the model reads: the label, else the file's name
-    sha256: str  # of the content
-    size: int  # bytes
+    sha256: str  # of what is kept: the content, redacted (``kept``) when it holds a secret
+    size: int  # bytes (of what is kept)
     span: Span
-    content: bytes = b""
+    content: bytes = b""  # what the model receives
+    kept: bytes | None = None  # the content redacted, when that changed it (the run folder's)
+
+    @property
+    def stored(self) -> bytes:
+        """What the run folder keeps (``attachments/<sha256>``) and the report shows: the
+        content with every secret redacted, like every other text."""
+        return self.content if self.kept is None else self.kept
 
     def ref(self) -> dict[str, Any]:
         """What a record keeps of it (in place of its content)."""

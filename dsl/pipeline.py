@@ -213,6 +213,7 @@ def compiled_apart(make: Callable[[], T]) -> T:
 def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
     from .history import location_for
     from .store import RunLock, create_run_dir, write_run_info
+    from .targets.cassette import CassetteLock
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
@@ -229,8 +230,11 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
     # 10,000 scenarios takes most of a second); the first record waits for it, so a run
     # folder never holds results without its plan. Resuming compares plans first.
     planned = PlanWriter(plan, request.resume is None)
-    run_dir = request.resume if request.resume is not None else create_run_dir(request.out)
-    with RunLock(run_dir):
+    # a cassette being recorded is locked before the run folder is made: a second run
+    # recording into it refuses before it starts, and makes nothing
+    with CassetteLock([p for p in (request.record, request.record_judge) if p]) as cassettes, \
+            RunLock(run_dir := cassettes.held_by(
+                request.resume if request.resume is not None else create_run_dir(request.out))):
         if request.resume is not None:
             info, prior = _resumed(run_dir, request, planned, started)
         else:
@@ -285,7 +289,7 @@ def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
     from .store.runfile import new_run_info
 
     planned.aim(run_dir / PLAN)
-    attached = {a.sha256: a.content for s in plan.scenarios
+    attached = {a.sha256: a.stored for s in plan.scenarios
                 if s.attachments or s.turns  # most have neither: skip them quickly
                 for a in s.all_attachments}
     if attached:  # the report shows them; records refer to them by hash

@@ -404,6 +404,20 @@ EXAMPLES: dict[str, Example] = {
              "could never pass (and an answer's `when` with that value would never be "
              "given).",
     ),
+    "E234": Example(
+        EXAMPLE_SUITE.replace("base_url: http://127.0.0.1:8080/v1",
+                              "base_url: https://clinic:s3cret@llm.internal/v1"),
+        EXAMPLE_SUITE.replace("base_url: http://127.0.0.1:8080/v1",
+                              "base_url: https://llm.internal/v1\n    api_key_env: LLM_KEY"),
+        where="suite",
+        note="Scenarist writes every URL it shows without its `user:password@` (in the "
+             "terminal, plan.json, run.json, summary.json, junit.xml, the report and an "
+             "endpoint's error in results.jsonl), and a URL's password would sit in "
+             "scenarist.yaml, which is shared: the key goes in an environment variable named "
+             "by `api_key_env` (sent as `Authorization: Bearer …`, never written). Reported "
+             "for a target's `base_url` and a `kind: http` target's `url` — the judge's "
+             "endpoint is a target too; `scenarist init --base-url` refuses them as well.",
+    ),
     "E219": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", "  bot:\n    kind: python\n"
                               "    entry: clinic_bot.agent:build\njudge: {target: bot}"),
@@ -641,6 +655,19 @@ EXAMPLES: dict[str, Example] = {
         _w(_BLOCK),
         note="A warning, not an error: a check may name a row the agent is to create "
              "(`action: create`). Otherwise the id is likely misspelt.",
+    ),
+    "W412": Example(
+        _s('  - calls: list_business_hours\n  - not_contains: "sk-live-"\n'),
+        _s('  - calls: list_business_hours\n  - no_secrets\n'),
+        note="Checks see the answer as results.jsonl and cassettes keep it — its secrets "
+             "redacted ([judge.md](judge.md#secrets)) — so that a verdict is the same live, "
+             "on replay and on recheck. A text that redaction would replace (a key's "
+             "prefix such as `sk-live-`, a value matching `redact.patterns`, the value of a "
+             "variable `redact.env` or `api_key_env` names) is never seen: `not_contains` "
+             "of it could never fail, `contains` or `equals` never pass, a `matches` pattern "
+             "that starts with it never match. Catch a leak with "
+             "`no_secrets`; check for the `[REDACTED:NAME]` mark when the answer should "
+             "hold a redacted value.",
     ),
     "W409": Example(
         _s('  - {calls: list_business_hours, name: looks the hours up}\n'

@@ -19,15 +19,16 @@ label and hash, never the bytes — and a cassette keys the request by the conte
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import hashlib
 import mimetypes
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import Collector, Diagnostic
-from ..model import ATTACHMENT_PART, Attachment, attachment_refs
+from ..model import ATTACHMENT_PART, Attachment, Scenario, attachment_refs
 from ..source.load import DataPath, Document, decode_text, display_path, read_bytes
 
 MAX_ATTACHMENT_BYTES = 5 * 2**20
@@ -259,6 +260,47 @@ def user_content(text: str, attachments: Sequence[Attachment]) -> str | list[dic
     parts: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
     parts.extend(record_part(a) for a in attachments)
     return parts
+
+
+def redact_attachments(scenarios: tuple[Scenario, ...], redactor: Callable[[], Any]
+                       ) -> tuple[Scenario, ...]:
+    """``scenarios`` with every text attachment that holds a secret kept redacted, like
+    every other text a run writes: its ``kept`` bytes are the redacted text, its hash and
+    size those of ``kept`` — so records, plan.json, the run folder's copy
+    (``attachments/<sha>``) and the report never hold the secret, while the model still
+    receives the file as it is (``content``), as it receives a tool's answer. ``redactor``
+    makes the run's :class:`~dsl.compiler.redact.Redactor` (asked only when a scenario has
+    a text attachment)."""
+    if not any(a.kind == "file" for s in scenarios if s.attachments or s.turns
+               for a in s.all_attachments):
+        return scenarios
+    redact = redactor()
+    done: dict[str, Attachment] = {}
+
+    def one(a: Attachment) -> Attachment:
+        if a.kind != "file":
+            return a
+        if a.sha256 not in done:
+            text = a.content.decode("utf-8-sig")
+            red = redact(text)
+            if red == text:
+                done[a.sha256] = a
+            else:
+                kept = red.encode("utf-8")
+                done[a.sha256] = dataclasses.replace(
+                    a, sha256=hashlib.sha256(kept).hexdigest(), size=len(kept), kept=kept)
+        return dataclasses.replace(done[a.sha256], span=a.span, path=a.path, label=a.label)
+
+    out = []
+    for s in scenarios:
+        if not (s.attachments or any(t.attachments for t in s.turns)):
+            out.append(s)
+            continue
+        attachments = tuple(map(one, s.attachments))
+        turns = tuple(dataclasses.replace(t, attachments=tuple(map(one, t.attachments)))
+                      if t.attachments else t for t in s.turns)
+        out.append(dataclasses.replace(s, attachments=attachments, turns=turns))
+    return tuple(out)
 
 
 def data_url_hash(url: str) -> str | None:

@@ -1098,6 +1098,11 @@ def build_plan(
         compare=pairs,
         history=suite.history,
     )
+    if compiled.scenarios:  # a text attachment that holds a secret is kept redacted
+        from .attachments import redact_attachments
+
+        plan = dataclasses.replace(plan, scenarios=redact_attachments(
+            plan.scenarios, lambda: suite.redact.redactor(suite.targets.values())))
     if shard is not None:
         from .plan import plan_hash, plan_json
 

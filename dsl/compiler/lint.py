@@ -445,6 +445,7 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                                 f"line {_check_place(doc, named).line}; the report could not "
                                 "tell them apart", "give each check its own name")
             _cannot_fail(s, doc, item, out)
+            _redacted_literal(doc, item, suite, out)
             if REGISTRY[item.check].judge:
                 judged.append(item)
 
@@ -459,6 +460,91 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                     "a model too, and one verdict says little",
                     "use runs: 3 or more, so that the pass rate means something")
     return out.diagnostics
+
+
+# the checks whose texts are compared with the answer as checks see it (redacted)
+_LITERAL_CHECKS = frozenset({"contains", "not_contains", "equals", "matches"})
+_REGEX_SPECIAL = frozenset("\\.^$*+?{}[]|()")
+_REDACTORS: dict[int, tuple[object, Any]] = {}
+_TAIL = "0aB1" * 10  # what may follow a text in an answer: a key's characters
+
+
+def _redactor(suite: Suite | None) -> Any:
+    """The redaction a run of this suite applies (cached per suite)."""
+    kept = _REDACTORS.get(id(suite))
+    if kept is not None and kept[0] is suite:
+        return kept[1]
+    from .redact import DEFAULT_PATTERNS, build
+
+    made = build((), DEFAULT_PATTERNS) if suite is None else \
+        suite.redact.redactor(suite.targets.values())
+    _REDACTORS.clear()
+    _REDACTORS[id(suite)] = (suite, made)
+    return made
+
+
+def _literal_texts(item: CheckItem) -> list[tuple[str, DataPath]]:
+    param = item.param
+    if item.check == "matches":  # the text a pattern starts with, as written
+        source = param.get("pattern") if isinstance(param, dict) else param
+        if not isinstance(source, str):
+            return []
+        n = next((i for i, ch in enumerate(source) if ch in _REGEX_SPECIAL), len(source))
+        at: DataPath = (*item.path, "pattern") if isinstance(param, dict) else item.path
+        return [(source[:n], at)] if n >= 3 else []
+    if isinstance(param, dict):
+        where: DataPath = (*item.path, "text")
+        param = param.get("text")
+    else:
+        where = item.path
+    if isinstance(param, str):
+        return [(param, where)]
+    if isinstance(param, list):
+        return [(t, (*where, i)) for i, t in enumerate(param) if isinstance(t, str)]
+    return []
+
+
+def _redacted_literal(doc: Document, item: CheckItem, suite: Suite | None,
+                      out: Collector) -> None:
+    """W412: a text of contains, not_contains or equals that redaction would replace before
+    the check sees it (checks see the answer as results.jsonl and cassettes keep it, so a
+    verdict is the same live, on replay and on recheck): such a contains could never pass,
+    such a not_contains never fail."""
+    if item.check not in _LITERAL_CHECKS:
+        return
+    texts = _literal_texts(item)
+    if not texts:
+        return
+    redact = _redactor(suite)
+    if not redact.patterns:
+        return
+    for text, where in texts:
+        seen = redact(text + _TAIL)
+        if text in seen:
+            continue
+        from ..checks.answer import REDACTION_MARK
+
+        marks = sorted({m.group(0) for m in REDACTION_MARK.finditer(seen)})
+        mark = marks[0] if marks else "[REDACTED:…]"
+        if item.check == "matches":
+            why = "so the pattern could never match it"
+            hint = ("match what the answer keeps (the redaction mark, e.g. " + mark +
+                    "); to catch a leaked secret, use no_secrets")
+        elif item.check == "not_contains":
+            why = "so it could never fail, and a leaked secret would go unseen"
+            hint = ("to catch a secret that reaches the answer or a tool call's arguments, "
+                    "use the no_secrets check")
+        else:
+            why = "so it could never pass"
+            written = redact(text)
+            hint = (f"check for what the answer keeps: {item.check}: "
+                    f"{json.dumps(written, ensure_ascii=False)}" if written != text else
+                    f"check for the redaction mark ({mark}), or for the text around it") + \
+                "; to catch a leaked secret, use no_secrets"
+        out.warning(doc.span(where), "W412",
+                    f"the text {json.dumps(text, ensure_ascii=False)} of {item.check} would "
+                    f"be redacted ({mark}) before the check sees it — checks see the answer "
+                    f"as results.jsonl and cassettes keep it — {why}", hint)
 
 
 def _cannot_fail(s: Scenario, doc: Document, item: CheckItem, out: Collector) -> None:

@@ -271,9 +271,42 @@ def _stat(m: Any) -> ModelCallStat:
                          m.get("retries") or 0)
 
 
+def redacted_data(data: AttemptData, redact: Any) -> AttemptData:
+    """The attempt as its checks see it: every secret in what the agent produced redacted
+    (``redact``: the run's Redactor), exactly as results.jsonl keeps it — so that a check
+    gives the same verdict live, on replay (a cassette holds redacted replies) and on
+    recheck (records are redacted). A secret that reached the answer or a call's arguments
+    is left as its ``[REDACTED:NAME]`` mark, which ``no_secrets`` looks for. ``data`` itself
+    when it holds no secret (one search of its texts per pattern)."""
+    if redact is None or not redact.patterns:
+        return data
+    answer = redact(data.answer)
+    calls = redact.value([[c.args, c.raw_args, c.output] for c in data.calls]) \
+        if data.calls else []
+    messages = redact.value(data.messages)  # the same tuple when it holds no secret
+    turns = redact.value([[t.text, t.answer, t.failure] for t in data.turns]) \
+        if data.turns else []
+    failure = redact(data.failure) if data.failure else data.failure
+    if answer == data.answer and messages is data.messages and failure == data.failure \
+            and all(a == [c.args, c.raw_args, c.output] for a, c in zip(calls, data.calls,
+                                                                      strict=True)) \
+            and all(x == [t.text, t.answer, t.failure] for x, t in zip(turns, data.turns,
+                                                                     strict=True)):
+        return data
+    return dataclasses.replace(
+        data, answer=answer,
+        calls=tuple(c._replace(args=a, raw_args=r, output=o)
+                    for c, (a, r, o) in zip(data.calls, calls, strict=True)),
+        messages=tuple(messages),
+        turns=tuple(t._replace(text=x, answer=y, failure=z)
+                    for t, (x, y, z) in zip(data.turns, turns, strict=True)),
+        failure=failure)
+
+
 async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
-                  judge: Judge | None = None) -> AttemptRecord:
-    """One attempt, start to finish, as a record. Never raises for endpoint trouble."""
+                  judge: Judge | None = None, redact: Any = None) -> AttemptRecord:
+    """One attempt, start to finish, as a record. Never raises for endpoint trouble.
+    ``redact`` (the run's Redactor): what the checks see is redacted as the record is."""
     started = dt.datetime.now(dt.UTC)
     timeout = target.attempt_timeout_ms / 1000 if target.attempt_timeout_ms else None
     try:
@@ -290,6 +323,7 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
                                        "(attempt_timeout_ms)")
         return make_record(scenario, target, run, started, "error",
                            f"timeout: {err.message}", error=err)
+    data = redacted_data(data, redact)  # the checks see what results.jsonl keeps
     checks, judge_failure = await evaluate(scenario, data, judge)
     if judge_failure is not None:  # the judge could not be asked: no verdict, not a failure
         err = EndpointError("judge", judge_failure)
@@ -354,7 +388,7 @@ async def execute(
                     in_flight += 1
                     try:
                         rec = await run_one(agents[target.name], scenario, target, run,
-                                            judge)
+                                            judge, redactor)
                     finally:
                         in_flight -= 1
                 _breaker(rec, target.name, failures_in_row, scheduler, redactor)

@@ -151,7 +151,7 @@ def intro(session: Session) -> list[str]:
 
 async def _play(session: Session, terminal: Terminal) -> Outcome:
     from ..targets.kinds import open_agent
-    from .run import attempt_status, evaluate, redactor_of
+    from .run import attempt_status, evaluate, redacted_data, redactor_of
 
     s = session.scenario
     # played as a conversation (the person's turns), checked as the scenario's own then
@@ -182,6 +182,7 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
         terminal.say(f"  what the endpoint said: {redactor(error.message)}")
         return Outcome(None, (), "error", error.message, skipped, error)
     assert data is not None
+    data = redacted_data(data, redactor)  # the checks see what a run's would
     if not data.turns or said.turns == 0:
         return Outcome(None, (), "none", "nothing was said", skipped)
     judge = None

@@ -173,9 +173,10 @@ def has_transcript(record: AttemptRecord) -> bool:
 async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: bool
                           ) -> tuple[list[AttemptRecord], JudgeStats | None]:
     """Each record with the current checks' results; the judge's figures when it judged."""
-    from ..execution.run import attempt_status, evaluate, redactor_of
+    from ..execution.run import attempt_status, evaluate, redacted_data, redactor_of
 
     scenarios = {s.id: s for s in plan.scenarios}
+    redactor = redactor_of(plan)
     judge: Judge | None = None
     model: ChatModel | None = None
     if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
@@ -183,7 +184,7 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
         from ..targets.kinds import open_model
 
         model = open_model(plan.judge.target, 4)
-        judge = Judge(plan.judge, model, redactor_of(plan), ask_missing=ask_judge)
+        judge = Judge(plan.judge, model, redactor, ask_missing=ask_judge)
     out: list[AttemptRecord] = []
     try:
         for rec in records:
@@ -191,7 +192,8 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             if not has_transcript(rec):
                 out.append(rec)
                 continue
-            data = attempt_data(rec, scenario)
+            # redacted as a live run's checks see it (the suite's redact: may have grown)
+            data = redacted_data(attempt_data(rec, scenario), redactor)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
                 out.append(dataclasses.replace(

@@ -6,15 +6,18 @@ handed to the file's own reader (:mod:`~dsl.store.planfile`, :mod:`~dsl.store.ru
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import IO, Any, TypeVar
 
 from ..errors import RunDirError
 from ..model import SCHEMA_VERSION
+from ..source.load import file_kind
 from .fields import FieldError, JSONObject
 
 T = TypeVar("T")
@@ -46,24 +49,91 @@ def json_text(data: Any) -> bytes:
 
 def write_json(path: Path, data: Any) -> None:
     """Write a JSON file atomically (a crash never leaves half a file)."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(json_text(data))
-    os.replace(tmp, path)
+    write_atomic(path, json_text(data))
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write a file (a report, junit.xml, summary.md) atomically, as write_json does."""
+    """Write a file (a report, junit.xml, summary.md) atomically: into a new file beside it,
+    then moved into place (a crash never leaves half a file). The new file is made, never
+    opened through what is there: a tampered run folder's ``report.html.tmp`` that is a
+    symlink to another file is replaced, not written through."""
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(data)
+    with contextlib.suppress(FileNotFoundError):
+        tmp.unlink()
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    with open(fd, "wb") as f:
+        f.write(data)
     os.replace(tmp, path)
+
+
+# What a run folder's files may weigh. A folder is a CI artifact or a shared folder, so it
+# may have been tampered with: each file is opened as a regular file (a FIFO, a device or a
+# symlink to one is refused, never waited on) and read no further than these.
+MAX_JSON_BYTES = 512 * 2**20  # plan.json, run.json, summary.json (a plan of 10,000: ~40 MB)
+MAX_RESULTS_BYTES = 4 * 2**30  # results.jsonl (10,000 attempts: ~100 MB), read a line at a time
+MAX_RECORD_BYTES = 256 * 2**20  # one line of results.jsonl
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def open_regular(path: Path, limit: int) -> IO[bytes]:
+    """``path`` opened for reading when it is a regular file of at most ``limit`` bytes;
+    RunDirError in one sentence when it is missing, unreadable, not a regular file (a FIFO,
+    a device, a symlink to one: refused without blocking) or larger."""
+    try:
+        # O_NONBLOCK: opening a FIFO for reading would wait for a writer forever
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise RunDirError(f"{path} does not exist; is {path.parent} a run folder?") from None
+    except OSError as exc:
+        raise RunDirError(f"cannot read {path}: {exc.strerror or exc}") from None
+    f = open(fd, "rb")  # noqa: SIM115 - handed to the caller, who closes it
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise RunDirError(f"{path} is {file_kind(st.st_mode)}, not a regular file: a run "
+                              "folder holds the files a run wrote")
+        if st.st_size > limit:
+            raise RunDirError(f"{path} is larger than Scenarist reads ({st.st_size:,} bytes; "
+                              f"at most {limit:,})")
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+def read_bounded(path: Path, limit: int = MAX_JSON_BYTES) -> bytes:
+    """The bytes of a run folder's file (see :func:`open_regular`)."""
+    with open_regular(path, limit) as f:
+        try:
+            raw = f.read(limit + 1)  # a file that grows stops here
+        except OSError as exc:
+            raise RunDirError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if len(raw) > limit:
+        raise RunDirError(f"{path} is larger than Scenarist reads (at most {limit:,} bytes)")
+    return raw
+
+
+class NotJSONNumber(ValueError):
+    """Infinity in a file: not JSON, and no value of Scenarist's is (it would overflow
+    whatever counts with it: a latency, a mean)."""
+
+
+def _constant(name: str) -> Any:
+    if name == "NaN":  # what the json module writes for a value that is not a number
+        return float("nan")
+    raise NotJSONNumber(f"{name} is not a number JSON allows")
+
+
+def strict_loads(text: str | bytes) -> Any:
+    """JSON as the standard library reads it, but Infinity and -Infinity refused."""
+    return json.loads(text, parse_constant=_constant)
 
 
 def read_json(path: Path) -> Any:
     try:
-        data = json.loads(path.read_text("utf-8"))
-    except FileNotFoundError:
-        raise RunDirError(f"{path} does not exist; is {path.parent} a run folder?") from None
-    except (OSError, ValueError) as exc:
+        data = strict_loads(read_bounded(path).decode("utf-8"))
+    except (ValueError, RecursionError) as exc:
         raise RunDirError(f"cannot read {path}: {exc}") from None
     check_version(data, path)
     return data
@@ -71,14 +141,16 @@ def read_json(path: Path) -> Any:
 
 def loads_line(line: bytes) -> Any:
     """One JSON line of a file Scenarist wrote. orjson reads what it can (almost every
-    line); what it refuses — a lone surrogate kept as ``\\ud83d``, NaN, a huge integer —
-    the standard library reads, so the files stay plain JSON whatever reads them."""
+    line); what it refuses — a lone surrogate kept as ``\\ud83d``, a huge integer — the
+    standard library reads, so the files stay plain JSON whatever reads them (NaN as the
+    json module writes it). Infinity is refused (NotJSONNumber): no value Scenarist keeps
+    is infinite."""
     if _fast_loads is not None:
         try:
             return _fast_loads(line)
         except ValueError:
             pass
-    return json.loads(line)
+    return strict_loads(line)
 
 
 def read_file(path: Path, read: Callable[[JSONObject], T], what: str) -> T:
@@ -92,11 +164,8 @@ def read_file(path: Path, read: Callable[[JSONObject], T], what: str) -> T:
     gc.disable()
     try:
         try:
-            data = json.loads(path.read_text("utf-8"))
-        except FileNotFoundError:
-            raise RunDirError(f"{path} does not exist; is {path.parent} a run folder?"
-                              ) from None
-        except (OSError, ValueError, RecursionError) as exc:
+            data = strict_loads(read_bounded(path).decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
             raise RunDirError(f"cannot read {path}: {exc}") from None
         return from_json(data, read, what, path)
     finally:

@@ -26,7 +26,13 @@ set — so plans without them keep their fingerprint)::
      "attempts", "max_model_calls", "concurrency", "shard": [I, N] | null,
      "full_plan": FINGERPRINT,
      "judge": {"target", "model", "min_confidence", "mode", "calibration"?} | null,
-     "judge_calls"}
+     "judge_calls",
+     "fingerprints"?: {"plan": FINGERPRINT, "scenarios": [FINGERPRINT, ...]}}
+
+``fingerprints`` only in a shard's plan: one of everything but the scenarios, and one per
+scenario, of the JSON as written. ``merge`` recomputes them from the file it reads and
+refuses a plan.json edited after its run, naming the scenario that differs
+(:func:`edited`).
 
 A target's settings are its kind's (:func:`dsl.targets.kinds.target_json`): only
 ``dsl/targets/`` reads them. Plans written before a field existed read as they always did:
@@ -282,8 +288,8 @@ def judge_json(j: PlannedJudge | None) -> dict[str, Any] | None:
 
 
 def plan_json(p: PlanFile) -> dict[str, Any]:
-    """The plan as the JSON object of plan.json."""
-    return {
+    """The plan as the JSON object of plan.json (a shard's with its ``fingerprints``)."""
+    out = {
         "schema_version": SCHEMA_VERSION,
         "suite": p.suite,
         "targets": [t.as_json() for t in p.targets],
@@ -296,6 +302,50 @@ def plan_json(p: PlanFile) -> dict[str, Any]:
         "judge": judge_json(p.judge),
         "judge_calls": p.judge_calls,
     }
+    if p.shard:
+        out["fingerprints"] = fingerprints(out)
+    return out
+
+
+def _fingerprint(data: Any) -> str:
+    import hashlib
+    import json
+
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def fingerprints(plan: Mapping[str, Any]) -> dict[str, Any]:
+    """What a shard's plan.json keeps to show it was not edited: a fingerprint of all but
+    its scenarios, and one of each scenario, in order."""
+    rest = {k: v for k, v in plan.items() if k not in ("scenarios", "fingerprints")}
+    scenarios = plan.get("scenarios")
+    return {"plan": _fingerprint(rest),
+            "scenarios": [_fingerprint(s) for s in scenarios]
+            if isinstance(scenarios, list) else []}
+
+
+def edited(plan: Mapping[str, Any]) -> str | None:
+    """What was changed in a shard's plan.json (its JSON as read) since its run wrote it,
+    in words — "the scenario X", "its targets, judge or counts" — or None when it is as
+    written (or has no fingerprints: it is not a shard's, or an older Scenarist's)."""
+    kept = plan.get("fingerprints")
+    if not isinstance(kept, dict):
+        return None
+    now = fingerprints(plan)
+    said = kept.get("scenarios")
+    scenarios = plan.get("scenarios")
+    if isinstance(said, list) and isinstance(scenarios, list):
+        for i, s in enumerate(scenarios):
+            if i >= len(said) or said[i] != now["scenarios"][i]:
+                name = s.get("id") if isinstance(s, dict) else None
+                return f"the scenario {name}" if isinstance(name, str) \
+                    else f"the scenario at scenarios[{i}]"
+        if len(said) != len(scenarios):
+            return "its list of scenarios"
+    if kept.get("plan") != now["plan"]:
+        return "its targets, judge or counts"
+    return None
 
 
 def write_plan(run_dir: Path, plan: PlanFile | Mapping[str, Any]) -> None:

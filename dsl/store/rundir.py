@@ -19,7 +19,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import RunDirError
-from .jsonfile import loads_line, write_atomic
+from .jsonfile import (
+    MAX_RECORD_BYTES,
+    MAX_RESULTS_BYTES,
+    NotJSONNumber,
+    loads_line,
+    open_regular,
+    write_atomic,
+)
 from .records import AttemptRecord, RecordError, record_from_json, record_line
 
 RESULTS = "results.jsonl"
@@ -129,10 +136,9 @@ def read_attachment(run_dir: Path, sha: str) -> bytes | None:
         return None
     path = run_dir / ATTACHMENTS / sha
     try:
-        if not path.is_file() or path.stat().st_size > MAX_STORED_ATTACHMENT:
-            return None
-        data = path.read_bytes()
-    except OSError:
+        with open_regular(path, MAX_STORED_ATTACHMENT) as f:
+            data = f.read(MAX_STORED_ATTACHMENT + 1)
+    except (OSError, RunDirError):  # missing, a FIFO, a device, too large
         return None
     return data if hashlib.sha256(data).hexdigest() == sha else None
 
@@ -186,14 +192,25 @@ class ResultsWriter:
 def iter_results(run_dir: Path) -> Iterator[AttemptRecord]:
     """Attempt records, in the order they were written; a torn last line is skipped."""
     path = run_dir / RESULTS
-    if not path.exists():
+    if not os.path.lexists(path):
         raise RunDirError(f"{run_dir} has no {RESULTS}; is it a run folder?")
-    with path.open("rb") as f:
-        for n, line in enumerate(f, 1):
+    with open_regular(path, MAX_RESULTS_BYTES) as f:
+        n = 0
+        while True:
+            n += 1
+            try:
+                line = f.readline(MAX_RECORD_BYTES + 1)
+            except OSError as exc:
+                raise RunDirError(f"cannot read {path}: {exc.strerror or exc}") from None
+            if len(line) > MAX_RECORD_BYTES:
+                raise RunDirError(f"{path}:{n} is longer than Scenarist reads (a record of "
+                                  f"at most {MAX_RECORD_BYTES:,} bytes)")
             if not line.endswith(b"\n"):
-                return  # torn: the writer was killed mid-line
+                return  # the end, or torn: the writer was killed mid-line
             try:
                 data = loads_line(line)
+            except NotJSONNumber as exc:
+                raise RunDirError(f"{path}:{n} is not valid JSON: {exc}") from None
             except (ValueError, RecursionError):
                 raise RunDirError(f"{path}:{n} is not valid JSON") from None
             try:
@@ -209,10 +226,23 @@ def truncate_torn(run_dir: Path) -> bool:
     path = run_dir / RESULTS
     if not path.exists():
         return False
-    data = path.read_bytes()
-    if not data or data.endswith(b"\n"):
-        return False
-    keep = data.rfind(b"\n") + 1
+    with open_regular(path, MAX_RESULTS_BYTES) as f:
+        end = f.seek(0, os.SEEK_END)
+        if end == 0:
+            return False
+        f.seek(end - 1)
+        if f.read(1) == b"\n":
+            return False
+        keep = 0
+        pos = end
+        while pos > 0:  # back from the end, a MiB at a time, to the last newline
+            start = max(0, pos - 2**20)
+            f.seek(start)
+            at = f.read(pos - start).rfind(b"\n")
+            if at >= 0:
+                keep = start + at + 1
+                break
+            pos = start
     with path.open("r+b") as f:
         f.truncate(keep)
     return True
@@ -241,17 +271,36 @@ def latest_records(run_dir: Path) -> Iterator[AttemptRecord]:
 def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
     """Combine shard run folders into one new run folder. Returns it and warnings.
 
-    Refuses runs of different plans (their ``full_plan`` fingerprints differ) and shards
-    that overlap (a scenario in two of them)."""
-    from .planfile import read_plan, write_plan
+    Refuses, before anything is made: runs of different plans (their ``full_plan``
+    fingerprints differ), shards that overlap (a scenario in two of them, or an attempt in
+    two of them), a shard whose results hold an attempt its plan does not (a scenario it
+    does not have, a run beyond its runs), and a shard's plan.json edited after its run
+    (:func:`dsl.store.planfile.edited`)."""
+    from .jsonfile import from_json, read_json
+    from .planfile import PLAN, edited, plan_from_json, write_plan
     from .runfile import EarlyStop, RunInfo, read_run_info_if_any, write_run_info
 
-    plans = [read_plan(d) for d in run_dirs]
+    plans = []
+    for d in run_dirs:
+        raw = read_json(d / PLAN)
+        changed = edited(raw)
+        if changed is not None:
+            raise RunDirError(f"{d / PLAN} was edited after its run: {changed} differs from "
+                              "what the run planned; merge the shards as their runs left "
+                              "them (or run the shard again)")
+        plans.append(from_json(raw, plan_from_json, "a run's plan", d / PLAN))
     infos = [read_run_info_if_any(d) for d in run_dirs]
     fingerprints = {p.full_plan for p in plans}
     if len(fingerprints) != 1 or not next(iter(fingerprints)):
         raise RunDirError("these runs come from different plans (or different versions of "
                           "the files); merge only the shards of one run")
+    for d, p in zip(run_dirs[1:], plans[1:], strict=True):
+        for what, mine, first in (("targets", p.targets, plans[0].targets),
+                                  ("judge", p.judge, plans[0].judge)):
+            if mine != first:
+                raise RunDirError(f"the {what} of {d} differ from those of {run_dirs[0]}: "
+                                  "these runs come from different plans; merge only the "
+                                  "shards of one run")
     seen: dict[str, Path] = {}
     for d, p in zip(run_dirs, plans, strict=True):
         for s in p.scenarios:
@@ -259,6 +308,7 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
                 raise RunDirError(f"the scenario {s.id} is in both {seen[s.id]} and {d}; "
                                   "merge each shard once")
             seen[s.id] = d
+    _check_attempts(run_dirs, plans)
     warnings: list[str] = []
     shards = [p.shard for p in plans if p.shard]
     if shards:
@@ -296,3 +346,40 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
                              tuple(saved)),
         interrupted=any(i.interrupted for i in known)))
     return out, warnings
+
+
+def _check_attempts(run_dirs: list[Path], plans: list[Any]) -> None:
+    """Each shard's results hold only attempts its own plan has, and no attempt is in two
+    shards (or twice in one, unless ``--retry-errors`` wrote it again): RunDirError naming
+    the attempt. Reads every record once, so a tampered line stops the merge before
+    anything is made."""
+    where: dict[tuple[str, str, int], Path] = {}
+    for d, plan in zip(run_dirs, plans, strict=True):
+        runs = {s.id: s.runs for s in plan.scenarios}
+        targets = set(plan.target_names)
+        mine: set[tuple[str, str, int]] = set()
+        for r in latest_records(d):
+            attempt = f"{r.scenario} × {r.target} run {r.run}"
+            planned = runs.get(r.scenario)
+            if planned is None or r.target not in targets:
+                raise RunDirError(
+                    f"{d / RESULTS} holds the attempt {attempt}, which the plan of {d} does "
+                    f"not have ({'its scenario' if planned is None else 'its target'} is "
+                    "another shard's or no one's): the shards overlap; merge the shards as "
+                    "their runs left them")
+            if not 1 <= r.run <= planned:
+                raise RunDirError(
+                    f"{d / RESULTS} holds the attempt {attempt}, but {r.scenario} is planned "
+                    f"for {planned} run{'s' if planned != 1 else ''}: merge the shards as "
+                    "their runs left them")
+            if r.key in mine:
+                raise RunDirError(
+                    f"the attempt {attempt} is twice in {d / RESULTS}: merge the shards as "
+                    "their runs left them")
+            if r.key in where:
+                raise RunDirError(
+                    f"the attempt {attempt} is in both {where[r.key]} and {d}: the shards "
+                    "overlap; merge each shard once, as its run left it")
+            mine.add(r.key)
+        for key in mine:
+            where[key] = d

@@ -441,9 +441,32 @@ def _rates(d: JSONObject, key: str) -> dict[str, float]:
     return counts(d, key, float)
 
 
+_COUNTS = ("passes", "decided", "planned", "runs", "fails", "unsure", "errors", "saved",
+           "not_run", "min_pass", "always_broken", "model_calls", "retries")
+_RATES = ("pass_rate", "ci_low", "ci_high")
+
+
+def _sound(row: SummaryRow) -> SummaryRow:
+    """A row whose counts a summary could have: none below 0, the passes within the decided
+    attempts, rates between 0 and 1 (a tampered summary.json would otherwise break the
+    statistics that read it: the intervals of ``diff``)."""
+    for name in _COUNTS:
+        value = getattr(row, name)
+        if value < 0:
+            raise FieldError(name, f"is {value}, not a count")
+    for name in _RATES:
+        value = getattr(row, name)
+        if value is not None and not 0 <= value <= 1:
+            raise FieldError(name, f"is {value}, not a rate between 0 and 1")
+    if row.passes > row.decided:
+        raise FieldError("passes", f"is {row.passes}, more than its decided attempts "
+                                   f"({row.decided})")
+    return row
+
+
 def row_from_json(d: Any) -> SummaryRow:
     d = obj(d)
-    return SummaryRow(
+    return _sound(SummaryRow(
         scenario=need(d, "scenario", str), target=need(d, "target", str),
         verdict=need(d, "verdict", str), passes=need(d, "passes", int),
         decided=need(d, "decided", int), file=maybe(d, "file", str, ""),
@@ -466,7 +489,7 @@ def row_from_json(d: Any) -> SummaryRow:
         error_kinds=counts(d, "error_kinds"), failure_kinds=counts(d, "failure_kinds"),
         error_messages=counts(d, "error_messages", str),
         tool_calls=None if d.get("tool_calls") is None else inner(d, "tool_calls", _counts),
-        judge=maybe_inner(d, "judge", _row_judge))
+        judge=maybe_inner(d, "judge", _row_judge)))
 
 
 def _skipped(d: Any) -> Skipped:

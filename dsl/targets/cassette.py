@@ -82,8 +82,12 @@ def _by_hash(message: dict[str, Any]) -> dict[str, Any]:
 
 
 def request_key(body: dict[str, Any]) -> str:
-    text = json.dumps(canonical(body), sort_keys=True, ensure_ascii=False,
-                      separators=(",", ":"))
+    return _key_of(canonical(body))
+
+
+def _key_of(request: Any) -> str:
+    """The key of a request already made canonical (as a cassette line keeps it)."""
+    text = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     # surrogatepass: a lone surrogate (half an emoji in a reply) still makes a key
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -326,9 +330,22 @@ class ReplayModel:
                     continue  # a torn last line from an interrupted recording
                 raise
             self.replies.setdefault(entry["key"], entry)
+        self._as_kept: dict[str, dict[str, Any]] | None = None
+
+    def _kept(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """The entry whose request, as the cassette keeps it (redacted), is this one. A
+        recording keys each request by what was sent, but keeps it redacted; when a reply
+        the cassette gives back held a secret's mark (a tool call's arguments), the next
+        request holds the mark too, as the kept request does."""
+        if self._as_kept is None:
+            self._as_kept = {}
+            for entry in self.replies.values():
+                if "request" in entry:
+                    self._as_kept.setdefault(_key_of(entry["request"]), entry)
+        return self._as_kept.get(request_key(body))
 
     async def complete(self, body: dict[str, Any]) -> Reply:
-        entry = self.replies.get(request_key(body))
+        entry = self.replies.get(request_key(body)) or self._kept(body)
         if entry is None:
             raise CassetteMiss(
                 f"the cassette {self.path.name} has no recorded reply for this request (run "
@@ -348,6 +365,99 @@ class ReplayModel:
 
     async def aclose(self) -> None:
         return None
+
+
+def _holder(f: IO[str]) -> str:
+    """Who holds a cassette's lock, as it wrote it: its pid, and its run folder once it has
+    made one (a moment after it took the lock: waited for, briefly)."""
+    import time
+
+    holder = ""
+    for _ in range(40):
+        f.seek(0)
+        holder = f.read().strip()
+        if ", run " in holder:
+            break
+        time.sleep(0.05)
+    return holder or "another scenarist process"
+
+
+class CassetteLock:
+    """Only one run records into a cassette at a time: an exclusive lock (``flock``) on
+    ``FILE.lock`` beside it, taken before the run makes its run folder and released when
+    the run ends, however it ends. A second run recording into the same file refuses
+    before it starts (RunDirError, exit 2) naming the cassette and the run that holds it —
+    two recordings would otherwise overwrite each other's exchanges. The lock file is
+    removed when the run ends."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self.paths = paths
+        self._held: list[tuple[Path, IO[str]]] = []
+
+    def __enter__(self) -> CassetteLock:
+        try:
+            seen: set[Path] = set()
+            for path in self.paths:
+                if path.absolute() not in seen:
+                    seen.add(path.absolute())
+                    self._take(path)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _take(self, cassette: Path) -> None:
+        try:
+            import fcntl
+        except ImportError:  # pragma: no cover - not POSIX: no lock
+            return
+        lock = cassette.with_name(cassette.name + ".lock")
+        while True:
+            try:
+                lock.parent.mkdir(parents=True, exist_ok=True)
+                f = lock.open("a+", encoding="utf-8")
+            except OSError as exc:
+                raise RunDirError(f"cannot record into {cassette}: cannot make {lock}: "
+                                  f"{exc.strerror or exc}") from None
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = _holder(f)
+                f.close()
+                raise RunDirError(
+                    f"the cassette {cassette} is being recorded by another run ({holder}); "
+                    "wait for it to end, or record into another file: two runs recording "
+                    "into one cassette would lose each other's exchanges") from None
+            try:  # the file we locked is still the lock (not one unlinked as a run ended)
+                same = os.stat(lock).st_ino == os.fstat(f.fileno()).st_ino
+            except OSError:
+                same = False
+            if same:
+                break
+            f.close()
+        f.seek(0)
+        f.truncate()
+        f.write(f"pid {os.getpid()}\n")
+        f.flush()
+        self._held.append((lock, f))
+
+    def held_by(self, run_dir: Path) -> Path:
+        """Say in each lock which run holds it (the message a second run prints); returns
+        ``run_dir``."""
+        for _, f in self._held:
+            with contextlib.suppress(OSError):
+                f.seek(0)
+                f.truncate()
+                f.write(f"pid {os.getpid()}, run {run_dir}\n")
+                f.flush()
+        return run_dir
+
+    def __exit__(self, *exc: object) -> None:
+        for lock, f in reversed(self._held):
+            with contextlib.suppress(OSError):
+                lock.unlink()  # while held: a run waiting on it finds it gone and retries
+            f.close()  # closing releases the lock
+        self._held.clear()
 
 
 class Recording:

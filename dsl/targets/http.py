@@ -52,14 +52,14 @@ class HttpSession:
         path = ".".join(s.answer)
         if not found or not isinstance(answer, str):
             what = "nothing" if not found else f"{_what(answer)}, not text,"
-            raise EndpointError("malformed", f"the reply from {s.url} has {what} at "
+            raise EndpointError("malformed", f"the reply from {self.client.where} has {what} at "
                                              f"'{path}' (the target's answer path): "
                                              f"{snippet(json.dumps(data, ensure_ascii=False))}")
         pending: list[dict[str, Any]] = []
         if s.pending is not None:
             _, held = value_at(data, s.pending)
             pending = pending_calls(held, f"'{'.'.join(s.pending)}' in the reply from "
-                                          f"{s.url}")
+                                          f"{self.client.where}")
         return Answered(answer, pending, body, data)
 
     async def end(self) -> str:

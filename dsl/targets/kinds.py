@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import Collector, Diagnostic, EndpointError, InputError
+from ..errors import Collector, Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
 from ..source.schemawords import schema_doc
 from .settings import (
@@ -233,6 +233,8 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
         diags.error(doc.span((*path, "base_url")), "S105",
                     f"the base_url {url!r} cannot be used: {problem}",
                     "write it as http://host:port/v1, e.g. http://127.0.0.1:8080/v1")
+    else:
+        _check_userinfo(doc, (*path, "base_url"), url, diags)
     for hname, value in (data.get("headers") or {}).items():
         trouble = header_problem(hname, value)
         if trouble is not None:
@@ -241,9 +243,24 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
             diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
 
 
+def _check_userinfo(doc: Document, path: DataPath, url: str, diags: Collector) -> None:
+    """E234: a URL with a user name or password in it. Scenarist never writes a URL's
+    credentials (:func:`dsl.errors.without_userinfo`), so a request could not be repeated
+    from what a run keeps — and the secret would sit in scenarist.yaml."""
+    if without_userinfo(url) == url:
+        return
+    setting = path[-1]
+    target = path[-2] if len(path) >= 2 else "?"
+    diags.error(doc.span(path), "E234",
+                f"the {setting} of the target '{target}' holds credentials (user:password@ "
+                "before the host); Scenarist never keeps a URL's credentials",
+                "remove them from the URL; put the key in an environment variable and name "
+                "it with api_key_env: VARIABLE (it is sent as Authorization: Bearer)")
+
+
 def _openai_json(s: OpenAISettings) -> dict[str, Any]:
-    return {"model": s.model, "base_url": s.base_url, "api_key_env": s.api_key_env,
-            "temperature": s.temperature, "params": dict(s.params)}
+    return {"model": s.model, "base_url": without_userinfo(s.base_url),
+            "api_key_env": s.api_key_env, "temperature": s.temperature, "params": dict(s.params)}
 
 
 def _open_openai(target: Target, max_connections: int,
@@ -399,6 +416,8 @@ def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, A
         diags.error(doc.span((*path, "url")), "S105",
                     f"the url {url!r} cannot be used: {problem}",
                     "write it as http://host:port/path, e.g. http://127.0.0.1:8000/chat")
+    else:
+        _check_userinfo(doc, (*path, "url"), url, diags)
     for hname, value in (data.get("headers") or {}).items():
         trouble = header_problem(hname, value)
         if trouble is not None:
@@ -458,7 +477,8 @@ def _check_body(doc: Document, path: DataPath, name: str, body: Any,
 
 
 def _http_json(s: HttpSettings) -> dict[str, Any]:
-    return {"url": s.url, "api_key_env": s.api_key_env, "headers": dict(s.headers),
+    return {"url": without_userinfo(s.url), "api_key_env": s.api_key_env,
+            "headers": dict(s.headers),
             "answer": ".".join(s.answer),
             "pending": ".".join(s.pending) if s.pending else None}
 
@@ -608,7 +628,7 @@ KINDS: dict[str, TargetKind] = {
         schema=OPENAI_SCHEMA,
         required=("base_url", "model"),
         compile=_compile_openai,
-        describe=lambda s: f"{s.model} at {s.base_url}",
+        describe=lambda s: f"{s.model} at {without_userinfo(s.base_url)}",
         as_json=_openai_json,
         shown=("model", "base_url"),
         model=lambda s: s.model,
@@ -655,7 +675,7 @@ KINDS["http"] = TargetKind(
     schema=HTTP_SCHEMA,
     required=("url",),
     compile=_compile_http,
-    describe=lambda s: f"agent service at {s.url}",
+    describe=lambda s: f"agent service at {without_userinfo(s.url)}",
     as_json=_http_json,
     shown=("url",),
     open_agent=_open_http,

@@ -26,7 +26,7 @@ from typing import Any
 
 import httpx
 
-from ..errors import Diagnostic, EndpointError, InputError
+from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
 from .base import (
     Reply,
@@ -239,6 +239,7 @@ class JsonEndpoint:
         self.of = of
         target: OpenAISettings | HttpSettings = of.config
         self.target = target
+        where = without_userinfo(where)  # what messages show: never a URL's credentials
         self.where = where
         self.setting = setting
         problem = url_problem(where)
