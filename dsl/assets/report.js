@@ -35,7 +35,7 @@
   }
 
   // Where an event holds text (see the layout in dsl/report.py); the rest are flags.
-  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2], T: [3], I: [1, 4], F: [1, 3] };
+  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2], T: [3], U: [1], I: [1, 4], F: [1, 3] };
   var IMAGE_URL = /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+\/]+={0,2}$/;
 
   // What the person did with a held call in a later turn (a "c" event's decision).
@@ -271,6 +271,11 @@
           : el("div", "muted", "(the file is not in the run folder)"));
         return fd;
       }
+      case "U":  // what the simulated user wrote that the agent was not sent
+        box = bubble("m-user simulated", ev[2] === 1 ? "The simulated user's last message (it ended the conversation; not sent to the agent)"
+          : "The simulated user wrote (its decision on the waiting calls; the words are not sent to the agent)");
+        box.appendChild(textBlock("div", "text", asText(ev[1])));
+        return box;
       case "e":
         box = el("p", "end muted");
         appendText(box, asText(ev[1]));
@@ -349,8 +354,10 @@
   function turnHead(ev) {
     var kind = asText(ev[2]);
     var who = ev[4] === 1 ? "the simulated user" : "the person";
+    var what = asText(ev[3]) === "all" ? "every pending call" : asText(ev[3]);
     var words = kind === "say" ? who + " writes" :
-      who + " presses " + kind + " on " + (asText(ev[3]) === "all" ? "every pending call" : asText(ev[3]));
+      ev[4] === 1 ? who + " answers " + kind + " to " + what :
+      who + " presses " + kind + " on " + what;
     var h = el("h5", "turn-head");
     h.appendChild(document.createTextNode("Turn " + ev[1] + " \u00b7 "));
     appendText(h, words);

@@ -105,8 +105,9 @@ def run_options(runs_help: str) -> Callable[[F], F]:
         click.option("--concurrency", "-j", type=click.IntRange(min=1),
                      help="Attempts in flight at once (default: the suite's "
                           "defaults.concurrency)."),
-        click.option("--out", type=click.Path(path_type=Path), default=Path("runs"),
-                     show_default=True, help="Folder that receives the run folder."),
+        click.option("--out", type=click.Path(path_type=Path),
+                     help="Folder that receives the run folder (default: runs/ beside the "
+                          "suite's scenarist.yaml, wherever the command is started)."),
         click.option("--record", type=click.Path(path_type=Path), metavar="FILE",
                      help="Record every request and reply into a cassette, for a replay "
                           "target."),

@@ -416,6 +416,9 @@ def _tool_scores(summary: Summary) -> tuple[ToolScore, ...]:
 #            ["H", messages]  the messages of given.history follow, up to ["h"]
 #            ["T", turn number, kind (say | confirm | cancel), text, simulated (0/1)]
 #                             a conversation's turn starts (its events follow)
+#            ["U", text, last (0/1)]  what the simulated user wrote and the agent was not
+#                             sent: its confirm or cancel (after the "T"), or its last
+#                             message, stop marker included (last: 1, at the end)
 #            ["I", label, MIME type, sha256, path]   an image the person attached
 #            ["F", label, sha256, path]              a text file the person attached
 #            (after the "u" they came with; the blob's "files" maps each sha256 to the
@@ -613,6 +616,8 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
     if pending:
         out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
                              "person's confirmation, so it was not run.")])
+    if len(rec.user_messages) > len(rec.turns):  # its last message, which no one was sent
+        out.append(["U", ref(rec.user_messages[-1]), 1])
     if rec.goal_reached is not None:
         said = "said its goal was reached" if rec.goal_reached else \
             "did not say its goal was reached"
@@ -632,6 +637,8 @@ def _marks(rec: AttemptRecord, history_end: int, ref: Ref) -> dict[int, list[lis
     for k, t in enumerate(rec.turns, 1):
         head = ["T", k, t.kind, ref(t.text), 1 if t.simulated else 0]
         out.setdefault(start, []).append(head)
+        if t.simulated and t.kind != "say" and k <= len(rec.user_messages):
+            out[start].append(["U", ref(rec.user_messages[k - 1]), 0])
         end = max(start, t.messages)
         if t.failure:
             out.setdefault(end, []).append(["e", ref(f"Turn {k} failed: {t.failure}")])

@@ -47,6 +47,7 @@ from .settings import (
 if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
     from ..source.load import DataPath, Document
     from .base import Agent, AgentContext, ChatModel, RequestSettings
+    from .ownloop import OwnLoopAgent
 
 
 class WrittenTarget(Protocol):
@@ -379,7 +380,7 @@ def _open_replay_agent(target: Target, context: AgentContext) -> Agent:
     if agent is None:
         return _open_model_agent(target, context)
     try:
-        return open_replay_agent(target, context, path)
+        return _with_users(open_replay_agent(target, context, path), context)
     except RunDirError as exc:
         raise InputError([Diagnostic(target.span, "E206",
                                      f"the replay target '{target.name}' cannot be used: {exc}",
@@ -466,7 +467,17 @@ def _http_json(s: HttpSettings) -> dict[str, Any]:
 def _open_http(target: Target, context: AgentContext) -> Agent:
     from .http import open_http
 
-    return open_http(target, context)
+    return _with_users(open_http(target, context), context)
+
+
+def _with_users(agent: OwnLoopAgent, context: AgentContext) -> OwnLoopAgent:
+    """An agent that runs its own loop, with the models that play its conversations'
+    simulated users: the suite's model targets, each opened when a scenario first needs
+    it and asked live (their replies count against the run's budgets)."""
+    from .base import Metered
+
+    agent.users = SimulatedUsers(lambda user: Metered(open_model(user, 4), context.on_reply))
+    return agent
 
 
 def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
@@ -479,7 +490,7 @@ def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str
 def _open_command(target: Target, context: AgentContext) -> Agent:
     from .command import open_command
 
-    return open_command(target, context)
+    return _with_users(open_command(target, context), context)
 
 
 # ---- python --------------------------------------------------------------------------------
