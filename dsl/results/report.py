@@ -575,8 +575,8 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
                 if i == last or text:
                     append(["A" if i == last else "a", ref(text)])
                 continue
-            if text:
-                append(["a", ref(text)])
+            if text:  # beside the last message's calls (one held for confirmation): the answer
+                append(["A" if i == last else "a", ref(text)])
             given = 0 < i < history_end  # given.history: not the agent's calls
             for tc in tool_calls:
                 tc = tc if type(tc) is dict else {}
