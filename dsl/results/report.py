@@ -836,7 +836,26 @@ def _env() -> Any:
     env.filters["pts"] = pts
     env.filters["num"] = lambda x: f"{x:,}"
     env.globals["VERDICT_WORDS"] = {v: w.word for v, w in VERDICTS.items()}
+    env.globals["TERMS"] = TERMS
     return env
+
+
+# What the report's statistics mean, in plain words: each shown beside its word on hover and
+# on keyboard focus (the template's ``term``).
+TERMS = {
+    "ci": "95% interval (CI): the range the agent's true pass rate very likely lies in, "
+          "given these attempts. Few attempts leave it wide; more runs narrow it. When it "
+          "straddles min_pass, more runs are needed to be sure which side the agent is on.",
+    "change_ci": "95% interval (CI) of the change: the range the true difference between "
+                 "the two pass rates very likely lies in. A change whose interval holds 0 "
+                 "may be chance.",
+    "pass_k": "pass@k: the chance that at least one of k attempts passes — can the agent do "
+              "it at all? pass^k: the chance that all k attempts pass — can you count on it "
+              "every time? Both estimated from these attempts.",
+    "f1": "Tool-call F1, from 0% to 100%: how well the calls the agent made match the calls "
+          "the scenarios expected. Precision is the share of its calls that were expected, "
+          "recall the share of expected calls it made; F1 combines the two.",
+}
 
 
 def render(view: ReportView) -> str:
