@@ -109,14 +109,14 @@ def test_a_run_started_elsewhere_writes_runs_beside_scenarist_yaml(tmp_path: Pat
     (made,) = (tmp_path / "pharmacy" / "runs").iterdir()
     assert (made / "results.jsonl").is_file()
     assert not (elsewhere / "runs").exists()
-    assert f"Results in {made}\n" in run.stdout
+    assert f"Results in {made}/\n" in run.stdout
     assert run.stdout.endswith(f"Report: {made / 'report.html'}\n")
     # --out still chooses, relative to where the command was started
     run = scenarist("run", str(tmp_path / "pharmacy"), "--runs", "1", "--out", "mine",
                     cwd=elsewhere)
     assert run.returncode == 0, run.stdout + run.stderr
     (chosen,) = (elsewhere / "mine").iterdir()
-    assert f"Results in mine/{chosen.name}\n" in run.stdout
+    assert f"Results in mine/{chosen.name}/\n" in run.stdout
     # merge, from a folder inside the suite, puts the merged run beside scenarist.yaml too
     inside = tmp_path / "pharmacy" / "cassettes"
     merged = scenarist("merge", str(made), cwd=inside)

@@ -121,6 +121,23 @@ def run_options(runs_help: str) -> Callable[[F], F]:
     return apply
 
 
+def shown_path(path: Path) -> Path:
+    """A folder a command wrote, as the terminal shows it: relative to the current folder
+    when it is inside it (``pharmacy/runs/…``), else whole."""
+    if not path.is_absolute():
+        return path
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def finished_lines(run_dir: Path) -> str:
+    """The last lines of a command that wrote a run folder: where it is, and its report."""
+    shown = shown_path(run_dir)
+    return f"Results in {shown}/\nReport: {shown / 'report.html'}"
+
+
 def selection_of(tags: tuple[str, ...], patterns: tuple[str, ...]) -> Selection:
     from ..compiler.discover import Selection
 

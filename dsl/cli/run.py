@@ -18,6 +18,7 @@ from .common import (
     PATHS,
     PATTERN,
     TAGS,
+    finished_lines,
     load_baseline,
     main,
     or_exit,
@@ -25,6 +26,7 @@ from .common import (
     progress_hooks,
     run_options,
     selection_of,
+    shown_path,
 )
 
 
@@ -120,7 +122,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                     lambda m: click.echo(m, err=True))
     for note in result.notes:
         click.echo(note, err=True)
-    click.echo(f"\nResults in {result.run_dir}\nReport: {result.run_dir / 'report.html'}")
+    click.echo("\n" + finished_lines(result.run_dir))
     if result.interrupted:
         click.echo(result.interrupted, err=True)
     sys.exit(result.exit_code)
@@ -179,8 +181,8 @@ def merge(run_dirs: tuple[Path, ...], out: Path | None, quiet: bool) -> None:
     for note in result.notes:
         click.echo(note, err=True)
     print_summary(result.summary, quiet=quiet)
-    click.echo(f"\nMerged {len(run_dirs)} runs into {result.run_dir}\n"
-               f"Report: {result.run_dir / 'report.html'}")
+    click.echo(f"\nMerged {len(run_dirs)} runs into {shown_path(result.run_dir)}\n"
+               f"Report: {shown_path(result.run_dir) / 'report.html'}")
     sys.exit(result.exit_code)
 
 
