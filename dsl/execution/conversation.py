@@ -20,12 +20,12 @@ only the scenario's moment, its goal and persona, and the agent's answers — an
 agent holds calls for confirmation, what it wants to do, in plain words
 (:func:`waiting_note`: each call's tool, what the tool is for, and its arguments). Its
 reply then decides them (:func:`decision`): :data:`CONFIRM_MARKER` runs every held call
-and :data:`CANCEL_MARKER` cancels them — a turn recorded as a scripted ``confirm: all`` or
-``cancel: all`` turn is, its words not sent to the agent — and anything else is said to
-the agent (the held calls are dismissed, as when a person writes a new message). Every
-message it writes is kept (``said``, the attempt's ``user_messages``): its turns, and the
-last one, with its stop marker, which ends the conversation and is sent to no one. Its endpoint's
-failures are endpoint errors (the attempt has no verdict), never the agent's failures; so
+and :data:`CANCEL_MARKER` cancels them, each recorded as a scripted ``confirm: all`` or
+``cancel: all`` turn is (its words are not sent to the agent); anything else is said to
+the agent, and the held calls are dismissed, as when a person writes a new message. Every
+message it writes is kept (``said``, the attempt's ``user_messages``): one per turn, then
+the last one, with its stop marker, which ends the conversation and is sent to no one.
+Its endpoint's failures are endpoint errors (the attempt has no verdict), never the agent's failures; so
 is a simulated user that writes nothing the person could say (an empty message, null, only
 a tool call, or only the stop marker before the agent has spoken): the error kind
 ``simulated_user``.
