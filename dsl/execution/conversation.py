@@ -26,9 +26,9 @@ the agent, and the held calls are dismissed, as when a person writes a new messa
 message it writes is kept (``said``, the attempt's ``user_messages``): one per turn, then
 the last one, with its stop marker, which ends the conversation and is sent to no one.
 Its endpoint's failures are endpoint errors (the attempt has no verdict), never the
-agent's failures; so is a simulated user that writes nothing the person could say (an empty message, null, only
-a tool call, or only the stop marker before the agent has spoken): the error kind
-``simulated_user``.
+agent's failures; so is a simulated user that writes nothing the person could say (an
+empty message, null, only a tool call, or only the stop marker before the agent has
+spoken): the error kind ``simulated_user``.
 """
 
 from __future__ import annotations
