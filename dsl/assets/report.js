@@ -663,8 +663,9 @@
       if (!container) return;
       if (open) drawAll(container);
       var list = container.querySelectorAll("details.attempt");
-      for (var i = 0; i < list.length; i++) {
-        if (open) openAttempt(list[i]); else list[i].open = false;
+      for (var i = 0; i < list.length; i++) {  // (what the filters hide stays hidden on screen)
+        if (open) drawTranscriptOf(list[i]);
+        list[i].open = open;
       }
     });
     if (expandButton) {
