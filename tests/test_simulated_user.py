@@ -146,7 +146,7 @@ def test_the_simulated_user_is_told_what_the_agent_wants_to_do_and_decides(
         "own words: then it is not done.)")
     second = rec["turns"][1]
     assert (second["kind"], second["simulated"]) == (kind, True)
-    assert second["text"] == ("all" if kind != "say" else said_to_agent)
+    assert second["text"] == ("set_business_hours" if kind != "say" else said_to_agent)
     assert second["decided"] == [0]
     assert rec["calls"][0]["decision"] == decision
     assert rec["user_messages"] == ["Cerrá los sábados, por favor.", reply, "GOAL_REACHED"]
@@ -166,7 +166,8 @@ def test_the_simulated_user_is_told_what_the_agent_wants_to_do_and_decides(
     (stored,) = latest_records(next((tmp_path / "runs").iterdir()))
     events = attempt(stored, lambda v: v)[9]
     head = next(i for i, e in enumerate(events) if e[0] == "T" and e[1] == 2)
-    assert events[head] == ["T", 2, kind, "all" if kind != "say" else said_to_agent, 1]
+    assert events[head] == ["T", 2, kind,
+                            "set_business_hours" if kind != "say" else said_to_agent, 1]
     if kind != "say":
         assert events[head + 1] == ["U", reply, 0]
 
@@ -245,7 +246,7 @@ def test_a_simulated_user_talks_with_an_agent_that_runs_its_own_loop(
     assert rec["goal_reached"] is True
     assert [(t["kind"], t["text"], t["simulated"]) for t in rec["turns"]] == [
         ("say", 'HOLD set_business_hours {"day": "saturday", "hours": "closed"}', True),
-        ("confirm", "all", True)]
+        ("confirm", "set_business_hours", True)]
     assert rec["calls"][0]["decision"] == "confirmed"
     assert rec["user_messages"][-1] == "GOAL_REACHED"
     assert "confirmed: set_business_hours -> Hours for saturday updated." in \

@@ -20,8 +20,9 @@ only the scenario's moment, its goal and persona, and the agent's answers — an
 agent holds calls for confirmation, what it wants to do, in plain words
 (:func:`waiting_note`: each call's tool, what the tool is for, and its arguments). Its
 reply then decides them (:func:`decision`): :data:`CONFIRM_MARKER` runs every held call
-and :data:`CANCEL_MARKER` cancels them, each recorded as a scripted ``confirm: all`` or
-``cancel: all`` turn is (its words are not sent to the agent); anything else is said to
+and :data:`CANCEL_MARKER` cancels them, each recorded as a scripted ``confirm: TOOL`` or
+``cancel: TOOL`` turn is (``all`` when calls to several tools wait; its words are not
+sent to the agent); anything else is said to
 the agent, and the held calls are dismissed, as when a person writes a new message. Every
 message it writes is kept (``said``, the attempt's ``user_messages``): one per turn, then
 the last one, with its stop marker, which ends the conversation and is sent to no one.
@@ -234,8 +235,11 @@ async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, talk: Tal
             raise EndpointError("simulated_user", f"the simulated user's target "
                                 f"'{user.target.name}' wrote nothing the person could say: "
                                 f"{nothing or 'an empty message'}")
-        kind = decision(text) if any(c.pending for c in talk.calls) else "say"
-        turn = await talk.turn(kind, text if kind == "say" else "all", True)
+        waiting = {c.name for c in talk.calls if c.pending}
+        kind = decision(text) if waiting else "say"
+        # a decision is the turn a person would script: confirm: TOOL (or all, for several)
+        turn = await talk.turn(kind, text if kind == "say" else
+                               next(iter(waiting)) if len(waiting) == 1 else "all", True)
         if turn.failure is not None:
             return False
         reply = turn.answer.strip() or NO_ANSWER
