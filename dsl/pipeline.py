@@ -576,10 +576,17 @@ RUNS = "runs"  # the folder that receives the run folders, beside scenarist.yaml
 def runs_folder(out: Path | None, suite_root: Path | None) -> Path:
     """Where new run folders go: ``--out`` when given; else ``runs/`` in the suite's
     folder (where ``scenarist.yaml`` is), wherever the command was started; else, with no
-    suite, ``runs/`` in the current folder."""
+    suite, ``runs/`` in the current folder. Relative to the current folder when it is
+    inside it, as every message that names the run folder then shows it."""
     if out is not None:
         return out
-    return suite_root / RUNS if suite_root is not None else Path(RUNS)
+    if suite_root is None:
+        return Path(RUNS)
+    folder = suite_root / RUNS
+    try:
+        return folder.relative_to(Path.cwd())
+    except (ValueError, OSError):  # elsewhere (or the current folder is gone): whole
+        return folder
 
 
 def suite_root_here(cwd: Path | None = None) -> Path | None:
