@@ -251,3 +251,35 @@ def test_a_simulated_user_talks_with_an_agent_that_runs_its_own_loop(
     assert rec["user_messages"][-1] == "GOAL_REACHED"
     assert "confirmed: set_business_hours -> Hours for saturday updated." in \
         rec["turns"][1]["answer"]
+
+
+def test_a_recorded_own_loop_conversation_with_a_simulated_user_replays_offline(
+        tmp_path: Path, userver: FakeServer, cli_env: dict[str, str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--record`` keeps the simulated user's replies in the agent's cassette; the replay
+    answers both from it, asking neither the agent nor the user's model."""
+    agent = {"kind": "command", "command": [sys.executable, str(AGENT), "stdio"],
+             "timeout_ms": 20000}
+    userver.script(own_user_script())
+    suite(tmp_path, agent, userver.url)
+    write(tmp_path / "own.yaml", OWN)
+    r = run_cli("run", ".", "--no-early-stop", "--record", "own.jsonl", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    (live,) = records(tmp_path)
+    lines = [json.loads(x) for x in (tmp_path / "own.jsonl").read_text().splitlines()[1:]]
+    assert sum(1 for x in lines if x.get("user") is True) == 3  # the user was asked 3 times
+    assert sum(1 for x in lines if "answer" in x) == 2  # the agent's two turns
+    data = json.loads((tmp_path / "scenarist.yaml").read_text())
+    data["targets"]["again"] = {"kind": "replay", "cassette": "own.jsonl"}
+    data["targets"]["agent"]["command"] = ["/nonexistent/agent"]  # never started again
+    (tmp_path / "scenarist.yaml").write_text(json.dumps(data))
+    userver.script({"rules": []})
+    r = run_cli("run", ".", "--no-early-stop", "--target", "again", "--out", "replayed",
+                cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert user_bodies(userver) == []
+    (d,) = (tmp_path / "replayed").iterdir()
+    (again,) = [json.loads(x) for x in (d / "results.jsonl").read_text().splitlines()]
+    assert again["status"] == "pass"
+    assert again["turns"] == live["turns"]
+    assert again["user_messages"] == live["user_messages"]

@@ -473,10 +473,24 @@ def _open_http(target: Target, context: AgentContext) -> Agent:
 def _with_users(agent: OwnLoopAgent, context: AgentContext) -> OwnLoopAgent:
     """An agent that runs its own loop, with the models that play its conversations'
     simulated users: the suite's model targets, each opened when a scenario first needs
-    it and asked live (their replies count against the run's budgets)."""
+    it, asked live (into the agent's cassette with ``--record``) — or, for a replay,
+    answered from its cassette. Their replies count against the run's budgets."""
     from .base import Metered
 
-    agent.users = SimulatedUsers(lambda user: Metered(open_model(user, 4), context.on_reply))
+    def open_user(user: Target) -> ChatModel:
+        if agent.replayed_users is not None:
+            from ..errors import RunDirError
+
+            try:
+                settings = request_settings(user)
+            except RunDirError as exc:
+                raise EndpointError("cassette", str(exc)) from None
+            return Metered(agent.replayed_users(settings), context.on_reply)
+        live = open_model(user, 4)
+        recorder = agent.recorder
+        return Metered(recorder.tap(live) if recorder is not None else live, context.on_reply)
+
+    agent.users = SimulatedUsers(open_user)
     return agent
 
 

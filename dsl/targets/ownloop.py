@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from ..errors import EndpointError
 from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
-from .base import AgentContext, ChatModel, Reply
+from .base import AgentContext, ChatModel, Reply, RequestSettings
 from .toolserver import Endpoint, ToolServer
 
 # What a template in an http target's body may read (docs/targets.md says each one).
@@ -210,6 +210,13 @@ class OwnLoopAgent:
         # the models that play simulated users (set by dsl/targets/kinds.py when it opens
         # the agent; None: a conversation with a simulated user is an endpoint error)
         self.users: Users | None = None
+        # a replay's simulated users, answered from its cassette (dsl/targets/exchanges.py)
+        self.replayed_users: Callable[[RequestSettings], ChatModel] | None = None
+
+    @property
+    def recorder(self) -> Any:
+        """``--record FILE``'s ExchangeRecorder (None without one)."""
+        return self._recorder
 
     async def _tools(self, scenario: Scenario) -> Endpoint:
         if not self._served:
