@@ -128,6 +128,16 @@ CODES: dict[str, Code] = {
              "the tool does not have."),
         Code("E233", "argument-type", "A check or a fake tool's answer gives an argument a "
              "value of the wrong type."),
+        Code("E240", "unknown-table", "A tool's table, or a world check's, that no world "
+                                      "defines."),
+        Code("E241", "unknown-column", "A table tool's where, set, row or fields, or a world "
+                                       "check, names a column the table does not have."),
+        Code("E242", "bad-world-table", "A world table that cannot be read (a file that is "
+                                        "missing, outside the suite, not .csv or .jsonl), or "
+                                        "has no id column where a world check needs one."),
+        Code("E244", "table-action-mismatch", "set or row on a tool whose action does not "
+                                              "fit (set: update; row: create; one: read)."),
+        Code("E245", "duplicate-row-id", "Two rows of one world table have the same id."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),
@@ -145,6 +155,10 @@ CODES: dict[str, Code] = {
                                           "reads."),
         Code("W409", "duplicate-check-name", "Two checks have the same name."),
         Code("W410", "arguments-without-schema", "Arguments for a tool with no input_schema."),
+        Code("W411", "rate-means-every-run", "A min_pass_rate below 1 that rounds up to "
+                                             "every run."),
+        Code("W420", "unknown-row", "A world check names a row id the table does not have at "
+                                    "the start."),
     )
 }
 
@@ -260,6 +274,18 @@ EXPLANATIONS: dict[str, str] = {
                           "agent had not asked for anything to be confirmed this time, so "
                           "the conversation stopped there; it counts as a failed attempt.",
 }
+# The kinds whose message carries what a server said (its HTTP status and body); every other
+# message is Scenarist's own account (a connection refused, no answer in time, max_steps
+# spent), and no surface may present it as the server's words.
+SERVER_WORDS = frozenset({"status", "model_output", "unsupported_tools"})
+
+
+def said_label(kind: str) -> str:
+    """How the terminal and the CI files introduce a kind's message: ``the server said``
+    only when a server said it, else ``what happened``."""
+    return "the server said" if kind in SERVER_WORDS else "what happened"
+
+
 UNKNOWN_KIND = (f"The endpoint failed in a way Scenarist has no words for; {NEITHER}.")
 
 

@@ -19,7 +19,9 @@ from .errors import Span
 Action = Literal["read", "create", "update", "delete"]
 ACTIONS: tuple[Action, ...] = ("read", "create", "update", "delete")
 
-CheckStatus = Literal["pass", "fail", "unsure", "error"]
+CheckStatus = Literal["pass", "fail", "unsure", "error", "not_evaluated"]
+# not_evaluated: the check's turn was never played (an earlier turn failed, a confirm had
+# nothing waiting): it says nothing about the agent and never counts as broken
 
 # What the person does in one turn of a conversation: says something, or presses confirm
 # or cancel on the calls the agent holds for confirmation.
@@ -64,6 +66,7 @@ class ToolSpec:
     # as the model sees it), None when it cannot be trusted (not valid): lint checks the
     # arguments a check expects against it only when True (dsl/compiler/arguments.py).
     args_declared: bool | None = True
+    table: TableAction | None = None  # ``table:``: the tool acts on a table of the world
 
     def openai(self) -> dict[str, Any]:
         return {
@@ -74,6 +77,64 @@ class ToolSpec:
                 "parameters": dict(self.input_schema),
             },
         }
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """A column named in a table tool's ``where``, ``set``, ``row`` or ``fields``, where it
+    is written (lint checks it against the table's columns)."""
+
+    key: str  # where | set | row | fields
+    column: str
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TableAction:
+    """What a fake tool with ``table:`` does to that table of the world
+    (dsl/compiler/world.py): its ``action`` on the rows ``where`` matches (each value fixed
+    or a template over the call), ``set`` (update), ``row`` (create), the columns it answers
+    (``fields``; None: all), ``one`` (read: the single row, or an error). ``returns``, when
+    the author wrote one, replaces the answer (a template that may read ``rows``)."""
+
+    table: str
+    span: Span  # the table's name, as written
+    where: tuple[tuple[str, Any], ...] = ()  # (column, value or its template)
+    set: tuple[tuple[str, Any], ...] = ()
+    row: tuple[tuple[str, Any], ...] = ()
+    fields: tuple[str, ...] | None = None
+    one: bool = False
+    returns: bool = False  # the tool's own ``returns`` replaces the rows as the answer
+    places: tuple[Located, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class WorldTable:
+    """A table of the world (``world:`` of the suite, ``given.world`` of a scenario): rows
+    whose identity is their ``id``. ``columns``: every column a row has, in order, each
+    where it is first written; ``ids``: where each row's id is written."""
+
+    name: str
+    rows: tuple[Mapping[str, Any], ...]
+    span: Span  # the table's name, as written
+    columns: Mapping[str, Span]
+    file: str = ""  # the CSV or JSONL file it was read from ("" when written inline)
+
+
+@dataclass(frozen=True, slots=True)
+class WorldRun:
+    """The world of one attempt: its tables at the start and at the end (table → rows),
+    and in a conversation as each turn ended (what that turn's own checks see)."""
+
+    before: Mapping[str, tuple[Mapping[str, Any], ...]]
+    after: Mapping[str, tuple[Mapping[str, Any], ...]]
+    turns: tuple[Mapping[str, tuple[Mapping[str, Any], ...]], ...] = ()
+
+    def at_turn(self, index: int) -> WorldRun:
+        """The world as turn ``index`` (0-based) left it."""
+        if index >= len(self.turns):
+            return self
+        return WorldRun(self.before, self.turns[index], self.turns[:index + 1])
 
 
 class JudgeAnswer(NamedTuple):
@@ -265,6 +326,7 @@ class Scenario:
     attachments: tuple[Attachment, ...] = ()  # given.attachments: with the first message
     targets: tuple[str, ...] = ()  # the targets it is meant for (empty: every target)
     case: CaseInfo | None = None  # the case it was expanded from
+    world: tuple[WorldTable, ...] = ()  # the tables every attempt starts from (a fresh copy)
 
     def runs_on(self, target: str) -> bool:
         """Is the scenario meant for ``target``? (Others skip it: shown as skipped.)"""
@@ -396,9 +458,11 @@ class Call(NamedTuple):
     the call is pending confirmation); ``error`` says why a call was not executed
     (``invalid-json``, ``unknown-tool``) or that the fake tool answered with an error
     (``tool-error``: its ``error``; ``no-record``: no entry of its ``answers`` matched the
-    arguments and it has no ``returns``). ``decision`` is what the person did with a call
-    held for confirmation in a later turn: ``confirmed`` (it ran), ``cancelled``, or
-    ``dismissed`` (the person wrote something else instead; it did not run).
+    arguments and it has no ``returns``; ``no-row``: a table tool's ``where`` matched no
+    row of the world, or its new row's id was taken). ``decision`` is what the person did
+    with a call held for confirmation in a later turn: ``confirmed`` (it ran),
+    ``cancelled``, or ``dismissed`` (the person wrote something else instead; it did not
+    run).
 
     A named tuple rather than a dataclass: as frozen, and built four times faster — every
     attempt record read back (a report reads 100,000) holds several.
@@ -508,6 +572,7 @@ class AttemptData:
     attachments: tuple[Attachment, ...] = ()  # what the person attached (messages refer to
     # each by its hash, as records keep them)
     stderr: str = ""  # what an agent program wrote to its standard error (bounded)
+    world: WorldRun | None = None  # the world's tables at the start and end (None: no world)
 
     def attached(self) -> dict[str, Attachment]:
         """The attachments by their hash (the key a message's attachment part holds)."""
@@ -535,7 +600,8 @@ class AttemptData:
             self, message=said, answer=t.answer,
             calls=turn_calls(self.calls, self.turns, index), steps=t.steps,
             messages=self.messages[:t.messages], failure=t.failure,
-            turns=self.turns[:index + 1])
+            turns=self.turns[:index + 1],
+            world=self.world.at_turn(index) if self.world is not None else None)
 
     @property
     def called_names(self) -> list[str]:

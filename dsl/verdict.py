@@ -5,7 +5,9 @@ finished attempt is a pass, a fail, *unsure* (the judge could not tell: counted 
 ``min_pass``, as a fail is) or an endpoint *error* (it says nothing about the model). Some
 checks may be marked ``always: true`` (a rule that must never break): an attempt *breaks*
 it when such a check does not pass there — fails, cannot be evaluated, or leaves the judge
-unsure — in an attempt that reached the model (:func:`breaks_always`). The verdict is:
+unsure — in an attempt that reached the model (:func:`breaks_always`); a check in a turn
+that was never played (an earlier turn failed) is *not evaluated* and breaks nothing.
+The verdict is:
 
 * ``fail`` — an attempt broke an ``always`` check, whatever min_pass says; or, even if
   every attempt not yet counted as a fail or unsure passed (those not run, and those that
@@ -84,8 +86,11 @@ def breaks_always(status: str, checks: Iterable[tuple[bool, str]]) -> bool:
     """Whether an attempt of this ``status`` broke an ``always`` check, from its checks'
     ``(always, status)``: one of them did not pass, in an attempt that reached the model
     (an endpoint error says nothing about the model, so it breaks nothing — and leaves the
-    verdict open instead: see :attr:`Tally.verdict`)."""
-    return status != "error" and any(always and s != "pass" for always, s in checks)
+    verdict open instead: see :attr:`Tally.verdict`). A check that was not evaluated (its
+    turn was never played: an earlier turn failed) broke nothing either: the attempt fails
+    for what really failed."""
+    return status != "error" and any(always and s not in ("pass", "not_evaluated")
+                                     for always, s in checks)
 
 
 @dataclass(slots=True)

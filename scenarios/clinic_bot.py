@@ -35,6 +35,9 @@ def answer(env: Any) -> str:
     if env.cancelled:
         return "De acuerdo, no cambio nada."
     text = env.message.lower()
+    appointment = re.search(r"\ba-\d+\b", text)
+    if "cancel" in text and appointment:
+        return cancel(env, appointment.group(0).upper())
     patient = re.search(r"\bp-\d+\b", text)
     if patient:
         return find_patient(env, patient.group(0).upper())
@@ -49,6 +52,16 @@ def answer(env: Any) -> str:
     if "hora" in text or "horario" in text or "abren" in text:
         return hours_today(env)
     return "¡Hola! Soy el asistente de Clínica Sonrisa. ¿En qué te puedo ayudar?"
+
+
+def cancel(env: Any, appointment_id: str) -> str:
+    """Cancel one appointment: the tool changes the row in the scenario's world (the table
+    ``appointments``), so the world check sees which one was cancelled."""
+    out = env.tools["cancel_appointment"](appointment_id=appointment_id)
+    if out.startswith("error"):
+        return "No encuentro ese turno: " + out
+    (row,) = json.loads(out)
+    return f"Listo, cancelé el turno {row['id']} del {row['date']} a las {row['time']}."
 
 
 def hours_today(env: Any) -> str:

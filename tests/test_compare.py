@@ -96,6 +96,8 @@ def test_diff_of_two_run_folders(tmp_path: Path, server: FakeServer,
         "−100 to −61)",
         "flaky   old    5/5 100% (57–100%) → 3/5 60% (23–88%)    ? inconclusive −40 pts (95% "
         "CI −77 to +12)",
+        "    a change from 100% to 60% needs about 9 decided runs on each side to be seen "
+        "(this comparison had 5 and 5)",
         "good    old    5/5 100% (57–100%) → 5/5 100% (57–100%)  = unchanged 0 pts (95% CI "
         "−43 to +43)",
         "",
@@ -103,6 +105,11 @@ def test_diff_of_two_run_folders(tmp_path: Path, server: FakeServer,
     ]
     quiet = run_cli("diff", "-q", str(base), str(new), cwd=tmp_path)
     assert not any(line.startswith("good") for line in quiet.output.splitlines())
+    markdown = run_cli("diff", str(base), str(new), "--format", "markdown", cwd=tmp_path)
+    assert markdown.output.endswith(
+        "\nChanges the interval cannot yet tell from chance:\n- `flaky` on `old`: a change "
+        "from 100% to 60% needs about 9 decided runs on each side to be seen (this comparison "
+        "had 5 and 5)\n")
     failing = run_cli("diff", str(base), str(new), "--fail-on-regression", cwd=tmp_path)
     assert failing.exit_code == 1
     fine = run_cli("diff", str(new), str(new / "summary.json"), "--fail-on-regression",

@@ -223,9 +223,11 @@ def test_confirm_with_nothing_pending_fails_the_attempt_with_a_reason(
         "failure": "the person confirms set_business_hours, but no call is waiting for "
                    "confirmation"}
     assert [(c["status"], c["reason"]) for c in rec["checks"][:2]] == [
-        ("error", "not evaluated: turn 2 failed (the person confirms set_business_hours, but "
+        ("not_evaluated", "not evaluated: turn 2 failed (the person confirms "
+                          "set_business_hours, but "
                   "no call is waiting for confirmation)"),
-        ("error", "not evaluated: the conversation never reached turn 3 (turn 2: the person "
+        ("not_evaluated", "not evaluated: the conversation never reached turn 3 (turn 2: the "
+                          "person "
                   "confirms set_business_hours, but no call is waiting for confirmation)")]
     assert len(bodies(server)) == 1  # the agent was not asked again
     from dsl.results.report import transcript

@@ -44,6 +44,8 @@ def test_example_suite_replays_offline_with_and_without_early_stop(
         "clinic.hours_in_languages[en]": ("pass", 3, 5),
         "clinic.hours_in_languages[pt]": ("fail", 1, 5),
         "clinic.hours_in_languages[fr]": ("pass", 3, 5),
+        # a world with state: the right appointment cancelled, the others left booked
+        "clinic.cancel_appointment": ("pass", 4, 5),
     }
     assert full["totals"]["errors"] == 0
     assert full["targets"][0]["model"] == "qwen2.5-coder-0.5b"
@@ -56,9 +58,10 @@ def test_example_suite_replays_offline_with_and_without_early_stop(
         "clinic.change_hours": (5, 0), "clinic.change_hours_confirmed": (5, 0),
         "clinic.patient_lookup": (4, 1), "clinic.greeting": (2, 3),
         "clinic.hours_in_languages[es]": (4, 1), "clinic.hours_in_languages[en]": (5, 0),
-        "clinic.hours_in_languages[pt]": (4, 1), "clinic.hours_in_languages[fr]": (5, 0)}
-    assert early["early_stop"]["runs"] == 11
-    assert early["totals"]["attempts"] == 39
+        "clinic.hours_in_languages[pt]": (4, 1), "clinic.hours_in_languages[fr]": (5, 0),
+        "clinic.cancel_appointment": (4, 1)}
+    assert early["early_stop"]["runs"] == 12
+    assert early["totals"]["attempts"] == 43
 
 
 def test_the_example_conversations_replay_turn_by_turn(
@@ -94,7 +97,7 @@ def test_the_example_conversations_replay_turn_by_turn(
 def test_example_suite_lints_clean() -> None:
     r = CliRunner().invoke(main, ["lint", str(REPO / "scenarios")])
     assert r.exit_code == 0, r.output
-    assert r.output == "7 file(s): 0 error(s), 0 warning(s)\n"
+    assert r.output == "8 file(s): 0 error(s), 0 warning(s)\n"
 
 
 def quickstart_commands() -> list[str]:

@@ -79,7 +79,7 @@ def test_a_reply_the_server_could_not_parse_is_explained_in_the_terminal_and_rep
     html = (run_dir / "report.html").read_text("utf-8")
     assert ("<li><strong>model_output</strong> ×2: The model&#39;s reply was neither a valid "
             "tool call nor an answer — small models do this; it counts as a failed attempt."
-            '<details class="said"><summary>What the server said</summary><div class="text">'
+            '<details class="said" open><summary>What the server said</summary><div class="text">'
             "the server could not parse the model&#39;s reply") in html
     record = json.loads((run_dir / "results.jsonl").read_text().splitlines()[0])
     assert record["failure_kind"] == "model_output"
@@ -97,7 +97,7 @@ def test_connection_errors_are_explained_and_counted_apart(tmp_path: Path,
     assert lines[1] == ("      ! connection ×1: Scenarist could not reach the endpoint — it is "
                         "not running, or the address in scenarist.yaml is wrong; it says nothing "
                         "about the model, so it counts neither as a pass nor as a failure.")
-    assert lines[2].startswith("        the server said: cannot reach http://127.0.0.1:9/v1: ")
+    assert lines[2].startswith("        what happened: cannot reach http://127.0.0.1:9/v1: ")
 
 
 def test_the_terminal_says_why_fewer_attempts_ran(tmp_path: Path, server: FakeServer) -> None:

@@ -21,7 +21,7 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 COMMAND = re.compile(r"^\$ scenarist [^\n]*?-k (?P<p>'[^']*'|\S+)", re.M)
 INLINE = re.compile(r"`[^`\n]*?-k (?P<p>'[^']*'|[^`\s]+)[^`\n]*`")
 
-CLINIC = ["clinic.book_cleaning", "clinic.change_hours", "clinic.change_hours_confirmed",
+CLINIC = ["clinic.book_cleaning", "clinic.cancel_appointment", "clinic.change_hours", "clinic.change_hours_confirmed",
           "clinic.greeting", "clinic.hours_in_languages[es]",
           "clinic.hours_in_languages[en]", "clinic.hours_in_languages[pt]",
           "clinic.hours_in_languages[fr]", "clinic.hours_today", "clinic.patient_lookup"]

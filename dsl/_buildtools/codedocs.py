@@ -90,6 +90,20 @@ def _s(then: str, *, tools: str = "[list_business_hours]", extra: str = "",
             f"then:\n{then}{extra}")
 
 
+def _w(tool: str, then: str = "  - world: {cards: {C-2: {status: blocked}}}\n",
+       world: str = "    cards:\n      - {id: C-1, type: debit, status: active}\n"
+                    "      - {id: C-2, type: credit, status: active}\n") -> str:
+    """A card-blocking scenario with a world (given.world) and one table tool."""
+    return ("given:\n  at: 2026-09-29T10:00:00-03:00\n  world:\n" + world
+            + "  tools:\n    - name: block_card\n      input_schema: {type: object, "
+            "properties: {card_id: {type: string}}}\n" + tool
+            + "when: Block my credit card\nthen:\n" + then)
+
+
+_BLOCK = ("      action: update\n      table: cards\n"
+          "      where: {id: \"{{ args.card_id }}\"}\n      set: {status: blocked}\n")
+
+
 EXAMPLES: dict[str, Example] = {
     # ------------------------------------------------------------------ Y: the file
     "Y101": Example(
@@ -479,6 +493,45 @@ EXAMPLES: dict[str, Example] = {
              "one over 5 MiB, an `image` that is not PNG, JPEG or WebP (or whose bytes are "
              "not one), and a `file` that is not UTF-8 text (a PDF, a ZIP).",
     ),
+    "E240": Example(
+        _w(_BLOCK.replace("table: cards", "table: card")),
+        _w(_BLOCK),
+        note="A table tool acts on a table of the world: `world:` in scenarist.yaml, or "
+             "`given.world` in the scenario. Also reported for a `world` check that names a "
+             "table no world has.",
+    ),
+    "E241": Example(
+        _w(_BLOCK.replace("{id: ", "{idd: ")),
+        _w(_BLOCK),
+        note="Each column of a tool's `where`, `set`, `row` and `fields`, and of a `world` "
+             "check, must be a column of the table (a column any of its rows has).",
+    ),
+    "E242": Example(
+        _w(_BLOCK, world="    cards: {file: cards.csv}\n"),
+        _w(_BLOCK, world="    cards: {file: cards.csv}\n"),
+        files=(),
+        fixed_files=(("cards.csv", "id,type,status\nC-1,debit,active\n"
+                                   "C-2,credit,active\n"),),
+        note="A table's file is a `.csv` with a header row or a `.jsonl` file, relative to "
+             "the file that names it and inside the suite's folder, read as a `cases_file` "
+             "is. Also reported for an absolute path, a file outside the suite, more than "
+             "10,000 rows, and a table without an `id` column that a `world` check looks in.",
+    ),
+    "E244": Example(
+        _w(_BLOCK.replace("action: update", "action: read")),
+        _w(_BLOCK),
+        note="`set` changes rows (`action: update`), `row` adds one (`action: create`), "
+             "`one: true` answers a single row of a read (`action: read`). An update "
+             "without `set` and a create without `row` are reported too.",
+    ),
+    "E245": Example(
+        _w(_BLOCK, world="    cards:\n      - {id: C-1, type: debit, status: active}\n"
+                         "      - {id: C-1, type: credit, status: active}\n"
+                         "      - {id: C-2, type: credit, status: active}\n"),
+        _w(_BLOCK),
+        note="A row is known by its `id`: the tools' `where` and the `world` check find it "
+             "by that.",
+    ),
     # ------------------------------------------------------------------ X: expressions
     "X301": Example(
         _s("  - expect: \"count(calls) <= 2 && '18:00' in answer\"\n"),
@@ -544,7 +597,7 @@ EXAMPLES: dict[str, Example] = {
     ),
     "W405": Example(
         _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 1\n"),
-        _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 3\n"),
+        _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 5\n"),
         note="A judge is a model too: one verdict says little about the answer.",
     ),
     "W407": Example(
@@ -572,6 +625,22 @@ EXAMPLES: dict[str, Example] = {
         note="A tool without `input_schema` is offered to the model with no arguments: it "
              "will not send the ones the check expects. Describe them in the tool's "
              "input_schema, or leave `args` out.",
+    ),
+    "W411": Example(
+        _s('  - contains: "18:00"\n', extra="runs: 3\nmin_pass_rate: 0.67\n"),
+        _s('  - contains: "18:00"\n', extra="runs: 3\nmin_pass: 2\n"),
+        note="min_pass_rate is rounded up to whole runs: 0.67 × 3 = 2.01, so all 3 must "
+             "pass, which is seldom what a share below 1 meant. Write the count you mean "
+             "(`min_pass: 2`), here or as `min_pass` in the suite's `defaults` (a scenario's "
+             "own min_pass or min_pass_rate still wins). Reported at the scenario's "
+             "min_pass_rate, at its runs when the share is the suite's, and at the suite's "
+             "defaults when both come from there.",
+    ),
+    "W420": Example(
+        _w(_BLOCK, then="  - world: {cards: {C-9: {status: blocked}}}\n"),
+        _w(_BLOCK),
+        note="A warning, not an error: a check may name a row the agent is to create "
+             "(`action: create`). Otherwise the id is likely misspelt.",
     ),
     "W409": Example(
         _s('  - {calls: list_business_hours, name: looks the hours up}\n'

@@ -111,6 +111,7 @@ def _tool(named: bool) -> dict[str, Any]:
                 "The booking system is down.",
             ),
         },
+        **_table_keys(),
     }
     schema: dict[str, Any] = {
         "type": "object",
@@ -134,6 +135,91 @@ def _tool(named: bool) -> dict[str, Any]:
     else:
         del props["name"]
     return schema
+
+
+def _columns(what: str, example: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "minProperties": 1,
+            "propertyNames": {"minLength": 1},
+            **schema_doc(what, example)}
+
+
+def _table_keys() -> dict[str, Any]:
+    """A fake tool's keys that make it act on a table of the world."""
+    return {
+        "table": {
+            "type": "string",
+            "minLength": 1,
+            **schema_doc(
+                "The table of the world this tool acts on (`world:` in scenarist.yaml, "
+                "`given.world` in the scenario), by its `action`: `read` answers the rows "
+                "`where` matches, `update` changes them (`set`), `create` adds `row`, "
+                "`delete` removes them. See \"A world with state\" in docs/scenarios.md.",
+                "cards",
+            ),
+        },
+        "where": _columns(
+            "The rows the tool acts on: every column given must have this value (each a "
+            "template over the call, e.g. `{{ args.card_id }}`). A where that matches "
+            "nothing is an error the agent sees: `no row in cards with id = C-9` (for "
+            "update, delete, and read with `one: true`). Default: every row.",
+            {"id": "{{ args.card_id }}"}),
+        "set": _columns(
+            "`action: update`: the columns to change in every row `where` matches, and "
+            "their new values (templates over the call).",
+            {"status": "blocked"}),
+        "row": _columns(
+            "`action: create`: the row the tool adds (templates over the call). A row "
+            "whose `id` already exists is an error the agent sees.",
+            {"id": "{{ args.id }}", "card": "{{ args.card_id }}", "status": "ordered"}),
+        "fields": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            "uniqueItems": True,
+            **schema_doc("The only columns the tool answers with (a tool that must not "
+                         "reveal a column). Default: every column.", ["id", "type", "status"]),
+        },
+        "one": {
+            "type": "boolean",
+            **schema_doc("`action: read`: answer the single matching row (a JSON object), "
+                         "or an error when none matches.", True),
+        },
+    }
+
+
+def world_schema(where: str) -> dict[str, Any]:
+    """``world:`` (the suite's) and ``given.world`` (a scenario's)."""
+    row = {"type": "object", **schema_doc("A row: its columns and their values. Its `id` "
+                                          "identifies it.", {"id": "C-1", "status": "active"})}
+    return {
+        "type": "object",
+        "propertyNames": {"pattern": NAME_PATTERN},
+        "additionalProperties": {
+            "if": {"type": "array"},
+            "then": {"items": row},
+            "else": {
+                "type": "object",
+                "required": ["file"],
+                "additionalProperties": False,
+                "properties": {"file": {
+                    "type": "string",
+                    "minLength": 1,
+                    **schema_doc("A `.csv` file with a header row, or a `.jsonl` file of one "
+                                 "JSON object a line, relative to this file's folder.",
+                                 "cards.csv")}},
+            },
+            **schema_doc("A table: a list of rows, or `{file: PATH}` (CSV or JSONL).",
+                         [{"id": "C-1", "type": "debit", "status": "active"}],
+                         {"file": "cards.csv"}),
+        },
+        **schema_doc(
+            f"A world with state: named tables of rows that tools with `table:` read and "
+            f"change, and that the `world` check and `world.TABLE` in expressions look at. "
+            f"{where} Every attempt starts from a fresh copy.",
+            {"cards": [{"id": "C-1", "owner": "ana", "type": "debit", "status": "active"},
+                       {"id": "C-2", "owner": "ana", "type": "credit", "status": "active"}]},
+        ),
+    }
 
 
 def _tool_answer() -> dict[str, Any]:
@@ -532,6 +618,9 @@ def scenario_schema() -> dict[str, Any]:
                     },
                     "history": _history(),
                     "attachments": _attachments(),
+                    "world": world_schema("A table given here replaces the suite's table of "
+                                          "the same name; values may read a case's "
+                                          "`{{ name }}`."),
                     "tools": {
                         "type": "array",
                         "items": {
@@ -670,6 +759,8 @@ def suite_schema() -> dict[str, Any]:
         "additionalProperties": False,
         "patternProperties": ANCHORS,
         "properties": {
+            "world": world_schema("A scenario's `given.world` may replace a table by "
+                                  "name."),
             "targets": {
                 "type": "object",
                 "propertyNames": {"pattern": NAME_PATTERN},
@@ -691,10 +782,17 @@ def suite_schema() -> dict[str, Any]:
                     "runs": {"type": "integer", "minimum": 1, "maximum": 10000,
                              **schema_doc(f"Runs per scenario (default {DEFAULTS.runs}).",
                                           DEFAULTS.runs)},
+                    "min_pass": {
+                        "type": "integer", "minimum": 0,
+                        **schema_doc("How many of each scenario's runs must pass, as a count "
+                                     "(instead of min_pass_rate; a scenario's own min_pass "
+                                     "or min_pass_rate wins).", 2),
+                    },
                     "min_pass_rate": {
                         "type": "number", "minimum": 0, "maximum": 1,
                         **schema_doc("Share of runs that must pass (default "
-                                     f"{DEFAULTS.min_pass_rate}).", DEFAULTS.min_pass_rate),
+                                     f"{DEFAULTS.min_pass_rate}; min_pass = rate × runs, "
+                                     "rounded up).", DEFAULTS.min_pass_rate),
                     },
                     "concurrency": {"type": "integer", "minimum": 1, "maximum": 1024,
                                     **schema_doc("Attempts in flight at once (default "

@@ -156,8 +156,56 @@
         if (ev[0] === "F") out[4] = files ? files[ev[2]] : undefined;
         return out;
       }),
-      checks: (a[10] || []).map(function (c) { return decodeCheck(c, strings); })
+      checks: (a[10] || []).map(function (c) { return decodeCheck(c, strings); }),
+      world: (a[12] || []).map(function (w) {
+        return { table: str(w[0], strings), id: str(w[1], strings), kind: String(w[2]),
+                 cells: (w[3] || []).map(function (c) {
+                   return [str(c[0], strings), c[1] == null ? null : str(c[1], strings),
+                           c[2] == null ? null : str(c[2], strings)];
+                 }) };
+      })
     };
+  }
+
+  // What the attempt changed in its world: per table, a row per changed row with each
+  // column's value before and after (changed cells marked). Text only, never markup.
+  function drawWorld(changes) {
+    var box = el("section", "world-changes");
+    box.appendChild(el("h5", "turn-head", "What the agent changed in the world"));
+    var tables = [];
+    var byTable = {};
+    changes.forEach(function (c) {
+      if (!byTable[c.table]) { byTable[c.table] = []; tables.push(c.table); }
+      byTable[c.table].push(c);
+    });
+    tables.forEach(function (name) {
+      var rows = byTable[name];
+      var cols = [];
+      rows.forEach(function (r) { r.cells.forEach(function (c) { if (c[0] !== "id" && cols.indexOf(c[0]) < 0) cols.push(c[0]); }); });
+      var t = el("table", "world-table");
+      t.appendChild(el("caption", null, name));
+      var head = t.appendChild(el("thead")).appendChild(el("tr"));
+      head.appendChild(el("th", null, "id"));
+      head.appendChild(el("th", null, ""));
+      cols.forEach(function (c) { head.appendChild(el("th", null, c)); });
+      var body = t.appendChild(el("tbody"));
+      rows.forEach(function (r) {
+        var tr = body.appendChild(el("tr", "w-" + r.kind));
+        tr.appendChild(el("td", null, r.id));
+        tr.appendChild(el("td", "muted", r.kind === "set" ? "changed" : r.kind));
+        cols.forEach(function (c) {
+          var cell = r.cells.filter(function (x) { return x[0] === c; })[0];
+          var td = tr.appendChild(el("td"));
+          if (!cell) return;
+          td.className = "w-changed";
+          if (cell[1] != null) td.appendChild(el("del", null, cell[1]));
+          if (cell[1] != null && cell[2] != null) td.appendChild(document.createTextNode(" → "));
+          if (cell[2] != null) td.appendChild(el("ins", null, cell[2]));
+        });
+      });
+      box.appendChild(t);
+    });
+    return box;
   }
 
   function decodeCheck(c, strings) {
@@ -289,7 +337,9 @@
 
   function drawCheck(c) {
     var li = el("li");
-    li.appendChild(badge(c.status === "error" ? "error-check" : c.status, c.status));
+    li.appendChild(c.status === "not_evaluated"
+      ? badge("not-evaluated", "not evaluated", "its turn was never played: neither passed nor failed")
+      : badge(c.status === "error" ? "error-check" : c.status, c.status));
     li.appendChild(document.createTextNode(" "));
     var label = el("code");
     appendText(label, c.label);
@@ -342,10 +392,12 @@
     return parts.join(" \u00b7 ");
   }
 
-  // What the server (or the loop) said, in its own words: one click away.
-  function said(text) {
+  // What the server said, in its own words, one click away; what Scenarist itself saw,
+  // for the kinds no server put in words (dsl/errors.py SERVER_WORDS)
+  var SERVER_WORDS = {"status": 1, "model_output": 1, "unsupported_tools": 1};
+  function said(text, kind) {
     var d = el("details", "said");
-    d.appendChild(el("summary", null, "What the server said"));
+    d.appendChild(el("summary", null, SERVER_WORDS[kind] === 1 ? "What the server said" : "What happened"));
     d.appendChild(textBlock("div", "text", text));
     return d;
   }
@@ -384,7 +436,7 @@
       e.appendChild(head);
       if (a.error.explanation) {
         e.appendChild(el("div", "explain", a.error.explanation));
-        e.appendChild(said(a.error.message));
+        e.appendChild(said(a.error.message, a.error.kind));
       } else {  // a report data blob from before the explanations
         e.appendChild(textBlock("div", "text", a.error.message));
         e.appendChild(el("div", "muted", "An endpoint error says nothing about the model: this attempt counts neither as a pass nor as a failure."));
@@ -395,7 +447,7 @@
       var f = bubble("m-error", "Failed attempt");
       f.appendChild(el("div", null, null)).appendChild(el("strong", null, a.failure.kind));
       f.appendChild(el("div", "explain", a.failure.explanation));
-      f.appendChild(said(a.reason));
+      f.appendChild(said(a.reason, a.failure.kind));
       box.appendChild(f);
     }
     var events = a.events || [];
@@ -434,6 +486,7 @@
       }
     }
     closeTurn();
+    if (a.world && a.world.length) box.appendChild(drawWorld(a.world));
     box.appendChild(el("p", "stats", stats(a)));
     var whole = checks.filter(function (c) { return c.turn === null; });
     var unreached = checks.filter(function (c) { return c.turn !== null && !drawn[c.turn]; });

@@ -107,11 +107,18 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
             _unknown_check(word, source.index(word), named, ctx, path)
             return None
     binding = ctx.extra.get("case")
+    tables = ctx.extra.get("world")
+    world = None
+    if tables:
+        from ..compiler.world import world_type
+
+        world = world_type(tables)
     try:
         known: _Known | None = binding.programs.get(source) if binding is not None else None
         if known is None:
             program = compile_expression(source, named,
-                                         case=binding.type if binding is not None else None)
+                                         case=binding.type if binding is not None else None,
+                                         world=world)
             known = _Known(program, _reads_case(program))
             if binding is not None:
                 binding.programs[source] = known

@@ -167,45 +167,104 @@ def prepare_known_names(param: Any, ctx: CheckContext) -> tuple[str, ...] | None
     return names if ok else None
 
 
-def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[str, ...]:
+@dataclass(frozen=True, slots=True)
+class Forbidden:
+    """One call ``not_calls`` forbids: any call to ``name``, or (``args``) only a call that
+    has these arguments with these values (matched as ``calls`` matches them)."""
+
+    name: str
+    args: dict[str, Any] | None = None
+
+    def matches(self, call: Call) -> bool:
+        return call.name == self.name and (self.args is None or args_match(self.args,
+                                                                           call.args))
+
+    @property
+    def text(self) -> str:
+        return (f"{self.name} with {_args_text(self.args)}" if self.args else self.name)
+
+
+def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[Forbidden, ...] | None:
     # A name the scenario does not have cannot be called: the check is legal but can never
     # fail. The lint stage warns about it (W404); it is not an error.
-    names = prepare_names(param, ctx)
-    for i, n in enumerate(names):
-        if n not in ctx.tools and n not in ctx.broken_tools:
+    items = [param] if isinstance(param, (str, dict)) else list(param)
+    out: list[Forbidden] = []
+    ok = True
+    for i, item in enumerate(items):
+        at: tuple[str | int, ...] = () if isinstance(param, (str, dict)) else (i,)
+        name = item if isinstance(item, str) else item["name"]
+        args = None if isinstance(item, str) else item.get("args")
+        where = at if isinstance(item, str) else (*at, "name")
+        if name not in ctx.tools and name not in ctx.broken_tools:
             ctx.warning(
                 "W404",
-                f"not_calls names '{n}', which is not one of the scenario's tools, so this "
-                f"check can never fail{did_you_mean(n, ctx.tools)}",
+                f"not_calls names '{name}', which is not one of the scenario's tools, so this "
+                f"check can never fail{did_you_mean(name, ctx.tools)}",
                 "fix the name, or remove the check",
-                at=ctx.span(*(() if isinstance(param, str) else (i,))),
+                at=ctx.span(*where),
             )
-    return names
+        elif args and name in ctx.tools and not report_arguments(
+                ctx.tools[name], args, ctx.doc, (*ctx.path, *at, "args"), ctx.diagnostics):
+            ok = False
+        out.append(Forbidden(name, args or None))
+    return tuple(out) if ok else None
+
+
+# How not_calls forbids a call with given argument values: {name, args}
+FORBIDDEN_CALL: dict[str, Any] = {
+    "required": ["name"],
+    "additionalProperties": False,
+    "properties": {
+        "name": TOOL_NAME,
+        "args": {
+            "type": "object",
+            **schema_doc("Only a call with these arguments, with these exact values, is "
+                         "forbidden (others are allowed).", {"card_id": "CARD-02"}),
+        },
+    },
+}
 
 
 @check(
     "not_calls",
-    doc="The agent did not call this tool (none of these tools).",
+    doc="The agent did not call this tool (none of these tools; or not with these arguments).",
     schema={
-        "type": ["string", "array"],
+        "type": ["string", "array", "object"],
         "minLength": 1,
-        "items": TOOL_NAME,
+        "items": {
+            "type": ["string", "object"],
+            "minLength": 1,
+            **schema_doc("A tool name, or `{name, args}`.", "cancel_appointment"),
+            "if": {"type": "object"},
+            "then": FORBIDDEN_CALL,
+        },
         "minItems": 1,
-        **schema_doc("A tool name or a list of names that must not be called.",
-                     "cancel_appointment"),
+        **schema_doc("A tool name, `{name, args}` (a call with these argument values), or a "
+                     "list of them, that must not be called.",
+                     "cancel_appointment",
+                     {"name": "block_card", "args": {"card_id": "CARD-02"}}),
+        "if": {"type": "object"},
+        "then": FORBIDDEN_CALL,
     },
-    examples=("not_calls: cancel_appointment", "not_calls: [delete_patient, cancel_appointment]"),
+    examples=("not_calls: cancel_appointment",
+              "not_calls: [delete_patient, cancel_appointment]",
+              "not_calls: {name: book_appointment, args: {time: '15:00'}}"),
     prepare=prepare_not_calls,
     group="tools",
+    details="With `args`, only a call that has those arguments with those values fails the "
+    "check (the same matching as `calls`: extra arguments do not matter); a call to the same "
+    "tool with other values is allowed.",
 )
-def not_calls(p: tuple[str, ...], a: AttemptData) -> Outcome:
-    bad = [c for c in a.calls if c.name in p]
-    if bad:
-        c = bad[0]
+def not_calls(p: tuple[Forbidden, ...], a: AttemptData) -> Outcome:
+    for c in a.calls:
+        f = next((f for f in p if f.matches(c)), None)
+        if f is None:
+            continue
         args = _args_text(c.args) if c.args is not None else repr(c.raw_args)
         state = " (pending confirmation)" if c.pending else ""
-        return failed(f"expected no call to {c.name}; it was called with {args}{state}")
-    return passed(f"{quoted_list(p)} {'was' if len(p) == 1 else 'were'} not called")
+        return failed(f"expected no call to {f.text}; it was called with {args}{state}")
+    texts = [f.text for f in p]
+    return passed(f"{quoted_list(texts)} {'was' if len(texts) == 1 else 'were'} not called")
 
 
 # ---------------------------------------------------------------- calls_only
@@ -467,7 +526,8 @@ def _all_read(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
     group="tools",
     details="Calls held for confirmation and never confirmed were not executed, so they do "
     "not count; a call the person confirmed in a later turn does. A call whose fake tool "
-    "answered with an error still counts: the agent did send the change.",
+    "answered with an error still counts: the agent did send the change. In a scenario "
+    "with a world, the world must also end as it started.",
     never_fails=_all_read,
 )
 def does_not_modify(p: bool, a: AttemptData) -> Outcome:
@@ -476,6 +536,14 @@ def does_not_modify(p: bool, a: AttemptData) -> Outcome:
         c = changes[0]
         return failed(f"expected no changes; {c.name} ({c.action}) was executed with "
                       f"{_args_text(c.args)}")
+    if a.world is not None:
+        from ..compiler.world import changes as world_changes
+        from ..compiler.world import said
+
+        made = world_changes(a.world)
+        if made:
+            return failed(f"expected no changes; the world changed: {said(made[0])}")
+        return passed("no call changed anything, and the world is as it started")
     return passed("no call changed anything")
 
 
@@ -561,8 +629,8 @@ def tool_expectation(checks: Any, tools: Sequence[ToolSpec]) -> ToolExpectation 
         elif c.name in ("calls_in_order", "tool_correctness"):
             names = p.tools
             nothing = nothing or (c.name == "tool_correctness" and not p.tools)
-        elif c.name == "not_calls":
-            forbidden.extend(n for n in p if n not in forbidden)
+        elif c.name == "not_calls":  # a call forbidden only with some arguments: not a tool
+            forbidden.extend(f.name for f in p if f.args is None and f.name not in forbidden)
         expected.extend(n for n in names if n not in expected)
     every = {t.name for t in tools}
     if not expected and every and every.issubset(forbidden):

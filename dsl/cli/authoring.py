@@ -23,22 +23,48 @@ from .common import PATHS, PATTERN, TAGS, main, or_exit, selection_of
 @click.option("--runs", type=click.IntRange(min=1), help="Runs per scenario.")
 @click.option("--judge", "judge_target", metavar="TARGET", help="The target that judges.")
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as JSON.")
+@click.option("--power", metavar="P_GOOD:P_BAD", callback=lambda c, p, v: _power_rates(c, p, v),
+              help="For each scenario: the chance its gate (runs, min_pass) passes an agent "
+              "whose true pass rate is P_GOOD and one whose rate is P_BAD (e.g. 0.9:0.7), and "
+              "the fewest runs (at most 100), with their smallest min_pass, that pass the "
+              "first and fail the second at least 95% of the time each.")
 @TAGS
 @PATTERN
 def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
-         judge_target: str | None, as_json: bool, tags: tuple[str, ...],
-         patterns: tuple[str, ...]) -> None:
+         judge_target: str | None, as_json: bool, power: tuple[float, float] | None,
+         tags: tuple[str, ...], patterns: tuple[str, ...]) -> None:
     """Show what a run would do: scenarios × targets × runs, and the most model calls;
-    with --tag or -k, which scenarios they select."""
+    with --tag or -k, which scenarios they select; with --power, how many runs each gate
+    needs (docs/statistics.md)."""
     from ..pipeline import plan_set_aside
 
     with plan_set_aside():
-        _plan(paths, targets, runs, judge_target, as_json, tags, patterns)
+        _plan(paths, targets, runs, judge_target, as_json, tags, patterns, power)
+
+
+POWER_USAGE = ("--power takes two pass rates between 0 and 1, P_GOOD:P_BAD, the first above "
+               "the second: the agent you want to pass and the one you want to fail, e.g. "
+               "--power 0.9:0.7")
+
+
+def _power_rates(ctx: click.Context, param: click.Parameter, value: str | None
+                 ) -> tuple[float, float] | None:
+    """``--power 0.9:0.7`` as (0.9, 0.7); a usage error (exit 2) that says what it takes."""
+    if value is None:
+        return None
+    parts = value.split(":")
+    try:
+        good, bad = (float(x) for x in parts) if len(parts) == 2 else (None, None)
+    except ValueError:
+        good = bad = None
+    if good is None or bad is None or not (0 <= bad < good <= 1):
+        raise click.BadParameter(f"{value!r}: {POWER_USAGE}", ctx=ctx, param=param)
+    return good, bad
 
 
 def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
           judge_target: str | None, as_json: bool, tags: tuple[str, ...],
-          patterns: tuple[str, ...]) -> None:
+          patterns: tuple[str, ...], power: tuple[float, float] | None = None) -> None:
     from ..compiler.compile import build_plan
     from ..compiler.plan import plan_json
     from ..pipeline import compiled_apart
@@ -49,7 +75,14 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     p, compiled = or_exit(lambda: compiled_apart(lambda: build_plan(
         paths, targets=targets, runs=runs, judge_target=judge_target, selection=selection)))
     if as_json:
-        click.echo(json.dumps(plan_json(p), ensure_ascii=False, indent=2))
+        out = plan_json(p)
+        if power is not None:
+            from ..results.stats import gate_power
+
+            for planned in out["scenarios"]:
+                planned["power"] = gate_power(planned["runs"], planned["min_pass"],
+                                              *power).as_json()
+        click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
     width = max([len("scenario"), *(len(s.id) for s in p.scenarios)])
     skips = bool(p.skipped)
@@ -76,6 +109,12 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     if selection.active:
         click.echo(f"{selection.flags()} selected {len(p.scenarios):,} of "
                    f"{compiled.considered:,} scenarios")
+    if power is not None:
+        from ..results.words import power_lines
+
+        click.echo("")
+        click.echo("\n".join(power_lines([(s.id, s.runs, s.min_pass) for s in p.scenarios],
+                                         *power)))
 
 
 def _existing(ctx: click.Context, param: click.Parameter, paths: tuple[Path, ...]

@@ -632,11 +632,11 @@ class Expansion:
 
 def _is_call_string(path: DataPath) -> bool:
     """A string a fake tool of ``given.tools`` answers with (returns, error, answers'
-    returns and error): a template over each call."""
+    returns and error; a table tool's where, set and row): a template over each call."""
     if len(path) < 4 or path[:2] != ("given", "tools"):
         return False
     rest = path[3:]
-    if rest[0] in ("returns", "error"):
+    if rest[0] in ("returns", "error", "where", "set", "row"):
         return True
     return len(rest) >= 3 and rest[0] == "answers" and rest[2] in ("returns", "error")
 

@@ -37,6 +37,7 @@ from ..model import (
     ToolSpec,
     TurnKind,
     TurnSpec,
+    WorldTable,
 )
 from ..source.load import DataPath, Document, read_file
 from ..source.schemawords import CHECK_MODIFIERS
@@ -531,8 +532,9 @@ def compile_document(
         functools.partial(_history, doc, given.get("history"), by_name, local, shape,
                           broken_tools))
     attachments = _given_attachments(doc, given, root, local, shape, shared, case)
+    world = _world(doc, given, suite, root, local, shape, shared, case, tools)
     when = data.get("when")
-    extra = {"simulated_user": isinstance(when, dict), "case": case}
+    extra = {"simulated_user": isinstance(when, dict), "case": case, "world": world}
     message, turns, user = _when(doc, when, by_name, suite, local, root, shape, broken_tools,
                                  shared, extra)
     checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,
@@ -569,6 +571,7 @@ def compile_document(
         attachments=attachments,
         targets=targets,
         case=case.info if case is not None else None,
+        world=tuple(world.values()),
     )
 
 
@@ -617,11 +620,35 @@ def _given_attachments(doc: Document, given: Mapping[str, Any], root: Path,
     return attachments
 
 
+def _world(doc: Document, given: Mapping[str, Any], suite: Suite | None, root: Path,
+           diags: Collector, shape: Shape, shared: Shared | None, case: CaseBinding | None,
+           tools: Sequence[ToolSpec]) -> dict[str, WorldTable]:
+    """The scenario's world: the suite's ``world:`` tables, each replaced by the
+    scenario's ``given.world`` table of the same name; a suite table's ``{{ name }}``
+    read from the case. Its table tools are checked against it (dsl/compiler/world.py)."""
+    own = "world" in given and shape.sound(("given", "world"))
+    base = suite.world if suite is not None else {}
+    if not own and not base and not any(t.table is not None for t in tools):
+        return {}
+    from .world import check_tools, compile_world, render_cases
+
+    tables = dict(base)
+    if case is not None:
+        tables = {n: render_cases(t, case.info.values) for n, t in tables.items()}
+    if own:
+        tables.update(_shared(shared, ("given", "world"), case,
+                              functools.partial(compile_world, doc, ("given", "world"),
+                                                given["world"], root, diags)))
+    check_tools(tools, tables, diags)
+    return tables
+
+
 def _runs(doc: Document, data: Mapping[str, Any], shape: Shape, defaults: Defaults,
           diags: Collector) -> tuple[int | None, int | None]:
     """``runs``, and ``min_pass`` (or ``min_pass_rate`` as a number of runs), the suite's
-    defaults where the file says nothing; None for one written wrong (its mistake is
-    reported) or that cannot be met (E202)."""
+    defaults where the file says nothing (the scenario's own min_pass, then its own
+    min_pass_rate, then the suite's defaults.min_pass, then its defaults.min_pass_rate);
+    None for one written wrong (its mistake is reported) or that cannot be met (E202)."""
     runs = _number(data, "runs", shape, defaults.runs)
     if "min_pass" in data and "min_pass_rate" in data:
         diags.error(doc.key_span(("min_pass_rate",)), "S105",
@@ -641,6 +668,20 @@ def _runs(doc: Document, data: Mapping[str, Any], shape: Shape, defaults: Defaul
                 f"lower min_pass to at most {runs}, or raise runs",
             )
     elif "min_pass" not in data and runs is not None:
+        if "min_pass_rate" not in data and defaults.min_pass is not None:
+            # the suite's defaults.min_pass, a count: the scenario's own runs must allow it
+            min_pass = defaults.min_pass
+            if min_pass > runs:
+                if "runs" not in data:
+                    return runs, None  # the suite's defaults themselves: reported there
+                diags.error(
+                    doc.span(("runs",)), "E202",
+                    f"the suite's defaults.min_pass is {min_pass} but runs is {runs}: the "
+                    "scenario could never pass",
+                    f"raise runs to at least {min_pass}, or give the scenario its own "
+                    "min_pass")
+                return runs, None
+            return runs, min_pass
         rate = data.get("min_pass_rate", defaults.min_pass_rate)
         if isinstance(rate, int | float) and shape.sound(("min_pass_rate",)):
             min_pass = min_pass_for(rate, runs)

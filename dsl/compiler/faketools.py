@@ -75,12 +75,15 @@ def _render(template: Any, fixed: Any, args: Any, at: dt.datetime) -> str:
     return as_tool_text(fixed)
 
 
-def answer(tool: ToolSpec, args: Any, at: dt.datetime) -> ToolResult:
+def answer(tool: ToolSpec, args: Any, at: dt.datetime, world: Any = None) -> ToolResult:
     """What ``tool`` answers to a call with ``args`` (the model's arguments) at the
-    scenario's moment ``at``."""
+    scenario's moment ``at``. A tool with ``table:`` acts on the attempt's ``world``
+    (a :class:`dsl.compiler.world.World`)."""
     if tool.error is not None:
         return ToolResult(error_text(_render(tool.template, tool.error, args, at)),
                           "tool-error")
+    if tool.table is not None and world is not None:
+        return ToolResult(*world.act(tool, args, at))
     for a in tool.answers:
         if args_match(a.when, args):
             if a.error is not None:
@@ -94,12 +97,13 @@ def answer(tool: ToolSpec, args: Any, at: dt.datetime) -> ToolResult:
 
 
 def take(tools: Mapping[str, ToolSpec], name: str, args: Any, raw: str, call_id: str,
-         step: int, at: dt.datetime) -> Call:
+         step: int, at: dt.datetime, world: Any = None) -> Call:
     """A call the agent made to one of the attempt's fake tools, as every target answers
     it — the agent loop, a python agent's ``env.tools``, and the MCP endpoint of an
     ``http`` or ``command`` agent: a tool the scenario does not have is not run (its
     output says which tools there are); a ``confirm: true`` tool's call is held, pending
-    the person's decision (output None); any other is answered (:func:`answer`)."""
+    the person's decision (output None); any other is answered (:func:`answer`), a table
+    tool on the attempt's ``world``."""
     tool = tools.get(name)
     if tool is None:
         have = ", ".join(sorted(tools)) or "none"
@@ -107,7 +111,7 @@ def take(tools: Mapping[str, ToolSpec], name: str, args: Any, raw: str, call_id:
         return Call(call_id, name, args, raw, out, None, False, "unknown-tool", step)
     if tool.confirm:
         return Call(call_id, name, args, raw, None, tool.action, True, None, step)
-    out, error = answer(tool, args, at)
+    out, error = answer(tool, args, at, world)
     return Call(call_id, name, args, raw, out, tool.action, False, error, step)
 
 
@@ -148,6 +152,11 @@ def compile_tool(
               is not None]
     answers = tuple(a for _, a in placed)
     action: Action = data.get("action", "read")
+    table = None
+    if "table" in data:
+        from .world import table_action  # only a suite with a world loads it
+
+        table = table_action(doc, path, name, data, diags, values)
     spec = ToolSpec(
         name=name,
         description=data.get("description", ""),
@@ -161,6 +170,7 @@ def compile_tool(
         error=error,
         has_returns=has_returns,
         args_declared=declared,
+        table=table,
     )
     # the arguments an answer waits for are checked against the input_schema as a
     # check's args are: an answer for an argument the tool has not would never be given
@@ -173,9 +183,14 @@ def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
     """``tool`` (compiled for one case) for another case: its templates read ``values``."""
     answers = tuple(ToolAnswer(a.when, a.returns, a.span, a.error, bound(a.template, values))
                     for a in tool.answers)
+    table = tool.table
+    if table is not None:
+        from .world import bind_action
+
+        table = bind_action(table, values)
     return ToolSpec(tool.name, tool.description, tool.input_schema, tool.action, tool.confirm,
                     tool.returns, tool.span, bound(tool.template, values), answers, tool.error,
-                    tool.has_returns, tool.args_declared)
+                    tool.has_returns, tool.args_declared, table)
 
 
 def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],

@@ -449,6 +449,7 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                 judged.append(item)
 
     _flaky_minimum(s, doc, data, suite, out)
+    _rate_rounds_up(s, doc, data, suite, out)
 
     if s.runs == 1 and judged:
         first = judged[0]
@@ -490,6 +491,8 @@ def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suit
     checks = s.all_checks
     if runs <= W401_MORE_THAN or need < runs or (checks and all(c.always for c in checks)):
         return
+    if _rounds_up_to_all(s, data, suite) is not None:
+        return  # W411 says it: a share below 1 that means every run
     consequence = (f"the scenario fails as soon as one of the {runs} attempts fails any of "
                    "its checks")
     if "min_pass" in data:
@@ -510,6 +513,47 @@ def _flaky_minimum(s: Scenario, doc: Document, data: dict[str, Any], suite: Suit
     # else: both come from the suite's defaults; suite_warnings reports it there, once
 
 
+def _rounds_up_to_all(s: Scenario, data: dict[str, Any], suite: Suite | None
+                      ) -> tuple[DataPath, float] | None:
+    """Where a ``min_pass_rate`` below 1 that rounds up to every run is written in the
+    scenario (its own, or the suite's with the scenario's ``runs``), and the rate; None
+    when min_pass is a count, the rate is the suite's with its runs (:func:`suite_warnings`
+    says it there) or it leaves room."""
+    if "min_pass" in data:
+        return None
+    defaults = suite.defaults if suite else DEFAULTS
+    if "min_pass_rate" in data:
+        rate, path = data["min_pass_rate"], ("min_pass_rate",)
+    elif "runs" in data and defaults.min_pass is None:
+        rate, path = defaults.min_pass_rate, ("runs",)
+    else:
+        return None
+    if not isinstance(rate, int | float) or not 0 < rate < 1:
+        return None
+    return (path, rate) if s.runs >= 2 and min_pass_for(rate, s.runs) >= s.runs else None
+
+
+def rounds_up_words(rate: float, runs: int) -> tuple[str, str]:
+    """W411's message and hint: ``min_pass_rate 0.67 of 3 runs means all 3 must pass``."""
+    return (f"min_pass_rate {rate} of {runs} runs means all {runs} must pass ({rate} × "
+            f"{runs} = {rate * runs:.4g}, rounded up to a whole run)",
+            f"to let one run fail, write min_pass: {runs - 1} (a count of runs); or write "
+            f"min_pass: {runs} if every run must pass")
+
+
+def _rate_rounds_up(s: Scenario, doc: Document, data: dict[str, Any], suite: Suite | None,
+                    out: Collector) -> None:
+    """W411: a share below 1 that rounds up to every run (0.67 of 3 runs is 3 of 3)."""
+    found = _rounds_up_to_all(s, data, suite)
+    if found is None:
+        return
+    path, rate = found
+    message, hint = rounds_up_words(rate, s.runs)
+    if path == ("runs",):
+        message += " (the suite's min_pass_rate, with this scenario's runs)"
+    out.warning(doc.span(path), "W411", message, hint)
+
+
 def _room_rate(runs: int) -> float:
     """The share (two decimals, rounded down) that leaves room for one flaky run in ten:
     0.87 of 8 runs is 7 (0.88 would round back up to 8)."""
@@ -517,23 +561,31 @@ def _room_rate(runs: int) -> float:
 
 
 def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[Diagnostic]:
-    """W401 for the suite's defaults; W403 for library tools that no scenario uses
+    """W401 and W411 for the suite's defaults; W403 for library tools that no scenario uses
     (``reports`` is None when not every scenario of the suite was linted)."""
     out = Collector()
     doc = suite.doc
     if doc is None or not isinstance(doc.data, dict):
         return []
     d = suite.defaults
-    need = min_pass_for(d.min_pass_rate, d.runs)
-    if d.runs > W401_MORE_THAN and need >= d.runs:
-        defaults = doc.data.get("defaults") or {}
-        path: DataPath = ("defaults", "min_pass_rate" if "min_pass_rate" in defaults
-                          else "runs")
-        out.warning(doc.span(path), "W401",
-                    f"the defaults ask all {d.runs} runs to pass (min_pass_rate "
-                    f"{d.min_pass_rate}): a scenario fails as soon as one of its "
-                    f"{d.runs} attempts fails any of its checks",
-                    ALWAYS_HINT.format(room=f"min_pass_rate: {_room_rate(d.runs)}"))
+    need = min_pass_for(d.min_pass_rate, d.runs) if d.min_pass is None else d.min_pass
+    defaults = doc.data.get("defaults") or {}
+    if (d.min_pass is None and 0 < d.min_pass_rate < 1 and d.runs >= 2 and need >= d.runs
+            and isinstance(defaults, dict)):
+        message, hint = rounds_up_words(d.min_pass_rate, d.runs)
+        out.warning(doc.span(("defaults", "min_pass_rate" if "min_pass_rate" in defaults
+                              else "runs")), "W411", message, hint)
+    elif d.runs > W401_MORE_THAN and need >= d.runs and isinstance(defaults, dict):
+        key = ("min_pass" if "min_pass" in defaults else
+               "min_pass_rate" if "min_pass_rate" in defaults else "runs")
+        asked = (f"min_pass {d.min_pass}" if d.min_pass is not None
+                 else f"min_pass_rate {d.min_pass_rate}")
+        room = (f"min_pass: {d.runs - max(1, d.runs // 10)}" if d.min_pass is not None
+                else f"min_pass_rate: {_room_rate(d.runs)}")
+        out.warning(doc.span(("defaults", key)), "W401",
+                    f"the defaults ask all {d.runs} runs to pass ({asked}): a scenario "
+                    f"fails as soon as one of its {d.runs} attempts fails any of its checks",
+                    ALWAYS_HINT.format(room=room))
     if reports is not None:
         used = {name for r in reports for name in r.uses}
         for name in suite.tools:

@@ -83,6 +83,8 @@ def given_when_hash(s: Scenario) -> str:
     if s.user is not None:
         given["user"] = {"goal": s.user.goal, "persona": s.user.persona,
                          "target": s.user.target.name, "max_turns": s.user.max_turns}
+    if s.world:  # the tables the tools act on are part of the question (and recheck's start)
+        given["world"] = {t.name: list(t.rows) for t in s.world}
     text = json.dumps(given, sort_keys=True, ensure_ascii=False, default=str)
     # the tools' JSON, each written once however many scenarios share it (the text is the
     # one json.dumps writes for the whole list, so the fingerprints are as they were)
@@ -114,7 +116,8 @@ _TOOL_TEXTS: dict[tuple[Any, ...], tuple[tuple[Any, ...], str]] = {}
 def _tool_text(t: ToolSpec) -> str:
     """A tool as a fingerprint writes it: cached by what it holds (a thousand cases share
     one tool's schema and answers, bound to each case or not)."""
-    parts = (t.input_schema, t.returns, *(x for a in t.answers for x in (a.when, a.returns)))
+    parts = (t.input_schema, t.returns, t.table,
+             *(x for a in t.answers for x in (a.when, a.returns)))
     key = (t.name, t.description, t.action, t.confirm, t.error, *map(id, parts),
            *(a.error for a in t.answers))
     hit = _TOOL_TEXTS.get(key)
@@ -126,10 +129,22 @@ def _tool_text(t: ToolSpec) -> str:
                        "answers": [{"when": a.when, "returns": a.returns, "error": a.error}
                                    for a in t.answers]},
                       sort_keys=True, ensure_ascii=False, default=str)
+    if t.table is not None:  # what it does to the world: its where, set, row as written
+        act = t.table
+        text = text[:-1] + ", \"table\": " + json.dumps(
+            [act.table, [[k, c, _written(v)] for k, items in (("where", act.where),
+             ("set", act.set), ("row", act.row)) for c, v in items], act.fields, act.one],
+            ensure_ascii=False, default=str) + "}"
     if len(_TOOL_TEXTS) > 4096:
         _TOOL_TEXTS.clear()
     _TOOL_TEXTS[key] = (parts, text)  # the parts are kept: their ids stay theirs
     return text
+
+
+def _written(value: Any) -> Any:
+    """A where, set or row value as written (a template's source)."""
+    source = getattr(value, "source", None)
+    return source if isinstance(source, str) else value
 
 
 def plan_file(plan: Plan, hashed: bool = True) -> PlanFile:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
-from ..model import Target, ToolSpec
+from ..model import Target, ToolSpec, WorldTable
 from ..source.load import DataPath, Document, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
 from ..source.suitefile import SUITE_FILE as SUITE_FILE  # where the suite is: there
@@ -34,6 +34,8 @@ class Defaults:
     target: str | None = None
     runs: int = 5
     min_pass_rate: float = 0.8
+    # defaults.min_pass: a count of runs, instead of min_pass_rate (never both)
+    min_pass: int | None = None
     concurrency: int = 8
     max_steps: int = 6  # model calls per turn
 
@@ -72,6 +74,7 @@ class Suite:
     checks: Mapping[str, NamedCheck] = field(default_factory=dict)
     history: Any = None  # history: as written (a URL, a file, false); None: the default
     compare: tuple[tuple[str, str], ...] = ()  # compare: target pairs (old, new)
+    world: Mapping[str, WorldTable] = field(default_factory=dict)  # world: its tables
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -123,9 +126,19 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         target=d.get("target"),
         runs=d.get("runs", DEFAULTS.runs),
         min_pass_rate=float(d.get("min_pass_rate", DEFAULTS.min_pass_rate)),
+        min_pass=d.get("min_pass"),
         concurrency=d.get("concurrency", DEFAULTS.concurrency),
         max_steps=d.get("max_steps", DEFAULTS.max_steps),
     )
+    if "min_pass" in d and "min_pass_rate" in d:
+        diags.error(doc.key_span(("defaults", "min_pass_rate")), "S105",
+                    "use either min_pass or min_pass_rate in defaults, not both",
+                    "min_pass is a number of runs; min_pass_rate a share of them: keep one")
+    elif defaults.min_pass is not None and defaults.min_pass > defaults.runs:
+        diags.error(doc.span(("defaults", "min_pass")), "E202",
+                    f"defaults.min_pass is {defaults.min_pass} but defaults.runs is "
+                    f"{defaults.runs}: a scenario with the default runs could never pass",
+                    f"lower min_pass to at most {defaults.runs}, or raise runs")
     if defaults.target is not None and defaults.target not in targets:
         diags.error(
             doc.span(("defaults", "target")),
@@ -136,7 +149,16 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         )
     judge = _judge(doc, root, data.get("judge"), targets, diags)
     redact = _redact(doc, data.get("redact") or {}, diags)
-    checks = named_checks(doc, data.get("checks") or {}, diags)
+    world = {}
+    if "world" in data:
+        from .world import check_tools, compile_world  # only a suite with a world
+
+        world = compile_world(doc, ("world",), data["world"], root, diags)
+        # the library's table tools against the suite's own tables, used or not (a
+        # scenario checks them again against its world, which may replace a table)
+        check_tools((t for t in tools.values() if t.table is not None
+                     and t.table.table in world), world, diags)
+    checks = named_checks(doc, data.get("checks") or {}, diags, world)
     history = data.get("history")
     from ..history.locate import setting_problem
 
@@ -146,7 +168,7 @@ def load_suite(file: Path, diags: Collector) -> Suite:
         history = None
     pairs = _compare(doc, data.get("compare"), targets, diags)
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
-                 judge, redact, checks, history, pairs)
+                 judge, redact, checks, history, pairs, world)
 
 
 def parse_pair(text: str) -> tuple[str, str] | None:
@@ -252,11 +274,17 @@ def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactC
                         bool(data.get("default_patterns", True)))
 
 
-def named_checks(doc: Document, data: Mapping[str, str], diags: Collector
-                 ) -> dict[str, NamedCheck]:
+def named_checks(doc: Document, data: Mapping[str, str], diags: Collector,
+                 world: Mapping[str, WorldTable] | None = None) -> dict[str, NamedCheck]:
     """Compile the suite's ``checks:``; problems are reported at scenarist.yaml's line and
-    column (once, even when many scenarios use the check)."""
+    column (once, even when many scenarios use the check). With the suite's ``world``,
+    they may read ``world`` and ``world_before``."""
     out: dict[str, NamedCheck] = {}
+    typed = None
+    if world:
+        from .world import world_type
+
+        typed = world_type(world)
     for cname, source in data.items():
         path: DataPath = ("checks", cname)
         if cname in RESERVED:
@@ -267,7 +295,7 @@ def named_checks(doc: Document, data: Mapping[str, str], diags: Collector
             continue
         program = None
         try:
-            program = compile_expression(source, data.keys())
+            program = compile_expression(source, data.keys(), world=typed)
             same = constant(program)
             if same is not None:
                 diags.warning(doc.span_in_string(path, same.offset), same.code, same.message,

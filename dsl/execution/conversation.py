@@ -107,10 +107,11 @@ class Settled(NamedTuple):
 
 
 def settle(calls: list[Call], kind: str, text: str, scenario: Scenario,
-           pick: Collection[int] | None = None) -> Settled:
+           pick: Collection[int] | None = None, world: Any = None) -> Settled:
     """Apply turn ``kind`` (say, confirm, cancel; ``text``: the tool's name or ``all``
     for confirm and cancel) to the calls held for confirmation. ``pick`` (with confirm):
-    the held calls to run, by index; the other held calls are cancelled."""
+    the held calls to run, by index; the other held calls are cancelled. A confirmed
+    table tool changes the attempt's ``world`` now; a cancelled one never does."""
     held = [i for i, c in enumerate(calls) if c.pending]
     chosen: list[int] = []
     if kind == "confirm" and pick is not None:
@@ -135,7 +136,7 @@ def settle(calls: list[Call], kind: str, text: str, scenario: Scenario,
             out[i] = c._replace(pending=False, output=CANCELLED, decision="cancelled")
         else:
             tool = scenario.tool(c.name)
-            result = answer(tool, c.args, scenario.at) if tool is not None else None
+            result = answer(tool, c.args, scenario.at, world) if tool is not None else None
             out[i] = c._replace(pending=False, output=result.output if result else "OK",
                                 error=result.error if result else None,
                                 decision="confirmed")

@@ -100,6 +100,7 @@ class _Chat:
         self.tools_by_name = {t.name: t for t in scenario.tools}
         self.openai_tools = [t.openai() for t in scenario.tools]
         self.attached = {a.sha256: a for a in scenario.all_attachments}
+        self.world = open_world(scenario)  # this attempt's own copy (None: no world)
 
     async def respond(self) -> tuple[str, str | None]:
         """Ask the model until it answers in text (or holds a call for confirmation, or
@@ -156,7 +157,8 @@ class _Chat:
             results: list[dict[str, Any]] = []
             pending = False
             for i, tc in enumerate(tool_calls):
-                call, result = _handle_call(tc, i, p.steps, tools_by_name, scenario)
+                call, result = _handle_call(tc, i, p.steps, tools_by_name, scenario,
+                                            self.world)
                 assistant["tool_calls"].append(_wire_call(call))
                 p.calls.append(call)
                 if call.pending:
@@ -183,7 +185,7 @@ class _Chat:
         answers."""
         p = self.p
         first_call, first_step = len(p.calls), p.steps
-        settled = settle(p.calls, kind, text, self.scenario, pick)
+        settled = settle(p.calls, kind, text, self.scenario, pick, self.world)
         p.calls = settled.calls
         p.messages = [*p.messages, *settled.results]
         answer, failure = "", settled.failure
@@ -200,6 +202,8 @@ class _Chat:
         turn = Turn(kind, text, answer, len(p.calls) - first_call, settled.decided,
                     p.steps - first_step, len(p.messages), failure, simulated)
         p.turns.append(turn)
+        if self.world is not None:
+            self.world.mark()  # what this turn's own checks see of the world
         return turn
 
 
@@ -245,7 +249,18 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         goal_reached=goal,
         user_messages=tuple(p.user_messages),
         attachments=scenario.all_attachments,
+        world=chat.world.run() if chat.world is not None else None,
     )
+
+
+def open_world(scenario: Scenario) -> Any:
+    """A fresh copy of the scenario's world for one attempt (None when it has none): a
+    :class:`dsl.compiler.world.World`, imported only by a scenario with a world."""
+    if not scenario.world:
+        return None
+    from ..compiler.world import World
+
+    return World(scenario.world)
 
 
 def user_message(text: str, attachments: Sequence[Attachment] = ()) -> dict[str, Any]:
@@ -319,7 +334,7 @@ def _wire_call(call: Call) -> dict[str, Any]:
 
 
 def _handle_call(tc: Any, index: int, step: int, tools: dict[str, ToolSpec],
-                 scenario: Scenario) -> tuple[Call, str | None]:
+                 scenario: Scenario, world: Any = None) -> tuple[Call, str | None]:
     fn = tc.get("function") if isinstance(tc, dict) else None
     fn = fn if isinstance(fn, dict) else {}
     name = str(fn.get("name") or "")
@@ -343,5 +358,5 @@ def _handle_call(tc: Any, index: int, step: int, tools: dict[str, ToolSpec],
               "JSON object."
         return Call(call_id, name, None, raw_text, out, tool.action, False, "invalid-json",
                     step), out
-    call = take_call(tools, name, args, raw_text, call_id, step, scenario.at)
+    call = take_call(tools, name, args, raw_text, call_id, step, scenario.at, world)
     return call, call.output

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import EndpointError
-from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target
+from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target, WorldRun
 from ..store import (
     AttemptError,
     AttemptRecord,
@@ -166,11 +166,11 @@ def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]
         if n >= reached:
             ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(data.turns, 1)
                           if t.failure), "it ended earlier")
-            view = Outcome("error", f"not evaluated: the conversation never reached turn "
-                                    f"{n + 1} ({ended})")
+            view = Outcome("not_evaluated", f"not evaluated: the conversation never reached "
+                                            f"turn {n + 1} ({ended})")
         elif data.turns[n].failure is not None and not data.turns[n].steps:
-            view = Outcome("error", f"not evaluated: turn {n + 1} failed "
-                                    f"({data.turns[n].failure})")
+            view = Outcome("not_evaluated", f"not evaluated: turn {n + 1} failed "
+                                            f"({data.turns[n].failure})")
         else:
             view = data.turn(n)
         out.extend([view] * len(spec.checks))
@@ -238,7 +238,8 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             failure_kind=(data.failure_kind or failure_kind(data.failure)) if data.failure
             else None,
             turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached,
-            stderr=data.stderr, user_messages=data.user_messages)
+            stderr=data.stderr, world=_world_changes(data),
+            world_turns=_turn_changes(data), user_messages=data.user_messages)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
@@ -247,6 +248,23 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             turns=tuple(partial.turns), history=len(scenario.history), stderr=partial.stderr,
             user_messages=tuple(partial.user_messages))
     return base
+
+
+def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
+    if data.world is None:
+        return None
+    from ..compiler.world import changes
+
+    return tuple(changes(data.world))
+
+
+def _turn_changes(data: AttemptData) -> tuple[tuple[dict[str, Any], ...], ...]:
+    if data.world is None or not data.world.turns or not data.turns:
+        return ()
+    from ..compiler.world import changes
+
+    run = data.world
+    return tuple(tuple(changes(WorldRun(run.before, t))) for t in run.turns)
 
 
 def _stat(m: Any) -> ModelCallStat:

@@ -83,26 +83,28 @@ class Program:
 
 
 def compile_expression(source: str, named_checks: Collection[str] = (),
-                       *, condition: bool = True, case: Type | None = None) -> Program:
+                       *, condition: bool = True, case: Type | None = None,
+                       world: Type | None = None) -> Program:
     """Parse, check and compile; raise ProblemsFound with every problem found.
 
     ``named_checks`` are the suite's check names (used in "did you mean" messages);
     ``condition=False`` accepts an expression of any type (tests, docs); ``case`` is the
-    type of ``case`` in a scenario with cases (``types.case_of``).
+    type of ``case`` in a scenario with cases (``types.case_of``); ``world``, of ``world``
+    and ``world_before`` in a scenario with a world (``types.world_of``).
 
     A Program is immutable, so the same text compiles once per process: suites repeat
     their expressions from file to file (and a scenario's cases share theirs), and parsing
     is most of linting one."""
-    return _compile_once(source, tuple(named_checks), condition, case)
+    return _compile_once(source, tuple(named_checks), condition, case, world)
 
 
 @functools.lru_cache(maxsize=4096)
 def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool,
-                  case: Type | None) -> Program:
+                  case: Type | None, world: Type | None = None) -> Program:
     from .parse import parse  # Lark is imported only when there is an expression
 
     root = parse(source)
-    typed = typecheck(root, source, named_checks, condition, case)
+    typed = typecheck(root, source, named_checks, condition, case, world)
     if typed.problems:
         raise ProblemsFound(sorted(typed.problems, key=lambda p: p.offset))
     compiler = _Compiler(typed)

@@ -111,7 +111,25 @@ def attempt_values(a: AttemptData) -> dict[str, Any]:
         "prompt_tokens": a.tokens.prompt,
         "completion_tokens": a.tokens.completion,
         "steps": a.steps,
+        **(_world_values(a.world) if a.world is not None else {}),
     }
+
+
+def _world_values(run: Any) -> dict[str, Any]:
+    """``world`` and ``world_before``: each table's rows, every row with every column the
+    table has (null where a row has none)."""
+    columns: dict[str, dict[str, None]] = {}
+    for tables in (run.before, run.after):
+        for name, rows in tables.items():
+            cols = columns.setdefault(name, {})
+            for r in rows:
+                cols.update(dict.fromkeys(r))
+
+    def rows_of(tables: Any) -> dict[str, list[dict[str, Any]]]:
+        return {name: [{c: r.get(c) for c in columns.get(name, {})} for r in tables.get(name, ())]
+                for name in columns}
+
+    return {"world": rows_of(run.after), "world_before": rows_of(run.before)}
 
 
 _last: tuple[AttemptData, Bindings] | None = None

@@ -50,7 +50,10 @@ from .types import (
     JSON,
     NULL,
     NUMBER,
+    ROW,
     TEXT,
+    WORLD,
+    WORLD_NAMES,
     Type,
     describe,
     equatable,
@@ -120,11 +123,12 @@ class Typed:
 
 
 def typecheck(node: Node, source: str, named_checks: Collection[str] = (),
-              condition: bool = True, case: Type | None = None) -> Typed:
+              condition: bool = True, case: Type | None = None,
+              world: Type | None = None) -> Typed:
     """Type every node of ``node`` (parsed from ``source``). With ``condition``, the whole
     expression must be true or false (as an ``expect`` check's is). ``case``: the type of
     ``case`` in a scenario with cases (without one, the name ``case`` is unknown)."""
-    checker = _Checker(source, named_checks, case)
+    checker = _Checker(source, named_checks, case, world)
     top = checker.visit(node)
     if condition and not maybe(top, "bool") and top.kind != "null":
         checker.problem(
@@ -148,10 +152,11 @@ def _bool_hint(src: str, t: Type) -> str:
 
 class _Checker:
     def __init__(self, source: str, named_checks: Collection[str],
-                 case: Type | None = None) -> None:
+                 case: Type | None = None, world: Type | None = None) -> None:
         self.typed = Typed(source)
         self.named_checks = named_checks
         self.case = case
+        self.world = world  # world and world_before (types.world_of); None: no world
         self.frames: list[Type] = []  # item types of the enclosing conditions
 
     # -------------------------------------------------------------- helpers
@@ -234,6 +239,10 @@ class _Checker:
         if n == CASE and self.case is not None:
             self.typed.refs[id(node)] = GlobalRef(n)
             return self.case
+        if n in WORLD_NAMES and self.world is not None:
+            self.typed.refs[id(node)] = GlobalRef(n)
+            self.typed.reads_attempt = True
+            return self.world
         return self.unknown_name(node)
 
     def resolvable(self, n: str) -> bool:
@@ -261,6 +270,12 @@ class _Checker:
                         "cases", node.loc,
                 "give the scenario cases: (or a cases_file:); then case.NAME is that case's "
                 "value NAME")
+        if n in WORLD_NAMES:
+            return self.problem(
+                "X302", f"'{n}' is the tables of the scenario's world, and this scenario has "
+                        "no world", node.loc,
+                "give the suite a world: (or the scenario a given.world:); then "
+                f"{n}.TABLE is that table's rows")
         if n == ITEM:
             return self.problem(
                 "X302", "'item' is the current item, and exists only inside [ ] after a list "
@@ -269,8 +284,9 @@ class _Checker:
         fields: list[str] = []
         for frame in self.frames:
             fields.extend(fields_of(frame) or ())
-        candidates = [*fields, *GLOBALS, *([ITEM] if self.frames else [])]
-        hint = f"the values are {', '.join(GLOBALS)}"
+        known = [*GLOBALS, *(WORLD_NAMES if self.world is not None else ())]
+        candidates = [*fields, *known, *([ITEM] if self.frames else [])]
+        hint = f"the values are {', '.join(known)}"
         if fields:
             hint += f"; inside [ ] also the item's fields {', '.join(dict.fromkeys(fields))}"
         hint += f"; if you meant the text '{n}', put it in quotes"
@@ -292,6 +308,14 @@ class _Checker:
                 return self.problem(
                     "X302", f"the cases have no value '{name}'{did_you_mean(name, known)}",
                     node.name_loc, f"the cases' values are {', '.join(known) or 'none'}")
+            if t.shape == WORLD:
+                return self.problem(
+                    "X302", f"the world has no table '{name}'{did_you_mean(name, known)}",
+                    node.name_loc, f"the tables are {', '.join(known) or 'none'}")
+            if t.shape == ROW:
+                return self.problem(
+                    "X302", f"the rows have no column '{name}'{did_you_mean(name, known)}",
+                    node.name_loc, f"the columns are {', '.join(known) or 'none'}")
             return self.problem(
                 "X302", f"{describe(t)} has no field '{name}'{did_you_mean(name, known)}",
                 node.name_loc, f"the fields of {describe(t)} are {', '.join(known)}")

@@ -29,9 +29,10 @@ Kind = Literal["text", "number", "bool", "null", "date", "list", "object", "json
 class Type:
     kind: Kind
     item: Type | None = None  # list: the type of its items
-    shape: str = ""  # object: "call" | "tool" | "moment" | "case"
+    shape: str = ""  # object: "call" | "tool" | "moment" | "case" | "world" | "row"
     navigable: bool = False  # text: a tool's output, whose JSON fields can be read
-    fields: tuple[tuple[str, Type], ...] = ()  # object "case": its values and their types
+    # object "case": its values and their types; "world": its tables; "row": its columns
+    fields: tuple[tuple[str, Type], ...] = ()
 
     def __str__(self) -> str:
         return describe(self)
@@ -62,6 +63,22 @@ def case_of(fields: Mapping[str, Type]) -> Type:
     return Type("object", shape=CASE, fields=tuple(sorted(fields.items())))
 
 
+WORLD = "world"  # the scenario's world at the end of the attempt: world.cards
+WORLD_BEFORE = "world_before"  # and at its start
+WORLD_NAMES = (WORLD, WORLD_BEFORE)
+ROW = "row"
+
+
+def world_of(tables: Mapping[str, Mapping[str, Type]]) -> Type:
+    """The type of ``world`` and ``world_before`` in a scenario with a world: an object
+    with one field per table, each a list of rows with the table's columns (an empty
+    table's rows are JSON data: their columns are not known)."""
+    return Type("object", shape=WORLD, fields=tuple(sorted(
+        (name, list_of(Type("object", shape=ROW, fields=tuple(sorted(cols.items())))
+                       if cols else JSON))
+        for name, cols in tables.items())))
+
+
 @dataclass(frozen=True, slots=True)
 class Member:
     """A field of an object, or a value an expression can read by name."""
@@ -85,7 +102,8 @@ CALL_FIELDS: dict[str, Member] = {
     "step": Member(NUMBER, "which model call made it: 1 for the first", "step == 1"),
     "error": Member(TEXT, "why the call was not run ('invalid-json', 'unknown-tool'), or that "
                           "its tool answered with an error ('tool-error'; 'no-record': no "
-                          "answer for these arguments); null when it ran fine or is pending",
+                          "answer for these arguments; 'no-row': its where matched no row "
+                          "of the world); null when it ran fine or is pending",
                     "error == null"),
     "decision": Member(TEXT, "what the person did in a later turn with a call held for "
                              "confirmation: 'confirmed' (it ran), 'cancelled' or 'dismissed'; "
@@ -153,7 +171,7 @@ KEYWORDS = frozenset({"and", "or", "not", "in", "matches", "true", "false", "nul
 def fields_of(t: Type) -> Mapping[str, Member] | None:
     """The known fields of ``t``, or None when it has none (or they are unknown: json)."""
     if t.kind == "object":
-        if t.shape == CASE:
+        if t.shape in (CASE, WORLD, ROW):
             return _case_fields(t)
         return SHAPES[t.shape]
     if t.kind == "date":
@@ -163,11 +181,13 @@ def fields_of(t: Type) -> Mapping[str, Member] | None:
 
 @functools.lru_cache(maxsize=256)
 def _case_fields(t: Type) -> Mapping[str, Member]:
-    return {name: Member(ft, f"the case's value '{name}'") for name, ft in t.fields}
+    what = {CASE: "the case's value", WORLD: "the table", ROW: "the row's column"}[t.shape]
+    return {name: Member(ft, f"{what} '{name}'") for name, ft in t.fields}
 
 
 _SHAPE_WORDS = {"call": ("a call", "calls"), "tool": ("a tool", "tools"),
-                "moment": ("the moment", "moments"), CASE: ("the case", "cases")}
+                "moment": ("the moment", "moments"), CASE: ("the case", "cases"),
+                WORLD: ("the world", "worlds"), ROW: ("a row", "rows")}
 _WORDS: dict[str, tuple[str, str]] = {
     "text": ("text", "texts"),
     "number": ("a number", "numbers"),

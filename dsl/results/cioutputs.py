@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import explain, gh_data, gh_property
+from ..errors import explain, gh_data, gh_property, said_label
 from ..store import write_atomic
 from ..store.summaryfile import Summary, SummaryRow
 from ..targets.kinds import shown_settings
@@ -34,6 +34,7 @@ from .words import (
     pct,
     prf_text,
     rate_text,
+    runs_needed_text,
     side_text,
     target_what,
 )
@@ -90,13 +91,15 @@ def _details(row: SummaryRow) -> str:
         for c in row.checks:
             rate = pct(c.pass_rate)
             unsure = f", {c.unsure} unsure" if c.unsure else ""
+            unseen = (f", not evaluated in {c.not_evaluated}: its turn was never played"
+                      if c.not_evaluated else "")
             lines.append(f"  {rate:>4}  {check_title(c)}  ({c.passes} of {c.evaluated} "
-                         f"passed{unsure})")
+                         f"passed{unsure}{unseen})")
     for kind, n in row.problem_kinds.items():
         lines.append(f"{kind} ×{n}: {explain(kind)}")
         said = row.error_messages.get(kind)
         if said:
-            lines.append(f"  the server said: {said}")
+            lines.append(f"  {said_label(kind)}: {said}")
     return "\n".join(lines)
 
 
@@ -176,12 +179,21 @@ def _md_change(c: Change | None) -> str:
 def _md_failing(row: SummaryRow) -> str:
     failing = row.failing_checks
     checks = {c.label: c for c in row.checks}
-    cells = [f"{md_code(fc.label)}{' (always)' if fc.always else ''} ×{fc.count}"
-             + (f" (pass rate {check_text(checks[fc.label])})" if fc.label in checks
-                else "")
-             for fc in failing[:MAX_MD_FAILING_CHECKS]]
-    if len(failing) > MAX_MD_FAILING_CHECKS:
-        cells.append(f"+{len(failing) - MAX_MD_FAILING_CHECKS} more")
+    cells = [f"{kind} ×{n}: {md_code(row.error_messages.get(kind, kind))}"
+             for kind, n in row.failure_kinds.items()]  # what failed before the checks
+    # an always check that broke is never among the "more": it decided the verdict
+    shown = [fc for i, fc in enumerate(failing) if i < MAX_MD_FAILING_CHECKS or fc.always]
+    cells += [f"{md_code(fc.label)}{' (always)' if fc.always else ''} ×{fc.count}"
+              + (f" (pass rate {check_text(checks[fc.label])})" if fc.label in checks
+                 else "")
+              for fc in shown]
+    if len(failing) > len(shown):
+        cells.append(f"+{len(failing) - len(shown)} more")
+    unseen = [c for c in row.checks if c.not_evaluated]
+    if unseen:
+        cells.append("not evaluated (turn never played): " + ", ".join(
+            f"{md_code(c.label)}{' (always)' if c.always else ''} ×{c.not_evaluated}"
+            for c in unseen))
     if row.errors:
         cells.append(f"{row.errors} endpoint errors")
     return ", ".join(cells)
@@ -304,7 +316,21 @@ def comparison_markdown(c: Comparison) -> str:
                    f"{side_text(ch.before)} | {side_text(ch.now)} | {delta} |")
     if len(c.changes) > MAX_MD_ROWS:
         out += ["", f"… and {len(c.changes) - MAX_MD_ROWS} more."]
+    unseen = [ch for ch in c.ordered()[:MAX_MD_ROWS] if _spans_zero(ch)]
+    if unseen:
+        out += ["", "Changes the interval cannot yet tell from chance:"]
+        out += [f"- {md_code(ch.scenario)} on {md_code(ch.target)}: "
+                f"{runs_needed_text(ch.rate_before or 0.0, ch.rate_now or 0.0)} (this "
+                f"comparison had {ch.before.decided if ch.before else 0} and "
+                f"{ch.now.decided if ch.now else 0})" for ch in unseen]
     return "\n".join(out) + "\n"
+
+
+def _spans_zero(ch: Change) -> bool:
+    """A change of rate whose 95% interval still spans 0: too few runs to tell."""
+    return (ch.rate_before is not None and ch.rate_now is not None
+            and ch.rate_before != ch.rate_now and ch.interval is not None
+            and not ch.interval.excludes_zero())
 
 
 # ---- GitHub workflow commands --------------------------------------------------------------

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import NotReady, RunDirError
-from ..model import AttemptData, Plan, Scenario
+from ..model import AttemptData, Plan, Scenario, WorldRun
 from ..store import AttemptError, AttemptRecord
 from ..store.planfile import PlanFile, PlannedScenario
 from ..store.runfile import HistoryKept, JudgeStats, RunInfo
@@ -148,7 +148,20 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
         turns=record.turns, history=scenario.history_calls,
         history_messages=record.history, goal_reached=record.goal_reached,
         user_messages=record.user_messages,
-        attachments=scenario.all_attachments)  # the same files: given_when says so
+        attachments=scenario.all_attachments,  # the same files: given_when says so
+        world=_world_of(scenario, record))
+
+
+def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
+    """The attempt's world, rebuilt: the scenario's tables at the start (the same as in
+    the run: given_when says so) and the changes the record kept."""
+    if not scenario.world:
+        return None
+    from ..compiler.world import apply
+
+    before = {t.name: t.rows for t in scenario.world}
+    turns = tuple(apply(before, made).after for made in record.world_turns)
+    return dataclasses.replace(apply(before, record.world or ()), turns=turns)
 
 
 def has_transcript(record: AttemptRecord) -> bool:

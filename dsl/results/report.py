@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..compiler.moment import minute
-from ..errors import explain
+from ..errors import SERVER_WORDS, explain
 from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
 from ..store import AttemptRecord, CheckResult, write_atomic
 from ..store.planfile import PlanFile, PlannedScenario
@@ -51,7 +51,7 @@ from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
-from .words import pct, target_what
+from .words import failed_before_checks, not_evaluated_text, pct, target_what
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -101,6 +101,7 @@ class CheckRate:
     bar: Bar
     ci_low: float = 0.0
     ci_high: float = 1.0
+    not_evaluated: int = 0  # attempts in which its turn was never played
 
     @property
     def flaky(self) -> bool:
@@ -130,6 +131,7 @@ class Problem:
     explanation: str
     said: str
     error: bool  # an endpoint error (counts neither way), not a failed attempt
+    said_by: str = "What the server said"  # or "What happened": no server said it
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,10 +194,21 @@ class Row:
     pass_k: tuple[tuple[str, float, float], ...] = ()  # (k, pass@k, pass^k)
     tool_calls: ToolCounts | None = None  # tp, fp, fn, precision, recall, f1
     trend: tuple[TrendBar, ...] = ()  # this scenario × target over its last runs (history)
+    # what really failed, when attempts failed before their checks could decide ("3 attempts
+    # failed before their checks could decide: turn 1: reached max_steps ..."), and the
+    # checks of turns never played (never a pass, a failure or a broken always check)
+    failed_first: str = ""
+    not_evaluated: str = ""
 
     @property
     def verdict_rank(self) -> int:
         return words(self.verdict).order
+
+    @property
+    def shown_failing(self) -> tuple[FailingCheck, ...]:
+        """The failing checks the table's cell shows: the first two, and every broken
+        ``always`` check (it decided the verdict: never among the "more")."""
+        return tuple(fc for i, fc in enumerate(self.failing_checks) if i < 2 or fc.always)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,9 +343,10 @@ def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | N
         checks.append(CheckRate(
             name, c.label in named, c.always, c.judge, c.passes, c.unsure, c.evaluated, cr,
             _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
-                 f"to {pct(high)}"), low, high))
+                 f"to {pct(high)}"), low, high, c.not_evaluated))
     said = r.error_messages
-    problems = [Problem(visible(k), n, explain(k), visible(said.get(k, "")), error)
+    problems = [Problem(visible(k), n, explain(k), visible(said.get(k, "")), error,
+                        "What the server said" if k in SERVER_WORDS else "What happened")
                 for kinds, error in ((r.error_kinds, True), (r.failure_kinds, False))
                 for k, n in sorted(kinds.items(), key=lambda kv: -kv[1])]
     tags = tuple(visible(t) for t in r.tags)
@@ -360,7 +374,9 @@ def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | N
         latency_p50=r.latency_ms.p50, latency_p95=r.latency_ms.p95,
         tokens=r.tokens.total, change=change, search=search,
         pass_k=tuple((k, at_k[k], hat_k.get(k, 0.0)) for k in at_k),
-        tool_calls=r.tool_calls, trend=trend)
+        tool_calls=r.tool_calls, trend=trend,
+        failed_first=visible(failed_before_checks(r)),
+        not_evaluated=visible(not_evaluated_text(r)))
 
 
 def _trend(points: Iterable[TrendPoint], row: SummaryRow, run_id: str,
@@ -690,6 +706,34 @@ def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[A
     if rec.failure:
         kind = rec.failure_kind or "model_output"
         out.append([ref(kind), ref(explain(kind))])
+    if rec.world:
+        if len(out) < 12:
+            out.append(None)
+        out.append(_world_changes(rec.world, ref))
+    return out
+
+
+def _world_changes(made: Sequence[Mapping[str, Any]], ref: Ref) -> list[list[Any]]:
+    """What an attempt changed in its world, as the script draws it beside the transcript
+    (a small before/after table per table, changed cells marked): one ``[table, id, kind,
+    [[column, before, after], ...]]`` per row, kind ``set``, ``added`` or ``removed``; the
+    values as text (the script shows them as text, never as markup)."""
+    def text(v: Any) -> str:
+        return v if isinstance(v, str) else json.dumps(v, ensure_ascii=False, default=str)
+
+    out: list[list[Any]] = []
+    for ch in made:
+        if "added" in ch or "removed" in ch:
+            kind = "added" if "added" in ch else "removed"
+            row = ch[kind] if isinstance(ch[kind], Mapping) else {}
+            cells = [[ref(str(c)), None if kind == "added" else ref(text(v)),
+                      ref(text(v)) if kind == "added" else None] for c, v in row.items()]
+        else:
+            kind = "set"
+            given = ch.get("set")
+            cells = [[ref(str(c)), ref(text(b)), ref(text(a))]
+                     for c, (b, a) in (given.items() if isinstance(given, Mapping) else ())]
+        out.append([ref(str(ch.get("table"))), ref(str(ch.get("id"))), kind, cells])
     return out
 
 

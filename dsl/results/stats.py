@@ -145,3 +145,81 @@ def percentile(values: list[float], q: float) -> float | None:
     lo = math.floor(pos)
     hi = min(lo + 1, len(v) - 1)
     return v[lo] + (v[hi] - v[lo]) * (pos - lo)
+
+
+# ---- how many runs a rule needs ------------------------------------------------------------
+
+POWER = 0.95  # a gate should pass a good agent, and fail a bad one, this often
+MAX_POWER_RUNS = 100  # the most runs plan --power suggests
+
+
+def pass_chance(runs: int, min_pass: int, p: float) -> float:
+    """The chance that an agent whose attempts pass with probability ``p`` (each on its
+    own) passes a gate of ``min_pass`` of ``runs``: ``P(X ≥ min_pass)`` for ``X ~
+    Binomial(runs, p)``, summed exactly over the binomial terms."""
+    if min_pass <= 0:
+        return 1.0
+    if min_pass > runs:
+        return 0.0
+    q = 1.0 - p
+    return math.fsum(math.comb(runs, k) * p ** k * q ** (runs - k)
+                     for k in range(min_pass, runs + 1))
+
+
+@dataclass(frozen=True, slots=True)
+class Power:
+    """What a gate (``runs``, ``min_pass``) does with an agent whose true pass rate is
+    ``p_good`` and with one whose rate is ``p_bad``; and the smallest gate that passes the
+    good one and fails the bad one, each at least :data:`POWER` of the time (None: not
+    within :data:`MAX_POWER_RUNS` runs)."""
+
+    p_good: float
+    p_bad: float
+    pass_chance_good: float
+    pass_chance_bad: float
+    suggested_runs: int | None
+    suggested_min_pass: int | None
+
+    def as_json(self) -> dict[str, float | int | None]:
+        return {"p_good": self.p_good, "p_bad": self.p_bad,
+                "pass_chance_good": self.pass_chance_good,
+                "pass_chance_bad": self.pass_chance_bad,
+                "suggested_runs": self.suggested_runs,
+                "suggested_min_pass": self.suggested_min_pass}
+
+
+def smallest_gate(p_good: float, p_bad: float, power: float = POWER,
+                  max_runs: int = MAX_POWER_RUNS) -> tuple[int, int] | None:
+    """The fewest runs (up to ``max_runs``), then the smallest min_pass for them, such that
+    an agent at ``p_good`` passes at least ``power`` of the time and one at ``p_bad`` fails
+    at least ``power`` of the time; None when no gate of at most ``max_runs`` does both."""
+    for runs in range(1, max_runs + 1):
+        for need in range(runs + 1):  # the chances fall as min_pass rises
+            if pass_chance(runs, need, p_bad) <= 1.0 - power:
+                if pass_chance(runs, need, p_good) >= power:
+                    return runs, need
+                break  # a higher min_pass passes the good agent even less often
+    return None
+
+
+def gate_power(runs: int, min_pass: int, p_good: float, p_bad: float) -> Power:
+    """:class:`Power` for one gate."""
+    best = smallest_gate(p_good, p_bad)
+    return Power(p_good, p_bad, pass_chance(runs, min_pass, p_good),
+                 pass_chance(runs, min_pass, p_bad),
+                 best[0] if best else None, best[1] if best else None)
+
+
+def runs_to_see(before: float, after: float, max_runs: int = 10_000) -> int | None:
+    """How many decided runs per side a change of pass rate from ``before`` to ``after``
+    needs before the 95% Newcombe interval of the difference (the one ``scenarist diff``
+    uses: :func:`newcombe`) leaves out 0, when each side shows exactly its rate (its passes
+    rounded to whole runs); None when no count up to ``max_runs`` does (no change, or
+    one too small)."""
+    if before == after:
+        return None
+    for n in range(1, max_runs + 1):
+        _, interval = newcombe(round(after * n), n, round(before * n), n)
+        if round(after * n) != round(before * n) and interval.excludes_zero():
+            return n
+    return None

@@ -70,6 +70,7 @@ class _Acc:
     check_pass: list[int] = field(default_factory=list)
     check_seen: list[int] = field(default_factory=list)
     check_unsure: list[int] = field(default_factory=list)
+    check_unseen: list[int] = field(default_factory=list)  # not evaluated: turn not played
     tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
     failing_checks: Counter[str] = field(default_factory=Counter)
     always_failing: set[str] = field(default_factory=set)  # labels of `always` checks
@@ -117,7 +118,11 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
             a.check_seen += [0] * grow
             a.check_pass += [0] * grow
             a.check_unsure += [0] * grow
+            a.check_unseen += [0] * grow
         for i, c in enumerate(checks):
+            if c.status == "not_evaluated":  # its turn was never played: not a result
+                a.check_unseen[i] += 1
+                continue
             _judge_stats(a, c)
             for item in c.items:
                 counts = a.items.setdefault(i, {}).setdefault(item.label, [0, 0])
@@ -230,12 +235,13 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
         seen = a.check_seen[i] if i < len(a.check_seen) else 0
         ok = a.check_pass[i] if i < len(a.check_pass) else 0
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
+        unseen = a.check_unseen[i] if i < len(a.check_unseen) else 0
         c_low, c_high = wilson(ok, seen)
         items = tuple(ItemRow(label, n[0], n[1], n[0] / n[1] if n[1] else None,
                               *wilson(n[0], n[1]))
                       for label, n in a.items.get(i, {}).items())
         checks.append(CheckRow(c.check, c.label, ok, seen, ok / seen if seen else None,
-                               c_low, c_high, c.judge, unsure, c.always, items))
+                               c_low, c_high, c.judge, unsure, c.always, items, unseen))
     at_k, hat_k = pass_k_table(decided, t.passes) if decided else ({}, {})
     mean = sum(a.latencies) / len(a.latencies) if a.latencies else None
     return SummaryRow(

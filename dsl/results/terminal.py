@@ -91,8 +91,9 @@ MAX_SAID = 160  # characters of an endpoint's own words in the terminal (all in 
 def problem_lines(row: SummaryRow) -> list[str]:
     """Each kind of endpoint error (and of failure before the checks: model_output,
     max_steps) in a scenario × target, with what it means in plain words and what the
-    server said — the same sentences as the report's (dsl/errors.py)."""
-    from ..errors import explain
+    server said (or, when no server said anything, what happened) — the same sentences as
+    the report's (dsl/errors.py)."""
+    from ..errors import explain, said_label
 
     out = []
     for kind, n in row.problem_kinds.items():
@@ -100,7 +101,7 @@ def problem_lines(row: SummaryRow) -> list[str]:
         raw = " ".join(row.error_messages.get(kind, "").split())
         if raw:
             raw = raw if len(raw) <= MAX_SAID else raw[: MAX_SAID - 1] + "…"
-            out.append(f"  the server said: {raw}")
+            out.append(f"  {said_label(kind)}: {raw}")
     return out
 
 
@@ -172,12 +173,20 @@ def print_summary(summary: Summary, *, quiet: bool = False,
             + _change(changes.get(r.key), color)
         )
         if r.verdict != "pass":
-            for fc in r.failing_checks[:5]:
+            # a broken always check is never among the "more": it decided the verdict
+            failing = r.failing_checks
+            shown = [fc for i, fc in enumerate(failing) if i < 5 or fc.always]
+            for fc in shown:
                 why = "; once is enough to fail the scenario" if fc.always else ""
                 echo(f"      {style('✗', color, fg='red')} {check_title(fc)}  "
                      f"(failed {fc.count} of {r.decided}{why})")
-            if len(r.failing_checks) > 5:
-                echo(f"      … and {len(r.failing_checks) - 5} more failing checks")
+            if len(failing) > len(shown):
+                echo(f"      … and {len(failing) - len(shown)} more failing checks")
+            for c in r.checks:
+                if c.not_evaluated:
+                    echo(f"      {style('–', color, fg='cyan')} {check_title(c)}  (not "
+                         f"evaluated in {c.not_evaluated} of {r.decided}: its turn was "
+                         "never played)")
             if r.verdict_reason == "always_unseen":
                 unseen = r.planned - r.decided
                 echo(f"      {style('?', color, fg='yellow')} an always check must pass in "
@@ -289,15 +298,33 @@ def print_comparison(c: Comparison, *, quiet: bool = False) -> None:
     twidth = max((len(ch.target) for ch in rows), default=6)
     w_old = max((len(_side(ch.before)) for ch in rows), default=1)
     w_new = max((len(_side(ch.now)) for ch in rows), default=1)
+    from .words import runs_needed_text
+
     for ch in rows:
         echo(f"{ch.scenario:<{width}}  {ch.target:<{twidth}}  {_side(ch.before):>{w_old}} → "
              f"{_side(ch.now):<{w_new}}  {_change_words(ch, color)}")
+        unseen = _too_few_runs(ch)
+        if unseen is not None:  # a change the interval cannot tell from noise yet
+            before, now = unseen
+            echo(f"    {runs_needed_text(before, now)} (this comparison had "
+                 f"{ch.before.decided if ch.before else 0} and "
+                 f"{ch.now.decided if ch.now else 0})")
     counts = c.counts()
     said = ", ".join(f"{n} {status}" for status, n in counts.items() if n)
     line = f"{c.after or 'the new run'} against {c.before or 'the baseline'}: " + (
         said or "nothing to compare")
     echo(("\n" if rows else "") + (style(line, color, fg="red", bold=True)
                                    if counts["regressed"] else line))
+
+
+def _too_few_runs(ch: Change) -> tuple[float, float] | None:
+    """The two rates of a change whose 95% interval still spans 0 (too few runs to tell
+    it from noise), or None."""
+    before, now = ch.rate_before, ch.rate_now
+    if (before is None or now is None or before == now or ch.interval is None
+            or ch.interval.excludes_zero()):
+        return None
+    return before, now
 
 
 def _when(iso: str | None) -> str:

@@ -13,7 +13,7 @@ from ..store.summaryfile import CheckRow, SummaryRow, ToolCounts
 from ..targets.kinds import what_it_runs
 from ..verdict import check_title
 from .baseline import Side
-from .stats import wilson
+from .stats import MAX_POWER_RUNS, POWER, gate_power, runs_to_see, smallest_gate, wilson
 
 
 def pct(x: float | None) -> str:
@@ -47,9 +47,12 @@ def check_text(check: CheckRow) -> str:
 
 
 def prf_text(t: ToolCounts) -> str:
-    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``."""
-    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, recall "
-            f"{pct(t.recall)}; {t.tp} right, {t.fp} wrong, {t.fn} missed)")
+    """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``; when no call
+    was expected anywhere, recall has nothing to measure and says so: ``F1 0% (precision
+    0%, no calls were expected; 0 right, 2 wrong, 0 missed)``."""
+    recall = (f"recall {pct(t.recall)}" if t.tp + t.fn else "no calls were expected")
+    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, {recall}; "
+            f"{t.tp} right, {t.fp} wrong, {t.fn} missed)")
 
 
 def kinds_text(kinds: Mapping[str, int]) -> str:
@@ -86,13 +89,90 @@ def outcome_text(row: SummaryRow) -> str:
         extra.append(f"{row.not_run} not run")
     if extra:
         text += " " + "; ".join(extra) + "."
+    failed_first = failed_before_checks(row)
+    if failed_first:
+        text += " " + failed_first
     failing = row.failing_checks
     if failing:
         text += " Failing checks: " + "; ".join(
             f"{check_title(fc)} (failed {fc.count} of {row.decided})" for fc in failing) + "."
+    unseen = not_evaluated_text(row)
+    if unseen:
+        text += " " + unseen
     return text
+
+
+def failed_before_checks(row: SummaryRow) -> str:
+    """What really failed when attempts failed before their checks could decide (a turn
+    that failed: max_steps, a confirm with nothing waiting; a reply the server could not
+    parse), in the words of the first such attempt: ``2 attempts failed before their checks
+    could decide: turn 1: reached max_steps (3 model calls) without a text answer.``"""
+    kinds = row.failure_kinds
+    if not kinds:
+        return ""
+    n = sum(kinds.values())
+    said = "; ".join(dict.fromkeys(row.error_messages.get(k) or k for k in kinds))
+    return (f"{n} attempt{'s' if n != 1 else ''} failed before {'their' if n != 1 else 'its'} "
+            f"checks could decide: {said.rstrip('.')}.")
+
+
+def not_evaluated_text(row: SummaryRow) -> str:
+    """The checks of turns that were never played, which count neither way: ``Not
+    evaluated (their turn was never played, so they count neither way): turn 2 ·
+    not_contains: "4111" [always] (in 2 of 3 attempts).``"""
+    unseen = [c for c in row.checks if c.not_evaluated]
+    if not unseen:
+        return ""
+    return ("Not evaluated (their turn was never played, so they count neither way): "
+            + "; ".join(f"{check_title(c)} (in {c.not_evaluated} of {row.decided} attempts)"
+                        for c in unseen) + ".")
 
 
 def target_what(target: PlannedTarget) -> str:
     """What a target runs: its model, cassette or entry point (its kind says which)."""
     return what_it_runs(target) or target.kind
+
+
+def power_lines(gates: list[tuple[str, int, int]], p_good: float, p_bad: float) -> list[str]:
+    """``scenarist plan --power``: for each scenario (id, runs, min_pass), how often its
+    gate passes an agent at ``p_good`` and one at ``p_bad``; then the smallest gate that
+    tells them apart (docs/statistics.md)."""
+    good, bad = pct(p_good), pct(p_bad)
+    width = max([len("scenario"), *(len(g[0]) for g in gates)])
+    out = [f"How often each gate passes an agent whose true pass rate is {good}, and one "
+           f"whose rate is {bad} (exact binomial):",
+           f"{'scenario':<{width}}  {'gate':<7}  {'passes ' + good:>11}  "
+           f"{'passes ' + bad:>11}"]
+    for sid, runs, need in gates:
+        pw = gate_power(runs, need, p_good, p_bad)
+        ok = (pw.pass_chance_good >= POWER and pw.pass_chance_bad <= 1 - POWER)
+        out.append(f"{sid:<{width}}  {f'{need}/{runs}':<7}  {pct1(pw.pass_chance_good):>11}"
+                   f"  {pct1(pw.pass_chance_bad):>11}" + ("" if ok else "  ✗"))
+    if any(line.endswith("✗") for line in out):
+        out.append(f"✗: this gate does not pass the {good} agent and fail the {bad} one "
+                   f"{POWER * 100:.0f}% of the time each.")
+    best = smallest_gate(p_good, p_bad)
+    target = (f"pass a {good} agent and fail a {bad} one, each at least "
+              f"{POWER * 100:.0f}% of the time")
+    if best is None:
+        out.append(f"To {target}: {MAX_POWER_RUNS} runs are not enough; compare rates further "
+                   "apart, or accept more risk.")
+    else:
+        out.append(f"To {target}: runs: {best[0]} with min_pass: {best[1]} (the fewest runs "
+                   "that can).")
+    return out
+
+
+def pct1(x: float) -> str:
+    """A chance with one decimal: ``91.9%``."""
+    return f"{x * 100:.1f}%"
+
+
+def runs_needed_text(before: float, after: float) -> str:
+    """How many runs per side ``scenarist diff`` needs to see a change from ``before`` to
+    ``after`` (the Newcombe interval it uses leaves out 0), in words."""
+    n = runs_to_see(before, after)
+    if n is None:
+        return f"no number of runs tells {pct(before)} from {pct(after)}"
+    return (f"a change from {pct(before)} to {pct(after)} needs about {n} decided runs on "
+            "each side to be seen")

@@ -172,6 +172,11 @@ class Document:
             found = self._places[(0, path)] = self._at(self._walk(path)[0])
         return found
 
+    def node(self, path: DataPath) -> Any:
+        """The composed YAML node of the value at ``path`` (None when there is none)."""
+        node, _, found = self._walk(path)
+        return node if found else None
+
     def extent(self, path: DataPath) -> tuple[int, int]:
         """The first and last line of the value at ``path``."""
         node = self._walk(path)[0]
@@ -603,6 +608,9 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
         tab_line = lines[span.line - 1]
         tab = Span(name, span.line, tab_line.index("\t") + 1)
         return Diagnostic(tab, "Y103", _TAB_MESSAGE, _TAB_HINT)
+    split = _colon_split(problem, text, span) or _word_then_modifier(problem, text, span)
+    if split is not None:
+        return split
     for needle, code, message, hint in _FRIENDLY_YAML:
         if needle in problem or needle in context:
             if code == "Y103":
@@ -615,6 +623,59 @@ def _yaml_error(exc: Exception, text: str, name: str) -> Diagnostic:
         where = f" ({context} at line {context_mark.line + 1}, column {context_mark.column + 1})"
     message = f"invalid YAML: {problem or exc}{where}"
     return Diagnostic(span, "Y101", message, _hint_for(problem))
+
+
+def _colon_split(problem: str, text: str, span: Span) -> Diagnostic | None:
+    """An unquoted ':' inside ``{…}`` that splits a value (``{name: Note: call us}``): the
+    text it cut, and the fix — quote it."""
+    if "expected ',' or '}', but got ':'" not in problem:
+        return None
+    lines = text.splitlines()
+    if not 1 <= span.line <= len(lines):
+        return None
+    line = lines[span.line - 1]
+    at = span.col - 1  # the ':' that cut the value
+    head = line[:at]
+    start = max(head.rfind(": "), -1)
+    if start < 0:
+        return None
+    key_from = max(head.rfind(",", 0, start), head.rfind("{", 0, start)) + 1
+    key = head[key_from:start].strip()
+    ends = [i for i in (line.find(",", at), line.find("}", at)) if i >= 0]
+    value = line[start + 2:min(ends) if ends else len(line)].strip()
+    if not key or not value:
+        return None
+    quoted = json.dumps(value, ensure_ascii=False)
+    return Diagnostic(
+        span, "Y101",
+        f"the ':' in {quoted} starts a new 'key: value' inside {{…}}, which cuts the value of "
+        f"'{key}' in two",
+        f"quote the text: {key}: {quoted}")
+
+
+_MODIFIER_LINE = re.compile(r"\s*(always|name):")
+_WORD_ITEM = re.compile(r"\s*- ([a-z_]+)\s*$")
+
+
+def _word_then_modifier(problem: str, text: str, span: Span) -> Diagnostic | None:
+    """``- does_not_modify`` with ``always: true`` on the next line: YAML reads the word and
+    the next line as one text, then meets the ':' — the check needs its value, ``true``."""
+    if "mapping values are not allowed" not in problem:
+        return None
+    lines = text.splitlines()
+    if not 2 <= span.line <= len(lines):
+        return None
+    modifier = _MODIFIER_LINE.match(lines[span.line - 1])
+    word = _WORD_ITEM.match(lines[span.line - 2])
+    if modifier is None or word is None:
+        return None
+    check, mod = word.group(1), modifier.group(1)
+    return Diagnostic(
+        Span(span.file, span.line - 1, lines[span.line - 2].index(check) + 1), "Y101",
+        f"the check '{check}' has no value, so '{mod}' below it cannot go beside it: YAML "
+        f"reads '{check}' and the next line as one text",
+        f"write `{check}: true` beside `{'always: true' if mod == 'always' else 'name: …'}`, "
+        f"e.g. - {{{check}: true, {mod}: {'true' if mod == 'always' else 'its name'}}}")
 
 
 def _hint_for(problem: str) -> str:

@@ -12,6 +12,7 @@ sentences about a check written without its parameter.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import re
@@ -376,7 +377,20 @@ def _diagnose(doc: Document, errors: list[Any], what: str,
     for e in errors:
         by_place[tuple(e.absolute_path)].append(e)
     out: list[Diagnostic] = []
+    # a check item that fell into a YAML trap is said once, with the fix: its other errors
+    # are the trap's consequences
+    trapped: set[DataPath] = set()
+    for path in list(by_place):
+        item_path = _check_item_path(path)
+        if item_path is None or item_path in trapped:
+            continue
+        trap = check_trap(doc, item_path, checks)
+        if trap is not None:
+            trapped.add(item_path)
+            out.append(trap)
     for path, group in by_place.items():
+        if trapped and (_check_item_path(path) in trapped):
+            continue
         # the deepest path wins: a parent's error is usually a consequence
         deeper = any(o[: len(path)] == path and len(o) > len(path) for o in by_place)
         if deeper and all(e.validator in ("if", "then", "else", "allOf", "anyOf") for e in group):
@@ -655,6 +669,139 @@ def _is_check_path(path: DataPath) -> bool:
     n = len(path)
     return (n >= 2 and path[-2] == "then" and isinstance(path[-1], int)
             and (n == 2 or (n == 4 and path[0] == "when" and isinstance(path[1], int))))
+
+
+def _check_item_path(path: DataPath) -> DataPath | None:
+    """The check item ``path`` is in (or is), or None outside the checks."""
+    for n in (2, 4):
+        if len(path) >= n and _is_check_path(path[:n]):
+            return path[:n]
+    return None
+
+
+def check_trap(doc: Document, path: DataPath,
+               checks: Mapping[str, CheckExample]) -> Diagnostic | None:
+    """A YAML trap in the check item at ``path``, said with its fix (S106), or None:
+
+    * a one-word check written inside ``{…}`` with ``always``/``name`` but without its
+      value: ``{does_not_modify, always: true}`` (YAML reads ``does_not_modify`` as a key
+      with no value) → write ``does_not_modify: true`` beside ``always: true``;
+    * an unquoted comma inside ``{…}`` that cut a value in two: ``{…, name: blocked the
+      debit card, once}`` (YAML reads ``once`` as a key of its own) → quote the text;
+    * ``not_calls`` given a mapping it cannot read: ``{name: block_card, card_id: X}`` or
+      ``{block_card: {card_id: X}}`` → ``{name: block_card, args: {card_id: X}}``.
+    """
+    item = value_at(doc.data, path)
+    if not isinstance(item, dict):
+        return None
+    node = doc.node(path)
+    if node is not None and node.id == "mapping":
+        found = _comma_trap(doc, path, node, item, checks)
+        if found is not None:
+            return found
+    mods = [m for m in CHECK_MODIFIERS if m in item]
+    rest = [k for k in item if k not in CHECK_MODIFIERS]
+    if mods and len(rest) == 1 and item[rest[0]] is None:  # - does_not_modify:\n  always: true
+        word = rest[0]
+        known = checks.get(word)
+        if known is not None and known.examples[0] == f"{word}: true":
+            return _one_word(doc, path, word, item, mods)
+    forbid = item.get("not_calls")
+    if isinstance(forbid, dict):
+        return _not_calls_trap(doc, (*path, "not_calls"), forbid)
+    return None
+
+
+def _one_word(doc: Document, path: DataPath, word: str, item: dict[str, Any],
+              mods: list[str]) -> Diagnostic:
+    """A one-word check written beside ``name``/``always`` without its value, ``true``."""
+    beside = " and ".join(f"`{m}: {yaml_text(item[m])}`" for m in mods)
+    return Diagnostic(
+        doc.key_span((*path, word)), "S106",
+        f"the check '{word}' has no value here: beside {quoted_list(mods, 'and')} it is "
+        f"written '{word}: true'",
+        f"write `{word}: true` beside {beside}, e.g. - {{{word}: true, "
+        + ", ".join(f"{m}: {yaml_text(item[m])}" for m in mods) + "}")
+
+
+def _keyless(key: Any, value: Any) -> bool:
+    """A flow-mapping entry written without ':' (``{a, b: 1}``: ``a`` has no value)."""
+    return (value.id == "scalar" and value.value == "" and not value.style
+            and value.start_mark.index == key.end_mark.index)
+
+
+def _comma_trap(doc: Document, path: DataPath, node: Any, item: dict[str, Any],
+                checks: Mapping[str, CheckExample]) -> Diagnostic | None:
+    if not node.flow_style:
+        for key, value in node.value:  # a check's own parameter: contains: {text: a, b}
+            if value.id == "mapping" and key.id == "scalar":
+                inner = _comma_trap(doc, (*path, key.value), value, {}, checks)
+                if inner is not None:
+                    return inner
+        return None
+    entries = [(k, v) for k, v in node.value if k.id == "scalar"]
+    for i, (key, value) in enumerate(entries):
+        if value.id == "mapping":
+            inner = _comma_trap(doc, (*path, key.value), value, {}, checks)
+            if inner is not None:
+                return inner
+        if not _keyless(key, value):
+            continue
+        word = key.value
+        mods = [m for m in CHECK_MODIFIERS if m in item]
+        known = checks.get(word)
+        if known is not None and mods and known.examples[0] == f"{word}: true":
+            found = _one_word(doc, path, word, item, mods)
+            return dataclasses.replace(found, message=(
+                f"the check '{word}' has no value here: inside {{…}} YAML reads '{word}' "
+                "without ':' as a key with nothing after it"))
+        before = entries[i - 1] if i else None
+        if before is not None and before[1].id == "scalar" and before[1].value:
+            prev_key, prev = before
+            text = doc.text[prev.start_mark.index:key.end_mark.index]
+            if prev.style:  # it was quoted: the comma came after the quotes
+                text = f"{prev.value}, {word}"
+            quoted = json.dumps(text, ensure_ascii=False)
+            return Diagnostic(
+                doc.key_span((*path, word)), "S106",
+                f"the comma in {quoted} ends the value of '{prev_key.value}' inside {{…}}: "
+                f"YAML reads '{word}' as a key of its own",
+                f"quote the text: {prev_key.value}: {quoted}")
+    return None
+
+
+def _not_calls_trap(doc: Document, path: DataPath, forbid: dict[str, Any]) -> Diagnostic | None:
+    """``not_calls`` written as a mapping other than ``{name, args}``."""
+    extra = [k for k in forbid if k not in ("name", "args")]
+    if not extra or not all(isinstance(k, str) for k in forbid):
+        return None
+    name = forbid.get("name")
+    if isinstance(name, str):  # {name: block_card, card_id: CARD-02}
+        args = {k: forbid[k] for k in extra}
+        if isinstance(forbid.get("args"), dict):
+            args = {**forbid["args"], **args}
+    elif len(forbid) == 1 and isinstance(forbid[extra[0]], dict):  # {block_card: {...}}
+        name, args = extra[0], forbid[extra[0]]
+    else:
+        return None
+    fix = (f"not_calls: {{name: {name}, args: {{"
+           + ", ".join(f"{k}: {_flow_text(v)}" for k, v in args.items()) + "}}")
+    return Diagnostic(
+        doc.key_span((*path, extra[0])), "S106",
+        "not_calls cannot read this mapping: it takes a tool's name, and the argument values "
+        "that make a call forbidden under 'args'",
+        f"write {fix}")
+
+
+_PLAIN = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
+def _flow_text(value: Any) -> str:
+    """A value as it can be written inside ``{…}``: plain when YAML reads it back the same,
+    else in double quotes (``"2026-10-06"`` would be read as a date)."""
+    if isinstance(value, str) and not _PLAIN.fullmatch(value):
+        return json.dumps(value, ensure_ascii=False)
+    return yaml_text(value) if not isinstance(value, (dict, list)) else json.dumps(value)
 
 
 def _is_history_item(path: DataPath) -> bool:

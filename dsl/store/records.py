@@ -28,10 +28,18 @@ the conversation — only with a simulated user)::
      "tokens": {"prompt", "completion", "total"}, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
      "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?,
-                 "turn"?, "always"?}],
+                 "turn"?, "always"?}],  # status: pass | fail | unsure | error | not_evaluated
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
-     "stderr"?: TEXT}
+     "stderr"?: TEXT,
+     "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
+                 "removed": ROW}],
+     "world_turns"?: [[CHANGE, ...], ...]}
+
+``world`` (only for a scenario with a world: ``world:`` or ``given.world``) is what the
+attempt changed in it, row by row (dsl/compiler/world.py's ``changes``; ``[]``: nothing);
+the world at the start is the scenario's, so ``recheck`` rebuilds the end from the two.
+``world_turns`` (a conversation's) holds the same as each turn ended, for its own checks.
 
 ``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
 wrote to its standard error, at most 32 KiB, redacted as everything else.
@@ -40,6 +48,12 @@ wrote to its standard error, at most 32 KiB, redacted as everything else.
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
 ``failure_kind`` is which kind of failure that was, which dsl/errors.py explains in words
 (a line written before it was kept gets it from the words of ``failure``).
+
+A check's ``status`` is ``not_evaluated`` when its turn was never played (an earlier turn
+failed, or a ``confirm`` had nothing waiting): it says nothing about the agent, so it is
+neither a pass nor a failure and never breaks an ``always`` check. (A line written before
+that status existed said ``error`` with a reason that begins "not evaluated: "; it reads as
+``not_evaluated``.)
 
 A conversation's ``messages`` are the whole conversation (``history`` of them, after the
 system prompt, came from ``given.history``); turn *i* made ``calls`` of the record's
@@ -70,6 +84,11 @@ from .jsonfile import check_version
 
 STATUSES = ("pass", "fail", "unsure", "error")
 _STATUS = frozenset(STATUSES)
+# a check's status: an attempt's, or not_evaluated (its turn was never played)
+CHECK_STATUSES = (*STATUSES, "not_evaluated")
+_CHECK_STATUS = frozenset(CHECK_STATUSES)
+# how records written before not_evaluated existed said it: status error, this reason
+_OLD_NOT_EVALUATED = "not evaluated: "
 
 
 class RecordError(ValueError):
@@ -135,6 +154,9 @@ class AttemptRecord:
     history: int = 0  # messages after the system prompt that came from given.history
     goal_reached: bool | None = None  # a simulated user said its goal was reached
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
+    # what the attempt changed in its world (None: the scenario has no world)
+    world: tuple[Mapping[str, Any], ...] | None = None
+    world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
     user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
 
     @property
@@ -242,6 +264,10 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
     }
     if r.stderr:
         d["stderr"] = r.stderr
+    if r.world is not None:
+        d["world"] = [dict(c) for c in r.world]
+        if r.world_turns:
+            d["world_turns"] = [[dict(c) for c in t] for t in r.world_turns]
     if r.history or r.turns or r.goal_reached is not None or r.user_messages:
         return _with_conversation(d, r)
     return d
@@ -374,15 +400,18 @@ def _check(d: Any) -> CheckResult:
     if type(d) is not dict:
         raise RecordError(f"a check is {_kind(d)}, not an object")
     status = d.get("status")
-    if status not in _STATUS:
+    if status not in _CHECK_STATUS:
         if type(status) is not str:
             raise _wrong("status", status, str)
-        raise RecordError(f"a check's status is {status!r}, not pass, fail, unsure or error")
+        raise RecordError(f"a check's status is {status!r}, not pass, fail, unsure, error "
+                          "or not_evaluated")
     check = d.get("check")
     if type(check) is not str:
         raise _wrong("check", check, str)
     label = d.get("label")
     reason = d.get("reason")
+    if status == "error" and type(reason) is str and reason.startswith(_OLD_NOT_EVALUATED):
+        status = "not_evaluated"  # written before the status existed
     score = d.get("score")
     items = d.get("items")
     evidence = d.get("evidence")
@@ -516,6 +545,9 @@ def record_from_json(d: Any) -> AttemptRecord:
         *(_conversation(d) if "turns" in d or "history" in d or "goal_reached" in d
           else ((), 0, None)),
         stderr=_get(d, "stderr", str, ""),
+        world=_world(d),
+        world_turns=tuple(tuple(_world({"world": t}) or ()) for t in
+                          _get(d, "world_turns", list, ())),
         user_messages=_texts(_get(d, "user_messages", list, ()), "a user message"),
     )
 
@@ -525,6 +557,16 @@ def _texts(values: list[Any], what: str) -> tuple[str, ...]:
         if type(v) is not str:
             raise RecordError(f"{what} is {_kind(v)}, not text")
     return tuple(values)
+
+
+def _world(d: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...] | None:
+    if "world" not in d:
+        return None
+    made = _get(d, "world", list)
+    for c in made:
+        if type(_obj(c, "a change of the world").get("table")) is not str:
+            raise RecordError("a change of the world has no 'table'")
+    return tuple(made)
 
 
 def failure_kind(failure: str) -> str:

@@ -8,7 +8,9 @@ type. The report, the terminal, the CI files, the baseline, conformance and the 
 read its attributes, never keys.
 
 The file, as written (keys in this order; in a check ``always`` and ``items`` only when
-set, in a failing check ``always`` only when set)::
+set, in a failing check ``always`` only when set; a check's ``evaluated`` counts the attempts
+in which it really was evaluated, and ``not_evaluated``, only when not 0, those in which its
+turn was never played)::
 
     {"schema_version": 1, "run_id", "suite", "started_at", "finished_at", "duration_s",
      "interrupted", "stopped", "early_stop": run.json's | null, "shard": [I, N] | null,
@@ -27,7 +29,7 @@ set, in a failing check ``always`` only when set)::
            "pass_rate", "ci_low", "ci_high", "pass_at_k": {K: P}, "pass_hat_k": {K: P},
            "verdict", "verdict_reason", "always_broken", "passed", "file_runs",
            "checks": [{"check", "label", "judge", "passes", "unsure", "evaluated",
-                       "pass_rate", "ci_low", "ci_high", "always"?,
+                       "pass_rate", "ci_low", "ci_high", "always"?, "not_evaluated"?,
                        "items"?: [{"label", "passes", "evaluated", "pass_rate", "ci_low",
                                    "ci_high"}]}],
            "failing_checks": [{"label", "count", "always"?}],
@@ -126,6 +128,9 @@ class CheckRow(NamedTuple):
     unsure: int = 0
     always: bool = False
     items: tuple[ItemRow, ...] = ()
+    # attempts in which it was not evaluated: its turn was never played (an earlier turn
+    # failed, a confirm had nothing waiting); neither passed nor failed, not in `evaluated`
+    not_evaluated: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +307,8 @@ def check_row_json(c: CheckRow) -> dict[str, Any]:
                            "ci_high": c.ci_high}
     if c.always:
         out["always"] = True
+    if c.not_evaluated:
+        out["not_evaluated"] = c.not_evaluated
     if c.items:
         out["items"] = [{"label": i.label, "passes": i.passes, "evaluated": i.evaluated,
                          "pass_rate": i.pass_rate, "ci_low": i.ci_low, "ci_high": i.ci_high}
@@ -407,7 +414,8 @@ def _check(d: Any) -> CheckRow:
                     need(d, "evaluated", int), maybe(d, "pass_rate", float),
                     maybe(d, "ci_low", float, 0.0), maybe(d, "ci_high", float, 1.0),
                     maybe(d, "judge", bool, False), maybe(d, "unsure", int, 0),
-                    maybe(d, "always", bool, False), each(d, "items", _item, required=False))
+                    maybe(d, "always", bool, False), each(d, "items", _item, required=False),
+                    maybe(d, "not_evaluated", int, 0))
 
 
 def _failing(d: Any) -> FailingCheck:

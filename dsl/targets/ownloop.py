@@ -276,7 +276,8 @@ class OwnLoopAgent:
             failure_kind="nothing_to_confirm" if failure else None, turns=turns,
             history=scenario.history_calls, history_messages=len(scenario.history),
             goal_reached=goal, user_messages=tuple(talk.said),
-            attachments=scenario.all_attachments, stderr=talk.stderr)
+            attachments=scenario.all_attachments, stderr=talk.stderr,
+            world=tools.world.run() if tools.world is not None else None)
 
     async def aclose(self) -> None:
         if self.users is not None:
@@ -320,7 +321,7 @@ class _Talk:
         from ..execution.conversation import settle
 
         scenario = self.scenario
-        settled = settle(self.calls, kind, text, scenario, pick)
+        settled = settle(self.calls, kind, text, scenario, pick, self.tools.world)
         self.calls = settled.calls
         self.messages.extend(settled.results)
         first_call = len(self.calls)
@@ -374,6 +375,8 @@ class _Talk:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, decided, steps,
                     len(self.messages), failure, simulated)
         self.turns.append(turn)
+        if self.tools.world is not None:
+            self.tools.world.mark()  # what this turn's own checks see of the world
         return turn
 
     async def end(self) -> str:

@@ -50,6 +50,7 @@ class _Record:
     tokens: Tokens = field(default_factory=Tokens)
     steps: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    world: Any = None  # the attempt's world (dsl/compiler/world.py), None without one
 
 
 class Tool:
@@ -70,7 +71,7 @@ class Tool:
             n = len(self._record.calls)
             call = take({self.name: self.spec}, self.name, args,
                         json.dumps(args, ensure_ascii=False), f"call_{n}",
-                        self._record.steps or 1, self._scenario.at)
+                        self._record.steps or 1, self._scenario.at, self._record.world)
             self._record.calls.append(call)
             return call.output
 
@@ -238,6 +239,7 @@ class PythonAgent:
             goal_reached=goal,
             user_messages=tuple(said),
             attachments=scenario.all_attachments,
+            world=record.world.run() if record.world is not None else None,
         )
 
     def _user_model(self, target: Target) -> ChatModel:
@@ -262,6 +264,10 @@ class _Conversation:
         self.scenario = scenario
         self.run = run
         self.record = _Record()
+        if scenario.world:
+            from ..execution.loop import open_world
+
+            self.record.world = open_world(scenario)
         self.tools = {t.name: Tool(t, scenario, self.record) for t in scenario.tools}
         self.targets = clients(self.record, run)
         self.calls: list[Call] = []
@@ -274,7 +280,7 @@ class _Conversation:
         from ..execution.conversation import settle
 
         scenario = self.scenario
-        settled = settle(self.calls, kind, text, scenario, pick)
+        settled = settle(self.calls, kind, text, scenario, pick, self.record.world)
         self.calls = settled.calls
         self.messages.extend(settled.results)
         first_call, first_step = len(self.calls), self.record.steps
@@ -344,6 +350,8 @@ class _Conversation:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, settled.decided,
                     self.record.steps - first_step, len(self.messages), failure, simulated)
         self.turns.append(turn)
+        if self.record.world is not None:
+            self.record.world.mark()  # what this turn's own checks see of the world
         return turn
 
 

@@ -55,6 +55,11 @@ class Endpoint:
         self.calls: list[Call] = []
         self.step = 1  # the turn the calls arrive in (an own-loop agent's calls say it)
         self.open = True
+        self.world: Any = None  # the attempt's world (dsl/compiler/world.py)
+        if scenario.world:
+            from ..compiler.world import World
+
+            self.world = World(scenario.world)
         self._on_call = on_call
         self._forget = forget
 
@@ -67,7 +72,7 @@ class Endpoint:
             raise Ended(ENDED)
         raw = json.dumps(args, ensure_ascii=False)
         call = take(self.tools, name, args, raw, f"mcp_{len(self.calls) + 1}", self.step,
-                    self.scenario.at)
+                    self.scenario.at, self.world)
         self.calls.append(call)
         if self._on_call is not None:
             self._on_call(call)

@@ -30,6 +30,11 @@ def yaml_blocks() -> list[Any]:
     return out
 
 
+def world_of(data: Any) -> dict[str, Any]:
+    given = data.get("given") if isinstance(data, dict) else None
+    return dict(given.get("world") or {}) if isinstance(given, dict) else {}
+
+
 def expects(data: Any) -> list[str]:
     found = []
     for item in data.get("then", []) if isinstance(data, dict) else []:
@@ -41,7 +46,8 @@ def expects(data: Any) -> list[str]:
 
 BLOCKS = yaml_blocks()
 NAMED = {k: v for b in BLOCKS if isinstance(b, dict) for k, v in (b.get("checks") or {}).items()}
-EXAMPLES = [e for b in BLOCKS if "cases" not in b for e in expects(b)]
+EXAMPLES = [e for b in BLOCKS if "cases" not in b and not world_of(b) for e in expects(b)]
+WITH_WORLD = [(e, world_of(b)) for b in BLOCKS if world_of(b) for e in expects(b)]
 WITH_CASES = [(e, b["cases"]) for b in BLOCKS if isinstance(b, dict) and "cases" in b
               for e in expects(b)]
 
@@ -57,6 +63,26 @@ def test_every_example_with_cases_compiles_with_its_cases(text: str,
     env = env_for(attempt())
     env.values["case"] = dict(cases[0])
     verdict(program, env)  # runs without a crash
+
+
+@pytest.mark.parametrize(("text", "world"), WITH_WORLD)
+def test_every_example_with_a_world_compiles_with_its_world(text: str,
+                                                            world: dict[str, Any]) -> None:
+    import dataclasses
+
+    from dsl.compiler.world import world_type
+    from dsl.errors import Span
+    from dsl.model import WorldRun, WorldTable
+
+    at = Span("docs", 1, 1)
+    tables = {n: WorldTable(n, tuple(rows), at, {c: at for r in rows for c in r})
+              for n, rows in world.items()}
+    assert problems_of(text, NAMED) != ()  # without its world, `world` is unknown
+    program = compile_expression(text, NAMED, world=world_type(tables))
+    rows = {n: t.rows for n, t in tables.items()}
+    status, _ = verdict(program, env_for(dataclasses.replace(attempt(),
+                                                             world=WorldRun(rows, rows))))
+    assert status in ("pass", "fail")  # runs without a crash
 
 
 def test_the_function_reference_is_generated_from_the_library() -> None:

@@ -238,11 +238,12 @@ def test_judge_evidence_and_endpoint_errors(new_page: Any, demo_report: Path) ->
     errors.locator("button.toggle").click()
     errors.locator("details.attempt > summary").first.click()
     box = errors.locator(".transcript .m-error")
-    # the kind, what it means in plain words, and the server's words one click away
+    # the kind, what it means in plain words, and what happened one click away (no server
+    # said anything: Scenarist waited)
     assert box.inner_text() == (
         "ENDPOINT ERROR\ntimeout\nThe endpoint took longer to answer than the target allows "
         "(timeout_ms, or attempt_timeout_ms for the whole attempt); it says nothing about the "
-        "model, so it counts neither as a pass nor as a failure.\nWhat the server said")
+        "model, so it counts neither as a pass nor as a failure.\nWhat happened")
     said = box.locator("details.said")
     assert said.locator(".text").is_hidden()
     said.locator("summary").click()
@@ -465,6 +466,6 @@ def test_a_conversation_is_drawn_turn_by_turn_with_each_turns_checks(
     assert heads == ["Checks of turns the conversation never reached",
                      "Checks of the whole conversation"]
     assert t.locator(":scope > ul.check-list li").all_inner_texts() == [
-        "error turn 3 · non_empty — not evaluated: never reached",
+        "not evaluated turn 3 · non_empty — not evaluated: never reached",
         "fail does_not_modify — set_business_hours ran"]
     assert_clean(watch, page)

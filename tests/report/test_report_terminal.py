@@ -24,7 +24,7 @@ FAIL  clinic.book_cleaning  fake     3/5   min 4    60% [23%–88%]
       ! timeout ×5: The endpoint took longer to answer than the target allows (timeout_ms, \
 or attempt_timeout_ms for the whole attempt); it says nothing about the model, so it counts \
 neither as a pass nor as a failure.
-        the server said: no answer within 30 s
+        what happened: no answer within 30 s
 ????  shop.refund           other    0/0   min 2      –  3 not run
 PASS  clinic.hours_today    fake     5/5   min 4   100% [57%–100%]
 PASS  clinic.hours_today    other    5/5   min 4   100% [57%–100%]

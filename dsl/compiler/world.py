@@ -1,0 +1,539 @@
+"""A world with state: named tables of rows that fake tools read and change, and that
+checks look at after the conversation.
+
+::
+
+    world: (scenarist.yaml)  ─┐
+    given.world: (scenario)  ─┴─compile_world──▶ WorldTable per table (a scenario's table
+                                                replaces the suite's of the same name)
+    a tool's table/where/set/row/fields/one ──table_action──▶ TableAction (on its ToolSpec)
+    check_tools ──▶ lint: an unknown table, a column the table does not have, a key the
+                    tool's action does not take (at file:line:col, with did-you-mean)
+    World(tables) ──act──▶ what a table tool answers (one World per attempt: a fresh copy)
+                 ──run──▶ WorldRun: the tables at the start and at the end
+    changes(run) ──▶ what the attempt changed (table, id, column: before → after; rows
+                     added and removed), as results.jsonl keeps it; ``apply`` is its inverse
+
+A table is a list of mappings, or ``{file: PATH}``: a ``.csv`` file with a header row or a
+``.jsonl`` file of one JSON object a line, relative to the file that names it and inside
+the suite's folder, read with the rules and limits of ``cases_file``
+(dsl/compiler/cases.py). A row's identity is its ``id``.
+
+Nothing here is imported by a suite without a world (lint and run stay as fast as they
+were): dsl/compiler/compile.py, suite.py and faketools.py import it only when a world, a
+``table:`` or a ``world`` check is written.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import re
+import threading
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
+from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
+from ..source.load import DataPath, Document, decode_text, display_path, read_bytes
+from .templates import LazyTemplate, as_tool_text, check_template, data_template, line_offset
+
+ID = "id"  # the column that identifies a row
+MAX_ROWS = 10_000  # rows of one table (as the cases of one scenario file)
+MAX_WORLD_FILE_BYTES = 16 * 2**20  # as a cases file
+FIELD_KEYS = ("where", "set", "row")  # a table tool's keys of column: value
+FITS = {"set": ("update",), "row": ("create",), "one": ("read",)}  # key → its actions
+_ARG = re.compile(r"\{\{-?\s*args\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}\Z")
+_EMPTY: tuple[Mapping[str, Any], ...] = ()
+
+
+# ---- compiling the tables -----------------------------------------------------------------
+
+
+def compile_world(doc: Document, path: DataPath, data: Any, root: Path,
+                  diags: Collector) -> dict[str, WorldTable]:
+    """The tables of ``world:`` (the suite's) or ``given.world`` (a scenario's), already
+    validated by the schema: each a list of mappings or ``{file: PATH}``."""
+    out: dict[str, WorldTable] = {}
+    if not isinstance(data, dict):
+        return out
+    for name, value in data.items():
+        at = (*path, name)
+        if isinstance(value, dict) and "file" in value:
+            table = _from_file(doc, at, str(name), str(value["file"]), root, diags)
+        elif isinstance(value, list):
+            table = _inline(doc, at, str(name), value, diags)
+        else:
+            continue  # the schema said what is wrong
+        if table is not None:
+            out[str(name)] = table
+    return out
+
+
+def _inline(doc: Document, path: DataPath, name: str, rows: list[Any],
+            diags: Collector) -> WorldTable | None:
+    columns: dict[str, Span] = {}
+    kept: list[Mapping[str, Any]] = []
+    for i, row in enumerate(rows):
+        if not isinstance(row, dict):
+            continue
+        for key in row:
+            columns.setdefault(str(key), doc.key_span((*path, i, key)))
+        kept.append(dict(row))
+    return _checked(WorldTable(name, tuple(kept), doc.key_span(path), columns), diags,
+                    lambda i: doc.span((*path, i)))
+
+
+def _from_file(doc: Document, path: DataPath, name: str, file: str, root: Path,
+               diags: Collector) -> WorldTable | None:
+    from .cases import _csv, _jsonl
+
+    at = doc.span((*path, "file"))
+    suffix = Path(file).suffix.lower()
+    if Path(file).is_absolute():
+        diags.error(at, "E242", f"the world file '{file}' of the table '{name}' is an "
+                                "absolute path",
+                    f"write it relative to the folder of {doc.path}, e.g. data/{name}.csv")
+        return None
+    if suffix not in (".csv", ".jsonl"):
+        diags.error(at, "E242", f"the world file '{file}' of the table '{name}' is neither "
+                                ".csv nor .jsonl",
+                    "save the spreadsheet as CSV (CSV UTF-8), or write one JSON object a line "
+                    "in a .jsonl file")
+        return None
+    full = (Path(doc.path).parent / file).resolve()
+    suite = root.resolve()
+    if full != suite and suite not in full.parents:
+        diags.error(at, "E242", f"the world file '{file}' of the table '{name}' is outside "
+                                "the suite's folder",
+                    "keep the file in the suite's folder")
+        return None
+    if not full.is_file():
+        diags.error(at, "E242", f"the world file '{file}' of the table '{name}' does not "
+                                f"exist (looked for {display_path(full)})",
+                    f"the file is relative to the folder of {doc.path}; check the name")
+        return None
+    shown = display_path(full)
+    raw = read_bytes(full, shown, MAX_WORLD_FILE_BYTES, "split the table into several files")
+    text = decode_text(raw, shown) if isinstance(raw, bytes) else raw
+    if isinstance(text, Diagnostic):
+        diags.extend([text])
+        return None
+    read = _csv(text, shown, diags) if suffix == ".csv" else _jsonl(text, shown, diags)
+    if read is None:
+        return None
+    rows = tuple(dict(c.values) for c in read.cases)
+    spans = {i: c.span for i, c in enumerate(read.cases)}
+    return _checked(WorldTable(name, rows, doc.key_span(path), dict(read.columns), shown),
+                    diags, lambda i: spans.get(i, at))
+
+
+def _checked(table: WorldTable, diags: Collector, row_span: Any) -> WorldTable | None:
+    """The table, when it has at most MAX_ROWS rows and no id twice (E242, E245)."""
+    if len(table.rows) > MAX_ROWS:
+        diags.error(table.span, "E242", f"the table '{table.name}' has {len(table.rows):,} "
+                                        f"rows; a table may have at most {MAX_ROWS:,}",
+                    "keep only the rows the scenarios need")
+        return None
+    seen: dict[str, int] = {}
+    ok = True
+    for i, row in enumerate(table.rows):
+        if ID not in row:
+            continue
+        key = _text(row[ID])
+        if key in seen:
+            first: Span = row_span(seen[key])
+            diags.error(row_span(i), "E245",
+                        f"the table '{table.name}' has two rows with id = {key} (the first "
+                        f"at {first.file}:{first.line})",
+                        "give each row its own id: a row is known by its id")
+            ok = False
+        seen[key] = i
+    return table if ok else None
+
+
+def render_cases(table: WorldTable, values: Mapping[str, Any]) -> WorldTable:
+    """A suite's table for one case: each ``{{ name }}`` of its values rendered over the
+    case's values (a name the case lacks is left as it is written)."""
+    from .templates import CaseTemplate, is_template
+
+    def one(v: Any) -> Any:
+        if isinstance(v, str) and is_template(v) and check_template(v) is None:
+            t = CaseTemplate(v)
+            if t.names <= values.keys():
+                try:
+                    return t.render(dict(values))
+                except Exception:  # a limit of the sandbox: the text stays as written
+                    return v
+        return v
+
+    if not any(isinstance(v, str) and "{{" in v for r in table.rows for v in r.values()):
+        return table
+    rows = tuple({k: one(v) for k, v in r.items()} for r in table.rows)
+    return WorldTable(table.name, rows, table.span, table.columns, table.file)
+
+
+# ---- compiling a table tool ---------------------------------------------------------------
+
+
+def table_action(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
+                 diags: Collector, values: dict[str, Any] | None) -> TableAction | None:
+    """A tool's ``table`` and its ``where``, ``set``, ``row``, ``fields``, ``one`` (the
+    strings of where, set and row are templates over the call, as ``returns`` is)."""
+    action = data.get("action", "read")
+    for key in ("set", "row", "one"):
+        if key in data and action not in FITS[key] and data[key] is not False:
+            want = FITS[key][0]
+            diags.error(doc.key_span((*path, key)), "E244",
+                        f"the tool '{name}' has {key}, but its action is {action}: {key} is "
+                        f"for a tool with action: {want}",
+                        _fit_hint(key, action))
+    if action == "create" and "row" not in data:
+        diags.error(doc.key_span((*path, "table")), "E244",
+                    f"the tool '{name}' creates a row in '{data['table']}' but has no row",
+                    "say what row it adds, e.g. row: {id: \"{{ args.id }}\", status: new}")
+    if action == "update" and "set" not in data:
+        diags.error(doc.key_span((*path, "table")), "E244",
+                    f"the tool '{name}' updates '{data['table']}' but has no set",
+                    "say what it changes, e.g. set: {status: blocked}")
+    places: list[Located] = []
+    parts: dict[str, tuple[tuple[str, Any], ...]] = {}
+    ok = True
+    for key in FIELD_KEYS:
+        given = data.get(key)
+        if not isinstance(given, dict):
+            continue
+        out = []
+        for column, value in given.items():
+            places.append(Located(key, str(column), doc.key_span((*path, key, column))))
+            rendered = _value_template(doc, (*path, key, column), value,
+                                       f"{key} of the tool '{name}'", diags, values)
+            if rendered is _BROKEN:
+                ok = False
+                continue
+            out.append((str(column), rendered))
+        parts[key] = tuple(out)
+    fields = data.get("fields")
+    if isinstance(fields, list):
+        for i, column in enumerate(fields):
+            places.append(Located("fields", str(column), doc.span((*path, "fields", i))))
+    if not ok:
+        return None
+    return TableAction(
+        table=str(data["table"]), span=doc.span((*path, "table")),
+        where=parts.get("where", ()), set=parts.get("set", ()), row=parts.get("row", ()),
+        fields=tuple(str(f) for f in fields) if isinstance(fields, list) else None,
+        one=data.get("one") is True, returns="returns" in data, places=tuple(places))
+
+
+def _fit_hint(key: str, action: str) -> str:
+    if key == "set":
+        return "set changes the rows where matches: give the tool action: update (or remove set)"
+    if key == "row":
+        return "row is the row a tool adds: give the tool action: create (or remove row)"
+    return "one: true answers a single row of a read: remove it, or make the tool action: read"
+
+
+_BROKEN: Any = object()
+
+
+def _value_template(doc: Document, path: DataPath, value: Any, what: str, diags: Collector,
+                    values: dict[str, Any] | None) -> Any:
+    if not isinstance(value, str):
+        return value
+    trouble = check_template(value)
+    if trouble is not None:
+        diags.error(doc.span_in_string(path, line_offset(value, trouble.line)), "E208",
+                    f"the template in {what} {trouble.verb}: {trouble.message}",
+                    trouble.hint("templates use {{ args.name }} for an argument; check the "
+                                 "braces"))
+        return _BROKEN
+    return data_template(value, values) or value
+
+
+def bind_action(action: TableAction, values: dict[str, Any]) -> TableAction:
+    """``action`` (compiled for one case) for another case: its templates read ``values``."""
+    from .templates import bound
+
+    def rebind(items: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
+        return tuple((k, bound(v, values)) for k, v in items)
+
+    return TableAction(action.table, action.span, rebind(action.where), rebind(action.set),
+                       rebind(action.row), action.fields, action.one, action.returns,
+                       action.places)
+
+
+# ---- lint: the tools against the tables ---------------------------------------------------
+
+
+def check_tools(tools: Iterable[ToolSpec], world: Mapping[str, WorldTable],
+                diags: Collector) -> None:
+    """Each table tool's table exists (E240) and has every column its where, set, row and
+    fields name (E241), each reported where it is written."""
+    for tool in tools:
+        act = tool.table
+        if act is None:
+            continue
+        table = world.get(act.table)
+        if table is None:
+            have = quoted_list(sorted(world), "and") or "none"
+            diags.error(act.span, "E240",
+                        f"the tool '{tool.name}' acts on the table '{act.table}', which no "
+                        f"world defines{did_you_mean(act.table, world)}",
+                        f"the tables are {have}; define it under world: in scenarist.yaml or "
+                        "given.world: in the scenario")
+            continue
+        for place in act.places:
+            if table.columns and place.column not in table.columns:  # empty: not known
+                diags.error(place.span, "E241", unknown_column(table, place.column,
+                                                               f"{place.key} of the tool "
+                                                               f"'{tool.name}' names"),
+                            columns_hint(table))
+
+
+def unknown_column(table: WorldTable, column: str, who: str) -> str:
+    return (f"{who} the column '{column}', which the table '{table.name}' does not have"
+            f"{did_you_mean(column, table.columns)}")
+
+
+def columns_hint(table: WorldTable) -> str:
+    where = f" ({table.file})" if table.file else ""
+    return (f"the columns of '{table.name}'{where} are "
+            f"{quoted_list(list(table.columns), 'and') or 'none'}")
+
+
+# ---- one attempt's world ------------------------------------------------------------------
+
+
+class World:
+    """The tables of one attempt: a fresh copy of the scenario's, changed only by its table
+    tools' calls (thread-safe: a python agent may call its tools from threads)."""
+
+    def __init__(self, tables: Sequence[WorldTable]) -> None:
+        self.before = {t.name: t.rows for t in tables}
+        self.rows: dict[str, list[dict[str, Any]]] = {
+            t.name: [dict(r) for r in t.rows] for t in tables}
+        self._lock = threading.Lock()
+        self._turns: list[dict[str, tuple[Mapping[str, Any], ...]]] = []
+
+    def mark(self) -> None:
+        """A turn of the conversation ended: keep the tables as they are now."""
+        with self._lock:
+            self._turns.append(self._now())
+
+    def _now(self) -> dict[str, tuple[Mapping[str, Any], ...]]:
+        return {name: tuple(dict(r) for r in rows) for name, rows in self.rows.items()}
+
+    def act(self, tool: ToolSpec, args: Any, at: dt.datetime) -> tuple[str, str | None]:
+        """What ``tool`` (a table tool) answers to a call with ``args``: the text the
+        agent gets, and ``no-row`` when it is an error (nothing matched, an id taken)."""
+        act = tool.table
+        assert act is not None  # only table tools come here (faketools.answer)
+        call = args if isinstance(args, dict) else {}
+        with self._lock:
+            rows = self.rows.setdefault(act.table, [])
+            try:
+                where = [(c, _render(v, call, at)) for c, v in act.where]
+                hit = [r for r in rows if all(c in r and _same(r[c], v) for c, v in where)]
+                if tool.action == "create":
+                    row = {c: _render(v, call, at) for c, v in act.row}
+                    if ID in row and any(ID in r and _same(r[ID], row[ID]) for r in rows):
+                        return (f"error: {act.table} already has a row with id = "
+                                f"{_text(row[ID])}", "no-row")
+                    rows.append(row)
+                    done = [row]
+                elif not hit and (tool.action != "read" or act.one):
+                    return f"error: {no_row(act.table, where)}", "no-row"
+                elif tool.action == "update":
+                    changes = {c: _render(v, call, at) for c, v in act.set}
+                    for r in hit:
+                        r.update(changes)
+                    done = hit
+                elif tool.action == "delete":
+                    gone = {id(r) for r in hit}
+                    rows[:] = [r for r in rows if id(r) not in gone]
+                    done = hit
+                else:
+                    done = hit[:1] if act.one else hit
+            except Exception as exc:  # a template over the model's arguments failed
+                return f"error: the tool failed: {exc}", "tool-error"
+            shown = [_project(r, act.fields) for r in done]
+        if act.returns:
+            return _returns(tool, call, at, shown), None
+        single = act.one or tool.action == "create"
+        return json.dumps(shown[0] if single else shown, ensure_ascii=False, default=str), None
+
+    def run(self) -> WorldRun:
+        with self._lock:
+            return WorldRun(self.before, self._now(), tuple(self._turns))
+
+
+def open_world(tables: Sequence[WorldTable]) -> World | None:
+    """A fresh world for one attempt (None when the scenario has none)."""
+    return World(tables) if tables else None
+
+
+def no_row(table: str, where: Sequence[tuple[str, Any]]) -> str:
+    """``no row in cards with id = C-9``: what a where that matches nothing tells the agent."""
+    if not where:
+        return f"no row in {table}"
+    return f"no row in {table} with " + " and ".join(f"{c} = {_text(v)}" for c, v in where)
+
+
+def _render(value: Any, args: Mapping[str, Any], at: dt.datetime) -> Any:
+    """A where, set or row value for one call: fixed data as written; ``{{ args.x }}``
+    alone is the argument itself (a number stays a number); other templates, text."""
+    if isinstance(value, LazyTemplate):
+        m = _ARG.match(value.source.strip())
+        if m is not None and m.group(1) in args:
+            return args[m.group(1)]
+        from .templates import render_tool_output
+
+        return render_tool_output(value, dict(args), at)
+    return value
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, str):
+        return v
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "null"
+    return json.dumps(v, ensure_ascii=False, default=str)
+
+
+def _same(have: Any, want: Any) -> bool:
+    """A row's value and a where's: equal, or the same when written as text (a CSV's
+    ``7`` and the model's 7; ``true`` and true)."""
+    if have == want and type(have) is not bool and type(want) is not bool:
+        return True
+    if isinstance(have, (dict, list)) or isinstance(want, (dict, list)):
+        return bool(have == want)
+    return _text(have) == _text(want)
+
+
+def _project(row: Mapping[str, Any], fields: tuple[str, ...] | None) -> dict[str, Any]:
+    if fields is None:
+        return dict(row)
+    return {f: row[f] for f in fields if f in row}
+
+
+def _returns(tool: ToolSpec, args: Mapping[str, Any], at: dt.datetime,
+             rows: list[dict[str, Any]]) -> str:
+    from ..compiler.moment import say
+
+    if tool.template is None:
+        return as_tool_text(tool.returns)
+    try:
+        return str(tool.template.render(args=dict(args), at=at, now=say(at), rows=rows))
+    except Exception as exc:  # a template over the model's arguments: report, go on
+        return f"error: the tool failed: {exc}"
+
+
+# ---- what an attempt changed --------------------------------------------------------------
+
+
+def _key(row: Mapping[str, Any], i: int) -> str:
+    return _text(row[ID]) if ID in row else f"#{i + 1}"
+
+
+def changes(run: WorldRun) -> list[dict[str, Any]]:
+    """What an attempt did to the world, row by row: ``{"table", "id", "set": {column:
+    [before, after]}}`` for a changed row, ``"added": row`` and ``"removed": row``."""
+    out: list[dict[str, Any]] = []
+    for name in sorted({*run.before, *run.after}):
+        was = {_key(r, i): r for i, r in enumerate(run.before.get(name, _EMPTY))}
+        now = {_key(r, i): r for i, r in enumerate(run.after.get(name, _EMPTY))}
+        for key, row in was.items():
+            if key not in now:
+                out.append({"table": name, "id": key, "removed": dict(row)})
+                continue
+            new = now[key]
+            diff = {c: [row.get(c), new.get(c)] for c in dict.fromkeys([*row, *new])
+                    if row.get(c) != new.get(c) or (c in row) != (c in new)}
+            if diff:
+                out.append({"table": name, "id": key, "set": diff})
+        for key, row in now.items():
+            if key not in was:
+                out.append({"table": name, "id": key, "added": dict(row)})
+    return out
+
+
+def apply(before: Mapping[str, tuple[Mapping[str, Any], ...]],
+          made: Sequence[Mapping[str, Any]]) -> WorldRun:
+    """The world at the end, from the one at the start and the changes an attempt made
+    (:func:`changes`): what ``recheck`` evaluates world checks on."""
+    after = {name: [dict(r) for r in rows] for name, rows in before.items()}
+    for ch in made:
+        rows = after.setdefault(str(ch.get("table")), [])
+        key = str(ch.get("id"))
+        if "added" in ch:
+            rows.append(dict(ch["added"]))
+            continue
+        index = next((i for i, r in enumerate(rows) if _key(r, i) == key), None)
+        if index is None:
+            continue
+        if "removed" in ch:
+            del rows[index]
+        else:
+            for column, (_, new) in dict(ch.get("set") or {}).items():
+                rows[index][column] = new
+    return WorldRun(before, {n: tuple(rs) for n, rs in after.items()})
+
+
+def find(rows: Sequence[Mapping[str, Any]], key: str) -> Mapping[str, Any] | None:
+    """The row whose id is ``key``."""
+    return next((r for r in rows if ID in r and _text(r[ID]) == key), None)
+
+
+def same(have: Any, want: Any) -> bool:
+    """The rule a ``world`` check compares a column by (as a where does)."""
+    return _same(have, want)
+
+
+def shown(value: Any) -> str:
+    """A value as a failure reason quotes it: ``'blocked'``, ``7``, ``null``."""
+    if isinstance(value, str):
+        return f"'{value}'"
+    return _text(value)
+
+
+# ---- the type of world and world_before in expressions ------------------------------------
+
+
+def world_type(tables: Mapping[str, WorldTable]) -> Any:
+    """``world`` and ``world_before`` as lint types them: each table a list of rows, each
+    column typed from the values the table holds (text, number, true/false; JSON when
+    they differ)."""
+    from ..expr.types import BOOL, JSON, NUMBER, TEXT, Type, world_of
+
+    def kind(v: Any) -> Type | None:
+        if v is None:
+            return None
+        if isinstance(v, bool):
+            return BOOL
+        if isinstance(v, (int, float)):
+            return NUMBER
+        return TEXT if isinstance(v, str) else JSON
+
+    out: dict[str, dict[str, Type]] = {}
+    for name, table in tables.items():
+        cols: dict[str, Type] = {}
+        for column in table.columns:
+            seen = {kind(r.get(column)) for r in table.rows} - {None}
+            cols[column] = seen.pop() if len(seen) == 1 else JSON  # type: ignore[assignment]
+        out[name] = cols
+    return world_of(out)
+
+
+def said(change: Mapping[str, Any]) -> str:
+    """One change in words: ``cards C-2: status 'active' → 'blocked'``."""
+    head = f"{change.get('table')} {change.get('id')}"
+    if "added" in change:
+        return f"{head}: added"
+    if "removed" in change:
+        return f"{head}: removed"
+    return f"{head}: " + ", ".join(f"{c} {shown(b)} → {shown(a)}"
+                                   for c, (b, a) in dict(change.get("set") or {}).items())
