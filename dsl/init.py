@@ -9,7 +9,9 @@ cassette also holds the answers to the two scenarios docs/guide.md has the perso
 next; it is rebuilt by ``python -m dsl._buildtools.initcassette``.
 
 Init never overwrites a file: when one of the files it would write exists, it writes
-nothing and says which (:class:`InitRefused`).
+nothing and says which (:class:`InitRefused`). The one file it may add to is the suite's
+``.gitignore``: ``runs/`` (where ``scenarist run`` writes its run folders, beside
+``scenarist.yaml``) is appended when it is not listed, or the file is made.
 """
 
 from __future__ import annotations
@@ -157,12 +159,39 @@ def init_suite(folder: Path, endpoint: Endpoint | None = None) -> Initialized:
                 else:
                     path.unlink()
         raise
+    written = [rel for rel, _ in files]
+    if _ignore_runs(folder / GITIGNORE):
+        written.append(Path(GITIGNORE))
     shown = "" if folder == Path(".") else f" {folder}"
-    return Initialized(folder, tuple(rel for rel, _ in files), (
+    return Initialized(folder, tuple(written), (
         (f"scenarist lint{shown}", "check the files: every mistake, with its line"),
         (f"scenarist run{shown}", "try the example scenario 5 times and write a report"),
         ("scenarist checks", "list the checks a scenario can use"),
     ))
+
+
+GITIGNORE = ".gitignore"
+IGNORED_RUNS = "runs/"  # the run folders (dsl.pipeline.RUNS), kept out of git
+
+
+def _ignore_runs(path: Path) -> bool:
+    """``runs/`` listed in the suite's .gitignore: the file made, or the line appended when
+    the file lists no ``runs`` of its own. Whether anything was written."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return False  # not a plain file: left as it is
+    if path.exists():
+        text = path.read_text("utf-8", errors="replace")
+        if any(line.strip() in ("runs", "runs/", "/runs", "/runs/")
+               for line in text.splitlines()):
+            return False
+        with path.open("a", encoding="utf-8") as f:
+            f.write(("" if not text or text.endswith("\n") else "\n")
+                    + "# scenarist's run folders\n" + IGNORED_RUNS + "\n")
+        return True
+    with path.open("x", encoding="utf-8") as f:
+        f.write("# scenarist's run folders (results, reports): made again by scenarist run\n"
+                + IGNORED_RUNS + "\n")
+    return True
 
 
 def _not_a_folder(path: Path) -> str | None:
@@ -179,6 +208,7 @@ ABOUT = {
     "scenarist.yaml": "the suite: targets, defaults and the fake tools",
     EXAMPLE.name: "an example scenario (read its comments)",
     CASSETTE_PATH: "the recorded answers the example target replays",
+    GITIGNORE: "keeps runs/ (where scenarist run writes) out of git",
 }
 
 

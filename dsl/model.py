@@ -575,6 +575,9 @@ class AttemptData:
     history: tuple[Call, ...] = ()  # the calls of given.history: the agent had their results
     history_messages: int = 0  # messages after the system prompt that were given.history
     goal_reached: bool | None = None  # a simulated user said its goal was reached
+    # every message a simulated user wrote, in order: one per turn, then the last one (its
+    # stop marker included, or its reply after max_turns), which no turn sent to the agent
+    user_messages: tuple[str, ...] = ()
     attachments: tuple[Attachment, ...] = ()  # what the person attached (messages refer to
     # each by its hash, as records keep them)
     stderr: str = ""  # what an agent program wrote to its standard error (bounded)

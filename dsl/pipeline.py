@@ -59,7 +59,7 @@ class RunRequest:
     targets: tuple[str, ...] = ()
     runs: int | None = None
     concurrency: int | None = None
-    out: Path = Path("runs")
+    out: Path | None = None  # where the run folder goes (None: runs/ beside scenarist.yaml)
     record: Path | None = None
     early_stop: bool = True
     max_calls: int | None = None
@@ -234,7 +234,8 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
     # recording into it refuses before it starts, and makes nothing
     with CassetteLock([p for p in (request.record, request.record_judge) if p]) as cassettes, \
             RunLock(run_dir := cassettes.held_by(
-                request.resume if request.resume is not None else create_run_dir(request.out))):
+                request.resume if request.resume is not None else create_run_dir(
+                    runs_folder(request.out, Path(plan.suite_root))))):
         if request.resume is not None:
             info, prior = _resumed(run_dir, request, planned, started)
         else:
@@ -573,6 +574,34 @@ def finish(run_dir: Path, after: AfterRun = AfterRun()) -> Finished:
     return Finished(summary, comparison, path, certificate, tuple(notes))
 
 
+RUNS = "runs"  # the folder that receives the run folders, beside scenarist.yaml
+
+
+def runs_folder(out: Path | None, suite_root: Path | None) -> Path:
+    """Where new run folders go: ``--out`` when given; else ``runs/`` in the suite's
+    folder (where ``scenarist.yaml`` is), wherever the command was started; else, with no
+    suite, ``runs/`` in the current folder. Relative to the current folder when it is
+    inside it, as every message that names the run folder then shows it."""
+    if out is not None:
+        return out
+    if suite_root is None:
+        return Path(RUNS)
+    folder = suite_root / RUNS
+    try:
+        return folder.relative_to(Path.cwd())
+    except (ValueError, OSError):  # elsewhere (or the current folder is gone): whole
+        return folder
+
+
+def suite_root_here(cwd: Path | None = None) -> Path | None:
+    """The folder of the ``scenarist.yaml`` of ``cwd`` (the current folder) or its nearest
+    parent; None when there is none."""
+    from .source.suitefile import find_suite_file
+
+    found = find_suite_file(cwd or Path.cwd())
+    return found.parent if found is not None else None
+
+
 def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
     """The history the commands that read run folders use (``report``, ``merge``, ``runs``,
     ``history import``): ``SCENARIST_HISTORY``; else ``history:`` in the scenarist.yaml of
@@ -676,15 +705,16 @@ class Merged:
     warnings: tuple[str, ...]  # shards that are missing
 
 
-def merge_shards(run_dirs: list[Path], out: Path) -> Merged:
-    """``scenarist merge``: the shards' run folders into one new run folder, then the
+def merge_shards(run_dirs: list[Path], out: Path | None = None) -> Merged:
+    """``scenarist merge``: the shards' run folders into one new run folder (in ``out``;
+    by default ``runs/`` beside the scenarist.yaml of the current folder), then the
     after-run chain — the merged run replaces its shards in the history of the suite here
     (its report has no trend: the shards would be its earlier runs). RunDirError when they
     cannot be merged."""
     from .results.summarize import exit_code
     from .store import merge_runs, read_run_info
 
-    merged, warnings = merge_runs(run_dirs, out)
+    merged, warnings = merge_runs(run_dirs, runs_folder(out, suite_root_here()))
     shards = []
     for d in run_dirs:
         try:

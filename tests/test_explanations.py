@@ -112,7 +112,7 @@ def test_the_terminal_says_why_fewer_attempts_ran(tmp_path: Path, server: FakeSe
         in p.stdout.splitlines()
     early = scenarist("run", ".", "-j", "1", cwd=tmp_path)
     assert early.returncode == 0
-    assert early.stdout.splitlines()[-4:-2] == [
+    assert early.stdout.splitlines()[-5:-3] == [
         "Early stop: 2 of the 10 planned attempts were not run, because their scenario's "
         "verdict was already decided (hours passed after 8 of 10); --no-early-stop runs "
         "them all.",

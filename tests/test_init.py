@@ -21,6 +21,7 @@ Created a suite in pharmacy:
   pharmacy/scenarist.yaml               the suite: targets, defaults and the fake tools
   pharmacy/refill_no_refills_left.yaml  an example scenario (read its comments)
   pharmacy/cassettes/example.jsonl      the recorded answers the example target replays
+  pharmacy/.gitignore                   keeps runs/ (where scenarist run writes) out of git
 
 Next:
   scenarist lint pharmacy  # check the files: every mistake, with its line
@@ -41,7 +42,9 @@ def test_init_writes_a_suite_that_lints_clean_and_passes_offline(tmp_path: Path)
     assert (p.returncode, p.stdout, p.stderr) == (0, OUTPUT, "")
     suite = tmp_path / "pharmacy"
     assert sorted(str(f.relative_to(suite)) for f in suite.rglob("*") if f.is_file()) == [
-        "cassettes/example.jsonl", "refill_no_refills_left.yaml", "scenarist.yaml"]
+        ".gitignore", "cassettes/example.jsonl", "refill_no_refills_left.yaml",
+        "scenarist.yaml"]
+    assert (suite / ".gitignore").read_text("utf-8").splitlines()[-1] == "runs/"
     assert (suite / "refill_no_refills_left.yaml").read_bytes() == EXAMPLE.read_bytes()
     assert (suite / "cassettes" / "example.jsonl").read_bytes() == CASSETTE.read_bytes()
     text = (suite / "scenarist.yaml").read_text("utf-8")
@@ -78,6 +81,48 @@ def test_init_never_overwrites_a_file(tmp_path: Path) -> None:
         "away first\n")
     assert (suite / "scenarist.yaml").read_text("utf-8") == "# mine\n"
     assert sorted(f.name for f in suite.iterdir()) == ["scenarist.yaml"]  # nothing else
+
+
+def test_init_adds_runs_to_an_existing_gitignore_once(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("*.pyc", "utf-8")
+    p = scenarist("init", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert "  .gitignore" in p.stdout
+    assert (tmp_path / ".gitignore").read_text("utf-8") == (
+        "*.pyc\n# scenarist's run folders\nruns/\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / ".gitignore").write_text("/runs/\n", "utf-8")
+    p = scenarist("init", "other", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert ".gitignore" not in p.stdout  # runs/ was listed already: left as it was
+    assert (other / ".gitignore").read_text("utf-8") == "/runs/\n"
+
+
+def test_a_run_started_elsewhere_writes_runs_beside_scenarist_yaml(tmp_path: Path) -> None:
+    assert scenarist("init", "pharmacy", cwd=tmp_path).returncode == 0
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    run = scenarist("run", "../pharmacy/refill_no_refills_left.yaml", "--runs", "1",
+                    cwd=elsewhere)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (made,) = (tmp_path / "pharmacy" / "runs").iterdir()
+    assert (made / "results.jsonl").is_file()
+    assert not (elsewhere / "runs").exists()
+    assert f"Results in {made}/\n" in run.stdout
+    assert run.stdout.endswith(f"Report: {made / 'report.html'}\n")
+    # --out still chooses, relative to where the command was started
+    run = scenarist("run", str(tmp_path / "pharmacy"), "--runs", "1", "--out", "mine",
+                    cwd=elsewhere)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (chosen,) = (elsewhere / "mine").iterdir()
+    assert f"Results in mine/{chosen.name}/\n" in run.stdout
+    # merge, from a folder inside the suite, puts the merged run beside scenarist.yaml too
+    inside = tmp_path / "pharmacy" / "cassettes"
+    merged = scenarist("merge", str(made), cwd=inside)
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert len(list((tmp_path / "pharmacy" / "runs").iterdir())) == 2
+    assert not (inside / "runs").exists()
     again = scenarist("init", "elsewhere", cwd=tmp_path)
     assert again.returncode == 0
     twice = scenarist("init", "elsewhere", cwd=tmp_path)

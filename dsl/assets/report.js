@@ -35,7 +35,7 @@
   }
 
   // Where an event holds text (see the layout in dsl/report.py); the rest are flags.
-  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2], T: [3], I: [1, 4], F: [1, 3] };
+  var TEXT_AT = { s: [1, 2], u: [1], a: [1], A: [1], t: [1, 2], c: [1, 2, 3, 5], e: [1], o: [1, 2], T: [3], U: [1], I: [1, 4], F: [1, 3] };
   var IMAGE_URL = /^data:image\/(png|jpeg|webp);base64,[A-Za-z0-9+\/]+={0,2}$/;
 
   // What the person did with a held call in a later turn (a "c" event's decision).
@@ -319,6 +319,11 @@
           : el("div", "muted", "(the file is not in the run folder)"));
         return fd;
       }
+      case "U":  // what the simulated user wrote that the agent was not sent
+        box = bubble("m-user simulated", ev[2] === 1 ? "The simulated user's last message (it ended the conversation; not sent to the agent)"
+          : "The simulated user wrote (its decision on the waiting calls; the words are not sent to the agent)");
+        box.appendChild(textBlock("div", "text", asText(ev[1])));
+        return box;
       case "e":
         box = el("p", "end muted");
         appendText(box, asText(ev[1]));
@@ -401,8 +406,10 @@
   function turnHead(ev) {
     var kind = asText(ev[2]);
     var who = ev[4] === 1 ? "the simulated user" : "the person";
+    var what = asText(ev[3]) === "all" ? "every pending call" : asText(ev[3]);
     var words = kind === "say" ? who + " writes" :
-      who + " presses " + kind + " on " + (asText(ev[3]) === "all" ? "every pending call" : asText(ev[3]));
+      ev[4] === 1 ? who + " answers " + kind + " to " + what :
+      who + " presses " + kind + " on " + what;
     var h = el("h5", "turn-head");
     h.appendChild(document.createTextNode("Turn " + ev[1] + " \u00b7 "));
     appendText(h, words);
@@ -490,7 +497,14 @@
 
   // ---- attempts of one scenario -----------------------------------------------------------
 
-  function attemptSummary(a) {
+  // An attempt's id, its anchor in the report (report.html#ID): SCENARIO@TARGET/RUN — the
+  // scenario's id, its target's name and the run index, as results.jsonl keeps them (a
+  // scenario's id never holds "@", a target's name never "/").
+  function attemptId(body, run) {
+    return body.getAttribute("data-scenario") + "@" + body.getAttribute("data-target") + "/" + run;
+  }
+
+  function attemptSummary(a, id) {
     var s = el("summary");
     s.appendChild(document.createTextNode("Run " + a.run + " "));
     s.appendChild(badge(a.status, a.status));
@@ -498,6 +512,15 @@
     var why = el("span", "why");
     appendText(why, oneLine(a.reason, SUMMARY_LIMIT));
     s.appendChild(why);
+    // its link: the address of this attempt (report.html#ID) in the address bar, and copied
+    // when the browser allows it (the "#" is drawn by the style sheet, so the summary's text
+    // stays the run's)
+    var link = el("button", "permalink");
+    link.type = "button";
+    link.setAttribute("data-id", id);
+    link.title = "A link to this attempt (report.html#" + id + "): share this conversation";
+    link.setAttribute("aria-label", "Link to run " + a.run);
+    s.appendChild(link);
     return s;
   }
 
@@ -505,6 +528,7 @@
     var data = rowData(Number(container.getAttribute("data-row")));
     var attempts = data.attempts.map(function (a) { return decodeAttempt(a, data.strings, data.files); });
     var onlyBad = container.parentNode.querySelector("input.only-bad");
+    var body = container.closest("tbody");
     var old = container.querySelector("button.more-attempts");
     if (old) old.remove();
     var to = Math.min(attempts.length, from + PAGE);
@@ -513,8 +537,9 @@
       var d = el("details", "attempt");
       d.setAttribute("data-i", String(i));
       d.setAttribute("data-status", a.status);
+      d.id = attemptId(body, a.run);
       if (onlyBad && onlyBad.checked && a.status === "pass") d.hidden = true;
-      d.appendChild(attemptSummary(a));
+      d.appendChild(attemptSummary(a, d.id));
       container.appendChild(d);
     }
     if (!attempts.length) container.appendChild(el("p", "muted", "No attempt was recorded."));
@@ -530,13 +555,35 @@
     container.setAttribute("data-drawn", "1");
   }
 
+  function drawTranscriptOf(d) {
+    if (d.querySelector(".transcript")) return;
+    var data = rowData(Number(d.parentNode.getAttribute("data-row")));
+    var a = decodeAttempt(data.attempts[Number(d.getAttribute("data-i"))], data.strings, data.files);
+    d.appendChild(drawTranscript(a));
+  }
+
   function onAttemptToggle(e) {
     var d = e.target;
     if (!(d instanceof HTMLDetailsElement) || !d.classList.contains("attempt") || !d.open) return;
-    if (d.querySelector(".transcript")) return;
-    var data = rowData(Number(d.parentNode.getAttribute("data-row")));
-    var a = decodeAttempt(data.attempts[Number(d.getAttribute("data-i"))], data.strings);
-    d.appendChild(drawTranscript(a));
+    drawTranscriptOf(d);
+  }
+
+  // Every attempt of a row drawn (all its pages), at least up to the one at index upTo.
+  function drawAll(container, upTo) {
+    var n = container.querySelectorAll("details.attempt").length;
+    var total = rowData(Number(container.getAttribute("data-row"))).attempts.length;
+    var last = upTo == null ? total - 1 : Math.min(upTo, total - 1);
+    while (n <= last) {
+      drawAttempts(container, n);
+      n = container.querySelectorAll("details.attempt").length;
+    }
+  }
+
+  // Open one attempt: its row, its page, its transcript; then show it.
+  function openAttempt(d) {
+    d.hidden = false;
+    drawTranscriptOf(d);
+    d.open = true;
   }
 
   // ---- the scenario table: open, sort, filter ---------------------------------------------
@@ -566,6 +613,15 @@
     if (sorter) sortBy(sorter);
   });
   table.addEventListener("toggle", onAttemptToggle, true);  // toggle does not bubble
+  table.addEventListener("click", function (e) {
+    var t = e.target instanceof Element ? e.target.closest("button.permalink") : null;
+    if (!t) return;
+    e.preventDefault();  // the attempt stays as it is: open or closed
+    var id = t.getAttribute("data-id");
+    if (location.hash.slice(1) !== id) location.hash = id;
+    var copy = navigator.clipboard && navigator.clipboard.writeText(location.href);
+    if (copy) copy.catch(function () { /* not allowed here: the address bar has it */ });
+  });
   table.addEventListener("change", function (e) {
     var box = e.target;
     if (!(box instanceof HTMLInputElement) || !box.classList.contains("only-bad")) return;
@@ -648,11 +704,83 @@
   var form = document.getElementById("filters");
   if (form) form.addEventListener("submit", function (e) { e.preventDefault(); });
 
-  // A link to #sc-N opens that scenario.
+  // "Expand all": every scenario open, every attempt drawn with its conversation; again,
+  // everything closed. Printing expands everything first (the print view shows every
+  // attempt's conversation).
+  var expandButton = document.getElementById("expand-all");
+
+  function expandAll(open) {
+    bodies.forEach(function (b) {
+      openRow(b, open);
+      var container = b.querySelector(".attempts");
+      if (!container) return;
+      if (open) drawAll(container);
+      var list = container.querySelectorAll("details.attempt");
+      for (var i = 0; i < list.length; i++) {  // (what the filters hide stays hidden on screen)
+        if (open) drawTranscriptOf(list[i]);
+        list[i].open = open;
+      }
+    });
+    if (expandButton) {
+      expandButton.setAttribute("aria-pressed", String(open));
+      expandButton.textContent = open ? "Collapse all" : "Expand all";
+    }
+  }
+
+  if (expandButton) {
+    expandButton.addEventListener("click", function () {
+      expandAll(expandButton.getAttribute("aria-pressed") !== "true");
+    });
+  }
+  window.addEventListener("beforeprint", function () { expandAll(true); });
+
+  // Escape hides the explanation of the word that has the focus (it shows again when the
+  // focus or the pointer leaves and comes back).
+  document.addEventListener("keydown", function (e) {
+    var t = document.activeElement;
+    if (e.key === "Escape" && t && (t.classList.contains("term") || t.classList.contains("has-tip"))) {
+      t.classList.add("tip-off");
+    }
+  });
+  ["focusout", "mouseout"].forEach(function (type) {
+    document.addEventListener(type, function (e) {
+      var t = e.target instanceof Element ? e.target.closest(".tip-off") : null;
+      if (t) t.classList.remove("tip-off");
+    });
+  });
+
+  // A link to #sc-N opens that scenario; a link to #SCENARIO@TARGET/RUN opens that
+  // attempt, expanded, and scrolls to it.
   function openFromHash() {
     var id = decodeURIComponent(location.hash.slice(1));
-    var body = id && document.getElementById(id);
-    if (body && body.classList.contains("sc")) openRow(body, true);
+    if (!id) return;
+    var body = document.getElementById(id);
+    if (body && body.classList.contains("sc")) {
+      openRow(body, true);
+      return;
+    }
+    var m = /^(.+)@([^@\/]+)\/(\d+)$/.exec(id);
+    if (!m) return;
+    var row = bodies.filter(function (b) {
+      return b.getAttribute("data-scenario") === m[1] && b.getAttribute("data-target") === m[2];
+    })[0];
+    if (!row) return;
+    row.hidden = false;
+    openRow(row, true);
+    var container = row.querySelector(".attempts");
+    var attempts = rowData(Number(container.getAttribute("data-row"))).attempts;
+    var at = -1;
+    for (var i = 0; i < attempts.length; i++) {
+      if (attempts[i][0] === Number(m[3])) { at = i; break; }
+    }
+    if (at < 0) return;
+    drawAll(container, at);
+    var d = document.getElementById(id);
+    if (!d) return;
+    openAttempt(d);
+    d.scrollIntoView({ block: "start" });
+    var summary = d.querySelector("summary");
+    if (summary) summary.focus({ preventScroll: true });
   }
   window.addEventListener("hashchange", openFromHash);
   openFromHash();

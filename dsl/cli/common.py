@@ -105,8 +105,9 @@ def run_options(runs_help: str) -> Callable[[F], F]:
         click.option("--concurrency", "-j", type=click.IntRange(min=1),
                      help="Attempts in flight at once (default: the suite's "
                           "defaults.concurrency)."),
-        click.option("--out", type=click.Path(path_type=Path), default=Path("runs"),
-                     show_default=True, help="Folder that receives the run folder."),
+        click.option("--out", type=click.Path(path_type=Path),
+                     help="Folder that receives the run folder (default: runs/ beside the "
+                          "suite's scenarist.yaml, wherever the command is started)."),
         click.option("--record", type=click.Path(path_type=Path), metavar="FILE",
                      help="Record every request and reply into a cassette, for a replay "
                           "target."),
@@ -118,6 +119,23 @@ def run_options(runs_help: str) -> Callable[[F], F]:
         return command
 
     return apply
+
+
+def shown_path(path: Path) -> Path:
+    """A folder a command wrote, as the terminal shows it: relative to the current folder
+    when it is inside it (``pharmacy/runs/…``), else whole."""
+    if not path.is_absolute():
+        return path
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return path
+
+
+def finished_lines(run_dir: Path) -> str:
+    """The last lines of a command that wrote a run folder: where it is, and its report."""
+    shown = shown_path(run_dir)
+    return f"Results in {shown}/\nReport: {shown / 'report.html'}"
 
 
 def selection_of(tags: tuple[str, ...], patterns: tuple[str, ...]) -> Selection:

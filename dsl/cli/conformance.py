@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..results.terminal import print_summary
-from .common import main, or_exit, progress_hooks, run_options
+from .common import finished_lines, main, or_exit, progress_hooks, run_options
 
 
 @main.command()
@@ -28,7 +28,7 @@ from .common import main, or_exit, progress_hooks, run_options
               help="An earlier conformance run (its folder): list the cases whose verdict "
               "regressed since.")
 def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: bool,
-                runs: int | None, concurrency: int | None, out: Path, record: Path | None,
+                runs: int | None, concurrency: int | None, out: Path | None, record: Path | None,
                 baseline: Path | None) -> None:
     """Certify an endpoint: run the built-in canonical cases (and yours, with --with)
     against a target of the suite in this folder, as a normal run, and say for each
@@ -68,7 +68,7 @@ def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: boo
     print_conformance(result.certificate)
     for note in run_result.notes:
         click.echo(note, err=True)
-    click.echo(f"\nReport: {run_result.run_dir / 'report.html'}")
+    click.echo("\n" + finished_lines(run_result.run_dir))
     if run_result.interrupted:
         click.echo(run_result.interrupted, err=True)
     sys.exit(result.exit_code)

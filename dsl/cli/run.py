@@ -18,6 +18,7 @@ from .common import (
     PATHS,
     PATTERN,
     TAGS,
+    finished_lines,
     load_baseline,
     main,
     or_exit,
@@ -25,6 +26,7 @@ from .common import (
     progress_hooks,
     run_options,
     selection_of,
+    shown_path,
 )
 
 
@@ -67,7 +69,7 @@ from .common import (
 @TAGS
 @PATTERN
 def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
-        concurrency: int | None, out: Path, record: Path | None, no_early_stop: bool,
+        concurrency: int | None, out: Path | None, record: Path | None, no_early_stop: bool,
         max_calls: int | None, max_tokens: int | None, resume: Path | None,
         retry_errors: bool, shard: str | None, judge_target: str | None,
         no_judge_cache: bool, record_judge: Path | None, quiet: bool, fmt: str,
@@ -120,7 +122,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                     lambda m: click.echo(m, err=True))
     for note in result.notes:
         click.echo(note, err=True)
-    click.echo(f"\nReport: {result.run_dir / 'report.html'}")
+    click.echo("\n" + finished_lines(result.run_dir))
     if result.interrupted:
         click.echo(result.interrupted, err=True)
     sys.exit(result.exit_code)
@@ -158,10 +160,12 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
 @main.command()
 @click.argument("run_dirs", nargs=-1, required=True,
                 type=click.Path(path_type=Path, file_okay=False, exists=True))
-@click.option("--out", type=click.Path(path_type=Path), default=Path("runs"), show_default=True,
-              help="Folder that receives the merged run folder.")
+@click.option("--out", type=click.Path(path_type=Path),
+              help="Folder that receives the merged run folder (default: runs/ beside the "
+              "scenarist.yaml of the current folder or its parents; without one, runs/ "
+              "here).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
-def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
+def merge(run_dirs: tuple[Path, ...], out: Path | None, quiet: bool) -> None:
     """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
     summary and report. Exit codes as for run."""
     from ..pipeline import merge_shards
@@ -177,8 +181,8 @@ def merge(run_dirs: tuple[Path, ...], out: Path, quiet: bool) -> None:
     for note in result.notes:
         click.echo(note, err=True)
     print_summary(result.summary, quiet=quiet)
-    click.echo(f"\nMerged {len(run_dirs)} runs into {result.run_dir}\n"
-               f"Report: {result.run_dir / 'report.html'}")
+    click.echo(f"\nMerged {len(run_dirs)} runs into {shown_path(result.run_dir)}\n"
+               f"Report: {shown_path(result.run_dir) / 'report.html'}")
     sys.exit(result.exit_code)
 
 

@@ -16,15 +16,25 @@ run, and the agent is told so. ``confirm`` with nothing to confirm fails the tur
 attempt) with a reason, never a crash.
 
 The simulated user never sees the agent's tools, its system prompt or its tool calls:
-only the scenario's moment, its goal and persona, and the agent's answers. Its endpoint's
-failures are endpoint errors (the attempt has no verdict), never the agent's failures; so
-is a simulated user that writes nothing the person could say (an empty message, null, only
-a tool call, or only the stop marker before the agent has spoken): the error kind
-``simulated_user``.
+only the scenario's moment, its goal and persona, and the agent's answers — and, when the
+agent holds calls for confirmation, what it wants to do, in plain words
+(:func:`waiting_note`: each call's tool, what the tool is for, and its arguments). Its
+reply then decides them (:func:`decision`): :data:`CONFIRM_MARKER` runs every held call
+and :data:`CANCEL_MARKER` cancels them, each recorded as a scripted ``confirm: TOOL`` or
+``cancel: TOOL`` turn is (``all`` when calls to several tools wait; its words are not
+sent to the agent); anything else is said to
+the agent, and the held calls are dismissed, as when a person writes a new message. Every
+message it writes is kept (``said``, the attempt's ``user_messages``): one per turn, then
+the last one, with its stop marker, which ends the conversation and is sent to no one.
+Its endpoint's failures are endpoint errors (the attempt has no verdict), never the
+agent's failures; so is a simulated user that writes nothing the person could say (an
+empty message, null, only a tool call, or only the stop marker before the agent has
+spoken): the error kind ``simulated_user``.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Awaitable, Callable, Collection
 from contextvars import ContextVar
@@ -38,6 +48,13 @@ from ..targets.base import ChatModel
 
 STOP_MARKER = "GOAL_REACHED"
 _STOP = re.compile(r"GOAL[ _]REACHED", re.I)
+CONFIRM_MARKER = "CONFIRM"  # the simulated user lets the held calls run
+CANCEL_MARKER = "CANCEL"  # the simulated user stops them
+_CONFIRM = re.compile(r"\bCONFIRM\b")
+_CANCEL = re.compile(r"\bCANCEL\b")
+WAITING = ("(The assistant is waiting for your confirmation before it does this:\n{calls}\n"
+           "To let it go ahead, write " + CONFIRM_MARKER + ". To stop it, write "
+           + CANCEL_MARKER + ". Or answer in your own words: then it is not done.)")
 CANCELLED = "The person cancelled this call: it was not run."
 DISMISSED = ("The person did not confirm this call (they wrote a new message instead): it "
              "was not run.")
@@ -139,10 +156,13 @@ def nothing_to_decide(kind: str, text: str, held: list[Call]) -> str:
 
 
 async def converse(scenario: Scenario, run: int, talk: Talk,
-                   open_user: OpenUser | None = None) -> bool | None:
+                   open_user: OpenUser | None = None,
+                   said: list[str] | None = None) -> bool | None:
     """Play the person's side of ``scenario`` against an agent's ``talk``. Returns
-    whether a simulated user reached its goal (None without one). Raises EndpointError
-    when the simulated user's endpoint fails."""
+    whether a simulated user reached its goal (None without one); every message the
+    simulated user wrote is appended to ``said`` as it is written (kept when its endpoint
+    fails later). Raises EndpointError when the simulated user's endpoint fails."""
+    said = said if said is not None else []
     person = PERSON.get()
     if person is not None:
         await person(talk)
@@ -156,15 +176,43 @@ async def converse(scenario: Scenario, run: int, talk: Talk,
     if open_user is None:
         raise EndpointError("agent", "this target cannot hold a conversation with a "
                                      "simulated user")
-    return await _simulate(scenario.user, scenario, run, talk.turn,
-                           open_user(scenario.user.target))
+    return await _simulate(scenario.user, scenario, run, talk,
+                           open_user(scenario.user.target), said)
 
 
-TakeTurn = Callable[[str, str, bool], Awaitable[Turn]]
+def decision(text: str) -> str:
+    """What a simulated user's reply does to the calls the agent holds: ``confirm`` when
+    it writes CONFIRM, ``cancel`` when it writes CANCEL (the marker in capitals, as a word;
+    or the reply is only the word, in any case), else ``say`` — as with both markers."""
+    bare = re.sub(r"[\W_]+", "", text).upper()
+    confirm = bool(_CONFIRM.search(text)) or bare == CONFIRM_MARKER
+    cancel = bool(_CANCEL.search(text)) or bare == CANCEL_MARKER
+    if confirm != cancel:
+        return "confirm" if confirm else "cancel"
+    return "say"
 
 
-async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn: TakeTurn,
-                    model: ChatModel) -> bool:
+def waiting_note(held: list[Call], scenario: Scenario) -> str:
+    """What the simulated user is told when the agent holds calls for its confirmation:
+    each call's tool, what the tool is for, and the arguments, in plain words; and the
+    markers that decide them."""
+    lines = []
+    for c in held:
+        tool = scenario.tool(c.name)
+        about = f" ({tool.description.strip().rstrip('.')})" if tool and \
+            tool.description.strip() else ""
+        if isinstance(c.args, dict) and c.args:
+            args = ", ".join(f"{k} = {json.dumps(v, ensure_ascii=False)}"
+                             for k, v in c.args.items())
+            with_args = f", with {args}"
+        else:
+            with_args = ""
+        lines.append(f"- {c.name}{about}{with_args}")
+    return WAITING.format(calls="\n".join(lines))
+
+
+async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, talk: Talk,
+                    model: ChatModel, said: list[str]) -> bool:
     persona = f"Who you are: {user.persona}\n" if user.persona else ""
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": USER_PROMPT.format(goal=user.goal, persona=persona,
@@ -173,6 +221,8 @@ async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn
     ]
     for n in range(user.max_turns + 1):
         text, nothing = await _ask_user(model, user, messages, run)
+        if nothing is None:
+            said.append(text)  # every message it wrote, as it wrote it
         if _STOP.search(text):
             if n > 0:
                 return True
@@ -186,11 +236,19 @@ async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, take_turn
             raise EndpointError("simulated_user", f"the simulated user's target "
                                 f"'{user.target.name}' wrote nothing the person could say: "
                                 f"{nothing or 'an empty message'}")
-        turn = await take_turn("say", text, True)
+        waiting = {c.name for c in talk.calls if c.pending}
+        kind = decision(text) if waiting else "say"
+        # a decision is the turn a person would script: confirm: TOOL (or all, for several)
+        turn = await talk.turn(kind, text if kind == "say" else
+                               next(iter(waiting)) if len(waiting) == 1 else "all", True)
         if turn.failure is not None:
             return False
+        reply = turn.answer.strip() or NO_ANSWER
+        held = [c for c in talk.calls if c.pending]
+        if held:
+            reply = f"{reply}\n\n{waiting_note(held, scenario)}"
         messages = [*messages, {"role": "assistant", "content": text},
-                    {"role": "user", "content": turn.answer.strip() or NO_ANSWER}]
+                    {"role": "user", "content": reply}]
     return False
 
 

@@ -55,6 +55,7 @@ class LoopState:
     # model_output, max_steps, nothing_to_confirm — dsl/errors.py explains each in words
     failure_kind: str | None = None
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
+    user_messages: list[str] = field(default_factory=list)  # what a simulated user wrote
 
 
 class LoopEndpointError(EndpointError):
@@ -222,7 +223,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         message = scenario.message
     else:
         try:
-            goal = await converse(scenario, run, chat, open_user)
+            goal = await converse(scenario, run, chat, open_user, p.user_messages)
         except LoopEndpointError:
             raise
         except EndpointError as exc:  # the simulated user's endpoint failed
@@ -246,6 +247,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         history=scenario.history_calls,
         history_messages=len(scenario.history),
         goal_reached=goal,
+        user_messages=tuple(p.user_messages),
         attachments=scenario.all_attachments,
         world=chat.world.run() if chat.world is not None else None,
     )

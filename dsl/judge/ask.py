@@ -70,7 +70,7 @@ NO_LOGPROBS = ("the judge's reply has no logprobs (its server does not report to
 NOT_CACHED = ("the judge's answer to this question is not in its cache, and recheck asks the "
               "judge only with --judge")
 _VERSION = re.compile(r"\{#-?\s*version:\s*([\w.\-]+)\s*-?#\}")
-_DELIMITERS = re.compile(r"</?(answer|message|tool|rubric|criterion)\b", re.I)
+_DELIMITERS = re.compile(r"</?(answer|message|tool|held|rubric|criterion)\b", re.I)
 
 VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -268,15 +268,28 @@ def tool_results(attempt: AttemptData) -> list[dict[str, str]]:
     return out
 
 
+def held_calls(attempt: AttemptData) -> list[dict[str, str]]:
+    """The calls the agent holds for the person's confirmation with its answer: what the
+    answer asks the person to confirm."""
+    out = []
+    for c in attempt.pending:
+        args = json.dumps(c.args, ensure_ascii=False) if c.args is not None else c.raw_args
+        out.append({"name": c.name, "args": _neutralize(args)})
+    return out
+
+
 def context(attempt: AttemptData, **extra: str) -> dict[str, Any]:
     """What a judge prompt is rendered with. In a conversation (turns, or earlier
     history) ``message`` is the whole conversation before the answer, one line per
-    message: the judge sees what the agent saw."""
+    message: the judge sees what the agent saw. ``held``: the calls the answer asks the
+    person to confirm (the built-in prompts show them only when there are some, so every
+    other question, and its cache key, is as before)."""
     message = attempt.message
     if attempt.turns or attempt.history_messages:
         message = conversation_text(attempt)
     return {"message": _neutralize(message), "answer": _neutralize(attempt.answer),
-            "tool_results": tool_results(attempt), "now": say(attempt.at), **extra}
+            "tool_results": tool_results(attempt), "held": held_calls(attempt),
+            "now": say(attempt.at), **extra}
 
 
 def conversation_text(attempt: AttemptData) -> str:

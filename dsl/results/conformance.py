@@ -66,7 +66,7 @@ class ConformanceRequest:
     with_paths: tuple[Path, ...] = ()  # --with: the team's own cases (files or folders)
     runs: int | None = None
     concurrency: int | None = None
-    out: Path = Path("runs")
+    out: Path | None = None  # None: runs/ beside scenarist.yaml
     record: Path | None = None
     baseline: Path | None = None  # an earlier conformance run (its folder or summary.json)
     argv: tuple[str, ...] = ()

@@ -147,6 +147,7 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
                           for m in record.model_calls),
         turns=record.turns, history=scenario.history_calls,
         history_messages=record.history, goal_reached=record.goal_reached,
+        user_messages=record.user_messages,
         attachments=scenario.all_attachments,  # the same files: given_when says so
         world=_world_of(scenario, record))
 

@@ -432,6 +432,9 @@ def _tool_scores(summary: Summary) -> tuple[ToolScore, ...]:
 #            ["H", messages]  the messages of given.history follow, up to ["h"]
 #            ["T", turn number, kind (say | confirm | cancel), text, simulated (0/1)]
 #                             a conversation's turn starts (its events follow)
+#            ["U", text, last (0/1)]  what the simulated user wrote and the agent was not
+#                             sent: its confirm or cancel (after the "T"), or its last
+#                             message, stop marker included (last: 1, at the end)
 #            ["I", label, MIME type, sha256, path]   an image the person attached
 #            ["F", label, sha256, path]              a text file the person attached
 #            (after the "u" they came with; the blob's "files" maps each sha256 to the
@@ -588,8 +591,8 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
                 if i == last or text:
                     append(["A" if i == last else "a", ref(text)])
                 continue
-            if text:
-                append(["a", ref(text)])
+            if text:  # beside the last message's calls (one held for confirmation): the answer
+                append(["A" if i == last else "a", ref(text)])
             given = 0 < i < history_end  # given.history: not the agent's calls
             for tc in tool_calls:
                 tc = tc if type(tc) is dict else {}
@@ -629,6 +632,8 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
     if pending:
         out.append(["e", ref(f"The attempt ended here: {', '.join(pending)} waits for the "
                              "person's confirmation, so it was not run.")])
+    if len(rec.user_messages) > len(rec.turns):  # its last message, which no one was sent
+        out.append(["U", ref(rec.user_messages[-1]), 1])
     if rec.goal_reached is not None:
         said = "said its goal was reached" if rec.goal_reached else \
             "did not say its goal was reached"
@@ -648,6 +653,8 @@ def _marks(rec: AttemptRecord, history_end: int, ref: Ref) -> dict[int, list[lis
     for k, t in enumerate(rec.turns, 1):
         head = ["T", k, t.kind, ref(t.text), 1 if t.simulated else 0]
         out.setdefault(start, []).append(head)
+        if t.simulated and t.kind != "say" and k <= len(rec.user_messages):
+            out[start].append(["U", ref(rec.user_messages[k - 1]), 0])
         end = max(start, t.messages)
         if t.failure:
             out.setdefault(end, []).append(["e", ref(f"Turn {k} failed: {t.failure}")])
@@ -873,7 +880,26 @@ def _env() -> Any:
     env.filters["pts"] = pts
     env.filters["num"] = lambda x: f"{x:,}"
     env.globals["VERDICT_WORDS"] = {v: w.word for v, w in VERDICTS.items()}
+    env.globals["TERMS"] = TERMS
     return env
+
+
+# What the report's statistics mean, in plain words: each shown beside its word on hover and
+# on keyboard focus (the template's ``term``).
+TERMS = {
+    "ci": "95% interval (CI): the range the agent's true pass rate very likely lies in, "
+          "given these attempts. Few attempts leave it wide; more runs narrow it. When it "
+          "straddles min_pass, more runs are needed to be sure which side the agent is on.",
+    "change_ci": "95% interval (CI) of the change: the range the true difference between "
+                 "the two pass rates very likely lies in. A change whose interval holds 0 "
+                 "may be chance.",
+    "pass_k": "pass@k: the chance that at least one of k attempts passes — can the agent do "
+              "it at all? pass^k: the chance that all k attempts pass — can you count on it "
+              "every time? Both estimated from these attempts.",
+    "f1": "Tool-call F1, from 0% to 100%: how well the calls the agent made match the calls "
+          "the scenarios expected. Precision is the share of its calls that were expected, "
+          "recall the share of expected calls it made; F1 combines the two.",
+}
 
 
 def render(view: ReportView) -> str:

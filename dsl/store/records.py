@@ -11,7 +11,9 @@ valid JSON, ``error`` only when a call was not executed or its tool answered wit
 error, ``decision`` only for a held call the person decided in a later turn, ``items``
 and ``evidence`` only when a check has them, ``turn`` only for a check of one turn,
 ``always`` only when the check is marked ``always: true``; ``history``, ``turns`` and
-``goal_reached`` only when the scenario has them)::
+``goal_reached`` only when the scenario has them; ``user_messages`` — every message a
+simulated user wrote, one per turn and then the last one, with its stop marker, that ended
+the conversation — only with a simulated user)::
 
     {"schema_version": 1, "scenario": ID, "target": NAME, "run": N, "seed": N,
      "status": "pass" | "fail" | "unsure" | "error", "reason": TEXT,
@@ -21,7 +23,7 @@ and ``evidence`` only when a check has them, ``turn`` only for a check of one tu
      "messages": [OpenAI chat messages], "history"?: N,
      "turns"?: [{"kind", "text", "answer", "calls", "decided", "steps", "messages",
                  "failure"?, "simulated"?}],
-     "goal_reached"?: true | false,
+     "goal_reached"?: true | false, "user_messages"?: [TEXT],
      "steps": N, "latency_ms": MS | null,
      "tokens": {"prompt", "completion", "total"}, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
@@ -155,6 +157,7 @@ class AttemptRecord:
     # what the attempt changed in its world (None: the scenario has no world)
     world: tuple[Mapping[str, Any], ...] | None = None
     world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
+    user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -265,7 +268,7 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         d["world"] = [dict(c) for c in r.world]
         if r.world_turns:
             d["world_turns"] = [[dict(c) for c in t] for t in r.world_turns]
-    if r.history or r.turns or r.goal_reached is not None:
+    if r.history or r.turns or r.goal_reached is not None or r.user_messages:
         return _with_conversation(d, r)
     return d
 
@@ -282,6 +285,8 @@ def _with_conversation(d: dict[str, Any], r: AttemptRecord) -> dict[str, Any]:
                 out["turns"] = [turn_json(t) for t in r.turns]
             if r.goal_reached is not None:
                 out["goal_reached"] = r.goal_reached
+            if r.user_messages:
+                out["user_messages"] = list(r.user_messages)
     return out
 
 
@@ -543,7 +548,15 @@ def record_from_json(d: Any) -> AttemptRecord:
         world=_world(d),
         world_turns=tuple(tuple(_world({"world": t}) or ()) for t in
                           _get(d, "world_turns", list, ())),
+        user_messages=_texts(_get(d, "user_messages", list, ()), "a user message"),
     )
+
+
+def _texts(values: list[Any], what: str) -> tuple[str, ...]:
+    for v in values:
+        if type(v) is not str:
+            raise RecordError(f"{what} is {_kind(v)}, not text")
+    return tuple(values)
 
 
 def _world(d: Mapping[str, Any]) -> tuple[Mapping[str, Any], ...] | None:

@@ -8,6 +8,11 @@ the kind recorded) whose every further line is one turn's exchange::
      "reply": what came back, "calls": [{"name", "args"}] made over MCP in the turn,
      "answer": TEXT, "pending": [{"name", "args"}]}
 
+With a simulated user, its model's exchanges are in the same cassette, one a line, as a
+model cassette keeps them, marked ``"user": true``: ``{"key": SHA-256 of the request,
+"user": true, "request", "response"}``; the replay answers the simulated user from them,
+so a recorded conversation replays offline.
+
 The request is kept without secrets: the key travels in a header, never in a body, and
 every line is redacted as results are. The ``key`` is a hash of what the agent was told
 that decides its answer (:meth:`~dsl.targets.ownloop.TurnInput.key_values`: the turn, the
@@ -29,10 +34,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import CassetteMiss, RunDirError
+from ..errors import CassetteMiss, EndpointError, RunDirError
 from ..model import Scenario, Target
-from .base import AgentContext, Unreadable, read_reply_json
-from .cassette import CASSETTE_VERSION, _header, _torn, read_cassette
+from .base import (
+    AgentContext,
+    ChatModel,
+    Reply,
+    RequestSettings,
+    Unreadable,
+    parse_completion,
+    read_reply_json,
+)
+from .cassette import CASSETTE_VERSION, _header, _torn, canonical, read_cassette, request_key
 from .ownloop import Answered, OwnLoopAgent, Session, TurnInput, pending_calls
 from .toolserver import Endpoint
 
@@ -74,8 +87,48 @@ class ExchangeRecorder:
                      "calls": [{"name": c.name, "args": c.args} for c in made],
                      "answer": answered.answer, "pending": answered.pending})
 
+    def tap(self, inner: ChatModel) -> ChatModel:
+        """The model that plays a simulated user, its exchanges written here too."""
+        return _UserTap(self, inner)
+
+    def write_user(self, body: dict[str, Any], reply: Reply) -> None:
+        self._write({"key": request_key(body), "user": True, "request": canonical(body),
+                     "response": reply.raw})
+
     def close(self) -> None:
         self._file.close()
+
+
+class _UserTap:
+    """A simulated user's model, recorded into an agent's cassette."""
+
+    def __init__(self, recorder: ExchangeRecorder, inner: ChatModel) -> None:
+        self.recorder = recorder
+        self.inner = inner
+        self.settings = inner.settings
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        reply = await self.inner.complete(body)
+        self.recorder.write_user(body, reply)
+        return reply
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+
+class _ReplayedUser:
+    """A simulated user answered from an agent's cassette (its requests built with the
+    user target's settings)."""
+
+    def __init__(self, replay: ExchangeReplay, settings: RequestSettings) -> None:
+        self.replay = replay
+        self.settings = settings
+
+    async def complete(self, body: dict[str, Any]) -> Reply:
+        return self.replay.user_reply(body)
+
+    async def aclose(self) -> None:
+        return None
 
 
 def recorder_for(target: Target, context: AgentContext) -> ExchangeRecorder | None:
@@ -101,6 +154,7 @@ class ExchangeReplay:
         lines = read_cassette(path)
         _header(path, lines[0] if lines else "")
         self.turns: dict[str, dict[str, Any]] = {}
+        self.users: dict[str, dict[str, Any]] = {}  # a simulated user's replies, by request
         last = len(lines)
         while last > 1 and not lines[last - 1].strip():
             last -= 1
@@ -113,7 +167,27 @@ class ExchangeReplay:
                 if n == last and _torn(line):
                     continue  # a torn last line from an interrupted recording
                 raise
-            self.turns.setdefault(entry["key"], entry)
+            (self.users if entry.get("user") is True else self.turns).setdefault(
+                entry["key"], entry)
+
+    def user_model(self, settings: RequestSettings) -> ChatModel:
+        """The simulated user of a recorded conversation, answered from this cassette."""
+        return _ReplayedUser(self, settings)
+
+    def user_reply(self, body: dict[str, Any]) -> Reply:
+        entry = self.users.get(request_key(body))
+        if entry is None:
+            raise CassetteMiss(
+                f"the cassette {self.path.name} has no recorded reply of the simulated user "
+                f"for this request (run {body.get('seed')}); the scenario, its goal or the "
+                "run count changed since it was recorded — record it again with scenarist "
+                "run --target <live target> --record FILE")
+        try:
+            return parse_completion(entry["response"], 0.0)
+        except EndpointError as exc:
+            raise EndpointError(exc.kind, f"the cassette {self.path.name} holds a reply of "
+                                          f"the simulated user Scenarist cannot read: "
+                                          f"{exc.message}") from None
 
     async def ask(self, turn: TurnInput, tools: Endpoint) -> Answered:
         entry = self.turns.get(exchange_key(turn))
@@ -142,6 +216,11 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
         problem = "the line is not a JSON object"
     elif not isinstance(entry.get("key"), str):
         problem = "the line has no 'key' (a text)"
+    elif entry.get("user") is True:  # a simulated user's exchange
+        if not isinstance(entry.get("response"), dict):
+            raise RunDirError(f"{path}:{n}: the simulated user's line has no 'response' (an "
+                              "object); record the cassette again")
+        return entry
     elif not isinstance(entry.get("answer"), str):
         problem = "the line has no 'answer' (a text)"
     elif not isinstance(entry.get("calls"), list) or not all(
@@ -164,4 +243,6 @@ def open_replay_agent(target: Target, context: AgentContext, path: Path) -> OwnL
     async def session(scenario: Scenario, run: int, first: TurnInput) -> Session:
         return replay
 
-    return OwnLoopAgent(target, context, session, served=False)
+    agent = OwnLoopAgent(target, context, session, served=False)
+    agent.replayed_users = replay.user_model
+    return agent

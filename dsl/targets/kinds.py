@@ -47,6 +47,7 @@ from .settings import (
 if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
     from ..source.load import DataPath, Document
     from .base import Agent, AgentContext, ChatModel, RequestSettings
+    from .ownloop import OwnLoopAgent
 
 
 class WrittenTarget(Protocol):
@@ -396,7 +397,7 @@ def _open_replay_agent(target: Target, context: AgentContext) -> Agent:
     if agent is None:
         return _open_model_agent(target, context)
     try:
-        return open_replay_agent(target, context, path)
+        return _with_users(open_replay_agent(target, context, path), context)
     except RunDirError as exc:
         raise InputError([Diagnostic(target.span, "E206",
                                      f"the replay target '{target.name}' cannot be used: {exc}",
@@ -486,7 +487,31 @@ def _http_json(s: HttpSettings) -> dict[str, Any]:
 def _open_http(target: Target, context: AgentContext) -> Agent:
     from .http import open_http
 
-    return open_http(target, context)
+    return _with_users(open_http(target, context), context)
+
+
+def _with_users(agent: OwnLoopAgent, context: AgentContext) -> OwnLoopAgent:
+    """An agent that runs its own loop, with the models that play its conversations'
+    simulated users: the suite's model targets, each opened when a scenario first needs
+    it, asked live (into the agent's cassette with ``--record``) — or, for a replay,
+    answered from its cassette. Their replies count against the run's budgets."""
+    from .base import Metered
+
+    def open_user(user: Target) -> ChatModel:
+        if agent.replayed_users is not None:
+            from ..errors import RunDirError
+
+            try:
+                settings = request_settings(user)
+            except RunDirError as exc:
+                raise EndpointError("cassette", str(exc)) from None
+            return Metered(agent.replayed_users(settings), context.on_reply)
+        live = open_model(user, 4)
+        recorder = agent.recorder
+        return Metered(recorder.tap(live) if recorder is not None else live, context.on_reply)
+
+    agent.users = SimulatedUsers(open_user)
+    return agent
 
 
 def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
@@ -499,7 +524,7 @@ def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str
 def _open_command(target: Target, context: AgentContext) -> Agent:
     from .command import open_command
 
-    return open_command(target, context)
+    return _with_users(open_command(target, context), context)
 
 
 # ---- python --------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from ..errors import EndpointError
 from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
-from .base import AgentContext, Reply
+from .base import AgentContext, ChatModel, Reply, RequestSettings
 from .toolserver import Endpoint, ToolServer
 
 # What a template in an http target's body may read (docs/targets.md says each one).
@@ -181,6 +181,14 @@ def _as_messages(made: list[Call], answer: str) -> list[dict[str, Any]]:
 
 # ---- the attempt -------------------------------------------------------------------------
 
+class Users(Protocol):
+    """The models that play simulated users (dsl/targets/kinds.py's ``SimulatedUsers``)."""
+
+    def open(self, target: Target) -> ChatModel: ...
+
+    async def aclose(self) -> None: ...
+
+
 class OwnLoopAgent:
     """An agent that runs its own loop: each attempt a :class:`Session`, the scenario's
     fake tools at an MCP endpoint of its own, the person's side played by
@@ -199,6 +207,16 @@ class OwnLoopAgent:
         self._open_session = open_session
         self._served = served
         self._server: ToolServer | None = None
+        # the models that play simulated users (set by dsl/targets/kinds.py when it opens
+        # the agent; None: a conversation with a simulated user is an endpoint error)
+        self.users: Users | None = None
+        # a replay's simulated users, answered from its cassette (dsl/targets/exchanges.py)
+        self.replayed_users: Callable[[RequestSettings], ChatModel] | None = None
+
+    @property
+    def recorder(self) -> Any:
+        """``--record FILE``'s ExchangeRecorder (None without one)."""
+        return self._recorder
 
     async def _tools(self, scenario: Scenario) -> Endpoint:
         if not self._served:
@@ -228,7 +246,9 @@ class OwnLoopAgent:
             if not scenario.conversation:
                 await talk.turn("say", scenario.message, False)
             else:
-                goal = await converse(scenario, run, talk, None)
+                goal = await converse(scenario, run, talk,
+                                      self.users.open if self.users is not None else None,
+                                      talk.said)
         except EndpointError as exc:
             tools.close()
             talk.stderr = await talk.end()
@@ -255,10 +275,13 @@ class OwnLoopAgent:
             messages=tuple(talk.messages), failure=failure,
             failure_kind="nothing_to_confirm" if failure else None, turns=turns,
             history=scenario.history_calls, history_messages=len(scenario.history),
-            goal_reached=goal, attachments=scenario.all_attachments, stderr=talk.stderr,
+            goal_reached=goal, user_messages=tuple(talk.said),
+            attachments=scenario.all_attachments, stderr=talk.stderr,
             world=tools.world.run() if tools.world is not None else None)
 
     async def aclose(self) -> None:
+        if self.users is not None:
+            await self.users.aclose()
         if self._closing is not None:
             await self._closing()
         if self._recorder is not None:
@@ -287,6 +310,7 @@ class _Talk:
     steps: int = 0
     stderr: str = ""
     done: int = 0  # the endpoint's calls taken into the attempt so far
+    said: list[str] = field(default_factory=list)  # what a simulated user wrote
 
     def __post_init__(self) -> None:
         self.messages = [dict(m) for m in self.scenario.history]
@@ -366,5 +390,6 @@ class _Talk:
 
         made = self.tools.calls[self.done:]
         progress = LoopState(messages=self.messages, calls=[*self.calls, *made],
-                             steps=self.steps, turns=self.turns, stderr=self.stderr)
+                             steps=self.steps, turns=self.turns, stderr=self.stderr,
+                             user_messages=self.said)
         return LoopEndpointError(exc, progress)

@@ -210,12 +210,13 @@ class PythonAgent:
         talk = _Conversation(func, scenario, run, self._clients)
         started = time.perf_counter()
         goal: bool | None = None
+        said: list[str] = []
         if not scenario.conversation:
             await talk.turn("say", scenario.message, False)
             turns: tuple[Turn, ...] = ()
             answer, failure, message = talk.turns[0].answer, None, scenario.message
         else:
-            goal = await converse(scenario, run, talk, self._user_model)
+            goal = await converse(scenario, run, talk, self._user_model, said)
             turns = tuple(talk.turns)
             answer, failure, message = ending(turns, scenario.message)
         record = talk.record
@@ -236,6 +237,7 @@ class PythonAgent:
             history=scenario.history_calls,
             history_messages=len(scenario.history),
             goal_reached=goal,
+            user_messages=tuple(said),
             attachments=scenario.all_attachments,
             world=record.world.run() if record.world is not None else None,
         )

@@ -146,7 +146,8 @@ def test_the_report_of_a_real_run_shows_the_transcripts(real: RealRun, new_page:
         'fail asks_to_confirm: "book_appointment" — ')
     book.locator("details.attempt > summary").first.click()  # run 1: asked to confirm
     first = book.locator("details.attempt").first.locator(".transcript")
-    assert first.locator(".m-assistant .text").inner_text() == (
+    # the words beside the held call are the attempt's answer (issue 25, item 6)
+    assert first.locator(".m-answer .text").inner_text() == (
         "Hay lugar el martes 6 a las 15:00. ¿Confirmo el turno?")
     assert "pending confirmation: not run" in first.locator(".m-call.pending").inner_text()
     insurance = page.locator('tbody.sc[data-scenario="clinic.insurance"]')
