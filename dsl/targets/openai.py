@@ -21,7 +21,7 @@ import json
 import os
 import random
 import time
-import zlib
+from collections.abc import Mapping
 from typing import Any
 
 import httpx
@@ -38,6 +38,9 @@ from .base import (
     snippet,
     url_problem,
 )
+from .http11 import BadEncoding as _BadEncoding
+from .http11 import Decoder, LeanPool
+from .http11 import TooLarge as _TooLarge
 from .settings import HttpSettings, OpenAISettings
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
@@ -97,7 +100,11 @@ class _Shards:
     """A target's HTTP connections: httpx transports of a few connections each; a request
     goes to the least busy one."""
 
-    def __init__(self, url: httpx.URL, max_connections: int) -> None:
+    def __init__(self, url: httpx.URL, max_connections: int,
+                 headers: list[tuple[bytes, bytes]], timeout: Any) -> None:
+        self.url = url
+        self.headers = headers
+        self.timeout = timeout
         n = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
         per = -(-max_connections // n)
         verify: Any = _tls_context() if url.scheme == "https" else False
@@ -110,10 +117,12 @@ class _Shards:
         ]
         self.busy = [0] * n
 
-    async def send(self, request: httpx.Request, limit: int, seen: list[bool]
-                   ) -> tuple[int, httpx.Headers, bytes]:
+    async def send(self, content: bytes, limit: int, seen: list[bool]
+                   ) -> tuple[int, Mapping[str, str], bytes]:
         """Status, headers and the decoded body (at most ``limit`` bytes: _TooLarge past
         it). ``seen`` is set once the status line and headers have arrived."""
+        request = httpx.Request("POST", self.url, headers=self.headers, content=content,
+                                extensions={"timeout": self.timeout})
         i = min(range(len(self.busy)), key=self.busy.__getitem__)
         self.busy[i] += 1
         try:
@@ -132,64 +141,14 @@ class _Shards:
             await t.aclose()
 
 
-class _TooLarge(Exception):
-    """The decoded body passed the target's max_reply_bytes."""
-
-
-class _BadEncoding(Exception):
-    """The body's Content-Encoding cannot be read; the message completes "the reply ..."."""
-
-
 async def _read_body(response: httpx.Response, limit: int) -> bytes:
     """The body as it arrives, decoded, at most ``limit`` bytes (no httpx decoder: its
     gzip decoder inflates each chunk whole, 64 KB of bomb into 64 MB)."""
-    encoding = response.headers.get("content-encoding", "")
-    codings = [c.strip().lower() for c in encoding.split(",")]
-    codings = [c for c in codings if c not in ("", "identity")]
+    decoder = Decoder(response.headers.get("content-encoding", ""), limit)
     stream: Any = response.stream
-    parts: list[bytes] = []
-    total = 0
-    if not codings:
-        async for chunk in stream:
-            total += len(chunk)
-            if total > limit:
-                raise _TooLarge
-            parts.append(chunk)
-        return b"".join(parts)
-    if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
-        raise _BadEncoding(f"is encoded as {encoding.strip()!r}; Scenarist reads gzip, "
-                           "deflate or no encoding")
-    gzip = codings[0] != "deflate"
-    z = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
-    first = True
-    try:
-        async for chunk in stream:
-            data = chunk
-            while data and not z.eof:
-                try:
-                    out = z.decompress(data, limit - total + 1)
-                except zlib.error:
-                    if gzip or not first:
-                        raise
-                    # "deflate" sent raw, without the zlib wrapper (as some servers do)
-                    z = zlib.decompressobj(-zlib.MAX_WBITS)
-                    out = z.decompress(data, limit - total + 1)
-                first = False
-                total += len(out)
-                if total > limit:
-                    raise _TooLarge
-                parts.append(out)
-                data = z.unconsumed_tail
-        out = z.flush()
-    except zlib.error as exc:
-        raise _BadEncoding(f"is not valid {codings[0]} data ({exc})") from None
-    total += len(out)
-    if total > limit:
-        raise _TooLarge
-    parts.append(out)
-    if not z.eof:
-        raise _BadEncoding(f"ends in the middle of its {codings[0]} data")
-    return b"".join(parts)
+    async for chunk in stream:
+        decoder.feed(chunk)
+    return decoder.finish()
 
 
 def _tls_context() -> Any:
@@ -273,7 +232,15 @@ class JsonEndpoint:
         self.timeout = httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0)
                                      ).as_dict()
         self.max_reply_bytes = target.max_reply_bytes
-        self.shards = _Shards(self.url, max_connections)
+        # plain http:// without a proxy (local model servers, CI mocks): the lean client of
+        # http11.py, a third of httpx's CPU per request (bench/floor_bench.py); TLS and
+        # proxies: httpx, in shards
+        self.shards: _Shards | LeanPool
+        if self.url.scheme == "http" and _proxy_for(self.url) is None:
+            self.shards = LeanPool(self.url, self.headers, max_connections,
+                                   min(self.timeout_s, 10.0))
+        else:
+            self.shards = _Shards(self.url, max_connections, self.headers, self.timeout)
         self.on_throttle = on_throttle
 
     async def aclose(self) -> None:
@@ -289,13 +256,11 @@ class JsonEndpoint:
         last: EndpointError | None = None
         for i in range(retry.max_attempts):
             wait: float | None = None
-            request = httpx.Request("POST", self.url, headers=self.headers, content=content,
-                                    extensions={"timeout": self.timeout})
             seen: list[bool] = []
             try:
                 async with asyncio.timeout(self.timeout_s):
                     status, headers, raw = await self.shards.send(
-                        request, self.max_reply_bytes, seen)
+                        content, self.max_reply_bytes, seen)
             except (httpx.TimeoutException, TimeoutError):
                 last = EndpointError("timeout", self._timed_out(bool(seen)))
             except httpx.TransportError as exc:
@@ -370,7 +335,7 @@ class JsonEndpoint:
                     "(timeout_ms bounds the whole reply)")
         return f"no reply from {self.where} within {limit}"
 
-    def _redirected(self, status: int, headers: httpx.Headers) -> EndpointError:
+    def _redirected(self, status: int, headers: Mapping[str, str]) -> EndpointError:
         location = headers.get("location")
         where = (f"redirected to {snippet(location)}" if location
                  else "redirected without saying where (no Location header)")
