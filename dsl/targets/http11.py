@@ -7,12 +7,12 @@ the socket per request) cost more CPU than the rest of an attempt together: meas
 speaks HTTP/1.1 on asyncio's own transports (one :class:`asyncio.Protocol` per connection,
 keep-alive, Content-Length, chunked or until-close bodies) and does nothing else.
 
-It keeps the contract of the httpx path in :mod:`dsl.targets.openai` exactly: failures are
-raised as httpx's own exceptions (``httpx.ConnectError`` from the ``OSError``,
-``httpx.RemoteProtocolError`` when the server closes mid-reply or speaks something that
-is not HTTP, ``httpx.ConnectTimeout``), bodies past the limit raise :class:`TooLarge`,
-gzip and deflate are decoded by the same bounded :class:`Decoder`. TLS and proxies stay
-with httpx.
+It keeps the contract of the httpx path in :mod:`dsl.targets.openai` exactly, without
+importing httpx (a tenth of a second of start-up): failures are :class:`ConnectFailed`
+(from the ``OSError``, as httpx's ``ConnectError``), :class:`ProtocolFailed` (the server
+closes mid-reply or speaks something that is not HTTP, as ``RemoteProtocolError``) and
+``TimeoutError``; bodies past the limit raise :class:`TooLarge`; gzip and deflate are
+decoded by the same bounded :class:`Decoder`. TLS and proxies stay with httpx.
 """
 
 from __future__ import annotations
@@ -20,10 +20,22 @@ from __future__ import annotations
 import asyncio
 import zlib
 from collections.abc import Mapping
-
-import httpx
+from urllib.parse import urlsplit
 
 MAX_HEAD_BYTES = 64 * 1024  # a status line and headers longer than this are not a reply
+
+
+class TransportFailed(Exception):
+    """The request did not get a reply (httpx's TransportError)."""
+
+
+class ConnectFailed(TransportFailed):
+    """No connection (httpx's ConnectError); its cause is the OSError."""
+
+
+class ProtocolFailed(TransportFailed):
+    """The server closed the connection mid-reply, or what it sent is not HTTP/1.1
+    (httpx's RemoteProtocolError)."""
 
 
 class TooLarge(Exception):
@@ -145,7 +157,7 @@ class _Connection(asyncio.Protocol):
             return
         try:
             reply = self._parse()
-        except (httpx.RemoteProtocolError, TooLarge) as exc:
+        except (ProtocolFailed, TooLarge) as exc:
             self.waiter.set_exception(exc)
             self._abort()
             return
@@ -164,7 +176,7 @@ class _Connection(asyncio.Protocol):
             msg = "Server disconnected without sending a response."
         else:
             msg = "peer closed connection without sending complete message body"
-        error = httpx.RemoteProtocolError(msg)
+        error = ProtocolFailed(msg)
         if exc is not None:
             error.__cause__ = exc
         w.set_exception(error)
@@ -181,7 +193,7 @@ class _Connection(asyncio.Protocol):
             end = buf.find(b"\r\n\r\n")
             if end < 0:
                 if len(buf) > MAX_HEAD_BYTES:
-                    raise httpx.RemoteProtocolError("the reply's headers are too long")
+                    raise ProtocolFailed("the reply's headers are too long")
                 return None
             self._head(bytes(buf[:end]))
             del buf[:end + 4]
@@ -210,13 +222,13 @@ class _Connection(asyncio.Protocol):
         parts = lines[0].split(b" ", 2)
         if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit() \
                 or len(parts[1]) != 3:
-            raise httpx.RemoteProtocolError(f"illegal status line: {bytes(lines[0][:80])!r}")
+            raise ProtocolFailed(f"illegal status line: {bytes(lines[0][:80])!r}")
         self.status = int(parts[1])
         headers: dict[str, str] = {}
         for line in lines[1:]:
             name, sep, value = line.partition(b":")
             if not sep or not name or name != name.strip():
-                raise httpx.RemoteProtocolError(f"illegal header line: {bytes(line[:80])!r}")
+                raise ProtocolFailed(f"illegal header line: {bytes(line[:80])!r}")
             key = name.decode("latin-1").lower()
             text = value.strip().decode("latin-1")
             headers[key] = f"{headers[key]}, {text}" if key in headers else text
@@ -231,7 +243,7 @@ class _Connection(asyncio.Protocol):
         elif "content-length" in headers:
             length = headers["content-length"].split(",")[0].strip()
             if not length.isdigit():
-                raise httpx.RemoteProtocolError(f"bad Content-Length: {length[:40]!r}")
+                raise ProtocolFailed(f"bad Content-Length: {length[:40]!r}")
             self.length = int(length)
         else:
             self.until_close = True
@@ -243,13 +255,13 @@ class _Connection(asyncio.Protocol):
             eol = buf.find(b"\r\n", self.pos)
             if eol < 0:
                 if len(buf) - self.pos > 1024:
-                    raise httpx.RemoteProtocolError("bad chunk size line")
+                    raise ProtocolFailed("bad chunk size line")
                 return None
             size_text = bytes(buf[self.pos:eol]).split(b";", 1)[0].strip()
             try:
                 size = int(size_text, 16)
             except ValueError:
-                raise httpx.RemoteProtocolError(
+                raise ProtocolFailed(
                     f"bad chunk size: {size_text[:40]!r}") from None
             if size == 0:
                 self.chunks_done = True
@@ -292,15 +304,53 @@ class _Connection(asyncio.Protocol):
             self.seen = None
 
 
+class PlainURL:
+    """An ``http://`` URL simple enough to need no httpx to read: an ASCII host name or
+    IPv4 address (or [IPv6]), a port, a path of printable ASCII; :func:`plain_url`."""
+
+    __slots__ = ("host", "netloc", "port", "target")
+
+    def __init__(self, host: str, port: int, netloc: str, target: bytes) -> None:
+        self.host = host
+        self.port = port
+        self.netloc = netloc
+        self.target = target
+
+
+_HOST_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-")
+_PATH_CHARS = frozenset(chr(c) for c in range(0x21, 0x7f)) - {"#"}
+
+
+def plain_url(url: str) -> PlainURL | None:
+    """The URL when it is plain ``http://`` as :class:`PlainURL` says; else None (the
+    caller reads it with httpx, whose messages say what is wrong with it)."""
+    if not url.startswith("http://") or not all(c in _PATH_CHARS for c in url):
+        return None
+    try:
+        parts = urlsplit(url)
+        port = parts.port or 80
+    except ValueError:
+        return None
+    host = parts.hostname or ""
+    if parts.username is not None or parts.password is not None or parts.fragment:
+        return None
+    if not host or not (all(c in _HOST_CHARS for c in host) or host.count(":") >= 2):
+        return None
+    if host.count(":") >= 2 and not all(c in "0123456789abcdefABCDEF:." for c in host):
+        return None
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    return PlainURL(host, port, parts.netloc, target.encode("ascii"))
+
+
 class LeanPool:
     """A target's connections to one ``http://host:port`` (at most ``max_connections``);
     the same ``send`` as :class:`dsl.targets.openai._Shards`."""
 
-    def __init__(self, url: httpx.URL, headers: list[tuple[bytes, bytes]],
+    def __init__(self, url: PlainURL, headers: list[tuple[bytes, bytes]],
                  max_connections: int, connect_timeout_s: float) -> None:
         self.host = url.host
-        self.port = url.port or 80
-        target = url.raw_path or b"/"
+        self.port = url.port
+        target = url.target
         self.head = b"POST " + target + b" HTTP/1.1\r\n" + b"".join(
             k + b": " + v + b"\r\n" for k, v in headers)
         self.idle: list[_Connection] = []
@@ -315,10 +365,10 @@ class LeanPool:
             async with asyncio.timeout(self.connect_timeout_s):
                 _, conn = await loop.create_connection(_Connection, self.host, self.port)
         except TimeoutError:
-            raise httpx.ConnectTimeout(f"no connection within {self.connect_timeout_s:g} s"
-                                       ) from None
+            raise TimeoutError(f"no connection within {self.connect_timeout_s:g} s"
+                               ) from None
         except OSError as exc:
-            raise httpx.ConnectError(str(exc) or type(exc).__name__) from exc
+            raise ConnectFailed(str(exc) or type(exc).__name__) from exc
         self.open.add(conn)
         return conn
 
@@ -341,7 +391,7 @@ class LeanPool:
                 try:
                     reply = await self._exchange(conn, data, limit, seen)
                     break
-                except httpx.RemoteProtocolError:
+                except ProtocolFailed:
                     # closed by the server while idle, before it read the request: try a
                     # new connection (what a browser does); anything else is an error
                     if conn.received or seen:

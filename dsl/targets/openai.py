@@ -22,9 +22,7 @@ import os
 import random
 import time
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Diagnostic, EndpointError, InputError
 from ..model import Target
@@ -39,9 +37,12 @@ from .base import (
     url_problem,
 )
 from .http11 import BadEncoding as _BadEncoding
-from .http11 import Decoder, LeanPool
+from .http11 import ConnectFailed, Decoder, LeanPool, ProtocolFailed, TransportFailed, plain_url
 from .http11 import TooLarge as _TooLarge
 from .settings import HttpSettings, OpenAISettings
+
+if TYPE_CHECKING:
+    import httpx
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
 # (llama.cpp: "The model produced output that does not match the expected peg-native
@@ -105,10 +106,12 @@ class _Shards:
         self.url = url
         self.headers = headers
         self.timeout = timeout
+        import httpx
+
         n = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
         per = -(-max_connections // n)
         verify: Any = _tls_context() if url.scheme == "https" else False
-        proxy = _proxy_for(url)
+        proxy = _proxy_for(url.scheme, url.host)
         self.transports = [
             httpx.AsyncHTTPTransport(
                 verify=verify, proxy=proxy,
@@ -116,11 +119,18 @@ class _Shards:
             for _ in range(n)
         ]
         self.busy = [0] * n
+        # what failures look like on this path (the lean one has its own, without httpx)
+        self.timeouts: tuple[type[BaseException], ...] = (httpx.TimeoutException,
+                                                          TimeoutError)
+        self.transport_errors: tuple[type[BaseException], ...] = (httpx.TransportError,)
+        self.decoding_errors: tuple[type[BaseException], ...] = (httpx.DecodingError,)
 
     async def send(self, content: bytes, limit: int, seen: list[bool]
                    ) -> tuple[int, Mapping[str, str], bytes]:
         """Status, headers and the decoded body (at most ``limit`` bytes: _TooLarge past
         it). ``seen`` is set once the status line and headers have arrived."""
+        import httpx
+
         request = httpx.Request("POST", self.url, headers=self.headers, content=content,
                                 extensions={"timeout": self.timeout})
         i = min(range(len(self.busy)), key=self.busy.__getitem__)
@@ -169,15 +179,15 @@ def _tls_context() -> Any:
 _TLS: Any = None
 
 
-def _proxy_for(url: httpx.URL) -> str | None:
+def _proxy_for(scheme: str, host: str) -> str | None:
     """Honour HTTP(S)_PROXY / NO_PROXY as httpx's client would (stdlib rules)."""
     import urllib.request
 
     proxies = urllib.request.getproxies()
-    proxy = proxies.get(url.scheme) or proxies.get("all")
-    if not proxy or url.host in ("127.0.0.1", "localhost", "::1"):
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if not proxy or host in ("127.0.0.1", "localhost", "::1"):
         return None
-    if urllib.request.proxy_bypass(url.host):
+    if urllib.request.proxy_bypass(host):
         return None
     return str(proxy)
 
@@ -201,11 +211,23 @@ class JsonEndpoint:
         self.where = where
         self.setting = setting
         problem = url_problem(where)
-        try:
-            self.url = httpx.URL(url)
-            host = self.url.netloc.decode("ascii")
-        except (httpx.InvalidURL, UnicodeError) as exc:
-            problem = problem or f"it is not a valid URL ({exc})"
+        # plain http:// without a proxy (local model servers, CI mocks) goes through the
+        # lean client of http11.py, without httpx: its import alone is a tenth of a second,
+        # and it spends three times the CPU per request (bench/floor_bench.py, issue 27);
+        # TLS, proxies and URLs that need more reading: httpx, in shards
+        plain = plain_url(url) if problem is None else None
+        if plain is not None and _proxy_for("http", plain.host) is not None:
+            plain = None
+        if plain is not None:
+            host = plain.netloc
+        else:
+            import httpx
+
+            try:
+                self.url = httpx.URL(url)
+                host = self.url.netloc.decode("ascii")
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                problem = problem or f"it is not a valid URL ({exc})"
         if problem is not None:
             raise _bad_target(of, f"the {setting} {where!r} of the target "
                                   f"'{of.name}' cannot be used: {problem}")
@@ -229,18 +251,22 @@ class JsonEndpoint:
             headers["Authorization"] = f"Bearer {key}"
         self.headers = [(k.encode("ascii"), v.encode("ascii")) for k, v in headers.items()]
         self.timeout_s = target.timeout_ms / 1000
-        self.timeout = httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0)
-                                     ).as_dict()
+        connect_s = min(self.timeout_s, 10.0)
+        self.timeout = {"connect": connect_s, "read": self.timeout_s,
+                        "write": self.timeout_s, "pool": self.timeout_s}  # httpx's extension
         self.max_reply_bytes = target.max_reply_bytes
-        # plain http:// without a proxy (local model servers, CI mocks): the lean client of
-        # http11.py, a third of httpx's CPU per request (bench/floor_bench.py); TLS and
-        # proxies: httpx, in shards
         self.shards: _Shards | LeanPool
-        if self.url.scheme == "http" and _proxy_for(self.url) is None:
-            self.shards = LeanPool(self.url, self.headers, max_connections,
-                                   min(self.timeout_s, 10.0))
+        if plain is not None:
+            self.shards = LeanPool(plain, self.headers, max_connections, connect_s)
+            self.timeouts: tuple[type[BaseException], ...] = (TimeoutError,)
+            self.transport_errors: tuple[type[BaseException], ...] = (TransportFailed,)
+            self.decoding_errors: tuple[type[BaseException], ...] = ()
         else:
-            self.shards = _Shards(self.url, max_connections, self.headers, self.timeout)
+            shards = _Shards(self.url, max_connections, self.headers, self.timeout)
+            self.shards = shards
+            self.timeouts = shards.timeouts
+            self.transport_errors = shards.transport_errors
+            self.decoding_errors = shards.decoding_errors
         self.on_throttle = on_throttle
 
     async def aclose(self) -> None:
@@ -261,9 +287,9 @@ class JsonEndpoint:
                 async with asyncio.timeout(self.timeout_s):
                     status, headers, raw = await self.shards.send(
                         content, self.max_reply_bytes, seen)
-            except (httpx.TimeoutException, TimeoutError):
+            except self.timeouts:
                 last = EndpointError("timeout", self._timed_out(bool(seen)))
-            except httpx.TransportError as exc:
+            except self.transport_errors as exc:
                 last = EndpointError(
                     "connection", f"cannot reach {self.where}: {_transport(exc)}")
             except _TooLarge:
@@ -275,7 +301,7 @@ class JsonEndpoint:
             except _BadEncoding as exc:
                 raise EndpointError("malformed", f"the reply from {self.where} "
                                                  f"{exc}") from None
-            except httpx.DecodingError as exc:  # pragma: no cover - we decode ourselves
+            except self.decoding_errors as exc:  # pragma: no cover - we decode ourselves
                 raise EndpointError("malformed", f"the reply from {self.where} "
                                                  f"cannot be decoded ({exc})") from None
             else:
@@ -381,7 +407,7 @@ def _bad_target(target: Target, message: str) -> InputError:
     return InputError([Diagnostic(target.span, "S105", message)])
 
 
-def _transport(exc: Exception) -> str:
+def _transport(exc: BaseException) -> str:
     """A transport failure in plain words (httpx hides the cause: walk the chain)."""
     import socket
 
@@ -394,6 +420,12 @@ def _transport(exc: Exception) -> str:
         if isinstance(cause, ConnectionResetError):
             return "the server reset the connection"
         cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, ProtocolFailed):
+        return f"the server closed the connection mid-reply ({exc})"
+    if isinstance(exc, ConnectFailed):
+        return f"cannot connect ({exc})"
+    import httpx  # (the error came from httpx: it is imported)
+
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"the server closed the connection mid-reply ({exc})"
     if isinstance(exc, httpx.ConnectError):
