@@ -51,7 +51,8 @@ def timed(cmd: list[str], cwd: Path) -> dict[str, float]:
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     code = os.waitstatus_to_exitcode(status)
-    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout is not None
+    assert proc.stderr is not None
     out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
     if code not in (0, 1):
         raise SystemExit(f"{' '.join(cmd)} failed ({code}):\n{out}{err}")
