@@ -88,3 +88,23 @@ def test_a_plain_run_imports_no_feature_it_does_not_use(tmp_path: Path,
     assert bad == []
     own = [m for m in modules if m == "dsl" or m.startswith("dsl.")]
     assert len(own) <= DSL_MODULE_BUDGET, own
+
+
+def test_plan_imports_neither_the_history_nor_the_runner(tmp_path: Path) -> None:
+    plain_suite(tmp_path, "http://127.0.0.1:9/v1")
+    write(tmp_path / "a.yaml", 'when: "Hola"\nthen: [non_empty]\n')
+    probe = PROBE.replace('["run", ".", "--out", "runs", "--quiet", "--no-early-stop"]',
+                          '["plan", "."]')
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
+    r = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, env=env,
+                       capture_output=True, text=True, timeout=120)
+    line = next((x for x in r.stdout.splitlines() if x.startswith("MODULES ")), None)
+    assert line is not None, r.stdout + r.stderr
+    data = json.loads(line.removeprefix("MODULES "))
+    assert data["exit"] == 0, r.stdout + r.stderr
+    bad = sorted(m for m in data["modules"]
+                 if m.split(".")[0] in ("asyncio", "jinja2", "sqlite3", "httpx", "jsonschema",
+                                        "lark")
+                 or m.startswith(("dsl.history", "dsl.execution.run", "dsl.execution.loop",
+                                  "dsl.results.report", "dsl.targets.openai")))
+    assert bad == []
