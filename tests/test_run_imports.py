@@ -92,7 +92,8 @@ def test_a_plain_run_imports_no_feature_it_does_not_use(tmp_path: Path,
 
 def test_plan_imports_neither_the_history_nor_the_runner(tmp_path: Path) -> None:
     plain_suite(tmp_path, "http://127.0.0.1:9/v1")
-    write(tmp_path / "a.yaml", 'when: "Hola"\nthen: [non_empty]\n')
+    write(tmp_path / "a.yaml", 'given: {at: "2026-09-29T10:00:00-03:00"}\nwhen: "Hola"\n'
+                                 'then: [non_empty]\n')
     probe = PROBE.replace('["run", ".", "--out", "runs", "--quiet", "--no-early-stop"]',
                           '["plan", "."]')
     env = {**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"}
