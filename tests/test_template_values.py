@@ -58,3 +58,13 @@ def test_which_templates_skip_jinja() -> None:
 def test_a_case_value_is_read_and_the_call_wins() -> None:
     t = LazyTemplate("{{ name }} {{ args.order }}", {"name": "Ana", "args": {"order": "x"}})
     assert t.render(args={"order": "1"}) == "Ana 1"
+
+
+def test_the_limit_is_the_sandboxs() -> None:
+    from dsl.compiler.sandbox import MAX_TEMPLATE_CHARS
+    from dsl.compiler.templates import MAX_RENDERED_CHARS
+
+    assert MAX_RENDERED_CHARS == MAX_TEMPLATE_CHARS
+    big = "x" * (MAX_TEMPLATE_CHARS // 2 + 1)
+    with pytest.raises(Exception, match=r"10,000,000|characters"):
+        LazyTemplate("{{ args.a }}{{ args.a }}").render(args={"a": big})

@@ -196,8 +196,6 @@ def _render_parts(parts: tuple[Any, ...], kwargs: dict[str, Any],
     when that needs Jinja: a name it is not given, a field of something other than a plain
     mapping or one a mapping has as a method (``items``), a value other than text, a
     number, a boolean or None, or text past the sandbox's limit."""
-    from .sandbox import MAX_TEMPLATE_CHARS
-
     out: list[str] = []
     for i, part in enumerate(parts):
         if i % 2 == 0:
@@ -218,7 +216,11 @@ def _render_parts(parts: tuple[Any, ...], kwargs: dict[str, Any],
             return None
         out.append(str(value))
     text = "".join(out)
-    return text if len(text) <= MAX_TEMPLATE_CHARS else None
+    return text if len(text) <= MAX_RENDERED_CHARS else None
+
+
+# sandbox.MAX_TEMPLATE_CHARS (a test keeps them equal): importing the sandbox imports Jinja
+MAX_RENDERED_CHARS = 10_000_000
 
 
 class DataTemplate:

@@ -817,14 +817,22 @@ def _assets() -> tuple[str, str, str]:
 
 @functools.cache
 def _env() -> Any:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
+    # Compiling report.html.j2 is most of the report's time on a small run (issue 27):
+    # Jinja keeps the compiled code in a folder of the temp folder that only this user may
+    # use (it checks), keyed by the template's checksum; no cache when that cannot be.
+    try:
+        cache: Any = FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        cache = None
     env = Environment(
         loader=FileSystemLoader(str(ASSETS)),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=cache,
     )
     env.filters["pct"] = pct
     env.filters["pts"] = pts
