@@ -68,7 +68,10 @@ def main() -> None:
             _, status, usage = os.wait4(proc.pid, 0)
             wall = time.perf_counter() - t0
             (run_dir,) = out.iterdir()
-            lines = (run_dir / "results.jsonl").read_text().count("\n")
+            # counted a megabyte at a time: a child's peak RSS (ru_maxrss) starts from this
+            # process's at the fork, so reading the whole file here would show in the next
+            with (run_dir / "results.jsonl").open("rb") as f:
+                lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(1 << 20), b""))
             report = (run_dir / "report.html").stat().st_size / 2**20
             print(f"{size:>7,} attempts: peak RSS {usage.ru_maxrss / 1024:.0f} MiB, "
                   f"{wall:.1f} s, results {lines:,} lines, report {report:.1f} MiB "
