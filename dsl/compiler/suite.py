@@ -160,12 +160,13 @@ def load_suite(file: Path, diags: Collector) -> Suite:
                      and t.table.table in world), world, diags)
     checks = named_checks(doc, data.get("checks") or {}, diags, world)
     history = data.get("history")
-    from ..history.locate import setting_problem
+    if history is not None:  # the history's package only when the suite names one (plan)
+        from ..history.locate import setting_problem
 
-    problem = setting_problem(history)
-    if problem is not None:
-        diags.error(doc.span(("history",)), "E221", problem)
-        history = None
+        problem = setting_problem(history)
+        if problem is not None:
+            diags.error(doc.span(("history",)), "E221", problem)
+            history = None
     pairs = _compare(doc, data.get("compare"), targets, diags)
     return Suite(root, name, doc, targets, defaults, tools, tuple(data.get("exclude") or ()),
                  judge, redact, checks, history, pairs, world)

@@ -143,13 +143,20 @@ class LazyTemplate:
     ``values``: a case's values (dsl/compiler/cases.py), which it reads beside the call's own
     names (``args``, ``now``, ``at``: those win)."""
 
-    __slots__ = ("source", "values")
+    __slots__ = ("parts", "source", "values")
 
     def __init__(self, source: str, values: dict[str, Any] | None = None) -> None:
         self.source = source
         self.values = values
+        self.parts = value_parts(source)
 
     def render(self, *args: Any, **kwargs: Any) -> str:
+        if self.parts is not None and not args:
+            # text and {{ args.order }}: without Jinja, as Jinja renders it (issue 27: a
+            # fake tool's answer on every call of a run; a test compares the two)
+            out = _render_parts(self.parts, kwargs, self.values)
+            if out is not None:
+                return out
         compiled = _compiled(self.source)
         if self.values:
             kwargs = {**self.values, **kwargs}
@@ -157,6 +164,63 @@ class LazyTemplate:
 
     def __repr__(self) -> str:
         return f"LazyTemplate({self.source!r})"
+
+
+_VALUE_ONLY = re.compile(r"\{\{[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?"
+                         r"[ \t\n]*\}\}")
+_PLAIN_VALUES = (str, int, float, bool, type(None))
+
+
+def value_parts(source: str) -> tuple[Any, ...] | None:
+    """``source`` as alternating text and ``(name, field or None)`` — for
+    ``Booked {{ args.date }}``: ``("Booked ", ("args", "date"), "")`` — when it is only text
+    and ``{{ name }}`` or ``{{ name.field }}`` values (no filters, statements, comments or
+    whitespace control); None otherwise."""
+    parts: list[Any] = []
+    pos = 0
+    for m in _VALUE_ONLY.finditer(source):
+        text = source[pos:m.start()]
+        if _OPEN.search(text) or m.group(1) in _KEYWORDS:
+            return None
+        parts += [text, (m.group(1), m.group(2))]
+        pos = m.end()
+    if not parts or _OPEN.search(source, pos) or "}}" in source[pos:]:
+        return None
+    parts.append(source[pos:])
+    return tuple(parts)
+
+
+def _render_parts(parts: tuple[Any, ...], kwargs: dict[str, Any],
+                  values: dict[str, Any] | None) -> str | None:
+    """What the sandbox (ChainableUndefined, no autoescape) renders for ``parts``, or None
+    when that needs Jinja: a name it is not given, a field of something other than a plain
+    mapping or one a mapping has as a method (``items``), a value other than text, a
+    number, a boolean or None, or text past the sandbox's limit."""
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        if i % 2 == 0:
+            out.append(part)
+            continue
+        name, field = part
+        if name in kwargs:
+            value = kwargs[name]
+        elif values and name in values:
+            value = values[name]
+        else:
+            return None
+        if field is not None:
+            if type(value) is not dict or hasattr(dict, field):
+                return None
+            value = value.get(field, "")  # a missing field is empty text (Chainable)
+        if not isinstance(value, _PLAIN_VALUES):
+            return None
+        out.append(str(value))
+    text = "".join(out)
+    return text if len(text) <= MAX_RENDERED_CHARS else None
+
+
+# sandbox.MAX_TEMPLATE_CHARS (a test keeps them equal): importing the sandbox imports Jinja
+MAX_RENDERED_CHARS = 10_000_000
 
 
 class DataTemplate:

@@ -36,6 +36,7 @@ import functools
 import gc
 import hashlib
 import json
+import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from ..compiler.moment import minute
 from ..errors import SERVER_WORDS, explain
 from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
-from ..store import AttemptRecord, CheckResult, write_atomic
+from ..store import AttemptRecord, CheckResult
 from ..store.planfile import PlanFile, PlannedScenario
 from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
@@ -867,14 +868,22 @@ def _assets() -> tuple[str, str, str]:
 
 @functools.cache
 def _env() -> Any:
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined
+    from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
+    # Compiling report.html.j2 is most of the report's time on a small run (issue 27):
+    # Jinja keeps the compiled code in a folder of the temp folder that only this user may
+    # use (it checks), keyed by the template's checksum; no cache when that cannot be.
+    try:
+        cache: Any = FileSystemBytecodeCache()
+    except (OSError, RuntimeError):
+        cache = None
     env = Environment(
         loader=FileSystemLoader(str(ASSETS)),
         autoescape=True,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
+        bytecode_cache=cache,
     )
     env.filters["pct"] = pct
     env.filters["pts"] = pts
@@ -903,6 +912,11 @@ TERMS = {
 
 
 def render(view: ReportView) -> str:
+    return "".join(_chunks(view))
+
+
+def _chunks(view: ReportView) -> Iterator[str]:
+    """The report's text, in the pieces Jinja makes it in."""
     from markupsafe import Markup
 
     css, js, script_hash = _assets()
@@ -910,10 +924,11 @@ def render(view: ReportView) -> str:
            f"script-src {script_hash}; base-uri 'none'; form-action 'none'")
     # Markup marks only our own assets and the blob that script_json escaped; every value
     # from a run goes through the view model as plain text and is autoescaped.
-    return str(_env().get_template("report.html.j2").render(
-        view=view, h=view.headline, csp=csp,
-        css=Markup(css), js=Markup(js),  # noqa: S704
-        blobs=[Markup(b) for b in view.blobs]))  # noqa: S704
+    for chunk in _env().get_template("report.html.j2").generate(
+            view=view, h=view.headline, csp=csp,
+            css=Markup(css), js=Markup(js),  # noqa: S704
+            blobs=[Markup(b) for b in view.blobs]):  # noqa: S704
+        yield str(chunk)
 
 
 @contextlib.contextmanager
@@ -932,7 +947,27 @@ def collector_paused() -> Iterator[None]:
 
 def write_report(path: Path, view: ReportView) -> Path:
     """Render the view into ``path`` (atomically); returns it."""
+    # Written as it renders, a megabyte at a time: the whole text, its pieces and its bytes
+    # at once were three copies of a report (issue 27: 100,000 attempts peaked at 290 MiB).
     # A lone surrogate (JSON text can hold one) cannot be written as UTF-8; in the data it
-    # becomes a \\udXXX escape, which JSON reads back.
-    write_atomic(path, render(view).encode("utf-8", "backslashreplace"))
+    # becomes a \\udXXX escape, which JSON reads back (a code point at a time, so pieces
+    # encode as the whole would).
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with tmp.open("wb") as f:
+            pending: list[str] = []
+            size = 0
+            for chunk in _chunks(view):
+                pending.append(chunk)
+                size += len(chunk)
+                if size >= 1 << 20:
+                    f.write("".join(pending).encode("utf-8", "backslashreplace"))
+                    pending.clear()
+                    size = 0
+            f.write("".join(pending).encode("utf-8", "backslashreplace"))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return path

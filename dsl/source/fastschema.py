@@ -51,6 +51,59 @@ COMPILED = frozenset({
 })
 
 
+def _code_of(source: str) -> Any:
+    """``source`` compiled, from the per-user cache when it was compiled before (issue 27:
+    compiling the two schemas' code is ~30 ms of every run, plan and lint), keyed by the
+    source itself and the Python that compiles it."""
+    import hashlib
+    import marshal
+    import sys
+
+    key = hashlib.sha256(f"{sys.version}\0{source}".encode()).hexdigest()[:32]
+    folder = _cache_folder()
+    path = folder / f"fastschema-{key}.code" if folder is not None else None
+    if path is not None:
+        try:
+            # a file of this user's own cache folder (checked: no one else may write to it),
+            # written below, as Python's own __pycache__ is
+            code = marshal.loads(path.read_bytes())  # noqa: S302
+            if isinstance(code, type(_code_of.__code__)):
+                return code
+        except (OSError, ValueError, EOFError, TypeError):
+            pass
+    code = compile(source, "<dsl.source.fastschema>", "exec")
+    if path is not None:
+        import contextlib
+        import os
+
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        with contextlib.suppress(OSError):
+            tmp.write_bytes(marshal.dumps(code))
+            os.replace(tmp, path)
+    return code
+
+
+def _cache_folder() -> Any:
+    """``$XDG_CACHE_HOME/scenarist`` (or ``~/.cache/scenarist``) when it is a folder of
+    this user's that no one else may write to; None otherwise (then nothing is cached)."""
+    import os
+    import stat
+    from pathlib import Path
+
+    if not hasattr(os, "getuid"):
+        return None
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        folder = base / "scenarist"
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        st = folder.lstat()
+    except (OSError, RuntimeError):  # (RuntimeError: no home folder)
+        return None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
+        return None
+    return folder
+
+
 class Unsupported(Exception):
     """The schema uses something this compiler does not implement."""
 
@@ -149,8 +202,7 @@ class _Compiler:
             self.emit(name, schema)
         namespace = dict(self.consts)
         # our own generated source; the schema's values are in `namespace`, not in the code
-        exec(compile("\n".join(self.code), "<dsl.source.fastschema>", "exec"),  # noqa: S102
-             namespace)
+        exec(_code_of("\n".join(self.code)), namespace)  # noqa: S102
         for c in self.tables:
             value = namespace[c]
             if isinstance(value, dict):

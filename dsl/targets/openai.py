@@ -21,10 +21,8 @@ import json
 import os
 import random
 import time
-import zlib
-from typing import Any
-
-import httpx
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
@@ -38,7 +36,13 @@ from .base import (
     snippet,
     url_problem,
 )
+from .http11 import BadEncoding as _BadEncoding
+from .http11 import ConnectFailed, Decoder, LeanPool, ProtocolFailed, TransportFailed, plain_url
+from .http11 import TooLarge as _TooLarge
 from .settings import HttpSettings, OpenAISettings
+
+if TYPE_CHECKING:
+    import httpx
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
 # (llama.cpp: "The model produced output that does not match the expected peg-native
@@ -97,11 +101,17 @@ class _Shards:
     """A target's HTTP connections: httpx transports of a few connections each; a request
     goes to the least busy one."""
 
-    def __init__(self, url: httpx.URL, max_connections: int) -> None:
+    def __init__(self, url: httpx.URL, max_connections: int,
+                 headers: list[tuple[bytes, bytes]], timeout: Any) -> None:
+        self.url = url
+        self.headers = headers
+        self.timeout = timeout
+        import httpx
+
         n = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
         per = -(-max_connections // n)
         verify: Any = _tls_context() if url.scheme == "https" else False
-        proxy = _proxy_for(url)
+        proxy = _proxy_for(url.scheme, url.host)
         self.transports = [
             httpx.AsyncHTTPTransport(
                 verify=verify, proxy=proxy,
@@ -109,11 +119,20 @@ class _Shards:
             for _ in range(n)
         ]
         self.busy = [0] * n
+        # what failures look like on this path (the lean one has its own, without httpx)
+        self.timeouts: tuple[type[BaseException], ...] = (httpx.TimeoutException,
+                                                          TimeoutError)
+        self.transport_errors: tuple[type[BaseException], ...] = (httpx.TransportError,)
+        self.decoding_errors: tuple[type[BaseException], ...] = (httpx.DecodingError,)
 
-    async def send(self, request: httpx.Request, limit: int, seen: list[bool]
-                   ) -> tuple[int, httpx.Headers, bytes]:
+    async def send(self, content: bytes, limit: int, seen: list[bool]
+                   ) -> tuple[int, Mapping[str, str], bytes]:
         """Status, headers and the decoded body (at most ``limit`` bytes: _TooLarge past
         it). ``seen`` is set once the status line and headers have arrived."""
+        import httpx
+
+        request = httpx.Request("POST", self.url, headers=self.headers, content=content,
+                                extensions={"timeout": self.timeout})
         i = min(range(len(self.busy)), key=self.busy.__getitem__)
         self.busy[i] += 1
         try:
@@ -132,64 +151,14 @@ class _Shards:
             await t.aclose()
 
 
-class _TooLarge(Exception):
-    """The decoded body passed the target's max_reply_bytes."""
-
-
-class _BadEncoding(Exception):
-    """The body's Content-Encoding cannot be read; the message completes "the reply ..."."""
-
-
 async def _read_body(response: httpx.Response, limit: int) -> bytes:
     """The body as it arrives, decoded, at most ``limit`` bytes (no httpx decoder: its
     gzip decoder inflates each chunk whole, 64 KB of bomb into 64 MB)."""
-    encoding = response.headers.get("content-encoding", "")
-    codings = [c.strip().lower() for c in encoding.split(",")]
-    codings = [c for c in codings if c not in ("", "identity")]
+    decoder = Decoder(response.headers.get("content-encoding", ""), limit)
     stream: Any = response.stream
-    parts: list[bytes] = []
-    total = 0
-    if not codings:
-        async for chunk in stream:
-            total += len(chunk)
-            if total > limit:
-                raise _TooLarge
-            parts.append(chunk)
-        return b"".join(parts)
-    if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
-        raise _BadEncoding(f"is encoded as {encoding.strip()!r}; Scenarist reads gzip, "
-                           "deflate or no encoding")
-    gzip = codings[0] != "deflate"
-    z = zlib.decompressobj(zlib.MAX_WBITS | 16 if gzip else zlib.MAX_WBITS)
-    first = True
-    try:
-        async for chunk in stream:
-            data = chunk
-            while data and not z.eof:
-                try:
-                    out = z.decompress(data, limit - total + 1)
-                except zlib.error:
-                    if gzip or not first:
-                        raise
-                    # "deflate" sent raw, without the zlib wrapper (as some servers do)
-                    z = zlib.decompressobj(-zlib.MAX_WBITS)
-                    out = z.decompress(data, limit - total + 1)
-                first = False
-                total += len(out)
-                if total > limit:
-                    raise _TooLarge
-                parts.append(out)
-                data = z.unconsumed_tail
-        out = z.flush()
-    except zlib.error as exc:
-        raise _BadEncoding(f"is not valid {codings[0]} data ({exc})") from None
-    total += len(out)
-    if total > limit:
-        raise _TooLarge
-    parts.append(out)
-    if not z.eof:
-        raise _BadEncoding(f"ends in the middle of its {codings[0]} data")
-    return b"".join(parts)
+    async for chunk in stream:
+        decoder.feed(chunk)
+    return decoder.finish()
 
 
 def _tls_context() -> Any:
@@ -210,15 +179,17 @@ def _tls_context() -> Any:
 _TLS: Any = None
 
 
-def _proxy_for(url: httpx.URL) -> str | None:
+def _proxy_for(scheme: str, host: str) -> str | None:
     """Honour HTTP(S)_PROXY / NO_PROXY as httpx's client would (stdlib rules)."""
+    if host in ("127.0.0.1", "localhost", "::1"):
+        return None  # (before urllib.request: its import is most of this function's time)
     import urllib.request
 
     proxies = urllib.request.getproxies()
-    proxy = proxies.get(url.scheme) or proxies.get("all")
-    if not proxy or url.host in ("127.0.0.1", "localhost", "::1"):
+    proxy = proxies.get(scheme) or proxies.get("all")
+    if not proxy:
         return None
-    if urllib.request.proxy_bypass(url.host):
+    if urllib.request.proxy_bypass(host):
         return None
     return str(proxy)
 
@@ -243,11 +214,23 @@ class JsonEndpoint:
         self.where = where
         self.setting = setting
         problem = url_problem(where)
-        try:
-            self.url = httpx.URL(url)
-            host = self.url.netloc.decode("ascii")
-        except (httpx.InvalidURL, UnicodeError) as exc:
-            problem = problem or f"it is not a valid URL ({exc})"
+        # plain http:// without a proxy (local model servers, CI mocks) goes through the
+        # lean client of http11.py, without httpx: its import alone is a tenth of a second,
+        # and it spends three times the CPU per request (bench/floor_bench.py, issue 27);
+        # TLS, proxies and URLs that need more reading: httpx, in shards
+        plain = plain_url(url) if problem is None else None
+        if plain is not None and _proxy_for("http", plain.host) is not None:
+            plain = None
+        if plain is not None:
+            host = plain.netloc
+        else:
+            import httpx
+
+            try:
+                self.url = httpx.URL(url)
+                host = self.url.netloc.decode("ascii")
+            except (httpx.InvalidURL, UnicodeError) as exc:
+                problem = problem or f"it is not a valid URL ({exc})"
         if problem is not None:
             raise _bad_target(of, f"the {setting} {where!r} of the target "
                                   f"'{of.name}' cannot be used: {problem}")
@@ -271,10 +254,22 @@ class JsonEndpoint:
             headers["Authorization"] = f"Bearer {key}"
         self.headers = [(k.encode("ascii"), v.encode("ascii")) for k, v in headers.items()]
         self.timeout_s = target.timeout_ms / 1000
-        self.timeout = httpx.Timeout(self.timeout_s, connect=min(self.timeout_s, 10.0)
-                                     ).as_dict()
+        connect_s = min(self.timeout_s, 10.0)
+        self.timeout = {"connect": connect_s, "read": self.timeout_s,
+                        "write": self.timeout_s, "pool": self.timeout_s}  # httpx's extension
         self.max_reply_bytes = target.max_reply_bytes
-        self.shards = _Shards(self.url, max_connections)
+        self.shards: _Shards | LeanPool
+        if plain is not None:
+            self.shards = LeanPool(plain, self.headers, max_connections, connect_s)
+            self.timeouts: tuple[type[BaseException], ...] = (TimeoutError,)
+            self.transport_errors: tuple[type[BaseException], ...] = (TransportFailed,)
+            self.decoding_errors: tuple[type[BaseException], ...] = ()
+        else:
+            shards = _Shards(self.url, max_connections, self.headers, self.timeout)
+            self.shards = shards
+            self.timeouts = shards.timeouts
+            self.transport_errors = shards.transport_errors
+            self.decoding_errors = shards.decoding_errors
         self.on_throttle = on_throttle
 
     async def aclose(self) -> None:
@@ -290,16 +285,14 @@ class JsonEndpoint:
         last: EndpointError | None = None
         for i in range(retry.max_attempts):
             wait: float | None = None
-            request = httpx.Request("POST", self.url, headers=self.headers, content=content,
-                                    extensions={"timeout": self.timeout})
             seen: list[bool] = []
             try:
                 async with asyncio.timeout(self.timeout_s):
                     status, headers, raw = await self.shards.send(
-                        request, self.max_reply_bytes, seen)
-            except (httpx.TimeoutException, TimeoutError):
+                        content, self.max_reply_bytes, seen)
+            except self.timeouts:
                 last = EndpointError("timeout", self._timed_out(bool(seen)))
-            except httpx.TransportError as exc:
+            except self.transport_errors as exc:
                 last = EndpointError(
                     "connection", f"cannot reach {self.where}: {_transport(exc)}")
             except _TooLarge:
@@ -311,7 +304,7 @@ class JsonEndpoint:
             except _BadEncoding as exc:
                 raise EndpointError("malformed", f"the reply from {self.where} "
                                                  f"{exc}") from None
-            except httpx.DecodingError as exc:  # pragma: no cover - we decode ourselves
+            except self.decoding_errors as exc:  # pragma: no cover - we decode ourselves
                 raise EndpointError("malformed", f"the reply from {self.where} "
                                                  f"cannot be decoded ({exc})") from None
             else:
@@ -371,7 +364,7 @@ class JsonEndpoint:
                     "(timeout_ms bounds the whole reply)")
         return f"no reply from {self.where} within {limit}"
 
-    def _redirected(self, status: int, headers: httpx.Headers) -> EndpointError:
+    def _redirected(self, status: int, headers: Mapping[str, str]) -> EndpointError:
         location = headers.get("location")
         where = (f"redirected to {snippet(location)}" if location
                  else "redirected without saying where (no Location header)")
@@ -417,7 +410,7 @@ def _bad_target(target: Target, message: str) -> InputError:
     return InputError([Diagnostic(target.span, "S105", message)])
 
 
-def _transport(exc: Exception) -> str:
+def _transport(exc: BaseException) -> str:
     """A transport failure in plain words (httpx hides the cause: walk the chain)."""
     import socket
 
@@ -430,6 +423,12 @@ def _transport(exc: Exception) -> str:
         if isinstance(cause, ConnectionResetError):
             return "the server reset the connection"
         cause = cause.__cause__ or cause.__context__
+    if isinstance(exc, ProtocolFailed):
+        return f"the server closed the connection mid-reply ({exc})"
+    if isinstance(exc, ConnectFailed):
+        return f"cannot connect ({exc})"
+    import httpx  # (the error came from httpx: it is imported)
+
     if isinstance(exc, httpx.RemoteProtocolError):
         return f"the server closed the connection mid-reply ({exc})"
     if isinstance(exc, httpx.ConnectError):
