@@ -7,13 +7,19 @@ import contextlib
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from ..results.terminal import use_color
 from .common import PATHS, PATTERN, TAGS, main, or_exit, selection_of
+
+if TYPE_CHECKING:
+    from ..model import Plan, Scenario, Target
+    from ..targets.kinds import TargetKind
 
 
 @main.command()
@@ -68,7 +74,7 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     from ..compiler.compile import build_plan
     from ..compiler.plan import plan_json
     from ..pipeline import compiled_apart
-    from ..targets.kinds import describe
+    from ..targets.kinds import describe, kind_of
 
     paths = paths or (Path("."),)
     selection = selection_of(tags, patterns)
@@ -84,25 +90,7 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                                               *power).as_json()
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
-    width = max([len("scenario"), *(len(s.id) for s in p.scenarios)])
-    skips = bool(p.skipped)
-    lines = [f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls"
-             + ("  skips" if skips else "")]
-    for s in p.scenarios:
-        line = (f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
-                f"{len(s.all_checks):>6}  {s.most_calls * p.targets_of(s):>10}")
-        if skips:
-            line += "  " + ", ".join(t.name for t in p.targets if not s.runs_on(t.name))
-        lines.append(line.rstrip())
-    click.echo("\n".join(lines))
-    names = ", ".join(f"{t.name} ({describe(t)})" for t in p.targets)
-    judged = ""
-    if p.judge_calls:
-        judge_name = p.judge.target.name if p.judge else "?"
-        judged = (f" and {p.judge_calls} judge questions ({judge_name}; up to "
-                  f"{p.judge.tries if p.judge else 1} tries each)")
-    click.echo(f"\n{len(p.scenarios)} scenarios × {len(p.targets)} target(s) [{names}] = "
-               f"{p.attempts} attempts; at most {p.max_model_calls} model calls{judged}")
+    click.echo(_plan_text(p, describe, kind_of))
     if p.skipped:
         click.echo(f"{len(p.skipped)} scenario × target pair(s) skipped: the scenario's "
                    "targets: leave the target out")
@@ -115,6 +103,61 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         click.echo("")
         click.echo("\n".join(power_lines([(s.id, s.runs, s.min_pass) for s in p.scenarios],
                                          *power)))
+
+
+def _plan_text(p: Plan, describe: Callable[[Target], str],
+               kind_of: Callable[[Target], TargetKind]) -> str:
+    """The plan as a table, and its bound. Model calls are counted for the targets whose loop
+    Scenarist runs (a model endpoint, a replay); an agent that runs its own loop (python,
+    http, command) is sent turns, and its model calls are its own: the table shows turns
+    when every target is such an agent, and the bound says how many turns it is sent."""
+    loops = [t for t in p.targets if kind_of(t).is_model]
+    own = [t for t in p.targets if not kind_of(t).is_model]
+    width = max([len("scenario"), *(len(s.id) for s in p.scenarios)])
+    skips = bool(p.skipped)
+
+    def on(s: Scenario, targets: list[Target]) -> int:
+        return sum(s.runs_on(t.name) for t in targets)
+
+    def turns(s: Scenario) -> str:
+        return f"≤{s.user.max_turns}" if s.user is not None else str(max(1, len(s.turns)))
+
+    if loops:
+        lines = [f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls"
+                 + ("  skips" if skips else "")]
+    else:
+        lines = [f"{'scenario':<{width}}  runs  min_pass  turns  checks"
+                 + ("  skips" if skips else "")]
+    for s in p.scenarios:
+        if loops:
+            line = (f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
+                    f"{len(s.all_checks):>6}  {s.most_calls * on(s, loops):>10}")
+        else:
+            line = (f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {turns(s):>5}  "
+                    f"{len(s.all_checks):>6}")
+        if skips:
+            line += "  " + ", ".join(t.name for t in p.targets if not s.runs_on(t.name))
+        lines.append(line.rstrip())
+    names = ", ".join(f"{t.name} ({describe(t)})" for t in p.targets)
+    bounds = []
+    if loops:
+        bounds.append(f"at most {sum(s.most_calls * on(s, loops) for s in p.scenarios)} "
+                      "model calls")
+    if own:
+        sent = sum(s.runs * (s.user.max_turns if s.user is not None else max(1, len(s.turns)))
+                   * on(s, own) for s in p.scenarios)
+        who = ("an agent that runs its own loop (its model calls are its own)" if len(own) == 1
+               else "agents that run their own loop (their model calls are their own)")
+        upto = "at most " if any(s.user is not None for s in p.scenarios) else ""
+        bounds.append(f"{upto}{sent} turns sent to {who}")
+    judged = ""
+    if p.judge_calls:
+        judge_name = p.judge.target.name if p.judge else "?"
+        judged = (f" and {p.judge_calls} judge questions ({judge_name}; up to "
+                  f"{p.judge.tries if p.judge else 1} tries each)")
+    lines.append(f"\n{len(p.scenarios)} scenarios × {len(p.targets)} target(s) [{names}] = "
+                 f"{p.attempts} attempts; {'; '.join(bounds)}{judged}")
+    return "\n".join(lines)
 
 
 def _existing(ctx: click.Context, param: click.Parameter, paths: tuple[Path, ...]
