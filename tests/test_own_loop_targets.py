@@ -396,3 +396,33 @@ print(result.exit_code, sorted(m for m in ("mcp", "uvicorn", "starlette", "pydan
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=REPO, check=True).stdout
     assert out.split(" ", 1)[1].strip() == "[]"
+
+
+def test_the_report_shows_what_the_program_wrote_on_its_standard_error_as_text(
+        tmp_path: Path) -> None:
+    """kind: command keeps the program's standard error with the attempt: in results.jsonl
+    and, as text (never markup), in the report beside the transcript."""
+    import re
+
+    script = write(tmp_path / "talks.py", """
+import json, sys
+line = sys.stdin.readline()
+print("<img src=x onerror=alert(1)> thinking", file=sys.stderr, flush=True)
+print(json.dumps({"answer": "Abrimos hasta las 18:00."}), flush=True)
+sys.stdin.readline()
+""")
+    root = suite(tmp_path, {"cmd": {"kind": "command", "command": [sys.executable,
+                                                                   str(script)]}}, HOURS)
+    run_cli("run", ".", "--out", "runs", "--runs", "1", cwd=root)
+    run_dir = the_run(root / "runs")
+    rec = records_of(run_dir)[0]
+    assert rec["stderr"] == "<img src=x onerror=alert(1)> thinking\n"
+    html = (run_dir / "report.html").read_text()
+    assert "<img src=x" not in html
+    blobs = re.findall(r'<script type="application/json"[^>]*>(.*?)</script>', html, re.S)
+    data = [json.loads(b) for b in blobs if '"attempts"' in b]
+    (attempt,) = [a for d in data for a in d["attempts"]]
+    strings = next(d["strings"] for d in data if d["attempts"])
+    stderr = attempt[13]
+    assert (strings[stderr] if isinstance(stderr, int) else stderr) == rec["stderr"]
+    assert attempt[11:13] == [None, None]

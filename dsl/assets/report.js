@@ -157,6 +157,7 @@
         return out;
       }),
       checks: (a[10] || []).map(function (c) { return decodeCheck(c, strings); }),
+      stderr: a[13] == null ? "" : str(a[13], strings),
       world: (a[12] || []).map(function (w) {
         return { table: str(w[0], strings), id: str(w[1], strings), kind: String(w[2]),
                  cells: (w[3] || []).map(function (c) {
@@ -487,6 +488,13 @@
     }
     closeTurn();
     if (a.world && a.world.length) box.appendChild(drawWorld(a.world));
+    if (a.stderr) {
+      // an agent program's standard error (kind: command): its end, bounded and redacted
+      var errBox = el("details", "stderr");
+      errBox.appendChild(el("summary", null, "What the agent program wrote on its standard error"));
+      errBox.appendChild(el("pre", null, a.stderr));
+      box.appendChild(errBox);
+    }
     box.appendChild(el("p", "stats", stats(a)));
     var whole = checks.filter(function (c) { return c.turn === null; });
     var unreached = checks.filter(function (c) { return c.turn !== null && !drawn[c.turn]; });

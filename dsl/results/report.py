@@ -424,7 +424,10 @@ def _tool_scores(summary: Summary) -> tuple[ToolScore, ...]:
 #
 #   attempt  [run, status, reason, started_at, latency_ms, steps, tokens, retries,
 #             error: [kind, message, http_status, explanation] | null, events, checks,
-#             failure: [kind, explanation] (only when it failed before its checks)]
+#             failure: [kind, explanation] (only when it failed before its checks),
+#             world: the changes it made to its world (_world_changes; only with some),
+#             stderr: what an agent program wrote on its standard error (kind: command;
+#             only when it wrote any)] — the optional tail padded with nulls
 #   event    ["s", system, moment]      ["u", user]         ["a", assistant text]
 #            ["A", the answer]          ["t", tool name, tool result]
 #            ["c", tool name, raw arguments, action, pending (0/1), error, decision]
@@ -711,6 +714,9 @@ def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[A
         if len(out) < 12:
             out.append(None)
         out.append(_world_changes(rec.world, ref))
+    if rec.stderr:  # what an agent program (kind: command) wrote on its standard error
+        out.extend([None] * (13 - len(out)))
+        out.append(ref(rec.stderr))
     return out
 
 
