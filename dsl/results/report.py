@@ -47,6 +47,7 @@ from ..compiler.moment import minute
 from ..errors import SERVER_WORDS, explain
 from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
 from ..store import AttemptRecord, CheckResult
+from ..store.jsonfile import create_new
 from ..store.planfile import PlanFile, PlannedScenario
 from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
@@ -960,7 +961,7 @@ def write_report(path: Path, view: ReportView) -> Path:
     # encode as the whole would).
     tmp = path.with_name(path.name + ".tmp")
     try:
-        with tmp.open("wb") as f:
+        with create_new(tmp) as f:  # never written through a planted report.html.tmp link
             pending: list[str] = []
             size = 0
             for chunk in _chunks(view):

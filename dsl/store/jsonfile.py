@@ -58,13 +58,20 @@ def write_atomic(path: Path, data: bytes) -> None:
     opened through what is there: a tampered run folder's ``report.html.tmp`` that is a
     symlink to another file is replaced, not written through."""
     tmp = path.with_name(path.name + ".tmp")
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                 0o666)
-    with open(fd, "wb") as f:
+    with create_new(tmp) as f:
         f.write(data)
     os.replace(tmp, path)
+
+
+def create_new(path: Path) -> IO[bytes]:
+    """A new, empty file at ``path`` opened for writing: whatever is there (a symlink a
+    tampered run folder planted, say) is removed first, and the file is made with O_EXCL,
+    so nothing is ever written through a link."""
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    return open(fd, "wb")
 
 
 # What a run folder's files may weigh. A folder is a CI artifact or a shared folder, so it
