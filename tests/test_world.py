@@ -541,6 +541,26 @@ then:
         in r.output
 
 
+def test_a_world_check_in_a_suite_whose_file_has_errors_says_why_no_table_counts(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    """A suite file that fails validation is reported once; its tables do not count until
+    it is fixed, and the world check's hint says so instead of "the tables are none"."""
+    broken = SUITE.replace("    kind: openai\n", "", 1)
+    assert broken != SUITE
+    bank(tmp_path, server, ("s", AT + """when: "freeze"
+then:
+  - world: {cards: {C-2: {status: frozen}}}
+"""), suite=broken)
+    r = run_cli("lint", ".", cwd=tmp_path)
+    assert r.exit_code == 1
+    assert "error S104" in r.output
+    assert ("s.yaml:5:13: error E240 the world check names the table 'cards', which no world "
+            "defines\n") in r.output
+    assert ("hint: no world defines a table here: define 'cards' under world: in "
+            "scenarist.yaml (once the suite file has no errors, its tables count) or under "
+            "given.world: in the scenario\n") in r.output
+
+
 def test_lint_types_world_expressions_and_a_set_on_a_read_tool(
         tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
     bank(tmp_path, server, ("bad", AT + """  tools:

@@ -51,10 +51,14 @@ def prepare_world(param: Any, ctx: CheckContext) -> tuple[Expected, ...] | None:
     for name, rows in param.items():
         table = tables.get(name)
         if table is None:
-            have = quoted_list(sorted(tables), "and") or "none"
+            have = quoted_list(sorted(tables), "and")
             ctx.error("E240", f"the world check names the table '{name}', which no world "
                               f"defines{did_you_mean(str(name), tables)}",
-                      f"the tables are {have}", at=ctx.doc.key_span((*ctx.path, name)))
+                      f"the tables are {have}" if have else
+                      f"no world defines a table here: define '{name}' under world: in "
+                      "scenarist.yaml (once the suite file has no errors, its tables count) "
+                      "or under given.world: in the scenario",
+                      at=ctx.doc.key_span((*ctx.path, name)))
             ok = False
             continue
         if table.rows and "id" not in table.columns:
