@@ -17,6 +17,7 @@ def _keep_dataclass_code() -> None:
     built from the same text to the same code, only without compiling it again. Only
     modules of ``dsl`` are concerned; any other module's dataclasses compile as always.
     """
+    import contextlib
     import dataclasses
     import marshal
     import os
@@ -36,7 +37,7 @@ def _keep_dataclass_code() -> None:
 
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o022:
         return
-    codes: dict[str, object] = {}
+    codes: dict[str, bytes] = {}
     try:
         # a file of this user's own cache folder, written below, as __pycache__ is
         with open(path, "rb") as f:
@@ -46,15 +47,21 @@ def _keep_dataclass_code() -> None:
     except (OSError, ValueError, EOFError, TypeError):
         pass
     new: list[str] = []
+    code_type = type(_keep_dataclass_code.__code__)
 
     def exec_(source: Any, globals: dict[str, object] | None = None,
               locals: dict[str, object] | None = None) -> None:
         if (type(source) is str and globals is not None
                 and str(globals.get("__name__", "")).startswith("dsl.")):
-            code = codes.get(source)
-            if code is None:
+            code = None
+            kept = codes.get(source)
+            if kept is not None:
+                with contextlib.suppress(ValueError, EOFError, TypeError):
+                    code = marshal.loads(kept)  # noqa: S302 (each when needed: ~1 ms in all)
+            if type(code) is not code_type:
                 # dont_inherit: compiled exactly as dataclasses.py's own exec() compiles it
-                code = codes[source] = compile(source, "<string>", "exec", dont_inherit=True)
+                code = compile(source, "<string>", "exec", dont_inherit=True)
+                codes[source] = marshal.dumps(code)
                 new.append(source)
             source = code
         exec(source, globals, locals)  # noqa: S102 (dataclasses' own call, unchanged)
