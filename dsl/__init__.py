@@ -47,35 +47,45 @@ def _keep_dataclass_code() -> None:
     except (OSError, ValueError, EOFError, TypeError):
         pass
     new: list[str] = []
+    used: set[str] = set()
     code_type = type(_keep_dataclass_code.__code__)
 
-    def exec_(source: Any, globals: dict[str, object] | None = None,
-              locals: dict[str, object] | None = None) -> None:
-        if (type(source) is str and globals is not None
-                and str(globals.get("__name__", "")).startswith("dsl.")):
-            code = None
-            kept = codes.get(source)
-            if kept is not None:
-                with contextlib.suppress(ValueError, EOFError, TypeError):
-                    code = marshal.loads(kept)  # noqa: S302 (each when needed: ~1 ms in all)
-            if type(code) is not code_type:
-                # dont_inherit: compiled exactly as dataclasses.py's own exec() compiles it
-                code = compile(source, "<string>", "exec", dont_inherit=True)
-                codes[source] = marshal.dumps(code)
-                new.append(source)
-            source = code
-        exec(source, globals, locals)  # noqa: S102 (dataclasses' own call, unchanged)
+    def exec_(source: Any, *args: Any, **kwargs: Any) -> None:
+        # dataclasses calls exec(text, globals, namespace); any other call passes through
+        scope = args[0] if args else kwargs.get("globals")
+        if type(source) is str:
+            if isinstance(scope, dict) and str(scope.get("__name__", "")).startswith("dsl."):
+                code = None
+                kept = codes.get(source)
+                if kept is not None:
+                    with contextlib.suppress(ValueError, EOFError, TypeError):
+                        code = marshal.loads(kept)  # noqa: S302 (each when needed)
+                if type(code) is not code_type:
+                    code = compile(source, "<string>", "exec", dont_inherit=True)
+                    codes[source] = marshal.dumps(code)
+                    new.append(source)
+                used.add(source)
+                source = code
+            else:
+                # dont_inherit: as dataclasses.py's own exec() of a text compiles it (no
+                # __future__ flags), whatever this module's flags
+                source = compile(source, "<string>", "exec", dont_inherit=True)
+        exec(source, *args, **kwargs)  # noqa: S102 (dataclasses' own call, unchanged)
 
     def save() -> None:
-        if not new or len(codes) > 5000:
+        nonlocal codes
+        if not new:
             return
+        if len(codes) > 4000:  # texts of older versions pile up: keep this process's only
+            codes = {text: codes[text] for text in used}
         tmp = f"{path}.{os.getpid()}.tmp"
         try:
             with open(tmp, "wb") as f:
                 f.write(marshal.dumps((sys.version, codes)))
             os.replace(tmp, path)
         except (OSError, ValueError):
-            pass
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
     import atexit
 

@@ -33,7 +33,18 @@ for cls in (m.Scenario, m.CompiledCheck, m.ToolSpec, Suite):
     out[cls.__name__] = [str(inspect.signature(cls)), repr(cls.__init__.__annotations__),
                          cls.__doc__, sorted(vars(cls))]
 out["frozen"] = m.ToolSpec.__dataclass_params__.frozen
-print(json.dumps({"compiled": len(compiled), "classes": out}))
+out["flags"] = [c.__init__.__code__.co_flags for c in (m.Scenario, m.CompiledCheck)]
+ours = len(compiled)
+# another module's dataclass, made after dsl is imported: compiled as always
+import dataclasses, types
+other = types.ModuleType("elsewhere")
+sys.modules["elsewhere"] = other
+exec("import dataclasses\\n@dataclasses.dataclass(frozen=True)\\nclass P:\\n    x: int\\n"
+     "    y: 'list[str]' = dataclasses.field(default_factory=list)\\n", other.__dict__)
+out["other"] = [str(inspect.signature(other.P)), repr(other.P.__init__.__annotations__),
+                other.P.__init__.__code__.co_flags, repr(other.P(1)), other.P(1) == other.P(1)]
+out["other compiled"] = len(compiled) - ours
+print(json.dumps({"compiled": ours, "classes": out}))
 """
 
 
@@ -48,9 +59,12 @@ def probe(cache: Path | None) -> dict[str, object]:
 
 
 def test_the_code_is_kept_and_the_classes_are_the_same(tmp_path: Path) -> None:
+    (tmp_path / "none").mkdir()
+    reference = probe(tmp_path / "none")  # no cache folder: dataclasses as they are
     (tmp_path / "scenarist").mkdir(mode=0o700)
     first = probe(tmp_path)
     assert first["compiled"] > 50  # nothing kept yet: every text compiled
+    assert first["classes"] == reference["classes"]
     (kept,) = (tmp_path / "scenarist").glob("dataclasses-*.code")
     second = probe(tmp_path)
     assert second["compiled"] == 0  # every text read back
@@ -73,3 +87,20 @@ def test_no_cache_folder_of_ones_own_no_cache(tmp_path: Path) -> None:
     empty.mkdir()
     assert probe(empty)["compiled"] == first["compiled"]  # no scenarist folder: not made
     assert list(empty.iterdir()) == []
+
+
+def test_texts_of_older_versions_do_not_pile_up(tmp_path: Path) -> None:
+    import marshal
+
+    folder = tmp_path / "scenarist"
+    folder.mkdir(mode=0o700)
+    probe(tmp_path)
+    (kept,) = folder.glob("dataclasses-*.code")
+    version, codes = marshal.loads(kept.read_bytes())
+    used = len(codes)
+    stale = {f"def __create_fn__():\n def f{i}(): pass\n return f{i}": marshal.dumps(
+        compile("pass", "<string>", "exec")) for i in range(4001)}
+    kept.write_bytes(marshal.dumps((version, {**stale, **dict(list(codes.items())[1:])})))
+    assert probe(tmp_path)["compiled"] == 1  # the one text taken out
+    _, pruned = marshal.loads(kept.read_bytes())
+    assert len(pruned) == used  # this process's texts only
