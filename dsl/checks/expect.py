@@ -16,25 +16,18 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..compiler.cases import missing_in_expression
 from ..errors import did_you_mean, quoted_list
-from ..expr import (
-    RESERVED,
-    NamedCheck,
-    ProblemsFound,
-    Program,
-    compile_expression,
-    constant,
-    env_for,
-    verdict,
-)
-from ..expr.typecheck import GlobalRef
-from ..expr.types import CASE, GLOBALS
 from ..model import AttemptData, Outcome
 from ..source.load import DataPath
 from .registry import CheckContext, check, schema_doc
+
+if TYPE_CHECKING:
+    from ..expr import NamedCheck, Program
+# The expression language (dsl.expr: its parser, types and functions) is imported by the
+# functions below, when a suite has an expect: check (issue 27: ~10 ms of every command)
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SCORES = {"pass": 1.0, "fail": 0.0}
@@ -93,6 +86,8 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
         source, title, sub = str(param["expr"]), str(param.get("name", "")), ("expr",)
     else:
         source, title = str(param), ""
+    from ..expr import RESERVED, ProblemsFound, compile_expression, constant
+
     path: DataPath = (*ctx.path, *sub)
     named: Mapping[str, NamedCheck] = ctx.named_checks
     word = source.strip()
@@ -155,12 +150,17 @@ class _Known(NamedTuple):
 
 
 def _reads_case(program: Program) -> bool:
+    from ..expr.typecheck import GlobalRef
+    from ..expr.types import CASE
+
     return any(isinstance(r, GlobalRef) and r.name == CASE
                for r in program.typed.refs.values())
 
 
 def _unknown_check(word: str, offset: int, named: Mapping[str, NamedCheck], ctx: CheckContext,
                    path: DataPath) -> None:
+    from ..expr.types import GLOBALS
+
     at = ctx.doc.span_in_string(path, offset)
     if named:
         ctx.error(
@@ -227,6 +227,9 @@ def describe_expect(param: Any) -> str:
     describe=describe_expect,
 )
 def expect(p: Expect, a: AttemptData) -> Outcome:
+    from ..expr import env_for, verdict
+    from ..expr.types import CASE
+
     env = env_for(a)
     if p.case is not None:
         env.values[CASE] = p.case  # every check of one attempt has the attempt's case

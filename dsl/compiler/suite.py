@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
-from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
 from ..model import Target, ToolSpec, WorldTable
 from ..source.load import DataPath, Document, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
@@ -21,6 +20,9 @@ from ..source.suitefile import find_suite_file as find_suite_file
 from ..source.validate import validate
 from ..targets.kinds import is_model
 from .faketools import compile_tool as compile_tool  # tools are compiled there
+
+if TYPE_CHECKING:
+    from ..expr import NamedCheck
 
 DEFAULT_JUDGE_CACHE = ".scenarist/judge-cache"
 
@@ -281,6 +283,11 @@ def named_checks(doc: Document, data: Mapping[str, str], diags: Collector,
     column (once, even when many scenarios use the check). With the suite's ``world``,
     they may read ``world`` and ``world_before``."""
     out: dict[str, NamedCheck] = {}
+    if not data:
+        return out
+    # the expression language, imported when a suite names checks (issue 27)
+    from ..expr import RESERVED, NamedCheck, ProblemsFound, compile_expression, constant
+
     typed = None
     if world:
         from .world import world_type

@@ -14,15 +14,20 @@ loop, not written out, and stays allowed).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-import regex
+if TYPE_CHECKING:
+    import regex
+# regex (the library with timeouts) is imported by compile_pattern, when a suite has a
+# pattern: importing it is ~15 ms (issue 27)
 
 REGEX_TIMEOUT_S = 0.25  # per search, on one answer
 MAX_PATTERN_CHARS = 2_000
 MAX_REPEAT = 1_000  # the largest m in {m}, {m,} or {m,n}
 MAX_REPEAT_PRODUCT = 10_000  # m of nested repetitions, multiplied: (a{100}){100}
-_COUNT = regex.compile(r"\{(\d*)(?:,(\d*))?\}")
+_COUNT = re.compile(r"\{(\d*)(?:,(\d*))?\}")
 
 
 class RegexTimeout(Exception):
@@ -62,6 +67,8 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False) -> SafePattern |
     too_many = repetition_problem(pattern)
     if too_many is not None:
         return too_many
+    import regex
+
     flags = regex.IGNORECASE if ignore_case else 0
     try:
         return SafePattern(pattern, regex.compile(pattern, flags | regex.VERSION0))
