@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import email.utils
 import json
 import os
 import random
@@ -74,6 +73,8 @@ def retry_after_seconds(value: str | None, now: dt.datetime | None = None) -> fl
         return seconds
     except ValueError:
         pass
+    import email.utils  # here: only a date in Retry-After needs it (~3 ms of a run's start)
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError):
