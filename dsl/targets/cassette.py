@@ -21,7 +21,7 @@ import hashlib
 import json
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -298,6 +298,25 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
     return entry  # type: ignore[no-any-return]
 
 
+def exchanges(path: Path, lines: list[str],
+              entry: Callable[[Path, int, str], dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The exchange lines of a cassette after its header, each read and checked by
+    ``entry`` (a model's or an agent's); a torn last line, as an interrupted recording
+    leaves it, is skipped, and any other damage raises where ``entry`` says."""
+    last = len(lines)
+    while last > 1 and not lines[last - 1].strip():
+        last -= 1
+    for n, line in enumerate(lines[1:], 2):
+        if not line.strip():
+            continue
+        try:
+            yield entry(path, n, line)
+        except RunDirError:
+            if n == last and _torn(line):
+                continue  # a torn last line from an interrupted recording
+            raise
+
+
 def _torn(line: str) -> bool:
     """Is this line cut short (as an interrupted recording leaves its last line)?"""
     try:
@@ -317,18 +336,7 @@ class ReplayModel:
         lines = read_cassette(path)
         self.settings = header_settings(_header(path, lines[0] if lines else ""))
         self.replies: dict[str, dict[str, Any]] = {}
-        last = len(lines)
-        while last > 1 and not lines[last - 1].strip():
-            last -= 1
-        for n, line in enumerate(lines[1:], 2):
-            if not line.strip():
-                continue
-            try:
-                entry = _entry(path, n, line)
-            except RunDirError:
-                if n == last and _torn(line):
-                    continue  # a torn last line from an interrupted recording
-                raise
+        for entry in exchanges(path, lines, _entry):
             self.replies.setdefault(entry["key"], entry)
         self._as_kept: dict[str, dict[str, Any]] | None = None
 

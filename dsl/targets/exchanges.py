@@ -45,7 +45,14 @@ from .base import (
     parse_completion,
     read_reply_json,
 )
-from .cassette import CASSETTE_VERSION, _header, _torn, canonical, read_cassette, request_key
+from .cassette import (
+    CASSETTE_VERSION,
+    _header,
+    canonical,
+    exchanges,
+    read_cassette,
+    request_key,
+)
 from .ownloop import Answered, OwnLoopAgent, Session, TurnInput, pending_calls
 from .toolserver import Endpoint
 
@@ -155,18 +162,7 @@ class ExchangeReplay:
         _header(path, lines[0] if lines else "")
         self.turns: dict[str, dict[str, Any]] = {}
         self.users: dict[str, dict[str, Any]] = {}  # a simulated user's replies, by request
-        last = len(lines)
-        while last > 1 and not lines[last - 1].strip():
-            last -= 1
-        for n, line in enumerate(lines[1:], 2):
-            if not line.strip():
-                continue
-            try:
-                entry = _entry(path, n, line)
-            except RunDirError:
-                if n == last and _torn(line):
-                    continue  # a torn last line from an interrupted recording
-                raise
+        for entry in exchanges(path, lines, _entry):
             (self.users if entry.get("user") is True else self.turns).setdefault(
                 entry["key"], entry)
 
