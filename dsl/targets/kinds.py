@@ -226,7 +226,7 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
                       diags: Collector) -> None:
     """What the schema lets through but no HTTP request can carry: a port above 65535, an
     unbalanced IPv6 address, a header that is not ASCII or holds a line break."""
-    from .base import header_problem, url_problem
+    from .base import url_problem
 
     url = data["base_url"]
     problem = url_problem(url)
@@ -236,6 +236,15 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
                     "write it as http://host:port/v1, e.g. http://127.0.0.1:8080/v1")
     else:
         _check_userinfo(doc, (*path, "base_url"), url, diags)
+    _check_headers(doc, path, data, diags)
+
+
+def _check_headers(doc: Document, path: DataPath, data: Mapping[str, Any],
+                   diags: Collector) -> None:
+    """S105 for a header whose name or value cannot be sent (not ASCII, a line break):
+    at the name when the name is wrong, else at the value."""
+    from .base import header_problem
+
     for hname, value in (data.get("headers") or {}).items():
         trouble = header_problem(hname, value)
         if trouble is not None:
@@ -409,7 +418,7 @@ def _open_replay_agent(target: Target, context: AgentContext) -> Agent:
 
 def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                   root: Path, diags: Collector) -> HttpSettings:
-    from .base import header_problem, url_problem
+    from .base import url_problem
 
     url = data["url"]
     problem = url_problem(url)
@@ -419,12 +428,7 @@ def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, A
                     "write it as http://host:port/path, e.g. http://127.0.0.1:8000/chat")
     else:
         _check_userinfo(doc, (*path, "url"), url, diags)
-    for hname, value in (data.get("headers") or {}).items():
-        trouble = header_problem(hname, value)
-        if trouble is not None:
-            here = (*path, "headers", hname)
-            bad_name = header_problem(hname, "") is not None
-            diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
+    _check_headers(doc, path, data, diags)
     body = data.get("body")
     _check_body(doc, (*path, "body"), name, body, diags)
     r = data.get("retry") or {}
