@@ -4,7 +4,8 @@
 let uid = 0;
 const id = (base) => `${base}-${++uid}`;
 
-function el(tag, attrs = {}, ...children) {
+// An element with attributes (text: its text; onX: a listener) and children.
+export function el(tag, attrs = {}, ...children) {
   const node = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === null || v === false) continue;

@@ -3,7 +3,7 @@
 
 import { get, post, ApiError } from "./api.js";
 import { makeEditor, setText, showProblems, goTo } from "./editor.js";
-import { renderForm, flushPending, showMoment } from "./form.js";
+import { el, renderForm, flushPending, showMoment } from "./form.js";
 
 const $ = (sel) => document.querySelector(sel);
 const LINT_DELAY_MS = 300;
@@ -21,18 +21,6 @@ const state = {
 
 function say(text) {
   $("#status").textContent = text;
-}
-
-function el(tag, attrs = {}, ...children) {
-  const node = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k === "text") node.textContent = v;
-    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
-    else node.setAttribute(k, v === true ? "" : v);
-  }
-  node.append(...children.filter((c) => c !== null && c !== undefined));
-  return node;
 }
 
 // ------------------------------------------------------------------ the editor
