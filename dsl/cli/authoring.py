@@ -7,7 +7,6 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,7 +18,6 @@ from .common import PATHS, PATTERN, TAGS, main, or_exit, selection_of
 
 if TYPE_CHECKING:
     from ..model import Plan, Scenario, Target
-    from ..targets.kinds import TargetKind
 
 
 @main.command()
@@ -74,8 +72,6 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     from ..compiler.compile import build_plan
     from ..compiler.plan import plan_json
     from ..pipeline import compiled_apart
-    from ..targets.kinds import describe, kind_of
-
     paths = paths or (Path("."),)
     selection = selection_of(tags, patterns)
     p, compiled = or_exit(lambda: compiled_apart(lambda: build_plan(
@@ -90,7 +86,7 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                                               *power).as_json()
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
-    click.echo(_plan_text(p, describe, kind_of))
+    click.echo(_plan_text(p))
     if p.skipped:
         click.echo(f"{len(p.skipped)} scenario × target pair(s) skipped: the scenario's "
                    "targets: leave the target out")
@@ -105,12 +101,13 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                                          *power)))
 
 
-def _plan_text(p: Plan, describe: Callable[[Target], str],
-               kind_of: Callable[[Target], TargetKind]) -> str:
+def _plan_text(p: Plan) -> str:
     """The plan as a table, and its bound. Model calls are counted for the targets whose loop
     Scenarist runs (a model endpoint, a replay); an agent that runs its own loop (python,
     http, command) is sent turns, and its model calls are its own: the table shows turns
     when every target is such an agent, and the bound says how many turns it is sent."""
+    from ..targets.kinds import describe, kind_of
+
     loops = [t for t in p.targets if kind_of(t).is_model]
     own = [t for t in p.targets if not kind_of(t).is_model]
     width = max([len("scenario"), *(len(s.id) for s in p.scenarios)])
@@ -119,8 +116,11 @@ def _plan_text(p: Plan, describe: Callable[[Target], str],
     def on(s: Scenario, targets: list[Target]) -> int:
         return sum(s.runs_on(t.name) for t in targets)
 
+    def most_turns(s: Scenario) -> int:  # a simulated user's at most; else the script's
+        return s.user.max_turns if s.user is not None else max(1, len(s.turns))
+
     def turns(s: Scenario) -> str:
-        return f"≤{s.user.max_turns}" if s.user is not None else str(max(1, len(s.turns)))
+        return f"≤{most_turns(s)}" if s.user is not None else str(most_turns(s))
 
     if loops:
         lines = [f"{'scenario':<{width}}  runs  min_pass  max_steps  checks  most calls"
@@ -144,8 +144,7 @@ def _plan_text(p: Plan, describe: Callable[[Target], str],
         bounds.append(f"at most {sum(s.most_calls * on(s, loops) for s in p.scenarios)} "
                       "model calls")
     if own:
-        sent = sum(s.runs * (s.user.max_turns if s.user is not None else max(1, len(s.turns)))
-                   * on(s, own) for s in p.scenarios)
+        sent = sum(s.runs * most_turns(s) * on(s, own) for s in p.scenarios)
         who = ("an agent that runs its own loop (its model calls are its own)" if len(own) == 1
                else "agents that run their own loop (their model calls are their own)")
         upto = "at most " if any(s.user is not None for s in p.scenarios) else ""
