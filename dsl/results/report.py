@@ -711,14 +711,17 @@ def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[A
     if rec.failure:
         kind = rec.failure_kind or "model_output"
         out.append([ref(kind), ref(explain(kind))])
+    # the optional tail: each at its position, the ones before it padded with nulls
     if rec.world:
-        if len(out) < 12:
-            out.append(None)
-        out.append(_world_changes(rec.world, ref))
+        _at(out, 12, _world_changes(rec.world, ref))
     if rec.stderr:  # what an agent program (kind: command) wrote on its standard error
-        out.extend([None] * (13 - len(out)))
-        out.append(ref(rec.stderr))
+        _at(out, 13, ref(rec.stderr))
     return out
+
+
+def _at(out: list[Any], position: int, value: Any) -> None:
+    out.extend([None] * (position - len(out)))
+    out.append(value)
 
 
 def _world_changes(made: Sequence[Mapping[str, Any]], ref: Ref) -> list[list[Any]]:
