@@ -212,13 +212,22 @@ def _from_file(doc: Document, name: str, root: Path, diags: Collector) -> Table 
                                 f"{display_path(path)})",
                     "cases_file is relative to this scenario's folder; check the name")
         return None
+    return read_table_file(path, MAX_CASES_FILE_BYTES, "split the cases into several files",
+                           diags)
+
+
+def read_table_file(path: Path, limit: int, split_hint: str, diags: Collector
+                    ) -> Table | None:
+    """A CSV or JSONL file (by its suffix) of at most ``limit`` bytes, read and decoded
+    with the rules every data file follows (cases files, world tables); None when it
+    cannot be, with the diagnostics in ``diags``."""
     shown = display_path(path)
-    raw = read_bytes(path, shown, MAX_CASES_FILE_BYTES, "split the cases into several files")
+    raw = read_bytes(path, shown, limit, split_hint)
     text = decode_text(raw, shown) if isinstance(raw, bytes) else raw
     if isinstance(text, Diagnostic):
         diags.extend([text])
         return None
-    if suffix == ".csv":
+    if path.suffix.lower() == ".csv":
         return _csv(text, shown, diags)
     return _jsonl(text, shown, diags)
 

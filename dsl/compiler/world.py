@@ -34,9 +34,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
+from ..errors import Collector, Span, did_you_mean, quoted_list
 from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
-from ..source.load import DataPath, Document, decode_text, display_path, read_bytes
+from ..source.load import DataPath, Document, display_path
 from .templates import LazyTemplate, as_tool_text, check_template, data_template, line_offset
 
 ID = "id"  # the column that identifies a row
@@ -87,7 +87,7 @@ def _inline(doc: Document, path: DataPath, name: str, rows: list[Any],
 
 def _from_file(doc: Document, path: DataPath, name: str, file: str, root: Path,
                diags: Collector) -> WorldTable | None:
-    from .cases import _csv, _jsonl
+    from .cases import read_table_file
 
     at = doc.span((*path, "file"))
     suffix = Path(file).suffix.lower()
@@ -115,12 +115,8 @@ def _from_file(doc: Document, path: DataPath, name: str, file: str, root: Path,
                     f"the file is relative to the folder of {doc.path}; check the name")
         return None
     shown = display_path(full)
-    raw = read_bytes(full, shown, MAX_WORLD_FILE_BYTES, "split the table into several files")
-    text = decode_text(raw, shown) if isinstance(raw, bytes) else raw
-    if isinstance(text, Diagnostic):
-        diags.extend([text])
-        return None
-    read = _csv(text, shown, diags) if suffix == ".csv" else _jsonl(text, shown, diags)
+    read = read_table_file(full, MAX_WORLD_FILE_BYTES, "split the table into several files",
+                           diags)
     if read is None:
         return None
     rows = tuple(dict(c.values) for c in read.cases)
