@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "report")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "results")]
 
 from report_builders import CHROMIUM_ARGS  # noqa: E402
 

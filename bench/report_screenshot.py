@@ -3,7 +3,7 @@
     python bench/report_screenshot.py [--out docs/img/report.png]
     python bench/report_screenshot.py --examples [--out docs/img/report-examples.png]
 
-Starts tests/fakeserver.py, runs the demo suite (tests/report/demo) with ``scenarist run``,
+Starts tests/fakeserver.py, runs the demo suite (tests/results/demo) with ``scenarist run``,
 opens the run's report.html in Chromium (Debian's /usr/bin/chromium, via Playwright), opens
 the failing scenario and one failed attempt, and takes the screenshot. ``--examples`` does
 the same with the example suite (scenarios/) replayed from its recorded cassette: a real
@@ -18,7 +18,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "report")]
+sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "results")]
 
 from report_builders import CHROMIUM_ARGS, demo_suite, fake_server, scenarist  # noqa: E402
 

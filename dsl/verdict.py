@@ -25,7 +25,7 @@ verdict of every way the remaining attempts could end: passes, fails and broken 
 checks only grow; a fail is declared only when min_pass is out of reach or a rule broke
 (neither can be undone); and a pass with ``always`` checks only once no attempt is left
 that could break one. So a verdict reached early is the verdict the full run would have
-reached (tests/test_verdict.py checks it on every sequence of outcomes).
+reached (tests/results/test_verdict.py checks it on every sequence of outcomes).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ the agent loop, with the system prompt of :data:`dsl.init.SYSTEM_PROMPT`.
     python -m dsl._buildtools.initcassette
 
 Run it after changing the example scenario, the init suite's tools or the guide's
-scenarios; tests/test_init.py fails until the cassette answers them all.
+scenarios; tests/cli/test_init.py fails until the cassette answers them all.
 """
 
 from __future__ import annotations

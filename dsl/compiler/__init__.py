@@ -9,5 +9,5 @@ document per case) → ``compile`` (with ``faketools``, ``arguments``, ``templat
 (plan.json's contents, fingerprints). ``lint`` is the compiler run for its diagnostics.
 
 Imports go one way: ``compiler`` imports ``source``, never ``execution`` or ``results``
-(``tests/test_imports.py``).
+(``tests/e2e/test_imports.py``).
 """

@@ -9,5 +9,5 @@ cancel, the simulated user), ``toolcalls`` classifies calls for tool-call F1, an
 ``tryout`` is ``scenarist try`` (a person at the terminal instead of a script).
 
 Imports go one way: ``execution`` imports ``source`` and ``compiler``, never ``results``
-(``tests/test_imports.py``).
+(``tests/e2e/test_imports.py``).
 """

@@ -7,5 +7,5 @@ comparisons against a baseline (``baseline``), ``recheck`` (the current checks o
 transcripts) and the ``conformance`` certificate.
 
 Imports go one way: ``results`` may import every other stage; none imports it
-(``tests/test_imports.py``).
+(``tests/e2e/test_imports.py``).
 """

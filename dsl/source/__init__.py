@@ -10,5 +10,5 @@ finds ``schemas/`` and ``grammar/`` in a checkout or a wheel, ``saferegex`` comp
 runs the regular expressions people write (bounded, with located errors).
 
 Imports go one way: ``source`` imports nothing of ``compiler``, ``execution`` or
-``results`` (``tests/test_imports.py``).
+``results`` (``tests/e2e/test_imports.py``).
 """

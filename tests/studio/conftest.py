@@ -1,6 +1,6 @@
 """Fixtures for the studio's tests: a suite in a temporary folder, ``scenarist studio``
 started on it as a real process (and stopped with Ctrl-C), and a real headless Chromium
-(found as the report's browser tests find it: tests/report/find_browser.py)."""
+(found as the report's browser tests find it: tests/results/find_browser.py)."""
 
 from __future__ import annotations
 
@@ -132,8 +132,8 @@ def studio_on() -> Iterator[Callable[..., Studio]]:
 def browser() -> Iterator[Any]:
     """Chromium, as the report's browser tests launch it: skipped without one, failed
     without one when SCENARIST_REQUIRE_BROWSER is set."""
-    from tests.report.find_browser import browser_here
-    from tests.report.report_builders import CHROMIUM_ARGS
+    from tests.results.find_browser import browser_here
+    from tests.results.report_builders import CHROMIUM_ARGS
 
     found = browser_here()
     if found.executable is None:

@@ -1,0 +1,271 @@
+"""Tool-call precision, recall and F1: what a scenario expects (from its tool checks), how
+each attempt is counted (TP, FP, FN, TN), and tool_correctness's any mode and empty list."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import pytest
+
+from dsl.checks import REGISTRY, CheckContext
+from dsl.checks.tools import tool_correctness_score, tool_expectation
+from dsl.errors import Collector, Span
+from dsl.execution.toolcalls import ToolExpectation, expectation_of
+from dsl.model import AttemptData, Call, Tokens, ToolSpec, Turn
+from dsl.source.load import load_text
+from tests.conftest import FakeServer, run_cli, suite_yaml, write
+
+SPAN = Span("t.yaml", 1, 1)
+TOOLS = tuple(ToolSpec(n, "", {"type": "object", "properties": {}}, "read", False, "OK", SPAN)
+              for n in ("search", "book", "cancel"))
+
+
+class Prepared(NamedTuple):
+    name: str
+    params: Any
+
+
+def prepared(name: str, param: Any) -> Prepared:
+    doc = load_text("x: 1\n", "t.yaml")
+    diags = Collector()
+    ctx = CheckContext(doc, ("then", 0, name), {t.name: t for t in TOOLS}, diags)
+    out = REGISTRY[name].prepare(param, ctx)
+    assert not [d for d in diags.diagnostics if d.severity == "error"]
+    return Prepared(name, out)
+
+
+@pytest.mark.parametrize(("expectation", "called", "outcome"), [
+    # a tool was expected
+    (ToolExpectation(("search",)), ["search"], "tp"),
+    (ToolExpectation(("search",)), ["search", "book"], "tp"),  # calls: allows others
+    (ToolExpectation(("search",)), ["book"], "fp"),  # the wrong tool
+    (ToolExpectation(("search",)), [], "fn"),  # none called
+    (ToolExpectation(("search", "book")), ["search"], "fp"),  # one expected tool missing
+    (ToolExpectation(("search", "book")), ["book", "search", "search"], "tp"),
+    (ToolExpectation(("search",), forbidden=("cancel",)), ["search", "cancel"], "fp"),
+    (ToolExpectation(("search",), only=True), ["search", "book"], "fp"),  # calls_only
+    (ToolExpectation(("search",), only=True), ["search", "search"], "tp"),
+    # none was expected
+    (ToolExpectation(none=True), [], "tn"),
+    (ToolExpectation(none=True), ["search"], "fp"),
+])
+def test_each_attempt_is_counted_once(expectation: ToolExpectation, called: list[str],
+                                      outcome: str) -> None:
+    assert expectation.classify(called) == outcome
+
+
+@pytest.mark.parametrize(("checks", "expected"), [
+    ([("calls", "search")], ToolExpectation(("search",))),
+    ([("calls", {"name": "book", "times": 1}), ("calls_in_order", ["search", "book"])],
+     ToolExpectation(("book", "search"))),
+    ([("calls_only", ["search", "book"])], ToolExpectation(("search", "book"), only=True)),
+    ([("tool_correctness", {"tools": ["search"], "mode": "exact"})],
+     ToolExpectation(("search",))),
+    ([("calls", "search"), ("not_calls", "cancel")],
+     ToolExpectation(("search",), forbidden=("cancel",))),
+    ([("not_calls", ["search", "book", "cancel"])],  # every tool: none expected
+     ToolExpectation(forbidden=("search", "book", "cancel"), none=True)),
+    ([("tool_correctness", [])], ToolExpectation(none=True)),
+    ([("not_calls", "cancel")], None),  # says nothing about which tool to call
+    ([("asks_to_confirm", "cancel")], None),  # not one of the four expecting checks
+    ([("contains", "x")], None),
+])
+def test_the_expectation_comes_from_the_tool_checks(checks: list[tuple[str, Any]],
+                                                    expected: ToolExpectation | None) -> None:
+    tools = (*TOOLS[:2], ToolSpec("cancel", "", {"type": "object"}, "delete", True, "OK", SPAN))
+    doc = load_text("x: 1\n", "t.yaml")
+    compiled = []
+    for name, param in checks:
+        ctx = CheckContext(doc, ("then", 0, name), {t.name: t for t in tools}, Collector())
+        compiled.append(Prepared(name, REGISTRY[name].prepare(param, ctx)))
+    assert tool_expectation(compiled, tools) == expected
+
+
+def test_older_plans_kept_only_the_expected_tools() -> None:
+    assert expectation_of({"expected_tools": ["a"]}) == ToolExpectation(("a",))
+    assert expectation_of({"expected_tools": []}) is None
+    assert expectation_of({"tool_expectation": None, "expected_tools": ["a"]}) is None
+    e = ToolExpectation(("a",), ("b",), True, False)
+    assert ToolExpectation.from_json(json.loads(json.dumps(e.as_json()))) == e
+
+
+def turned(*turns: list[str]) -> tuple[tuple[Call, ...], tuple[Turn, ...]]:
+    """A conversation's calls and turns: each turn's calls by name."""
+    calls = tuple(Call(f"c{i}", n, {}, "{}", "OK", "read")
+                  for i, n in enumerate(n for t in turns for n in t))
+    return calls, tuple(Turn("say", "x", "ok", len(t), (), 1, 2) for t in turns)
+
+
+SEARCH = ToolExpectation(("search",))
+NOT_SEARCH = ToolExpectation(forbidden=("search",), none=True)
+
+
+@pytest.mark.parametrize(("expectation", "turns", "outcome"), [
+    # turn 1 must not search, turn 2 must: each turn's own calls (before: fp)
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))), [[], ["search"]],
+     "tp"),
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))),
+     [["search"], ["search"]], "fp"),
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))), [[], []], "fn"),
+    (ToolExpectation(whole=False, turns=((0, NOT_SEARCH),)), [[], ["search"]], "tn"),
+    # the scenario's own expectation sees every call of the conversation
+    (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], ["search"]], "tp"),
+    (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], []], "fp"),  # one missing
+    (ToolExpectation(("book",), turns=((1, SEARCH),)), [[], ["search"]], "fp"),
+    (ToolExpectation(whole=False, turns=((2, SEARCH),)), [[], []], "fn"),  # never reached
+])
+def test_a_turns_expectation_applies_to_its_own_calls(
+        expectation: ToolExpectation, turns: list[list[str]], outcome: str) -> None:
+    calls, done = turned(*turns)
+    assert expectation.classify_attempt(calls, done) == outcome
+    again = ToolExpectation.from_json(json.loads(json.dumps(expectation.as_json())))
+    assert again == expectation
+
+
+CONVERSATION = """
+    given:
+      at: 2026-09-29T10:00:00-03:00
+      tools: [list_business_hours, book_appointment]
+    when:
+      - say: "Hola, soy Ana."
+        then:
+          - not_calls: list_business_hours
+      - say: "¿Hasta qué hora abren?"
+        then:
+          - calls: list_business_hours
+    then:
+      - contains: "18:00"
+    runs: 2
+    min_pass: 1
+    """
+
+
+def test_tool_call_f1_in_a_conversation_counts_each_turn_on_its_own_calls(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    """The issue's example: before, tp 0, fp 2, F1 0.0 although every check passed."""
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "talk.yaml", CONVERSATION)
+    server.script({"rules": [
+        {"match": "Ana", "per_turn": True, "replies": [{"text": "¡Hola Ana!"}]},
+        {"match": "abren", "per_turn": True, "replies": [
+            {"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
+            {"text": "Hoy hasta las 18:00."}]}]})
+    r = run_cli("run", "--no-early-stop", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    (row,) = summary["scenarios"]
+    assert row["passes"] == 2
+    assert row["tool_calls"] == {"tp": 2, "fp": 0, "fn": 0, "tn": 0, "precision": 1.0,
+                                 "recall": 1.0, "f1": 1.0}
+    plan = json.loads((run_dir / "plan.json").read_text())
+    (spec,) = plan["scenarios"]
+    assert spec["tool_expectation"] == {
+        "expected": [], "forbidden": [], "only": False, "none": False, "whole": False,
+        "turns": [{"turn": 2, "expected": ["list_business_hours"], "forbidden": [],
+                   "only": False, "none": False}]}
+    assert spec["expected_tools"] == ["list_business_hours"]
+
+
+def attempt(*names: str) -> AttemptData:
+    calls = tuple(Call(f"c{i}", n, {}, "{}", "OK", "read") for i, n in enumerate(names))
+    return AttemptData("hola", "ok", calls, dt.datetime(2026, 1, 1, tzinfo=dt.UTC), TOOLS, 1,
+                       1.0, Tokens())
+
+
+@pytest.mark.parametrize(("expected", "called", "score"), [
+    (("search", "search"), ["search"], 0.5),  # each expected entry needs its own call
+    (("search", "search"), ["search", "search"], 1.0),
+    (("search", "book"), ["book", "search"], 1.0),
+    (("search",), ["search", "search"], 1.0),
+    ((), [], 1.0),  # nothing expected, nothing called
+    ((), ["search"], 0.0),
+])
+def test_tool_correctness_any_matches_each_expected_entry_to_a_distinct_call(
+        expected: tuple[str, ...], called: list[str], score: float) -> None:
+    assert tool_correctness_score(expected, called, "any") == score
+
+
+@pytest.mark.parametrize("mode", ["any", "exact", "ordered"])
+def test_an_empty_expected_list_is_defined_in_every_mode(mode: str) -> None:
+    assert tool_correctness_score((), [], mode) == 1.0
+    assert tool_correctness_score((), ["search"], mode) == 0.0
+
+
+def test_tool_correctness_of_nothing_through_the_check() -> None:
+    p = prepared("tool_correctness", [])
+    none = REGISTRY["tool_correctness"].evaluate(p.params, attempt())
+    assert (none.status, none.reason) == (
+        "pass", "tool correctness (any) 1.00: expected no call; called none")
+    some = REGISTRY["tool_correctness"].evaluate(p.params, attempt("search"))
+    assert (some.status, some.reason) == (
+        "fail", "tool correctness (any) 0.00: expected no call; called search; needs 1.00")
+    twice = prepared("tool_correctness", ["search", "search"])
+    o = REGISTRY["tool_correctness"].evaluate(twice.params, attempt("search"))
+    assert (o.status, o.score) == ("fail", 0.5)
+
+
+TOOLING = {
+    "rules": [
+        {"match": "hours", "replies": [
+            {"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
+            {"text": "Until 18:00."}]},
+        {"match": "book", "by_seed": {
+            "1": [{"tool_calls": [{"name": "book_appointment",
+                                   "arguments": {"date": "2026-10-01", "time": "10:00"}}]},
+                  {"text": "Booked."}],
+            "2": [{"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
+                  {"text": "Here are the hours."}],
+            "3": [{"text": "I cannot book."}]}},
+        {"match": "chat", "replies": [{"text": "Hello!"}]},
+    ]
+}
+
+
+def test_a_run_reports_tool_call_f1_per_scenario_per_target_and_for_the_suite(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    targets = {n: {"kind": "openai", "base_url": server.url, "model": f"m-{n}",
+                   "retry": {"max_attempts": 1}} for n in ("a", "b")}
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url, targets=targets))
+    for name, when, then in (
+            ("hours", "hours?", "[{calls: list_business_hours}]"),
+            ("book", "book me", "[{calls: book_appointment}]"),
+            ("chat", "chat", "[{not_calls: [list_business_hours, book_appointment]}]")):
+        write(tmp_path / f"{name}.yaml", f"""
+            given:
+              at: 2026-09-29T10:00:00-03:00
+              tools: [list_business_hours, book_appointment]
+            when: "{when}"
+            then: {then}
+            runs: 3
+            min_pass: 1
+            """)
+    server.script(TOOLING)
+    r = run_cli("run", "-t", "a", "-t", "b", "--no-early-stop", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    rows = {(x["scenario"], x["target"]): x["tool_calls"] for x in summary["scenarios"]}
+    # book: seed 1 right, seed 2 the wrong tool, seed 3 no call
+    assert rows[("book", "a")] == {"tp": 1, "fp": 1, "fn": 1, "tn": 0, "precision": 0.5,
+                                   "recall": 0.5, "f1": 0.5}
+    assert rows[("hours", "a")]["tp"] == 3
+    assert rows[("chat", "a")] == {"tp": 0, "fp": 0, "fn": 0, "tn": 3, "precision": 1.0,
+                                   "recall": 1.0, "f1": 1.0}
+    every = {"tp": 8, "fp": 2, "fn": 2, "tn": 6, "precision": 0.8, "recall": 0.8,
+             "f1": pytest.approx(0.8, abs=1e-12)}
+    assert summary["tool_calls"]["all"] == every
+    half = {"tp": 4, "fp": 1, "fn": 1, "tn": 3, "precision": 0.8, "recall": 0.8,
+            "f1": pytest.approx(0.8, abs=1e-12)}
+    assert summary["tool_calls"]["by_target"] == {"a": half, "b": half}
+    assert ("Tool calls: F1 80% (precision 80%, recall 80%; 8 right, 2 wrong, 2 missed); "
+            "a F1 80%, b F1 80%") in r.output.splitlines()
+    md = (run_dir / "summary.md").read_text()
+    assert ("Tool calls: F1 80% (precision 80%, recall 80%; 8 right, 2 wrong, 2 missed) · "
+            "`a` F1 80% · `b` F1 80%") in md
+    html = (run_dir / "report.html").read_text()
+    assert 'id="tool-calls"' in html
+    assert "(precision 50%, recall 50%; 1 right, 1 wrong, 1 missed, 0 rightly none)" in html

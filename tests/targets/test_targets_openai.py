@@ -1,0 +1,129 @@
+"""kind: openai — each endpoint fault ends its attempt with the right status and reason,
+retries honour Retry-After with backoff; against a real scripted server."""
+
+from __future__ import annotations
+
+import datetime as dt
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dsl.targets.openai import backoff_seconds, retry_after_seconds
+from tests.conftest import (
+    HOURS,
+    ONE_RUN,
+    TOOL_THEN_ANSWER,
+    FakeServer,
+    plain_suite,
+    records_of,
+    run_cli,
+    the_run,
+    write,
+)
+
+FAULTS = [
+    # (name, replies, expected status, expected error kind, message start)
+    ("html_500", [{"status": 500, "body": "<html><body><h1>502 Bad Gateway</h1></body></html>"}],
+     "error", "status", "HTTP 500 from {url}: '<html><body><h1>502 Bad Gateway</h1></body></html>' (after 2 tries)"),
+    ("invalid_json", [{"raw": '{"choices": [{"message": '}], "error", "malformed",
+     "the reply from {url} is not JSON: '{{\"choices\": [{{\"message\":'"),
+    ("close_without_answer", [{"close": True}], "error", "connection",
+     "cannot reach {url}: the server closed the connection mid-reply"),
+    ("close_mid_response", [{"truncate": True}], "error", "connection",
+     "cannot reach {url}: the server closed the connection mid-reply"),
+    ("hang_past_timeout", [{"hang": True}], "error", "timeout",
+     "no reply from {url} within 0.3 s (after 2 tries)"),
+    ("tool_call_as_text", [{"text": '{"name": "list_business_hours", "arguments": {}}'}],
+     "error", "tool_call_as_text",
+     "the endpoint returned a call to list_business_hours as plain text instead of a tool "
+     "call: the server is not parsing this model's tool calls (check its chat template or "
+     "tool-call parser)"),
+    ("tool_call_as_text_fenced", [{"text": '```json\n{"name": "list_business_hours", '
+                                           '"parameters": {}}\n```'}],
+     "error", "tool_call_as_text", "the endpoint returned a call to list_business_hours"),
+    ("unsupported_tools", [{"status": 400, "body": {"error": "registry.ollama.ai/library/"
+                                                             "gemma:2b does not support tools"}}],
+     "error", "unsupported_tools",
+     "the endpoint does not support tool calls for this model (HTTP 400: "
+     "'{{\"error\": \"registry.ollama.ai/library/gemma:2b does not support tools\"}}')"),
+]
+
+
+@pytest.mark.parametrize(("name", "replies", "status", "kind", "message"), FAULTS,
+                         ids=[f[0] for f in FAULTS])
+def test_each_fault_ends_the_attempt_with_the_right_status_and_reason(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str], name: str,
+        replies: list[dict[str, Any]], status: str, kind: str, message: str) -> None:
+    server.script({"rules": [{"match": "hora", "replies": replies}]})
+    plain_suite(tmp_path, server.url, timeout_ms=300)
+    write(tmp_path / "hours.yaml", HOURS + "runs: 2\nmin_pass: 1\n")
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 3, r.output
+    recs = records_of(the_run(tmp_path / "runs"))
+    assert len(recs) == 2
+    for rec in recs:
+        assert rec["status"] == status
+        assert rec["error"]["kind"] == kind
+        assert rec["error"]["message"].startswith(message.format(url=server.url)), \
+            rec["error"]["message"]
+    requests = len(server.requests())
+    retried = kind in ("status", "connection", "timeout")
+    assert requests == (4 if retried else 2)
+
+
+def test_all_faults_in_one_run_none_crashes_it(tmp_path: Path, server: FakeServer,
+                                               cli_env: dict[str, str]) -> None:
+    rules = []
+    for i, (name, replies, *_rest) in enumerate(FAULTS):
+        rules.append({"match": f"fault-{i}", "replies": replies})
+        write(tmp_path / f"{name}.yaml", HOURS.replace("¿Hasta qué hora atendemos hoy?",
+                                                       f"fault-{i}") + "runs: 1\nmin_pass: 1\n")
+    rules.append({"match": "ok-", "replies": TOOL_THEN_ANSWER["rules"][0]["replies"]})
+    write(tmp_path / "fine.yaml", HOURS.replace("¿Hasta qué hora atendemos hoy?", "ok-1")
+          + "runs: 1\nmin_pass: 1\n")
+    server.script({"rules": rules})
+    plain_suite(tmp_path, server.url, timeout_ms=300)
+    r = run_cli("run", ".", "-j", "8", cwd=tmp_path)
+    assert r.exit_code == 3, r.output
+    recs = {x["scenario"]: x for x in records_of(the_run(tmp_path / "runs"))}
+    assert len(recs) == len(FAULTS) + 1
+    assert recs["fine"]["status"] == "pass"
+    for name, _replies, status, kind, _message in FAULTS:
+        assert (recs[name]["status"], recs[name]["error"]["kind"]) == (status, kind)
+
+
+def test_429_with_retry_after_is_retried_and_counted(tmp_path: Path, server: FakeServer,
+                                                     cli_env: dict[str, str]) -> None:
+    rule = dict(TOOL_THEN_ANSWER["rules"][0])
+    rule["first"] = [{"status": 429, "body": {"error": "slow down"},
+                      "headers": {"Retry-After": "0.3"}}]
+    server.script({"rules": [rule]})
+    plain_suite(tmp_path, server.url, retry={"max_attempts": 3, "backoff_ms": 1})
+    write(tmp_path / "hours.yaml", ONE_RUN)
+    t0 = time.monotonic()
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert time.monotonic() - t0 >= 0.3  # Retry-After was honoured, not the 1 ms backoff
+    (rec,) = records_of(the_run(tmp_path / "runs"))
+    assert rec["retries"] == 1
+    assert rec["model_calls"][0]["retries"] == 1
+    assert len(server.requests()) == 3
+
+
+def test_retry_after() -> None:
+    now = dt.datetime(2026, 11, 30, 12, 0, 0, tzinfo=dt.UTC)
+    assert retry_after_seconds("2") == 2.0
+    assert retry_after_seconds("0.2") == 0.2
+    assert retry_after_seconds("Mon, 30 Nov 2026 12:00:05 GMT", now) == 5.0
+    assert retry_after_seconds("Mon, 30 Nov 2026 11:00:00 GMT", now) == 0.0
+    assert retry_after_seconds("soon") is None
+    assert retry_after_seconds(None) is None
+
+
+def test_backoff_grows_with_jitter() -> None:
+    for i in range(4):
+        b = 0.5 * 2**i
+        for _ in range(50):
+            assert b / 2 <= backoff_seconds(i, 500) <= b
