@@ -1,10 +1,18 @@
-"""The values that flow between stages: frozen dataclasses, no behaviour beyond small
-derived properties.
+r"""The values that flow between stages: frozen values, no behaviour beyond small derived
+properties.
 
 ``compile`` produces a :class:`Plan` (scenarios × targets × runs with compiled checks);
 a target's agent produces one :class:`AttemptData` per (scenario, target, run index), which
 the checks read; ``run`` turns it into an :class:`~dsl.store.AttemptRecord`, one JSON line
 of ``results.jsonl``, which ``summarize`` and ``report`` read back.
+
+What a record keeps of an attempt — its :class:`Call`\ s, :class:`Turn`\ s,
+:class:`Tokens`, the judge's :class:`JudgeAnswer`\ s (:class:`Evidence`) and each
+criterion's :class:`CriterionResult` — are frozen ``msgspec`` Structs, read and written by
+the store (:mod:`dsl.store.typed`) as they are: each Struct's fields are the keys of its
+JSON object, in order, and ``only_when_set`` names the keys written only when they differ
+from their default (a class whose rule depends on its other fields says so in its
+``unwritten``).
 """
 
 from __future__ import annotations
@@ -12,7 +20,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, ClassVar, Literal, NamedTuple
+
+import msgspec
+from msgspec.structs import force_setattr
 
 from .errors import Span
 
@@ -137,10 +148,12 @@ class WorldRun:
         return WorldRun(self.before, self.turns[index], self.turns[:index + 1])
 
 
-class JudgeAnswer(NamedTuple):
+class JudgeAnswer(msgspec.Struct, frozen=True, gc=False):
     """What the judge answered to one question, as a judged check keeps it for people to
     read (its prompt, its replies, its verdict) and for the summary to count (cached,
     tokens)."""
+
+    only_when_set: ClassVar[tuple[str, ...]] = ("p_pass", "logprobs", "raw_reply")
 
     judge_model: str = ""
     verdict: str = ""  # pass | fail | unsure | error
@@ -154,24 +167,55 @@ class JudgeAnswer(NamedTuple):
     tokens: int = 0
     p_pass: float | None = None  # the judge's probability of pass, when it gave one
     logprobs: Mapping[str, Any] | None = None  # logprobs mode: the first token's reading
+    # records written before every reply was kept had the last one alone: read as replies
+    raw_reply: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.raw_reply is not None:
+            if not self.replies:
+                force_setattr(self, "replies", (self.raw_reply,))
+            force_setattr(self, "raw_reply", None)
 
 
-class Evidence(NamedTuple):
-    """A judged check's evidence: the judge's answer to its question, or one answer per
-    criterion (``criteria``, ``per_item``)."""
+class Evidence(JudgeAnswer, frozen=True, gc=False):
+    """A judged check's evidence: the judge's answer to its question (the fields it has of
+    :class:`JudgeAnswer`), or, for ``criteria``, one answer per criterion (``items``; then
+    the answer's own fields are not written)."""
 
-    answers: tuple[JudgeAnswer, ...]
-    per_item: bool = False
+    items: tuple[JudgeAnswer, ...] = ()
+
+    @classmethod
+    def of(cls, answer: JudgeAnswer) -> Evidence:
+        """The evidence of a check that asked one question."""
+        return cls(*msgspec.structs.astuple(answer))
+
+    @property
+    def per_item(self) -> bool:
+        return bool(self.items)
+
+    @property
+    def answers(self) -> tuple[JudgeAnswer, ...]:
+        """The judge's answers: one per criterion, or the one it gave."""
+        return self.items if self.items else (self,)
+
+    def unwritten(self) -> tuple[str, ...]:
+        if self.items:
+            return _ANSWER_FIELDS
+        return ("items", *(name for name in JudgeAnswer.only_when_set
+                           if getattr(self, name) is None))
 
 
-class CriterionResult(NamedTuple):
+_ANSWER_FIELDS = JudgeAnswer.__struct_fields__
+
+
+class CriterionResult(msgspec.Struct, frozen=True, gc=False):
     """One criterion of a ``criteria`` check on one attempt."""
 
-    label: str
-    status: CheckStatus
-    score: float | None  # 0..10; None when nothing was asked (no answer)
-    min_score: float
-    reason: str
+    label: str = ""
+    status: CheckStatus = "error"
+    score: float | None = None  # 0..10; None when nothing was asked (no answer)
+    min_score: float = 0.0
+    reason: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -446,47 +490,51 @@ class Plan:
                 for t in self.targets if not s.runs_on(t.name)]
 
 
-@dataclass(frozen=True, slots=True)
-class Tokens:
+class Tokens(msgspec.Struct, frozen=True, gc=False):
+    """Tokens a model used; ``total`` is always ``prompt + completion`` (files keep it)."""
+
     prompt: int = 0
     completion: int = 0
+    total: int = 0
 
-    @property
-    def total(self) -> int:
-        return self.prompt + self.completion
+    def __post_init__(self) -> None:
+        force_setattr(self, "total", self.prompt + self.completion)
 
     def __add__(self, other: Tokens) -> Tokens:
         return Tokens(self.prompt + other.prompt, self.completion + other.completion)
 
 
-class Call(NamedTuple):
+class Call(msgspec.Struct, frozen=True, gc=False):
     """One tool call the agent made.
 
     ``args`` is the parsed arguments (``None`` when they were not valid JSON, with the
-    text kept in ``raw_args``); ``output`` is what the fake tool returned (``None`` while
-    the call is pending confirmation); ``error`` says why a call was not executed
-    (``invalid-json``, ``unknown-tool``) or that the fake tool answered with an error
-    (``tool-error``: its ``error``; ``no-record``: no entry of its ``answers`` matched the
-    arguments and it has no ``returns``; ``no-row``: a table tool's ``where`` matched no
-    row of the world, or its new row's id was taken). ``decision`` is what the person did
-    with a call held for confirmation in a later turn: ``confirmed`` (it ran),
-    ``cancelled``, or ``dismissed`` (the person wrote something else instead; it did not
-    run).
-
-    A named tuple rather than a dataclass: as frozen, and built four times faster — every
-    attempt record read back (a report reads 100,000) holds several.
+    text kept in ``raw_args``, which a record keeps only then); ``output`` is what the fake
+    tool returned (``None`` while the call is pending confirmation); ``error`` says why a
+    call was not executed (``invalid-json``, ``unknown-tool``) or that the fake tool
+    answered with an error (``tool-error``: its ``error``; ``no-record``: no entry of its
+    ``answers`` matched the arguments and it has no ``returns``; ``no-row``: a table tool's
+    ``where`` matched no row of the world, or its new row's id was taken). ``decision`` is
+    what the person did with a call held for confirmation in a later turn: ``confirmed``
+    (it ran), ``cancelled``, or ``dismissed`` (the person wrote something else instead; it
+    did not run).
     """
 
-    id: str
-    name: str
-    args: Any
-    raw_args: str
-    output: str | None
-    action: str | None
+    id: str = ""
+    name: str = ""
+    args: Any = None
+    raw_args: str = ""
+    output: str | None = None
+    action: str | None = None
     pending: bool = False
     error: str | None = None
     step: int = 1
     decision: str | None = None
+
+    def unwritten(self) -> tuple[str, ...]:
+        """raw_args only for arguments that were not JSON; error and decision when set."""
+        return (*(("raw_args",) if self.args is not None else ()),
+                *(("error",) if not self.error else ()),
+                *(("decision",) if not self.decision else ()))
 
     @property
     def executed(self) -> bool:
@@ -504,20 +552,22 @@ NOT_RUN = frozenset({"invalid-json", "unknown-tool"})  # Call.error: the tool ne
 NOT_CONFIRMED = frozenset({"cancelled", "dismissed"})
 
 
-class Turn(NamedTuple):
+class Turn(msgspec.Struct, frozen=True, gc=False):
     """One turn of a conversation, as it ended: what the person did, and what the agent
     did in reply. ``calls`` is how many calls the agent made in this turn (the next ones
     of the attempt's calls, in order); ``decided`` the indexes (in the attempt's calls) of
     the held calls this turn confirmed, cancelled or dismissed; ``messages`` how many
     messages the conversation had when the turn ended."""
 
-    kind: str  # say | confirm | cancel
-    text: str  # what the person said; for confirm and cancel, the tool's name or "all"
-    answer: str
-    calls: int
-    decided: tuple[int, ...]
-    steps: int  # model calls in this turn
-    messages: int
+    only_when_set: ClassVar[tuple[str, ...]] = ("failure", "simulated")
+
+    kind: TurnKind
+    text: str = ""  # what the person said; for confirm and cancel, the tool's name or "all"
+    answer: str = ""
+    calls: int = 0
+    decided: tuple[int, ...] = ()
+    steps: int = 0  # model calls in this turn
+    messages: int = 0
     failure: str | None = None
     simulated: bool = False  # said by the simulated user
 
@@ -531,7 +581,7 @@ def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],
     later = {i for t in turns[index + 1:] for i in t.decided}
     if not later:
         return mine
-    return tuple(c._replace(pending=True, output=None, decision=None)
+    return tuple(msgspec.structs.replace(c, pending=True, output=None, decision=None)
                  if start + k in later and c.decision is not None else c
                  for k, c in enumerate(mine))
 

@@ -29,7 +29,7 @@ def _needs_judge(p: Any, a: AttemptData) -> Outcome:
 
 
 def _outcome(v: Verdict, passed: bool, reason: str, score: float | None) -> Outcome:
-    evidence = Evidence((v.evidence(),))
+    evidence = Evidence.of(v.evidence())
     if v.status == "error":
         return Outcome("error", v.reason, None, evidence, judge_error=True)
     if v.status == "unsure":
@@ -132,7 +132,7 @@ async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Judge) -> Ou
     met = sum(i.status == "pass" for i in items)
     detail = "; ".join(_item_text(i) for i in items)
     reason = f"{met} of {len(items)} criteria met: {detail}"
-    evidence = Evidence(tuple(v.evidence() for v in verdicts), per_item=True)
+    evidence = Evidence(items=tuple(v.evidence() for v in verdicts))
     score = met / len(items)
     if any(i.status == "error" for i in items):
         return Outcome("error", reason, None, evidence, tuple(items), judge_error=True)

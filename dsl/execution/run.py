@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from msgspec.structs import replace
+
 from ..errors import EndpointError
 from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target, WorldRun
 from ..store import (
@@ -225,13 +227,14 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
                 partial: LoopState | None = None) -> AttemptRecord:
     """The record of one finished attempt: from what the agent produced (``data``), or
     what it had done when the endpoint failed half-way (``partial``), or nothing."""
-    base = AttemptRecord(
-        scenario=scenario.id, target=target.name, run=run, status=status, reason=reason,
-        started_at=started.isoformat(timespec="milliseconds"), checks=checks,
-        error=AttemptError(error.kind, error.message, error.status) if error else None)
+    common: dict[str, Any] = {
+        "scenario": scenario.id, "target": target.name, "run": run, "status": status,
+        "reason": reason, "started_at": started.isoformat(timespec="milliseconds"),
+        "checks": checks,
+        "error": AttemptError(error.kind, error.message, error.status) if error else None}
     if data is not None:
-        return dataclasses.replace(
-            base, answer=data.answer, calls=data.calls, messages=data.messages,
+        return AttemptRecord(
+            **common, answer=data.answer, calls=data.calls, messages=data.messages,
             steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
             retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
             failure=data.failure,
@@ -241,13 +244,13 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             stderr=data.stderr, world=_world_changes(data),
             world_turns=_turn_changes(data), user_messages=data.user_messages)
     if partial is not None:  # an endpoint failed half-way: keep what happened
-        return dataclasses.replace(
-            base, calls=tuple(partial.calls), messages=tuple(partial.messages),
+        return AttemptRecord(
+            **common, calls=tuple(partial.calls), messages=tuple(partial.messages),
             steps=partial.steps, tokens=partial.tokens, retries=partial.retries,
             model_calls=tuple(_stat(m) for m in partial.model_calls),
             turns=tuple(partial.turns), history=len(scenario.history), stderr=partial.stderr,
             user_messages=tuple(partial.user_messages))
-    return base
+    return AttemptRecord(**common)
 
 
 def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
@@ -296,10 +299,10 @@ def redacted_data(data: AttemptData, redact: Any) -> AttemptData:
         return data
     return dataclasses.replace(
         data, answer=answer,
-        calls=tuple(c._replace(args=a, raw_args=r, output=o)
+        calls=tuple(replace(c, args=a, raw_args=r, output=o)
                     for c, (a, r, o) in zip(data.calls, calls, strict=True)),
         messages=tuple(messages),
-        turns=tuple(t._replace(text=x, answer=y, failure=z)
+        turns=tuple(replace(t, text=x, answer=y, failure=z)
                     for t, (x, y, z) in zip(data.turns, turns, strict=True)),
         failure=failure)
 

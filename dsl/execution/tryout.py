@@ -29,7 +29,7 @@ from typing import Any
 
 from ..compiler.moment import say as say_moment
 from ..errors import EndpointError, RunDirError, explain
-from ..model import AttemptData, Call, Plan, Scenario, Target, TurnSpec
+from ..model import AttemptData, Call, Plan, Scenario, Target, TurnKind, TurnSpec
 from ..store.records import CheckResult
 from ..targets.base import AgentContext
 from .conversation import PERSON, Talk
@@ -261,7 +261,8 @@ class _Person:
                 pick.add(i)
         return pick
 
-    async def _turn(self, talk: Talk, kind: str, text: str, pick: set[int] | None) -> None:
+    async def _turn(self, talk: Talk, kind: TurnKind, text: str, pick: set[int] | None
+                    ) -> None:
         first = len(talk.calls)
         turn = await talk.turn(kind, text, False, pick)
         calls = talk.calls

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
+
 from ..errors import NotReady, RunDirError
 from ..model import AttemptData, Plan, Scenario, WorldRun
 from ..store import AttemptError, AttemptRecord
@@ -197,15 +199,15 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             data = redacted_data(attempt_data(rec, scenario), redactor)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
-                out.append(dataclasses.replace(
+                out.append(msgspec.structs.replace(
                     rec, status="error", reason=f"judge: {judge_failure}", checks=checks,
                     error=AttemptError("judge", judge_failure), failure=data.failure,
                     failure_kind=data.failure_kind))
                 continue
             status, reason = attempt_status(data, checks)
-            out.append(dataclasses.replace(rec, status=status, reason=reason, checks=checks,
-                                           error=None, failure=data.failure,
-                                           failure_kind=data.failure_kind))
+            out.append(msgspec.structs.replace(
+                rec, status=status, reason=reason, checks=checks, error=None,
+                failure=data.failure, failure_kind=data.failure_kind))
     finally:
         if model is not None:
             await model.aclose()

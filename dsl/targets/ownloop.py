@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..errors import EndpointError
-from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
+from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn, TurnKind
 from .base import AgentContext, ChatModel, Reply, RequestSettings
 from .toolserver import Endpoint, ToolServer
 
@@ -315,7 +315,7 @@ class _Talk:
     def __post_init__(self) -> None:
         self.messages = [dict(m) for m in self.scenario.history]
 
-    async def turn(self, kind: str, text: str, simulated: bool,
+    async def turn(self, kind: TurnKind, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         from ..compiler.attachments import user_content, wire_messages
         from ..execution.conversation import settle
@@ -369,7 +369,7 @@ class _Talk:
         return self._turn(kind, text, answered.answer, first_call, settled.decided, 1,
                           simulated)
 
-    def _turn(self, kind: str, text: str, answer: str, first_call: int,
+    def _turn(self, kind: TurnKind, text: str, answer: str, first_call: int,
               decided: tuple[int, ...], steps: int, simulated: bool,
               failure: str | None = None) -> Turn:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, decided, steps,

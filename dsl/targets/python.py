@@ -40,7 +40,17 @@ from typing import Any
 
 from ..compiler.attachments import user_content, wire_messages
 from ..errors import EndpointError, InputError
-from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn, ending
+from ..model import (
+    Attachment,
+    AttemptData,
+    Call,
+    Scenario,
+    Target,
+    Tokens,
+    Turn,
+    TurnKind,
+    ending,
+)
 from .base import AgentContext, ChatModel, Metered, Reply
 
 
@@ -275,7 +285,7 @@ class _Conversation:
         self.turns: list[Turn] = []
         self.attached = {a.sha256: a for a in scenario.all_attachments}
 
-    async def turn(self, kind: str, text: str, simulated: bool,
+    async def turn(self, kind: TurnKind, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         from ..execution.conversation import settle
 
@@ -345,7 +355,7 @@ class _Conversation:
         self.messages.append({"role": "assistant", "content": answer})
         return self._turn(kind, text, answer, first_call, settled, first_step, simulated)
 
-    def _turn(self, kind: str, text: str, answer: str, first_call: int, settled: Any,
+    def _turn(self, kind: TurnKind, text: str, answer: str, first_call: int, settled: Any,
               first_step: int, simulated: bool, failure: str | None = None) -> Turn:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, settled.decided,
                     self.record.steps - first_step, len(self.messages), failure, simulated)

@@ -155,7 +155,7 @@ def test_an_endpoint_that_fails_half_way_keeps_what_happened(tmp_path: Path,
     ('{"schema_version": 1, "target": "t", "run": 1, "status": "pass"}',
      "'scenario' is missing"),
     ('{"schema_version": 1, "scenario": "s", "target": "t", "run": 1, "status": "pass", '
-     '"calls": [5]}', "a call is a whole number, not an object"),
+     '"calls": [5]}', "'calls[0]' is a whole number, not an object"),
     ('[1, 2]', "the line is a list, not an object"),
 ])
 def test_a_line_that_is_not_a_record_is_said_so_with_its_place(
