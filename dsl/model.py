@@ -42,8 +42,7 @@ TURN_KINDS: tuple[TurnKind, ...] = ("say", "confirm", "cancel")
 SCHEMA_VERSION = 1
 
 
-@dataclass(frozen=True, slots=True)
-class ToolAnswer:
+class ToolAnswer(msgspec.Struct, frozen=True):
     """One entry of a fake tool's ``answers``: when the call's arguments include every
     argument of ``when`` with an equal value, the tool returns ``returns`` — or fails with
     ``error`` (dsl/compiler/faketools.py answers a call)."""
@@ -55,8 +54,7 @@ class ToolAnswer:
     template: Any = None  # renders ``returns`` (or ``error``) when it holds templates
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """A fake tool: what the model sees (name, description, input_schema) and what it
     gets back when it calls it: the first of ``answers`` whose arguments match, else
     ``returns`` (fixed data, or data whose strings are templates over ``args``); a tool
@@ -90,8 +88,7 @@ class ToolSpec:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
+class Located(msgspec.Struct, frozen=True):
     """A column named in a table tool's ``where``, ``set``, ``row`` or ``fields``, where it
     is written (lint checks it against the table's columns)."""
 
@@ -100,8 +97,7 @@ class Located:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class TableAction:
+class TableAction(msgspec.Struct, frozen=True):
     """What a fake tool with ``table:`` does to that table of the world
     (dsl/compiler/world.py): its ``action`` on the rows ``where`` matches (each value fixed
     or a template over the call), ``set`` (update), ``row`` (create), the columns it answers
@@ -119,8 +115,7 @@ class TableAction:
     places: tuple[Located, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class WorldTable:
+class WorldTable(msgspec.Struct, frozen=True):
     """A table of the world (``world:`` of the suite, ``given.world`` of a scenario): rows
     whose identity is their ``id``. ``columns``: every column a row has, in order, each
     where it is first written; ``ids``: where each row's id is written."""
@@ -132,8 +127,7 @@ class WorldTable:
     file: str = ""  # the CSV or JSONL file it was read from ("" when written inline)
 
 
-@dataclass(frozen=True, slots=True)
-class WorldRun:
+class WorldRun(msgspec.Struct, frozen=True):
     """The world of one attempt: its tables at the start and at the end (table → rows),
     and in a conversation as each turn ended (what that turn's own checks see)."""
 
@@ -218,8 +212,7 @@ class CriterionResult(msgspec.Struct, frozen=True, gc=False):
     reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     """What a check concluded about one attempt."""
 
     status: CheckStatus
@@ -268,8 +261,7 @@ AttachmentKind = Literal["image", "file"]
 ATTACHMENT_KINDS: tuple[AttachmentKind, ...] = ("image", "file")
 
 
-@dataclass(frozen=True, slots=True)
-class Attachment:
+class Attachment(msgspec.Struct, frozen=True):
     """A file the person sends with a message (``attachments:`` of ``given`` or of a
     turn): an ``image`` goes to the model as an image content part (a data URL), a
     ``file`` (UTF-8 text) as a text part headed by its label. ``content`` is the file's
@@ -311,8 +303,7 @@ def attachment_refs(content: Any) -> list[Mapping[str, Any]]:
     return [p for p in content if type(p) is dict and p.get("type") == ATTACHMENT_PART]
 
 
-@dataclass(frozen=True, slots=True)
-class CaseInfo:
+class CaseInfo(msgspec.Struct, frozen=True):
     """The case a scenario was expanded from (``cases:`` or ``cases_file:``): its id (its
     ``id`` value, or its 1-based number), its number, its values and where it is
     written (the inline mapping, the JSONL line, the CSV row)."""
@@ -323,8 +314,7 @@ class CaseInfo:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class TurnSpec:
+class TurnSpec(msgspec.Struct, frozen=True):
     """One scripted turn of a conversation (``when`` as a list): the person says ``text``
     (``say``), or presses confirm or cancel on the pending calls to the tool ``text`` (or
     to every tool: ``all``); ``checks`` look at that turn only; ``attachments`` go with
@@ -337,8 +327,7 @@ class TurnSpec:
     attachments: tuple[Attachment, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SimulatedUser:
+class SimulatedUser(msgspec.Struct, frozen=True):
     """``when: {user: ...}``: a model of the suite plays the person, with a goal."""
 
     goal: str
@@ -348,8 +337,7 @@ class SimulatedUser:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Scenario:
+class Scenario(msgspec.Struct, frozen=True):
     """One compiled scenario.
 
     ``message`` is what the person says first (empty with a simulated user). A scenario
@@ -432,8 +420,7 @@ class Scenario:
         return own if said_before else (*self.attachments, *own)
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """A system under test, as the suite defines it. ``config`` holds the settings of its
     kind (one frozen dataclass per kind: dsl/targets/kinds.py says what each kind is)."""
 
@@ -445,8 +432,7 @@ class Target:
     attempt_timeout_ms: int | None = None  # the whole attempt (all its model calls)
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(msgspec.Struct, frozen=True):
     """What a run will do: every scenario against every selected target, ``runs`` times."""
 
     suite_root: str
@@ -604,8 +590,7 @@ def ending(turns: tuple[Turn, ...] | list[Turn], first_message: str) -> Ending:
     return Ending(turns[-1].answer if turns else "", failure, message)
 
 
-@dataclass(frozen=True, slots=True)
-class AttemptData:
+class AttemptData(msgspec.Struct, frozen=True):
     """What one attempt produced — everything a check may look at."""
 
     message: str
@@ -650,12 +635,10 @@ class AttemptData:
     def turn(self, index: int) -> AttemptData:
         """What turn ``index`` (0-based) produced, as its own checks see it: what the
         person said, the turn's answer and calls, the conversation up to its end."""
-        import dataclasses
-
         t = self.turns[index]
         said = next((u.text for u in reversed(self.turns[:index + 1]) if u.kind == "say"),
                     self.message)
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             self, message=said, answer=t.answer,
             calls=turn_calls(self.calls, self.turns, index), steps=t.steps,
             messages=self.messages[:t.messages], failure=t.failure,

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..model import AttemptData, Outcome
 from ..source.saferegex import PatternError, RegexTimeout, SafePattern, compile_pattern
@@ -54,8 +55,7 @@ TEXTS_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Texts:
+class Texts(msgspec.Struct, frozen=True):
     texts: tuple[str, ...]
     ignore_case: bool
 
@@ -124,8 +124,7 @@ def not_contains(p: Texts, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- equals
 
 
-@dataclass(frozen=True, slots=True)
-class Equals:
+class Equals(msgspec.Struct, frozen=True):
     text: str
     ignore_case: bool
     trim: bool
@@ -331,8 +330,7 @@ def no_secrets(p: bool, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- json
 
 
-@dataclass(frozen=True, slots=True)
-class JsonParams:
+class JsonParams(msgspec.Struct, frozen=True):
     fields: tuple[str, ...]
     values: dict[str, Any]
 

@@ -6,8 +6,9 @@ An empty answer is not a question: every judge check fails it with the reason
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..model import AttemptData, CheckStatus, CriterionResult, Evidence, Outcome
 from .answer import TRUE_SCHEMA, prepare_true
@@ -59,8 +60,7 @@ async def answers(p: bool, a: AttemptData, judge: Judge) -> Outcome:
     return _outcome(v, ok, f"the judge found that the answer {what}: {v.reason}", v.score)
 
 
-@dataclass(frozen=True, slots=True)
-class Rubric:
+class Rubric(msgspec.Struct, frozen=True):
     rubric: str
     pass_score: float
 
@@ -84,8 +84,7 @@ async def rubric(p: Rubric, a: AttemptData, judge: Judge) -> Outcome:
     return _outcome(v, ok, f"{said}: {v.reason}", score)
 
 
-@dataclass(frozen=True, slots=True)
-class Criterion:
+class Criterion(msgspec.Struct, frozen=True):
     label: str
     min_score: float
 

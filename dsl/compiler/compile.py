@@ -20,9 +20,10 @@ import functools
 import gc
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
+
+import msgspec
 
 from ..checks import REGISTRY, CheckContext, label
 from ..errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
@@ -74,14 +75,13 @@ from .suite import select_targets as _select_targets
 from .templates import as_tool_text
 
 
-@dataclass(slots=True)
-class Compiled:
+class Compiled(msgspec.Struct):
     """What compiling the paths gave: the suite, the scenarios that compiled, and every
     diagnostic."""
 
     suite: Suite | None
-    scenarios: list[Scenario] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    scenarios: list[Scenario] = msgspec.field(default_factory=list)
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
     considered: int = 0  # scenarios the files hold (each case one), before the selection
     selection: Selection = EVERYTHING
 
@@ -225,8 +225,7 @@ def id_span(doc: Document, scenario: Scenario) -> Span:
     return doc.span(("id",)) if "id" in data else Span(doc.path, 1, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class FileScenarios:
+class FileScenarios(msgspec.Struct, frozen=True):
     """What one file compiled into: its scenarios (one, or one per case) that the
     selection kept, and how many it holds."""
 
@@ -400,7 +399,7 @@ def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
                     f"--judge {name}: the target {why}{did_you_mean(name, suite.targets)}",
                     "the judge must be a kind: openai or replay target of the suite")
         return suite
-    return dataclasses.replace(suite, judge=suite.judge_with(target))
+    return msgspec.structs.replace(suite, judge=suite.judge_with(target))
 
 
 def scenario_id(path: Path, root: Path) -> str:
@@ -1101,16 +1100,16 @@ def build_plan(
     if compiled.scenarios:  # a text attachment that holds a secret is kept redacted
         from .attachments import redact_attachments
 
-        plan = dataclasses.replace(plan, scenarios=redact_attachments(
+        plan = msgspec.structs.replace(plan, scenarios=redact_attachments(
             plan.scenarios, lambda: suite.redact.redactor(suite.targets.values())))
     if shard is not None:
         from .plan import plan_hash, plan_json
 
-        plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
+        plan = msgspec.structs.replace(plan, full_hash=plan_hash(plan_json(plan)))
         i, n = shard
         ordered = sorted(plan.scenarios, key=lambda s: s.id)
         mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}
-        plan = dataclasses.replace(
+        plan = msgspec.structs.replace(
             plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard)
         if not plan.scenarios:
             raise InputError([Diagnostic(

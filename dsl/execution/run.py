@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import datetime as dt
 import re
 import signal
@@ -297,7 +296,7 @@ def redacted_data(data: AttemptData, redact: Any) -> AttemptData:
             and all(x == [t.text, t.answer, t.failure] for x, t in zip(turns, data.turns,
                                                                      strict=True)):
         return data
-    return dataclasses.replace(
+    return replace(
         data, answer=answer,
         calls=tuple(replace(c, args=a, raw_args=r, output=o)
                     for c, (a, r, o) in zip(data.calls, calls, strict=True)),

@@ -27,6 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..compiler.moment import say as say_moment
 from ..errors import EndpointError, RunDirError, explain
 from ..model import AttemptData, Call, Plan, Scenario, Target, TurnKind, TurnSpec
@@ -155,8 +157,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
 
     s = session.scenario
     # played as a conversation (the person's turns), checked as the scenario's own then
-    played = dataclasses.replace(s, turns=(TurnSpec("say", s.message, s.span),), user=None)
-    checked = dataclasses.replace(s, turns=(), user=None)
+    played = msgspec.structs.replace(s, turns=(TurnSpec("say", s.message, s.span),), user=None)
+    checked = msgspec.structs.replace(s, turns=(), user=None)
     skipped = sum(len(t.checks) for t in s.turns)
     redactor = redactor_of(session.plan)
     scratch = Path(tempfile.mkdtemp(prefix="scenarist-try-")) / "exchanges.jsonl"

@@ -22,7 +22,6 @@ error of kind ``judge`` that says so), never a guess.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
@@ -127,7 +126,7 @@ def prepare(run_dir: Path) -> RecheckPlan:
     refused += [Refusal(sid, "it is no longer in the scenario files") for sid in sorted(old)
                 if sid not in current]
     not_in_run = tuple(sorted(current - old.keys()))
-    return RecheckPlan(dataclasses.replace(plan, scenarios=tuple(keep)), old_plan, old_run,
+    return RecheckPlan(msgspec.structs.replace(plan, scenarios=tuple(keep)), old_plan, old_run,
                        tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run)
 
 
@@ -163,7 +162,7 @@ def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
 
     before = {t.name: t.rows for t in scenario.world}
     turns = tuple(apply(before, made).after for made in record.world_turns)
-    return dataclasses.replace(apply(before, record.world or ()), turns=turns)
+    return msgspec.structs.replace(apply(before, record.world or ()), turns=turns)
 
 
 def has_transcript(record: AttemptRecord) -> bool:

@@ -28,9 +28,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from ..errors import Collector, Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
@@ -60,8 +61,7 @@ class WrittenTarget(Protocol):
     def settings(self) -> Mapping[str, Any]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class TargetKind:
+class TargetKind(msgspec.Struct, frozen=True):
     """What one ``kind:`` is; see the module's docstring."""
 
     name: str

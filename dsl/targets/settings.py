@@ -5,19 +5,18 @@ dataclass per kind, held by :attr:`dsl.model.Target.config`. A leaf module: the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 
-@dataclass(frozen=True, slots=True)
-class Retry:
+
+class Retry(msgspec.Struct, frozen=True):
     max_attempts: int = 3
     backoff_ms: int = 500
     retry_on_status: tuple[int, ...] = (429, 500, 502, 503, 504)
 
 
-@dataclass(frozen=True, slots=True)
-class OpenAISettings:
+class OpenAISettings(msgspec.Struct, frozen=True):
     """``kind: openai`` — any OpenAI-compatible chat-completions endpoint."""
 
     model: str
@@ -25,29 +24,26 @@ class OpenAISettings:
     api_key_env: str | None = None
     timeout_ms: int = 60_000
     temperature: float | None = None
-    params: Mapping[str, Any] = field(default_factory=dict)
+    params: Mapping[str, Any] = msgspec.field(default_factory=dict)
     system_prompt: str = ""
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = msgspec.field(default_factory=dict)
     retry: Retry = Retry()
     max_reply_bytes: int = 8 * 2**20  # the most a reply may hold, once decoded
 
 
-@dataclass(frozen=True, slots=True)
-class ReplaySettings:
+class ReplaySettings(msgspec.Struct, frozen=True):
     """``kind: replay`` — answers from a cassette recorded with ``--record``."""
 
     cassette: str  # absolute path
 
 
-@dataclass(frozen=True, slots=True)
-class PythonSettings:
+class PythonSettings(msgspec.Struct, frozen=True):
     """``kind: python`` — your own agent, a function ``module:function``."""
 
     entry: str
 
 
-@dataclass(frozen=True, slots=True)
-class HttpSettings:
+class HttpSettings(msgspec.Struct, frozen=True):
     """``kind: http`` — your agent service: one POST per turn (dsl/targets/http.py)."""
 
     url: str
@@ -55,18 +51,17 @@ class HttpSettings:
     answer: tuple[str, ...] = ("answer",)  # where the answer is in the JSON reply
     pending: tuple[str, ...] | None = None  # where the calls the agent holds itself are
     api_key_env: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
+    headers: Mapping[str, str] = msgspec.field(default_factory=dict)
     timeout_ms: int = 60_000
     retry: Retry = Retry()
     max_reply_bytes: int = 8 * 2**20
 
 
-@dataclass(frozen=True, slots=True)
-class CommandSettings:
+class CommandSettings(msgspec.Struct, frozen=True):
     """``kind: command`` — any program: one process per attempt, JSON lines
     (dsl/targets/command.py)."""
 
     command: tuple[str, ...]  # the argv, run in ``cwd``
     cwd: str  # the suite's folder (absolute)
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     timeout_ms: int = 60_000  # the most one turn's answer may take

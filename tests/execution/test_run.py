@@ -182,7 +182,7 @@ def test_a_line_of_another_version_is_refused_with_its_place(tmp_path: Path) -> 
 
 
 def test_lines_the_fast_reader_refuses_are_read_by_the_standard_library(tmp_path: Path) -> None:
-    """orjson reads almost every line; a lone surrogate (half an emoji cut by max_tokens),
+    """msgspec reads almost every line; a lone surrogate (half an emoji cut by max_tokens),
     kept as a \\ud83d escape, and NaN are read by the json module, the same as before."""
     from dsl.store import iter_results
 
