@@ -161,14 +161,9 @@ class JudgeAnswer(msgspec.Struct, frozen=True, gc=False):
     tokens: int = 0
     p_pass: float | None = None  # the judge's probability of pass, when it gave one
     logprobs: Mapping[str, Any] | None = None  # logprobs mode: the first token's reading
-    # records written before every reply was kept had the last one alone: read as replies
+    # records written before every reply was kept had the last one alone (the store reads
+    # it into replies: dsl.store.records)
     raw_reply: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.raw_reply is not None:
-            if not self.replies:
-                force_setattr(self, "replies", (self.raw_reply,))
-            force_setattr(self, "raw_reply", None)
 
 
 class Evidence(JudgeAnswer, frozen=True, gc=False):

@@ -69,7 +69,7 @@ written before conversations existed read as they always did: these keys are opt
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import msgspec
 from msgspec.structs import force_setattr
@@ -80,6 +80,7 @@ from ..model import (
     CheckStatus,
     CriterionResult,
     Evidence,
+    JudgeAnswer,
     Tokens,
     Turn,
 )
@@ -108,11 +109,33 @@ class CheckResult(msgspec.Struct, frozen=True, gc=False):
     turn: int | None = None  # 1, 2, ...: a check of that turn; None: of the whole attempt
     always: bool = False  # `always: true`: it must pass in every attempt
 
-    def __post_init__(self) -> None:
+    def upgraded(self) -> CheckResult:
+        """The check as a line written before something existed is read: an empty label is
+        the check's own name; status ``error`` with a reason that begins "not evaluated: "
+        is ``not_evaluated``; the judge's ``raw_reply`` is its one reply."""
+        changes: dict[str, Any] = {}
         if not self.label:
-            force_setattr(self, "label", self.check)
+            changes["label"] = self.check
         if self.status == "error" and self.reason.startswith(_OLD_NOT_EVALUATED):
-            force_setattr(self, "status", "not_evaluated")  # written before it existed
+            changes["status"] = "not_evaluated"
+        e = self.evidence
+        if e is not None and _kept_raw_reply(e):
+            changes["evidence"] = msgspec.structs.replace(
+                _replied(e), items=tuple(_replied(a) for a in e.items))
+        return msgspec.structs.replace(self, **changes) if changes else self
+
+
+def _kept_raw_reply(e: Evidence) -> bool:
+    return e.raw_reply is not None or any(a.raw_reply is not None for a in e.items)
+
+
+_A = TypeVar("_A", bound=JudgeAnswer)
+
+
+def _replied(a: _A) -> _A:
+    if a.raw_reply is None:
+        return a
+    return msgspec.structs.replace(a, replies=a.replies or (a.raw_reply,), raw_reply=None)
 
 
 class AttemptError(msgspec.Struct, frozen=True, gc=False):
@@ -172,8 +195,15 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
     seed: int = 0  # always the run index (written for those who look for a seed)
 
     def __post_init__(self) -> None:
+        # (called for every record read back, so written for the usual record: one look)
         if self.seed != self.run:
             force_setattr(self, "seed", self.run)
+        for c in self.checks:
+            e = c.evidence
+            if not c.label or c.status == "error" or (e is not None and _kept_raw_reply(e)):
+                # a line written before something existed (CheckResult.upgraded)
+                force_setattr(self, "checks", tuple(x.upgraded() for x in self.checks))
+                break
         if self.failure is not None and not self.failure_kind:
             if self.failure:
                 force_setattr(self, "failure_kind", failure_kind(self.failure))

@@ -253,7 +253,9 @@ def read_fast(raw: bytes, kind: type[T]) -> T | None:
         value = _decoder(kind).decode(raw)
     except (msgspec.ValidationError, msgspec.DecodeError):
         return None
-    return value if _VERSION_FIRST.match(raw) is not None else None
+    if raw.startswith(b'{"schema_version":') or _VERSION_FIRST.match(raw) is not None:
+        return value
+    return None
 
 
 def read(raw: bytes, kind: type[T], how: Reading) -> T:
