@@ -417,7 +417,7 @@ class Scenario(msgspec.Struct, frozen=True):
 
 class Target(msgspec.Struct, frozen=True):
     """A system under test, as the suite defines it. ``config`` holds the settings of its
-    kind (one frozen dataclass per kind: dsl/targets/kinds.py says what each kind is)."""
+    kind (one frozen Struct per kind: dsl/targets/kinds.py says what each kind is)."""
 
     name: str
     kind: str  # a key of dsl.targets.kinds.KINDS

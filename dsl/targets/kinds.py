@@ -3,7 +3,7 @@
 
 A kind gives:
 
-* its **settings** — one frozen dataclass per kind (``OpenAISettings``,
+* its **settings** — one frozen Struct per kind (``OpenAISettings``,
   ``ReplaySettings``, ``PythonSettings``, ``HttpSettings``, ``CommandSettings`` in
   dsl/targets/settings.py), held by
   :attr:`Target.config`;
