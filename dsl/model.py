@@ -1,18 +1,17 @@
-r"""The values that flow between stages: frozen values, no behaviour beyond small derived
-properties.
+"""The values that flow between stages: frozen values (msgspec Structs), no behaviour
+beyond small derived properties.
 
 ``compile`` produces a :class:`Plan` (scenarios × targets × runs with compiled checks);
 a target's agent produces one :class:`AttemptData` per (scenario, target, run index), which
 the checks read; ``run`` turns it into an :class:`~dsl.store.AttemptRecord`, one JSON line
 of ``results.jsonl``, which ``summarize`` and ``report`` read back.
 
-What a record keeps of an attempt — its :class:`Call`\ s, :class:`Turn`\ s,
-:class:`Tokens`, the judge's :class:`JudgeAnswer`\ s (:class:`Evidence`) and each
-criterion's :class:`CriterionResult` — are frozen ``msgspec`` Structs, read and written by
-the store (:mod:`dsl.store.typed`) as they are: each Struct's fields are the keys of its
-JSON object, in order, and ``only_when_set`` names the keys written only when they differ
-from their default (a class whose rule depends on its other fields says so in its
-``unwritten``).
+What a record keeps of an attempt — its calls (:class:`Call`), turns (:class:`Turn`),
+:class:`Tokens`, the judge's answers (:class:`JudgeAnswer`, :class:`Evidence`) and each
+criterion's :class:`CriterionResult` — the store reads and writes as they are
+(:mod:`dsl.store.typed`): each Struct's fields are the keys of its JSON object, in order;
+``only_when_set`` names the keys written only when they differ from their default, and a
+class whose rule depends on its other fields says it in its ``unwritten()``.
 """
 
 from __future__ import annotations

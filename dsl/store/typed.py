@@ -2,8 +2,9 @@
 encoder of every Struct the store keeps (an attempt record, plan.json, run.json,
 summary.json), and the words a damaged file is refused in.
 
-Reading (:func:`read_line`, :func:`read_document`, :func:`from_data`): msgspec decodes the
-bytes straight into the file's frozen Struct, checking every field's type — a Struct's
+Reading (:func:`read`, and :func:`read_fast` first for each line of results.jsonl;
+:func:`from_data` for JSON already parsed): msgspec decodes the bytes straight into the
+file's frozen Struct, checking every field's type — a Struct's
 fields are its JSON object's keys, a missing key takes the field's default (so a file
 written before a field existed reads as it always did). ``schema_version`` is the
 Struct's tag (``tag_field="schema_version"``): msgspec refuses another version, and
@@ -15,7 +16,8 @@ infinite). msgspec's located error (``Expected `int`, got `str` - at `$.run```) 
 sentence with the place (:func:`refusal`): ``runs/x/results.jsonl:3 is not an attempt
 record: 'run' is text, not a whole number``.
 
-Writing (:func:`encode`, :func:`file_bytes`, :func:`builtins`): msgspec encodes the Struct
+Writing (:func:`encode` a line, :func:`file_bytes` a file, :func:`builtins` and
+:func:`json_data` plain data): msgspec encodes the Struct
 as it is, in the order of its fields, after :func:`written` has left out what its class
 writes only when set: the fields ``only_when_set`` names, at their default, or those its
 ``unwritten()`` names (a rule that depends on its other fields). A shape no Struct can hold
@@ -142,7 +144,11 @@ def builtins(value: Any) -> Any:
 
 def json_data(value: Any) -> Any:
     """``value`` as the json module reads its JSON back (lists, not tuples)."""
-    return msgspec.json.decode(encode(value))
+    text = encode(value)
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:  # a lone surrogate, kept as its escape
+        return json.loads(text)
 
 
 def encode(value: Any) -> bytes:
