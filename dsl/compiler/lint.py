@@ -400,7 +400,7 @@ def _check_lists(data: dict[str, Any]) -> list[tuple[DataPath, list[Any]]]:
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
     """W401, W402, W404, W405, W406 and W409 for one compiled scenario (W404 for
     ``not_calls`` comes from the check itself, while it compiles)."""
-    from ..source.fastschema import equal
+    from ..source.schemacheck import same_json
 
     data: dict[str, Any] = doc.data
     lists = _check_lists(data)
@@ -428,7 +428,7 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
         titles: dict[str, CheckItem] = {}
         for item in in_list:
             same = earlier.setdefault(item.check, [])
-            first = next((e for e in same if equal(e.param, item.param)), None)
+            first = next((e for e in same if same_json(e.param, item.param)), None)
             if first is not None:
                 line = _check_place(doc, first).line
                 out.warning(_check_place(doc, item), "W406",
