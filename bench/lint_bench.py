@@ -363,8 +363,11 @@ def main() -> int:
                 ratios = [a / b for (a, _), (b, _) in zip(rows["lint"], rows[label],
                                                           strict=True)]
                 ratio = med / statistics.median(other)
+                cpu = (statistics.median(c for _, c in rows["lint"])
+                       / statistics.median(c for _, c in rows[label]))
                 print(f"lint / {label}: {ratio:.2f}× (medians), {statistics.median(ratios):.2f}× "
-                      f"(median of per-round ratios), {best / min(other):.2f}× (bests); "
+                      f"(median of per-round ratios), {best / min(other):.2f}× (bests), "
+                      f"CPU {cpu:.2f}× (medians); "
                       f"goal ≤ {goal:.2f}×: {'met' if ratio <= goal else 'NOT met'}")
         print(f"load average before/after: {load0} / {os.getloadavg()[0]:.2f} "
               "(other work on the machine slows every figure)"
