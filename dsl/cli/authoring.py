@@ -276,8 +276,8 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
 
     Exit status: 0 the conversation ended, 2 invalid input, 3 the endpoint failed, 130
     interrupted."""
-    from ..execution.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
     from ..exits import EXIT_INTERRUPTED, EXIT_NO_VERDICT
+    from ..pipeline.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
 
     try:
         session = or_exit(lambda: session_for(scenario, target, scenario_id, cassette))

@@ -1,5 +1,5 @@
 """``scenarist conformance``: certify an endpoint (dsl/results/conformance.py, run by
-dsl/pipeline.py)."""
+dsl/pipeline/__init__.py)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The commands that make a run folder or read one: ``run``, ``recheck``, ``report``,
-``merge`` and ``diff`` (each calls dsl/pipeline.py, then prints)."""
+``merge`` and ``diff`` (each calls dsl/pipeline/__init__.py, then prints)."""
 
 from __future__ import annotations
 

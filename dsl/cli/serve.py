@@ -32,7 +32,7 @@ def mcp_(scenario: Path, case_id: str | None, port: int, stdio: bool) -> None:
     Exit status: 0 stopped, 2 invalid input."""
     import asyncio
 
-    from ..targets.mcpserve import NotServable, scenario_of, serve
+    from ..clients.mcpserve import NotServable, scenario_of, serve
 
     try:
         chosen = or_exit(lambda: scenario_of(scenario, case_id))

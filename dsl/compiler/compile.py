@@ -1100,9 +1100,10 @@ def build_plan(
     )
     if compiled.scenarios:  # a text attachment that holds a secret is kept redacted
         from .attachments import redact_attachments
+        from .redact import redactor_for
 
         plan = dataclasses.replace(plan, scenarios=redact_attachments(
-            plan.scenarios, lambda: suite.redact.redactor(suite.targets.values())))
+            plan.scenarios, lambda: redactor_for(suite.redact, suite.targets.values())))
     if shard is not None:
         from .plan import plan_hash, plan_json
 

@@ -474,10 +474,10 @@ def _redactor(suite: Suite | None) -> Any:
     kept = _REDACTORS.get(id(suite))
     if kept is not None and kept[0] is suite:
         return kept[1]
-    from .redact import DEFAULT_PATTERNS, build
+    from .redact import DEFAULT_PATTERNS, build, redactor_for  # why: regex, not for a plan
 
     made = build((), DEFAULT_PATTERNS) if suite is None else \
-        suite.redact.redactor(suite.targets.values())
+        redactor_for(suite.redact, suite.targets.values())
     _REDACTORS.clear()
     _REDACTORS[id(suite)] = (suite, made)
     return made

@@ -25,7 +25,7 @@ from ..store.planfile import (
 from ..targets.kinds import target_json
 
 if TYPE_CHECKING:
-    from ..judge import JudgeConfig
+    from ..model import JudgeConfig
 
 
 def planned_scenario(s: Scenario) -> PlannedScenario:

@@ -418,7 +418,7 @@ def _project(row: Mapping[str, Any], fields: tuple[str, ...] | None) -> dict[str
 
 def _returns(tool: ToolSpec, args: Mapping[str, Any], at: dt.datetime,
              rows: list[dict[str, Any]]) -> str:
-    from ..compiler.moment import say
+    from .moment import say
 
     if tool.template is None:
         return as_tool_text(tool.returns)

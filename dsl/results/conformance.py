@@ -16,7 +16,7 @@ A behaviour's status is its scenario's verdict (:class:`dsl.verdict.Tally`, read
 summary) in the words of a certificate (:data:`CERTIFICATION`): a scenario that passes is
 *certified*, one that fails is *not certified*, one without a verdict (endpoint errors,
 an interrupted run) is *inconclusive*. The tool-call figures are the summary's
-(:mod:`dsl.execution.toolcalls`, :class:`dsl.results.stats.PRF`), the latency percentiles
+(:mod:`dsl.toolcalls`, :class:`dsl.results.stats.PRF`), the latency percentiles
 :func:`dsl.results.stats.percentile` over the stored attempts, and the regressions against an
 earlier conformance run :func:`dsl.results.baseline.compare`'s — with the baseline's rows put on
 this run's target, since a certificate is about one endpoint whatever the suite calls it.

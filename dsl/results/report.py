@@ -2,7 +2,7 @@
 open, with no network request of any kind.
 
 Renders a summary it is given (dsl.results.summarize makes it, the after-run chain in
-dsl/pipeline.py chains them) with the stored attempts, so a report can be made again at any
+dsl/pipeline/__init__.py chains them) with the stored attempts, so a report can be made again at any
 time without calling a model. Three stages, each callable alone::
 
     build_view(plan, records, summary, run, comparison, trends) -> ReportView   # view model

@@ -14,7 +14,7 @@ is no row at all: it is listed under ``skipped``, with the reason (never failed)
 Every figure is kept at full precision (the statistics are :mod:`dsl.results.stats`'s); the
 terminal, the report and summary.md round them for display. Besides the pass rate and its
 interval, each row has each check's pass rate with its interval, pass@k and pass^k, and
-tool-call precision, recall and F1 (:mod:`dsl.execution.toolcalls` counts each attempt); the
+tool-call precision, recall and F1 (:mod:`dsl.toolcalls` counts each attempt); the
 summary has the same F1 for the suite and per target. (The comparisons — with a baseline,
 between the targets of the run — are :mod:`dsl.results.baseline`'s: the report stage adds them.)
 """
@@ -26,7 +26,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..execution.toolcalls import ToolExpectation
 from ..model import Tokens
 from ..store import AttemptRecord, CheckResult, latest_records
 from ..store.planfile import PlanFile, PlannedScenario, read_plan
@@ -45,6 +44,7 @@ from ..store.summaryfile import (
     ToolScores,
     Totals,
 )
+from ..toolcalls import ToolExpectation
 from ..verdict import Tally
 from .stats import PRF, Z95, pass_k_table, percentile, wilson
 

@@ -1,4 +1,4 @@
-"""Try on the page: ``scenarist try``'s own conversation (:func:`dsl.execution.tryout.play`)
+"""Try on the page: ``scenarist try``'s own conversation (:func:`dsl.pipeline.tryout.play`)
 played in a thread, with the page as the person's terminal.
 
 The thread writes what the terminal would print (the same words: tool calls, fake
@@ -51,7 +51,7 @@ class Conversation:
     ids = itertools.count(1)
 
     def __init__(self, path: Path, target: str | None) -> None:
-        from ..execution.tryout import NotTryable, Terminal, intro, session_for
+        from ..pipeline.tryout import NotTryable, Terminal, intro, session_for
 
         try:
             self.session = session_for(path, target, None, None)
@@ -73,7 +73,7 @@ class Conversation:
         self.thread.start()
 
     def _play(self) -> None:
-        from ..execution.tryout import play
+        from ..pipeline.tryout import play
 
         try:
             self._outcome = play(self.session, self.terminal)
@@ -127,7 +127,7 @@ class Conversation:
             return self._reply()
 
     def _reply(self) -> Reply:
-        from ..execution.tryout import check_lines
+        from ..pipeline.tryout import check_lines
 
         lines, self._lines = self._lines, []
         if self._waiting != "ended":

@@ -80,7 +80,7 @@ def test_what_a_written_target_runs_is_its_kinds_word() -> None:
 def test_what_answers_a_judge_in_words(tmp_path: Path) -> None:
     from dsl.errors import Span
     from dsl.model import Target
-    from dsl.targets.settings import OpenAISettings, PythonSettings, ReplaySettings
+    from dsl.settings import OpenAISettings, PythonSettings, ReplaySettings
 
     def target(kind: str, config: object) -> Target:
         return Target("j", kind, Span("scenarist.yaml", 1, 1), config)

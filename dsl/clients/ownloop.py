@@ -3,7 +3,7 @@
 they are told about, the template of what is sent, and the conversation kept around them.
 
 Each attempt gets an unguessable ``session`` id and its own MCP endpoint (``mcp_url``,
-dsl/targets/toolserver.py) serving the scenario's fake tools; the calls the agent makes
+dsl/clients/toolserver.py) serving the scenario's fake tools; the calls the agent makes
 there are the attempt's calls, in order. Each turn the agent is told a :class:`TurnInput`
 (the person's words, the calls the person confirmed or cancelled, the conversation so far
 in OpenAI's format) and answers with text, and possibly the calls it holds itself for the
@@ -13,7 +13,7 @@ every target (:func:`dsl.execution.conversation.settle`).
 
 A target kind gives :class:`OwnLoopAgent` a way to open one attempt's :class:`Session`
 (``ask`` once per turn, ``end`` when the attempt ends). ``--record FILE`` writes each
-turn's exchange to a cassette (dsl/targets/exchanges.py) that ``kind: replay`` answers
+turn's exchange to a cassette (dsl/clients/exchanges.py) that ``kind: replay`` answers
 from, offline.
 """
 
@@ -28,14 +28,9 @@ from typing import Any, Protocol
 
 from ..errors import EndpointError
 from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
-from .base import AgentContext, ChatModel, Reply, RequestSettings
+from ..targets.base import AgentContext, ChatModel, Reply, RequestSettings
+from ..targets.kinds import TEMPLATE_NAMES
 from .toolserver import Endpoint, ToolServer
-
-# What a template in an http target's body may read (docs/targets.md says each one).
-TEMPLATE_NAMES = ("message", "turn", "session", "mcp_url", "at", "seed", "scenario",
-                  "system", "messages", "confirmed", "cancelled")
-# The body sent when the target gives none: every name, under its own name.
-DEFAULT_BODY = {name: "{{ " + name + " }}" for name in TEMPLATE_NAMES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,13 +115,6 @@ def render_body(body: Any, values: dict[str, Any]) -> Any:
     return body
 
 
-def template_names(text: str) -> frozenset[str]:
-    """The names a body string reads (it compiles: lint checked it)."""
-    from ..compiler.templates import CaseTemplate
-
-    return CaseTemplate(text).names
-
-
 def value_at(data: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
     """The value at a dotted path in JSON data (a number step indexes a list): (found,
     value)."""
@@ -182,7 +170,7 @@ def _as_messages(made: list[Call], answer: str) -> list[dict[str, Any]]:
 # ---- the attempt -------------------------------------------------------------------------
 
 class Users(Protocol):
-    """The models that play simulated users (dsl/targets/kinds.py's ``SimulatedUsers``)."""
+    """The models that play simulated users (dsl/clients/open.py's ``SimulatedUsers``)."""
 
     def open(self, target: Target) -> ChatModel: ...
 
@@ -199,7 +187,7 @@ class OwnLoopAgent:
                  closing: Callable[[], Awaitable[None]] | None = None) -> None:
         """``served``: the tools are served over MCP (False: a replay, whose calls are
         answered without a server); ``recorder``: an ExchangeRecorder (--record FILE,
-        dsl/targets/exchanges.py); ``closing``: what ends with the agent (a client)."""
+        dsl/clients/exchanges.py); ``closing``: what ends with the agent (a client)."""
         self.target = target
         self._closing = closing
         self._recorder = recorder
@@ -210,7 +198,7 @@ class OwnLoopAgent:
         # the models that play simulated users (set by dsl/targets/kinds.py when it opens
         # the agent; None: a conversation with a simulated user is an endpoint error)
         self.users: Users | None = None
-        # a replay's simulated users, answered from its cassette (dsl/targets/exchanges.py)
+        # a replay's simulated users, answered from its cassette (dsl/clients/exchanges.py)
         self.replayed_users: Callable[[RequestSettings], ChatModel] | None = None
 
     @property

@@ -1,5 +1,5 @@
 """``scenarist mcp SCENARIO [--case ID] [--port N] [--stdio]``: one scenario's fake tools
-served on their own (dsl/targets/toolserver.py), for a developer wiring an agent, an IDE or
+served on their own (dsl/clients/toolserver.py), for a developer wiring an agent, an IDE or
 a desktop app to the scenario's world. The click command (dsl/cli.py) parses its options
 and calls :func:`scenario_of` and :func:`serve`."""
 

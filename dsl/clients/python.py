@@ -41,7 +41,8 @@ from typing import Any
 from ..compiler.attachments import user_content, wire_messages
 from ..errors import EndpointError, InputError
 from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn, ending
-from .base import AgentContext, ChatModel, Metered, Reply
+from ..settings import PythonSettings
+from ..targets.base import AgentContext, ChatModel, Metered, Reply
 
 
 @dataclass(slots=True)
@@ -183,7 +184,7 @@ class PythonAgent:
             raise self._load_error
         if self._func is None:
             try:
-                self._func = load_entry(self.target.config.entry, self.root)
+                self._func = load_entry(self.target.settings(PythonSettings).entry, self.root)
             except EndpointError as exc:
                 self._load_error = exc
                 raise

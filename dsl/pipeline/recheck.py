@@ -181,8 +181,8 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
     judge: Judge | None = None
     model: ChatModel | None = None
     if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
+        from ..clients.open import open_model
         from ..judge import Judge
-        from ..targets.kinds import open_model
 
         model = open_model(plan.judge.target, 4)
         judge = Judge(plan.judge, model, redactor, ask_missing=ask_judge)

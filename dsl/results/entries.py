@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .store import ResultEntry, RunEntry, TargetEntry
+from ..history.store import ResultEntry, RunEntry, TargetEntry
 
 if TYPE_CHECKING:  # (the suite's reader imports the history: it never needs the store)
     from ..store.runfile import Git, RunInfo

@@ -29,10 +29,10 @@ from typing import Any
 
 from ..compiler.moment import say as say_moment
 from ..errors import EndpointError, RunDirError, explain
+from ..execution.conversation import PERSON, Talk
 from ..model import AttemptData, Call, Plan, Scenario, Target, TurnSpec
 from ..store.records import CheckResult
 from ..targets.base import AgentContext
-from .conversation import PERSON, Talk
 
 QUIT = ("/quit", "/exit")
 HELP = ("Write what the person says and press Enter. Commands: /save [FILE] keeps this "
@@ -72,7 +72,7 @@ def session_for(path: Path, target: str | None, scenario_id: str | None,
     """Compile the scenario file against its suite, for one target, as a run would
     (:func:`dsl.pipeline.plan_for`). Raises InputError for the files, NotReady for what
     the environment lacks (an API key) and NotTryable for a choice to make."""
-    from ..pipeline import RunRequest, plan_for
+    from . import RunRequest, plan_for
 
     plan = plan_for(RunRequest(paths=(path,), targets=(target,) if target else (), runs=1))
     scenarios = plan.scenarios
@@ -150,8 +150,8 @@ def intro(session: Session) -> list[str]:
 
 
 async def _play(session: Session, terminal: Terminal) -> Outcome:
-    from ..targets.kinds import open_agent
-    from .run import attempt_status, evaluate, redacted_data, redactor_of
+    from ..clients.open import open_agent
+    from ..execution.run import attempt_status, evaluate, redacted_data, redactor_of
 
     s = session.scenario
     # played as a conversation (the person's turns), checked as the scenario's own then
@@ -187,8 +187,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
         return Outcome(None, (), "none", "nothing was said", skipped)
     judge = None
     if session.plan.judge is not None and any(c.judge for c in checked.checks):
+        from ..clients.open import open_model
         from ..judge import Judge
-        from ..targets.kinds import open_model
 
         judge = Judge(session.plan.judge, open_model(session.plan.judge.target, 2), redactor)
     try:
