@@ -9,6 +9,7 @@ of ``results.jsonl``, which ``summarize`` and ``report`` read back.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -677,8 +678,6 @@ class AttemptData:
     def turn(self, index: int) -> AttemptData:
         """What turn ``index`` (0-based) produced, as its own checks see it: what the
         person said, the turn's answer and calls, the conversation up to its end."""
-        import dataclasses
-
         t = self.turns[index]
         said = next((u.text for u in reversed(self.turns[:index + 1]) if u.kind == "say"),
                     self.message)

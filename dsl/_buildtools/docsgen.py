@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import REGISTRY
+from ..results.stats import pass_chance, runs_to_see, smallest_gate
+from ..results.summarize import wilson
 
 GROUPS = (
     ("answer", "Checks on the answer"),
@@ -101,8 +103,6 @@ def intervals_markdown() -> str:
     """The guide's table of what each runs / min_pass choice can tell: the 95% Wilson
     interval of the pass rate when exactly min_pass of the runs pass (dsl.results.summarize.wilson,
     the interval every report shows)."""
-    from ..results.summarize import wilson
-
     def pct(x: float) -> str:
         return f"{x * 100:.0f}%"
 
@@ -142,8 +142,6 @@ def power_markdown() -> str:
     pass rate (exact binomial, dsl.results.stats.pass_chance), the smallest gate that tells
     two rates apart (smallest_gate), and the runs per side a change needs before diff's
     Newcombe interval sees it (runs_to_see)."""
-    from ..results.stats import pass_chance, runs_to_see, smallest_gate
-
     def pct(x: float) -> str:
         return f"{x * 100:.0f}%"
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
+from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_VERDICT, EXIT_OK
 from ..results.terminal import use_color
 from .common import PATHS, PATTERN, TAGS, main, or_exit, selection_of
 
@@ -276,7 +276,6 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
 
     Exit status: 0 the conversation ended, 2 invalid input, 3 the endpoint failed, 130
     interrupted."""
-    from ..exits import EXIT_INTERRUPTED, EXIT_NO_VERDICT
     from ..pipeline.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
 
     try:

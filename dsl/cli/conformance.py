@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..results.terminal import print_summary
+from ..results.terminal import print_conformance, print_summary
 from .common import finished_lines, main, or_exit, progress_hooks, run_options
 
 
@@ -41,7 +41,6 @@ def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: boo
     one inconclusive, 130 interrupted."""
     from ..pipeline import run_conformance
     from ..results.conformance import CASES_DIR, ConformanceRequest, list_cases
-    from ..results.terminal import print_conformance
 
     if list_only:
         cases = or_exit(lambda: list_cases(with_paths, runs))

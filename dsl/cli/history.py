@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..exits import EXIT_INPUT, EXIT_OK
+from ..exits import EXIT_HISTORY, EXIT_INPUT, EXIT_OK
+from ..results.terminal import print_run, print_runs
 from .common import main
 
 if TYPE_CHECKING:
@@ -44,9 +45,7 @@ def runs_list(scenario: str | None, target: str | None, limit: int, as_json: boo
     """List the latest runs: when, the git commit, the targets, how many scenarios passed.
 
     Exit status: 0, 2 no history here, 4 the history could not be read."""
-    from ..exits import EXIT_HISTORY
     from ..history import HistoryError, open_history
-    from ..results.terminal import print_runs
 
     location = _history()
     try:
@@ -74,9 +73,7 @@ def runs_show(run_id: str, as_json: bool) -> None:
 
     Exit status: 0, 2 no such run (or no history here), 4 the history could not be
     read."""
-    from ..exits import EXIT_HISTORY
     from ..history import HistoryError, open_history
-    from ..results.terminal import print_run
 
     location = _history()
     try:
@@ -112,7 +109,6 @@ def history_import(run_dirs: tuple[Path, ...]) -> None:
 
     Exit status: 0 all imported, 2 a folder is not a run (the others are imported), 4 the
     history could not be written."""
-    from ..exits import EXIT_HISTORY
     from ..history import HistoryError
     from ..pipeline import import_runs
 

@@ -11,7 +11,7 @@ import click
 
 from ..errors import RunDirError
 from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
-from ..results.terminal import print_summary
+from ..results.terminal import print_comparison, print_conformance, print_summary
 from .common import (
     BASELINE,
     FAIL_ON_REGRESSION,
@@ -112,7 +112,6 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     result = or_exit(lambda: run_suite(request, hooks), progress_done)
     print_summary(result.summary, quiet=quiet, comparison=result.comparison)
     if result.certificate is not None:  # a conformance run, resumed
-        from ..results.terminal import print_conformance
 
         print_conformance(result.certificate)
     if fmt == "github":
@@ -205,7 +204,6 @@ def diff(base: Path, new: Path, fmt: str, quiet: bool, fail_on_regression: bool)
     (with --fail-on-regression), 2 a folder or file that is not a run."""
     from ..results.baseline import diff as compare_runs
     from ..results.cioutputs import comparison_markdown
-    from ..results.terminal import print_comparison
 
     comparison = or_exit(lambda: compare_runs(base, new))
     if fmt == "json":

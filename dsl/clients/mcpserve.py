@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from ..compiler.compile import compile_paths
+from ..errors import InputError
 from ..model import Call, Scenario
 from .toolserver import PATH, Endpoint, ToolServer, mcp_server
 
@@ -21,9 +23,6 @@ class NotServable(Exception):
 def scenario_of(path: Path, case: str | None) -> Scenario:
     """The one scenario of ``path`` (with ``case``: that case's), compiled against its
     suite. Raises InputError for the files, NotServable for a choice to make."""
-    from ..compiler.compile import compile_paths
-    from ..errors import InputError
-
     compiled = compile_paths([path])
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:

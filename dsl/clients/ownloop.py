@@ -26,7 +26,11 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..compiler.attachments import user_content, wire_messages
+from ..compiler.templates import CaseTemplate, is_template, simple_parts
 from ..errors import EndpointError
+from ..execution.conversation import converse, settle
+from ..execution.loop import LoopEndpointError, LoopState
 from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
 from ..targets.base import AgentContext, ChatModel, Reply, RequestSettings
 from ..targets.kinds import TEMPLATE_NAMES
@@ -90,8 +94,6 @@ OpenSession = Callable[[Scenario, int, TurnInput], Awaitable[Session]]
 def exact_name(text: str) -> str | None:
     """The name when ``text`` is exactly one ``{{ name }}`` (it then becomes the value
     itself: a list, a number), else None."""
-    from ..compiler.templates import simple_parts
-
     parts = simple_parts(text)
     if parts is not None and len(parts) == 3 and not parts[0] and not parts[2]:
         return parts[1]
@@ -105,7 +107,6 @@ def render_body(body: Any, values: dict[str, Any]) -> Any:
         name = exact_name(body)
         if name is not None:
             return values[name]
-        from ..compiler.templates import CaseTemplate, is_template
 
         return CaseTemplate(body).render(values) if is_template(body) else body
     if isinstance(body, dict):
@@ -220,8 +221,6 @@ class OwnLoopAgent:
         return self._server.endpoint(scenario)
 
     async def run(self, scenario: Scenario, run: int) -> AttemptData:
-        from ..execution.conversation import converse
-
         tools = await self._tools(scenario)
         first = TurnInput(1, "", secrets.token_urlsafe(16), tools.url,
                           scenario.at.isoformat(), run, scenario.id, scenario.system, [], [],
@@ -305,9 +304,6 @@ class _Talk:
 
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
-        from ..compiler.attachments import user_content, wire_messages
-        from ..execution.conversation import settle
-
         scenario = self.scenario
         settled = settle(self.calls, kind, text, scenario, pick, self.tools.world)
         self.calls = settled.calls
@@ -374,8 +370,6 @@ class _Talk:
     def failed(self, exc: EndpointError) -> EndpointError:
         """The endpoint error, with what the attempt had done (the calls made in the turn
         that failed included) and the agent's log."""
-        from ..execution.loop import LoopEndpointError, LoopState
-
         made = self.tools.calls[self.done:]
         progress = LoopState(messages=self.messages, calls=[*self.calls, *made],
                              steps=self.steps, turns=self.turns, stderr=self.stderr,

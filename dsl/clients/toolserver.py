@@ -31,6 +31,9 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .. import __version__
+from ..compiler.faketools import take
+from ..compiler.world import World
 from ..model import Call, Scenario
 
 # What a held call's result says to the agent (it has not run).
@@ -57,8 +60,6 @@ class Endpoint:
         self.open = True
         self.world: Any = None  # the attempt's world (dsl/compiler/world.py)
         if scenario.world:
-            from ..compiler.world import World
-
             self.world = World(scenario.world)
         self._on_call = on_call
         self._forget = forget
@@ -66,8 +67,6 @@ class Endpoint:
     def take(self, name: str, args: Any) -> Call:
         """Answer one call (recorded in :attr:`calls`); raises :class:`Ended` once the
         attempt is over."""
-        from ..compiler.faketools import take
-
         if not self.open:
             raise Ended(ENDED)
         raw = json.dumps(args, ensure_ascii=False)
@@ -94,8 +93,6 @@ def mcp_server(resolve: Callable[[Any], Endpoint | None]) -> Any:
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
-
-    from .. import __version__
 
     def endpoint_of(ctx: Any) -> Endpoint:
         endpoint = resolve(ctx)

@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import Collector, Severity, did_you_mean, quoted_list
 from ..model import ToolSpec
+from ..source.fastschema import equal
 from ..source.load import DataPath, Document
 from ..source.validate import type_name, yaml_text
 
@@ -116,8 +117,6 @@ def _fits(schema: Mapping[str, Any], name: str, value: Any) -> bool | None:
         if not any(_JSON_TYPES[k](value) for k in kinds):
             return False
     if "enum" in sub:
-        from ..source.fastschema import equal
-
         return isinstance(sub["enum"], list) and any(equal(value, o) for o in sub["enum"])
     return True
 

@@ -24,10 +24,11 @@ from ..model import (
 )
 from ..source.load import DataPath, Document, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
+from ..source.saferegex import PatternError, compile_pattern
 from ..source.suitefile import SUITE_FILE as SUITE_FILE  # where the suite is: there
 from ..source.suitefile import find_suite_file as find_suite_file
 from ..source.validate import validate
-from ..targets.kinds import is_model
+from ..targets.kinds import KINDS, is_model
 from .faketools import compile_tool as compile_tool  # tools are compiled there
 
 if TYPE_CHECKING:
@@ -250,8 +251,6 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
 
 
 def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactConfig:
-    from ..source.saferegex import PatternError, compile_pattern
-
     patterns = {}
     for name, source in (data.get("patterns") or {}).items():
         compiled = compile_pattern(source)
@@ -335,8 +334,6 @@ def _kind(data: Any) -> str:
 
 def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
             diags: Collector) -> Target:
-    from ..targets.kinds import KINDS
-
     path: DataPath = ("targets", name)
     kind = KINDS[data["kind"]]
     return Target(name=name, kind=kind.name, span=doc.key_span(path),

@@ -39,6 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..compiler.attachments import readable
 from ..compiler.moment import say
 from ..compiler.redact import NO_REDACTION, Redactor
 from ..compiler.templates import compile_template
@@ -51,6 +52,7 @@ from ..model import (
     Kind,
     Prompt,
 )
+from ..store.runfile import JudgeStats
 from ..targets.base import ChatModel
 from .logprobs import (
     MALFORMED,
@@ -283,12 +285,8 @@ def conversation_text(attempt: AttemptData) -> str:
     def said(start: int, end: int) -> None:
         for m in messages[start:end]:
             content = m.get("content")
-            if isinstance(content, str):
-                text = content
-            else:  # what the person attached: named, a text file with its text
-                from ..compiler.attachments import readable
-
-                text = readable(content, attached)
+            # what the person attached: named, a text file with its text
+            text = content if isinstance(content, str) else readable(content, attached)
             if m.get("role") == "user":
                 lines.append(f"The person: {text}")
             elif m.get("role") == "assistant" and text.strip():
@@ -528,7 +526,5 @@ class Judge:
 
     def stats(self) -> JudgeStats:
         """What it was asked so far (run.json keeps it)."""
-        from ..store.runfile import JudgeStats
-
         return JudgeStats(self.asked, self.cache_hits, self.tokens,
                           None if self.ask_missing else self.missing)

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import NotReady, RunDirError
 from ..exits import EXIT_FAILED, EXIT_INTERRUPTED
 from ..model import Plan
+from ..source.suitefile import find_suite_file
 from ..store.background import BackgroundFile
 
 if TYPE_CHECKING:
@@ -598,8 +599,6 @@ def runs_folder(out: Path | None, suite_root: Path | None) -> Path:
 def suite_root_here(cwd: Path | None = None) -> Path | None:
     """The folder of the ``scenarist.yaml`` of ``cwd`` (the current folder) or its nearest
     parent; None when there is none."""
-    from ..source.suitefile import find_suite_file
-
     found = find_suite_file(cwd or Path.cwd())
     return found.parent if found is not None else None
 
@@ -611,7 +610,6 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
     run folder names (run.json keeps where a run was recorded; a tampered folder must not
     choose what is connected to). (None, why in words) when there is none."""
     from ..history import HISTORY_ENV, location_for, setting_problem
-    from ..source.suitefile import find_suite_file
 
     if os.environ.get(HISTORY_ENV, "").strip():
         try:

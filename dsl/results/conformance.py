@@ -34,8 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Diagnostic, InputError, NotReady, Span
+from ..errors import Collector, Diagnostic, InputError, NotReady, RunDirError, Span
 from ..model import SCHEMA_VERSION
+from ..store import latest_records, read_json, write_json
+from ..store.planfile import read_plan
+from ..store.summaryfile import ToolCounts
+from .baseline import load_summary
 from .stats import PRF, percentile
 
 if TYPE_CHECKING:
@@ -240,7 +244,6 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
     from ..compiler.compile import compile_files, compile_paths
     from ..compiler.discover import ScenarioFile
     from ..compiler.suite import display_path
-    from ..errors import Collector
 
     suite_file = _suite_file()
     team, problems = team_cases(with_paths, suite_file)
@@ -289,9 +292,6 @@ def earlier_run(path: Path, target: str) -> Summary:
     """``--baseline``: the summary of an earlier conformance run, its rows put on
     ``target`` (a certificate is about one endpoint, whatever the suite named it). NotReady
     when the folder is not a conformance run."""
-    from ..errors import RunDirError
-    from .baseline import load_summary
-
     folder = path if path.is_dir() else path.parent
     if not (folder / CONFORMANCE).is_file():
         raise NotReady(f"--baseline {path} is not a conformance run (it has no {CONFORMANCE}); "
@@ -312,10 +312,6 @@ def certify(run_dir: Path, summary: Summary, comparison: Comparison | None,
             endpoint: str, builtin: Set[str] = frozenset()) -> Certificate:
     """The certificate of a conformance run folder, from its summary (and its comparison
     with the baseline, when there was one). ``builtin``: the ids of the built-in cases."""
-    from ..store import latest_records
-    from ..store.planfile import read_plan
-    from ..store.summaryfile import ToolCounts
-
     plan = read_plan(run_dir)
     (target,) = plan.target_names
     rows = {r.scenario: r for r in summary.scenarios}
@@ -351,9 +347,6 @@ def refresh_certificate(run_dir: Path, summary: Summary,
     """The certificate of a conformance run folder, made again after its summary was
     (``scenarist report``, ``scenarist run --resume``) and kept in place of the old one;
     None, and nothing written, when the folder is not a conformance run."""
-    from ..errors import RunDirError
-    from ..store import read_json, write_json
-
     path = run_dir / CONFORMANCE
     if not path.is_file():
         return None

@@ -53,7 +53,7 @@ from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
-from .words import failed_before_checks, not_evaluated_text, pct, target_what
+from .words import failed_before_checks, not_evaluated_text, pct, side_text, target_what
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -396,8 +396,6 @@ def _trend(points: Iterable[TrendPoint], row: SummaryRow, run_id: str,
 
 
 def _pairs(summary: Summary) -> tuple[PairView, ...]:
-    from .words import side_text
-
     out = []
     for data in summary.compare:
         c = Comparison.from_json(data)

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
 from ..model import Tokens
 from ..store import AttemptRecord, CheckResult, latest_records
 from ..store.planfile import PlanFile, PlannedScenario, read_plan
@@ -314,8 +315,6 @@ def summarize_dir(run_dir: Path) -> Summary:
 def exit_code(summary: Summary) -> int:
     """EXIT_OK every scenario passed; EXIT_FAILED one failed; EXIT_NO_VERDICT endpoint
     errors left one undecided."""
-    from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
-
     t = summary.totals
     if t.failed:
         return EXIT_FAILED

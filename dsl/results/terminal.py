@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import explain, said_label
+
 if TYPE_CHECKING:
     from ..execution.run import Totals
     from ..store import AttemptRecord
@@ -93,8 +95,6 @@ def problem_lines(row: SummaryRow) -> list[str]:
     max_steps) in a scenario × target, with what it means in plain words and what the
     server said (or, when no server said anything, what happened) — the same sentences as
     the report's (dsl/errors.py)."""
-    from ..errors import explain, said_label
-
     out = []
     for kind, n in row.problem_kinds.items():
         out.append(f"{kind} ×{n}: {explain(kind)}")

@@ -28,13 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..compiler.templates import (
-    DEFAULT_SYSTEM_PROMPT,
-    CaseTemplate,
-    check_template,
-    line_offset,
-    template_strings,
-)
 from ..errors import Collector, RunDirError, did_you_mean, without_userinfo
 from ..model import Target
 from ..settings import (
@@ -47,7 +40,6 @@ from ..settings import (
 )
 from ..source.schemawords import schema_doc
 from .base import RequestSettings, header_problem, url_problem
-from .cassette import header_settings, read_header
 
 if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
     from ..source.load import DataPath, Document
@@ -181,6 +173,9 @@ def missing_keys(targets: Mapping[str, Target] | tuple[Target, ...]) -> list[str
 
 def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                     root: Path, diags: Collector) -> OpenAISettings:
+    # why: compiling a target only (reports and the history read this table too)
+    from ..compiler.templates import DEFAULT_SYSTEM_PROMPT, check_template, line_offset
+
     prompt = data.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
     # the default prompt is known to compile (tests): checking it would import Jinja
     problem = None if prompt == DEFAULT_SYSTEM_PROMPT else check_template(prompt)
@@ -275,6 +270,8 @@ def _openai_request(s: OpenAISettings) -> RequestSettings:
 # ---- replay --------------------------------------------------------------------------------
 
 def _replay_request(s: ReplaySettings) -> RequestSettings:
+    from .cassette import header_settings, read_header  # why: only for a replay target
+
     return header_settings(read_header(Path(s.cassette)))
 
 
@@ -285,6 +282,8 @@ def _compile_replay(doc: Document, path: DataPath, name: str, data: Mapping[str,
 
 def _replay_json(s: ReplaySettings) -> dict[str, Any]:
     out: dict[str, Any] = {"cassette": s.cassette}
+    from .cassette import read_header  # why: only for a replay target
+
     try:
         settings = read_header(Path(s.cassette)).get("settings") or {}
         out.update(model=settings.get("model"), temperature=settings.get("temperature"))
@@ -334,6 +333,9 @@ def _check_body(doc: Document, path: DataPath, name: str, body: Any,
                 diags: Collector) -> None:
     """Each template string of an http target's body compiles and reads only the names a
     turn has (E208, at the string)."""
+    # why: compiling a target only (reports and the history read this table too)
+    from ..compiler.templates import CaseTemplate, check_template, line_offset, template_strings
+
     for inner, text in template_strings(body):
         here = (*path, *inner)
         problem = check_template(text)
