@@ -537,6 +537,7 @@ def does_not_modify(p: bool, a: AttemptData) -> Outcome:
         return failed(f"expected no changes; {c.name} ({c.action}) was executed with "
                       f"{_args_text(c.args)}")
     if a.world is not None:
+        # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
         from ..compiler.world import changes as world_changes
         from ..compiler.world import said
 

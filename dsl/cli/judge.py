@@ -40,6 +40,7 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
 
     The result is kept in .scenarist/judge-validation.json beside scenarist.yaml: reports
     show a measured judge's kappa and coverage beside its verdicts."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline.judgecheck import JudgeCheck, NoJudge, check_judge
     from ..targets.kinds import model_named
 
@@ -98,6 +99,7 @@ def _figures_row(label: str, f: Figures, calibration: Calibration | None = None)
 
 
 def _calibration_lines(c: Calibrated, grounded: Figures | None) -> list[str]:
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline.judgecheck import calibration_block
 
     n = c.questions
@@ -139,6 +141,7 @@ def _calibration_lines(c: Calibrated, grounded: Figures | None) -> list[str]:
 
 def _edge_notes(c: Calibrated) -> list[str]:
     """A temperature fitted at the edge of the search says the fit found nothing."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..judge.calibration import TEMPERATURE_RANGE
 
     low, high = TEMPERATURE_RANGE

@@ -62,6 +62,7 @@ async def serve(scenario: Scenario, port: int, stdio: bool,
         say(shown_call(call))
 
     if stdio:
+        # why: the MCP SDK, for own-loop agents only
         from mcp.server.stdio import stdio_server
 
         endpoint = Endpoint(scenario, PATH, "stdio", on_call)

@@ -211,6 +211,7 @@ class OwnLoopAgent:
         if not self._served:
             return Endpoint(scenario, "", "")
         if self._server is None:
+            # why: the clients, only when used
             from . import toolserver
 
             try:
@@ -274,6 +275,7 @@ class OwnLoopAgent:
         if self._recorder is not None:
             self._recorder.close()
         if self._server is not None:
+            # why: the clients, only when used
             from . import toolserver
 
             server, self._server = self._server, None

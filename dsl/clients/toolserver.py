@@ -90,6 +90,7 @@ class Ended(Exception):
 def mcp_server(resolve: Callable[[Any], Endpoint | None]) -> Any:
     """The low-level MCP server whose ``tools/list`` and ``tools/call`` answer from the
     endpoint ``resolve(ctx)`` finds for each request (None: refused)."""
+    # why: the MCP SDK, for own-loop agents only
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
@@ -161,6 +162,7 @@ class ToolServer:
     async def start(self) -> None:
         """Listen on 127.0.0.1 (``port``, or one the system picks); returns once requests
         can arrive. Raises OSError when the port cannot be had."""
+        # why: uvicorn, when a server starts and the MCP SDK, for own-loop agents only
         import uvicorn
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
@@ -254,6 +256,7 @@ async def _refuse(send: Any, status: int, text: str) -> None:
 
 
 def _quiet_server_class() -> Any:
+    # why: uvicorn, when a server starts, only when used
     import uvicorn
 
     class Quiet(uvicorn.Server):

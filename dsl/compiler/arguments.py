@@ -127,6 +127,7 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
     schema (so that ``$ref`` and ``$defs`` resolve), its other arguments left out."""
     if _fits(schema, name, value):
         return []
+    # why: jsonschema, only to word a rejection; not for plan, lint, run, recheck or checks
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError, relevance
 

@@ -633,6 +633,7 @@ def _world(doc: Document, given: Mapping[str, Any], suite: Suite | None, root: P
     base = suite.world if suite is not None else {}
     if not own and not base and not any(t.table is not None for t in tools):
         return {}
+    # why: the world, only for a suite with one; not for plan, lint, run or recheck
     from .world import check_tools, compile_world, render_cases
 
     tables = dict(base)
@@ -1110,6 +1111,7 @@ def build_plan(
 
         plan = dataclasses.replace(plan, scenarios=redact_attachments(plan.scenarios, redactor))
     if shard is not None:
+        # why: plan.json's contents; lint loads this module without it
         from .plan import plan_hash, plan_json
 
         plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))

@@ -152,6 +152,7 @@ def load_suite(file: Path, diags: Collector) -> Suite:
     checks = named_checks(doc, data.get("checks") or {}, diags, world)
     history = data.get("history")
     if history is not None:  # the history's package only when the suite names one (plan)
+        # why: the history; plan or lint load this module without it
         from ..history.locate import setting_problem
 
         problem = setting_problem(history)
@@ -276,6 +277,7 @@ def named_checks(doc: Document, data: Mapping[str, str], diags: Collector,
 
     typed = None
     if world:
+        # why: the world, only for a suite with one; not for plan, lint, run or recheck
         from .world import world_type
 
         typed = world_type(world)

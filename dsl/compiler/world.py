@@ -506,6 +506,7 @@ def world_type(tables: Mapping[str, WorldTable]) -> Any:
     """``world`` and ``world_before`` as lint types them: each table a list of rows, each
     column typed from the values the table holds (text, number, true/false; JSON when
     they differ)."""
+    # why: the expression language (Lark), only when used
     from ..expr.types import BOOL, JSON, NUMBER, TEXT, Type, world_of
 
     def kind(v: Any) -> Type | None:

@@ -254,6 +254,7 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
 def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
     if data.world is None:
         return None
+    # why: the world, only for a suite with one; run or recheck load this module without it
     from ..compiler.world import changes
 
     return tuple(changes(data.world))
@@ -262,6 +263,7 @@ def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
 def _turn_changes(data: AttemptData) -> tuple[tuple[dict[str, Any], ...], ...]:
     if data.world is None or not data.world.turns or not data.turns:
         return ()
+    # why: the world, only for a suite with one; run or recheck load this module without it
     from ..compiler.world import changes
 
     run = data.world
@@ -360,6 +362,7 @@ async def execute(
     try:
         if plan.judge is not None and any(c.judge for s in plan.scenarios
                                           for c in s.all_checks):
+            # why: the judge; run or recheck load this module without it
             from ..judge import Judge
 
             jt = plan.judge.target

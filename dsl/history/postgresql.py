@@ -31,6 +31,7 @@ class PostgresHistory(SqlHistory):
 
     def _connect(self) -> Any:
         try:
+            # why: psycopg, only for a PostgreSQL history
             import psycopg
         except ImportError:
             raise HistoryError(
@@ -68,6 +69,7 @@ class PostgresHistory(SqlHistory):
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         try:
+            # why: psycopg, only for a PostgreSQL history
             import psycopg
         except ImportError:  # _connect says so in words
             return (OSError,)

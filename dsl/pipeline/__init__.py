@@ -104,6 +104,7 @@ class Hooks:
 def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     """The request of the run that ``run_dir`` holds (``--resume``): its paths, targets,
     runs, shard, early stop and judge, as run.json recorded them."""
+    # why: the run folder's files; plan or runs load this module without it
     from ..store import read_run_info
 
     try:
@@ -113,6 +114,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     saved = info.settings
     if saved is None or not saved.paths:
         raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
+    # why: discovery of a suite's files; report, runs or merge load this module without it
     from ..compiler.discover import Selection
 
     return dataclasses.replace(
@@ -125,6 +127,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
 
 def _settings(request: RunRequest) -> RunSettings:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
+    # why: the run folder's files; plan or runs load this module without it
     from ..store.runfile import RunSettings
 
     selection = request.selection
@@ -152,6 +155,7 @@ def _write(step: Callable[[], T], run_dir: Path) -> T:
 def plan_for(request: RunRequest) -> Plan:
     """Compile the request's paths into a plan that can start: InputError for the files,
     NotReady for what the environment lacks."""
+    # why: the compiler and more; report, runs or merge load this module without it
     from ..compiler.compile import build_plan
     from ..compiler.discover import EVERYTHING
     from ..targets.kinds import missing_keys
@@ -212,6 +216,7 @@ def compiled_apart(make: Callable[[], T]) -> T:
 
 
 def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
+    # why: the history and more; plan, report, runs or merge load this module without it
     from ..history import location_for
     from ..store import RunLock, create_run_dir, write_run_info
     from ..targets.cassette import CassetteLock
@@ -220,6 +225,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
         request = resume_request(request.resume, request)
     baseline = request.baseline
     if isinstance(baseline, Path):
+        # why: the comparison with a baseline; plan or runs load this module without it
         from ..results.baseline import load_summary
 
         baseline = load_summary(baseline)
@@ -260,6 +266,7 @@ def _resumed(run_dir: Path, request: RunRequest, planned: PlanWriter, started: d
     """``--resume``: the run.json of the run it finishes, and the records it keeps (those
     of endpoint errors are run again with ``--retry-errors``). NotReady when the plan
     changed since the run started."""
+    # why: plan.json's contents and more; plan, report, runs or merge load this module without it
     from ..compiler.plan import plan_changes
     from ..store import latest_records, read_plan, read_run_info, truncate_torn
     from ..store.planfile import plan_json
@@ -285,6 +292,7 @@ def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
              started: dt.datetime, location: Location | None) -> RunInfo:
     """A new run: its run.json as it starts, plan.json aimed at its folder (made once the
     first requests are out), and the files its scenarios attach kept there."""
+    # why: plan.json's contents and more; plan, report, runs or merge load this module without it
     from ..compiler.plan import planned_target
     from ..results.entries import git_info
     from ..store import PLAN, store_attachments
@@ -308,6 +316,7 @@ def _execute(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
     recorded became, in words."""
     import asyncio  # here, not at the top: lint's start-up does without it
 
+    # why: the clients and more; plan, report, recheck, runs or merge load this module without it
     from ..clients.open import CLIENTS
     from ..execution.run import RunOptions, execute
     from ..targets.cassette import Recording
@@ -337,6 +346,7 @@ def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: 
            ) -> RunInfo:
     """run.json as the run ends: when, how long, whether it was interrupted, what early
     stop saved, the targets given up on or throttled, what the judge was asked."""
+    # why: the run folder's files; plan or runs load this module without it
     from ..store.runfile import JudgeUse
 
     sched = state.scheduler
@@ -350,6 +360,7 @@ def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: 
     if state.lowest_concurrency:
         info = info.replace(throttled=state.lowest_concurrency)
     if state.judge is not None:
+        # why: the judge; plan, run, report, recheck, runs or merge load this module without it
         from ..judge.validation import validation_for
 
         checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
@@ -362,6 +373,7 @@ def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: 
 def _result(run_dir: Path, request: RunRequest, state: RunState, finished: Finished,
             kept: list[str]) -> RunResult:
     """What the run did, for the command line: its exit code and the notes for stderr."""
+    # why: the summary; plan or runs load this module without it
     from ..results.summarize import exit_code
 
     summary, comparison = finished.summary, finished.comparison
@@ -409,6 +421,7 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
 def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]:
     """Every regression: against the baseline, and between the targets compared in the run
     (``--fail-on-regression`` exits 1 on any)."""
+    # why: the comparison with a baseline; plan or runs load this module without it
     from ..results.baseline import Comparison
 
     found = list(comparison.regressions) if comparison is not None else []
@@ -419,6 +432,7 @@ def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]
 
 def _kept(location: Location | None) -> HistoryKept | None:
     """What run.json keeps of the history a run is recorded in (never a password)."""
+    # why: the run folder's files; plan or runs load this module without it
     from ..store.runfile import HistoryKept
 
     return None if location is None else HistoryKept(location.kind, location.shown)
@@ -438,6 +452,7 @@ class History:
 
     def _open(self) -> HistoryStore | None:
         if self._store is None and self.location is not None and not self._failed:
+            # why: the history; plan loads this module without it
             from ..history import open_history
 
             self._store = open_history(self.location)
@@ -464,6 +479,7 @@ class History:
 
     def trends(self, keys: list[tuple[str, str]], run_dir: Path
                ) -> dict[tuple[str, str], list[TrendPoint]]:
+        # why: the history; plan loads this module without it
         from ..history import HistoryError
 
         try:
@@ -477,6 +493,7 @@ class History:
 
     def record(self, run_dir: Path, summary: Summary, info: RunInfo | None,
                replaces: tuple[str, ...] = ()) -> None:
+        # why: the history and more; plan, report or runs load this module without it
         from ..history import HistoryError
         from ..results.entries import entry_from_run
 
@@ -532,6 +549,7 @@ def finish(run_dir: Path, after: AfterRun = AfterRun()) -> Finished:
     reading results.jsonl once (the report keeps its transcripts as the summary reads the
     records). RunDirError when the folder cannot be read, or written (with ``after.then``);
     a history that cannot be used is a warning in :attr:`Finished.notes`."""
+    # why: the comparison with a baseline and more; plan or runs load this module without it
     from ..results.baseline import kept_baseline, with_comparisons
     from ..results.cioutputs import write_ci_outputs
     from ..results.conformance import refresh_certificate
@@ -609,6 +627,7 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
     ``cwd`` (the current folder) or its parents; else that suite's default — never one a
     run folder names (run.json keeps where a run was recorded; a tampered folder must not
     choose what is connected to). (None, why in words) when there is none."""
+    # why: the history; plan loads this module without it
     from ..history import HISTORY_ENV, location_for, setting_problem
 
     if os.environ.get(HISTORY_ENV, "").strip():
@@ -637,6 +656,7 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
 def _unusable(location: Location | None, problem: str | None) -> str | None:
     """For the commands that go on without a history (report, merge): the problem of a
     SCENARIST_HISTORY that names no history Scenarist can use (not one that is off)."""
+    # why: the history; plan loads this module without it
     from ..history import HISTORY_ENV
     from ..history.locate import OFF
 
@@ -662,6 +682,7 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
     run folder in ``out`` (default: the folder that holds RUNDIR), then the after-run chain
     with the history of the suite the scenarios are in. Raises InputError (the scenario
     files), NotReady (nothing can be rechecked) or RunDirError."""
+    # why: the history and more; plan, run, report, runs or merge load this module without it
     from ..history import location_for
     from ..results.summarize import exit_code
     from .recheck import prepare, run_recheck
@@ -691,6 +712,7 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
 
 def finished_judge(run_dir: Path) -> int:
     """The judge questions a recheck left unasked (not in the cache, no ``--judge``)."""
+    # why: the run folder's files; plan or runs load this module without it
     from ..store import read_run_info
 
     info = read_run_info(run_dir)
@@ -711,6 +733,7 @@ def merge_shards(run_dirs: list[Path], out: Path | None = None) -> Merged:
     after-run chain — the merged run replaces its shards in the history of the suite here
     (its report has no trend: the shards would be its earlier runs). RunDirError when they
     cannot be merged."""
+    # why: the summary and more; plan or runs load this module without it
     from ..results.summarize import exit_code
     from ..store import merge_runs, read_run_info
 
@@ -751,6 +774,7 @@ def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
     normal run (results, summary, report, junit.xml), then the certificate, kept in the run
     folder as conformance.json. Raises InputError, NotReady or RunDirError before anything
     is sent."""
+    # why: the conformance certificate and more; plan or runs load this module without it
     from ..results.conformance import CONFORMANCE, builtin_cases, cases_of, certify, earlier_run
     from ..store import write_json
     from ..targets.kinds import describe
@@ -782,6 +806,7 @@ def import_runs(run_dirs: list[Path], location: Location) -> list[Imported]:
     """``scenarist history import``: each run folder into the history (its summary.json, or
     a summary made from its results); a folder that cannot be read is reported, the others
     are imported. HistoryError when the history itself cannot be written."""
+    # why: the history and more; plan, report or runs load this module without it
     from ..history import open_history
     from ..results.baseline import load_summary
     from ..results.entries import entry_from_run

@@ -386,6 +386,7 @@ def check_judge(request: JudgeCheck) -> JudgeChecked:
     """``scenarist judge-check``: ask the judge every labelled question, measure it (and,
     with ``calibrate``, fit and measure its calibration), and keep the measurement beside
     scenarist.yaml. Raises InputError (the labels file), NoJudge."""
+    # why: the judge, only when used
     from ..judge.ask import Judge
 
     examples, suite, file_judge = load_examples(request.labels)

@@ -169,6 +169,7 @@ def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
     the run: given_when says so) and the changes the record kept."""
     if not scenario.world:
         return None
+    # why: the world, only for a suite with one; recheck loads this module without it
     from ..compiler.world import apply
 
     before = {t.name: t.rows for t in scenario.world}
@@ -191,6 +192,7 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
     judge: Judge | None = None
     model: ChatModel | None = None
     if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
+        # why: the clients and more; recheck loads this module without it
         from ..clients.open import open_model
         from ..judge import Judge
 

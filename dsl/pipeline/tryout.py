@@ -186,6 +186,7 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
         return Outcome(None, (), "none", "nothing was said", skipped)
     judge = None
     if session.plan.judge is not None and any(c.judge for c in checked.checks):
+        # why: the judge, only when used
         from ..judge import Judge
 
         judge = Judge(session.plan.judge, open_model(session.plan.judge.target, 2), redactor)

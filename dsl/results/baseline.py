@@ -314,6 +314,7 @@ def load_summary(path: Path) -> Summary:
         stored = path / SUMMARY
         if stored.exists():
             return read_summary(stored)
+        # why: the summary; diff loads this module without it
         from .summarize import summarize_dir
 
         return summarize_dir(path)

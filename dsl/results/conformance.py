@@ -188,6 +188,7 @@ def _ids(behaviours: Sequence[Behaviour]) -> str:
 
 def builtin_cases() -> tuple[Path, ...]:
     """The built-in cases, in the order they are shown."""
+    # why: discovery of a suite's files; report or merge load this module without it
     from ..compiler.discover import iter_yaml_files
 
     return tuple(iter_yaml_files(CASES_DIR))
@@ -204,6 +205,7 @@ def team_cases(paths: Sequence[Path], suite_file: Path | None
     out). The suite's ``exclude:`` does not apply: a team may keep its canonical cases in
     the suite's folder and out of everyday runs. A file under another suite's
     ``scenarist.yaml`` is refused (E211): its library is not this suite's."""
+    # why: discovery of a suite's files and more; report or merge load this module without it
     from ..compiler.discover import iter_yaml_files
     from ..compiler.suite import SUITE_FILE, display_path, find_suite_file
 
@@ -231,6 +233,7 @@ def team_cases(paths: Sequence[Path], suite_file: Path | None
 
 
 def _suite_file() -> Path | None:
+    # why: the suite's reader; report or merge load this module without it
     from ..compiler.suite import find_suite_file
 
     return find_suite_file(Path.cwd())
@@ -241,6 +244,7 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
     ``runs``, min_pass scaled as for a run). Against the suite of the current folder when
     there is one (the team's cases may use its tool library); the built-in cases need none.
     Raises InputError."""
+    # why: the compiler and more; report or merge load this module without it
     from ..compiler.compile import compile_files, compile_paths
     from ..compiler.discover import ScenarioFile
     from ..compiler.suite import display_path
@@ -273,6 +277,7 @@ def cases_of(request: ConformanceRequest) -> tuple[Path, tuple[Path, ...]]:
     """The suite file of the current folder, the built-in cases and the team's (--with): a
     conformance run's files. InputError when there is no suite here, or a --with path is
     wrong."""
+    # why: the suite's reader; report or merge load this module without it
     from ..compiler.suite import SUITE_FILE
 
     suite_file = _suite_file()

@@ -2,7 +2,7 @@
 open, with no network request of any kind.
 
 Renders a summary it is given (dsl.results.summarize makes it, the after-run chain in
-dsl/pipeline/__init__.py chains them) with the stored attempts, so a report can be made again at any
+dsl/pipeline/ chains them) with the stored attempts, so a report can be made again at any
 time without calling a model. Three stages, each callable alone::
 
     build_view(plan, records, summary, run, comparison, trends) -> ReportView   # view model
@@ -876,6 +876,7 @@ def _assets() -> tuple[str, str, str]:
 
 @functools.cache
 def _env() -> Any:
+    # why: Jinja, only when a template is rendered
     from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
     # Compiling report.html.j2 is most of the report's time on a small run (issue 27):
@@ -925,6 +926,7 @@ def render(view: ReportView) -> str:
 
 def _chunks(view: ReportView) -> Iterator[str]:
     """The report's text, in the pieces Jinja makes it in."""
+    # why: Jinja's markupsafe, only for a report
     from markupsafe import Markup
 
     css, js, script_hash = _assets()

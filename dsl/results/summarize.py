@@ -204,6 +204,7 @@ def _judge(use: JudgeUse | None) -> SummaryJudge | None:
     """The run's judge and whether it was measured (judge-check), in words."""
     if use is None:
         return None
+    # why: the judge; run, report, recheck or merge load this module without it
     from ..judge.validation import ValidationInfo, validation_text
 
     checked = ValidationInfo.from_json(use.validation)

@@ -96,6 +96,7 @@ class RunLock:
 
     def __enter__(self) -> RunLock:
         try:
+            # why: fcntl: POSIX only; report loads this module without it
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX: no lock
             return self

@@ -412,6 +412,7 @@ def serve(root: Path, port: int, open_browser: bool,
           echo: Callable[[str], None] = print) -> None:
     """Serve the suite at ``root`` until Ctrl-C; the first line printed is the address
     with its token."""
+    # why: uvicorn, when a server starts, only when used
     import uvicorn
 
     token = secrets.token_urlsafe(32)
@@ -430,6 +431,7 @@ def serve(root: Path, port: int, open_browser: bool,
                                 timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)
         if open_browser:
+            # why: a thread and the browser, only when asked to open one
             import threading
             import webbrowser
 

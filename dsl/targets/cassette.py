@@ -414,6 +414,7 @@ class CassetteLock:
 
     def _take(self, cassette: Path) -> None:
         try:
+            # why: fcntl: POSIX only
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX: no lock
             return
