@@ -18,6 +18,13 @@ is recorded. Each stage can also be called alone (``dsl.compiler.compile.build_p
 Problems in the user's files raise :class:`~dsl.errors.InputError` (every diagnostic);
 a run that cannot start as things are (an API key not set, a folder that cannot be
 resumed) raises :class:`~dsl.errors.NotReady` before anything is sent.
+
+In: what a command asked for (a :class:`RunRequest`, a run folder, a request of
+conformance). Out: what it should print (a :class:`RunResult`, a :class:`Finished`…) and
+the files the stages wrote. The other orchestrations sit beside this chain, in the same
+layer — the only one that may call every stage (and the clients): ``tryout`` (``scenarist
+try``), ``recheck`` (the current checks on stored transcripts) and ``judgecheck``
+(``scenarist judge-check``). Only the command line and the studio import this package.
 """
 
 from __future__ import annotations
