@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..compiler.attachments import user_content, wire_messages
-from ..compiler.templates import CaseTemplate, is_template, simple_parts
+from ..compiler.templates import CaseTemplate, is_template, single_name
 from ..errors import EndpointError
 from ..execution.conversation import converse, settle
 from ..execution.loop import LoopEndpointError, LoopState
@@ -94,10 +94,7 @@ OpenSession = Callable[[Scenario, int, TurnInput], Awaitable[Session]]
 def exact_name(text: str) -> str | None:
     """The name when ``text`` is exactly one ``{{ name }}`` (it then becomes the value
     itself: a list, a number), else None."""
-    parts = simple_parts(text)
-    if parts is not None and len(parts) == 3 and not parts[0] and not parts[2]:
-        return parts[1]
-    return None
+    return single_name(text)
 
 
 def render_body(body: Any, values: dict[str, Any]) -> Any:
