@@ -184,6 +184,7 @@ def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
                     for a in tool.answers)
     table = tool.table
     if table is not None:
+        # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
         from .world import bind_action
 
         table = bind_action(table, values)

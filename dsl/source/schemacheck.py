@@ -65,6 +65,7 @@ class Checker:
     __slots__ = ("_rs", "_words", "refused", "schema")
 
     def __init__(self, schema: Any) -> None:
+        # why: jsonschema-rs costs ~8 ms to import; a command that validates nothing skips it
         import jsonschema_rs
 
         self.schema = schema
@@ -98,6 +99,7 @@ class Checker:
         """jsonschema's ``Draft202012Validator`` of the schema, made (and jsonschema
         imported) on first use: the errors it yields are what messages are made from."""
         if self._words is None:
+            # why: jsonschema, only to word a rejection; a valid file never needs it
             from jsonschema import Draft202012Validator
 
             self._words = Draft202012Validator(self.schema)
@@ -174,6 +176,7 @@ def schema_problem(schema: Any) -> SchemaProblem | None:
     refused = checker(schema).refused
     if refused is None:
         return None
+    # why: jsonschema, only to word a rejection; a valid schema never needs it
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 
@@ -192,6 +195,7 @@ def _rs_problem(exc: Exception) -> SchemaProblem:
 
 def best_match(errors: Iterable[Any]) -> Any:
     """jsonschema's choice of the one error to word among ``errors`` at one place."""
+    # why: jsonschema, only to word a rejection
     from jsonschema.exceptions import best_match as best
 
     return best(errors)
@@ -199,6 +203,7 @@ def best_match(errors: Iterable[Any]) -> Any:
 
 def by_relevance(errors: Iterable[Any]) -> list[Any]:
     """``errors``, most relevant first (jsonschema's order)."""
+    # why: jsonschema, only to word a rejection
     from jsonschema.exceptions import relevance
 
     return sorted(errors, key=relevance)

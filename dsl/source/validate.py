@@ -14,6 +14,7 @@ sentences about a check written without its parameter.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import json
@@ -155,8 +156,6 @@ ITEMWISE: dict[str, str] = {"scenario.schema.json": "then"}
 @functools.cache
 def _itemwise(name: str, key: str) -> tuple[Checker, Checker]:
     """The check of the schema without ``key``'s items, and the check of one item."""
-    import copy
-
     schema = load_schema(name)
     rest = copy.deepcopy(dict(schema))
     item = {"$defs": schema.get("$defs", {}), **rest["properties"][key].pop("items")}
