@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import random
 import shutil
@@ -42,13 +41,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dsl.checks.grounded import grounded  # noqa: E402
+from dsl.clients.open import open_model  # noqa: E402
 from dsl.judge import Judge  # noqa: E402
 from dsl.judge.calibration import Case, figures  # noqa: E402
-from dsl.judge.check import (  # noqa: E402
+from dsl.pipeline.judgecheck import (  # noqa: E402
     Example,
     Result,
     ask_all,
@@ -58,7 +60,7 @@ from dsl.judge.check import (  # noqa: E402
     load_examples,
     replay,
 )
-from dsl.targets.kinds import is_model, open_model  # noqa: E402
+from dsl.targets.kinds import is_model  # noqa: E402
 
 CHECKS = ("faithful", "answers_the_question")
 
@@ -111,9 +113,9 @@ async def measure(examples: list[Example], suite: Any, target_name: str, mode: s
     if target is None or not is_model(target):
         raise SystemExit(f"{target_name}: not a kind: openai target of the suite "
                          f"({', '.join(sorted(suite.targets))})")
-    config = dataclasses.replace(suite.judge_with(target), mode=mode)
+    config = msgspec.structs.replace(suite.judge_with(target), mode=mode)
     if min_confidence is not None:
-        config = dataclasses.replace(config, min_confidence=min_confidence)
+        config = msgspec.structs.replace(config, min_confidence=min_confidence)
     model = open_model(target, 4)
     judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
                   use_cache=use_cache, memory={})

@@ -21,7 +21,7 @@ import gc
 import json
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
@@ -47,13 +47,12 @@ from ..source.validate import (
     VALID,
     Shape,
     failing_paths,
-    string_rule,
     validate,
     validate_shape,
 )
 from ..targets.kinds import is_model
 from ..verdict import min_pass_for, scaled_min_pass
-from .attachments import compile_attachments
+from .attachments import compile_attachments, redact_attachments
 from .cases import (
     CaseBinding,
     Expansion,
@@ -73,6 +72,9 @@ from .moment import MomentError, parse_moment
 from .suite import DEFAULTS, SUITE_FILE, Defaults, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .templates import as_tool_text
+
+if TYPE_CHECKING:
+    from .redact import Redactor
 
 
 class Compiled(msgspec.Struct):
@@ -273,9 +275,6 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
     shared = Shared(expansion.touched, expansion.bound)
     shape = case_type(table)
     programs: dict[str, Any] = {}  # the file's expressions, compiled for its cases
-    # the template is valid: a case is, when each string it renders fits where it goes
-    fits = {} if deferred else {t.path: string_rule("scenario.schema.json", doc.data, t.path)
-                                for t in expansion.templates if not t.call}
     base_id = _plain_id(doc, root)
     reads: set[str] = set()
     out: list[Scenario] = []
@@ -290,10 +289,8 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
             diags.extend(local.diagnostics)
             continue
         binding = CaseBinding(case.info(), shape, base_id, programs=programs)
-        valid = all((rule := fits.get(path)) is not None and rule(text)
-                    for path, text in inst.rendered.items())
         scenario = compile_document(inst.doc, suite, root, local, runs=runs, case=binding,
-                                    shared=shared, valid=valid)
+                                    shared=shared)
         compiled_any = True
         reads |= binding.reads
         diags.extend(_about_case(expansion, inst, local.diagnostics, reported))
@@ -495,12 +492,11 @@ def compile_document(
     runs: int | None = None,
     case: CaseBinding | None = None,
     shared: Shared | None = None,
-    valid: bool = False,
 ) -> Scenario | None:
     """One scenario file → a Scenario (or None, with its diagnostics in ``diags``). For a
-    case of a file with cases (:func:`compile_file`), ``doc`` is the case's document,
-    ``case`` the case, ``shared`` what its cases share, and ``valid`` says it is known to
-    fit the schema (its template does, and so does each string it renders).
+    case of a file with cases (:func:`compile_file`), ``doc`` is the case's document
+    (validated whole: jsonschema-rs takes a few microseconds), ``case`` the case and
+    ``shared`` what its cases share.
 
     A file with mistakes is compiled as far as it can be, so that one pass reports every
     independent one: the schema says which places are wrong (:class:`dsl.source.validate.Shape`),
@@ -514,8 +510,7 @@ def compile_document(
     if mapping is None:
         return None
     doc = mapping
-    shape = VALID if valid else validate_shape(doc, "scenario.schema.json", "the scenario",
-                                               checks=REGISTRY)
+    shape = validate_shape(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
     diags.extend(shape.diagnostics)
     data: dict[str, Any] = doc.data
     local = Collector()  # the scenario's own problems: it compiles when there is no error
@@ -629,6 +624,7 @@ def _world(doc: Document, given: Mapping[str, Any], suite: Suite | None, root: P
     base = suite.world if suite is not None else {}
     if not own and not base and not any(t.table is not None for t in tools):
         return {}
+    # why: the world, only for a suite with one; not for plan, lint, run or recheck
     from .world import check_tools, compile_world, render_cases
 
     tables = dict(base)
@@ -1098,11 +1094,16 @@ def build_plan(
         history=suite.history,
     )
     if compiled.scenarios:  # a text attachment that holds a secret is kept redacted
-        from .attachments import redact_attachments
 
-        plan = msgspec.structs.replace(plan, scenarios=redact_attachments(
-            plan.scenarios, lambda: suite.redact.redactor(suite.targets.values())))
+        def redactor() -> Redactor:
+            from .redact import redactor_for  # why: regex, only for a text attachment
+
+            return redactor_for(suite.redact, suite.targets.values())
+
+        plan = msgspec.structs.replace(plan, scenarios=redact_attachments(plan.scenarios,
+                                                                             redactor))
     if shard is not None:
+        # why: plan.json's contents; lint loads this module without it
         from .plan import plan_hash, plan_json
 
         plan = msgspec.structs.replace(plan, full_hash=plan_hash(plan_json(plan)))

@@ -50,8 +50,8 @@ from typing import Any, ClassVar
 
 import msgspec
 
-from ..execution.toolcalls import ToolExpectation, expectation_of
 from ..model import SCHEMA_VERSION
+from ..toolcalls import ToolExpectation, expectation_of
 from .jsonfile import read_file, write_json
 from .typed import Reading, from_data, json_data
 

@@ -1,5 +1,5 @@
 """The settings of each target kind, as compiled from ``scenarist.yaml``: one frozen
-dataclass per kind, held by :attr:`dsl.model.Target.config`. A leaf module: the clients
+Struct per kind, held by :attr:`dsl.model.Target.config`. A leaf module: the clients
 (openai.py, cassette.py, python.py) and the kinds table (kinds.py) all read it."""
 
 from __future__ import annotations
@@ -44,10 +44,10 @@ class PythonSettings(msgspec.Struct, frozen=True):
 
 
 class HttpSettings(msgspec.Struct, frozen=True):
-    """``kind: http`` — your agent service: one POST per turn (dsl/targets/http.py)."""
+    """``kind: http`` — your agent service: one POST per turn (dsl/clients/http.py)."""
 
     url: str
-    body: Any  # the JSON sent: every string a template over the turn (dsl/targets/ownloop.py)
+    body: Any  # the JSON sent: every string a template over the turn (dsl/clients/ownloop.py)
     answer: tuple[str, ...] = ("answer",)  # where the answer is in the JSON reply
     pending: tuple[str, ...] | None = None  # where the calls the agent holds itself are
     api_key_env: str | None = None
@@ -59,9 +59,13 @@ class HttpSettings(msgspec.Struct, frozen=True):
 
 class CommandSettings(msgspec.Struct, frozen=True):
     """``kind: command`` — any program: one process per attempt, JSON lines
-    (dsl/targets/command.py)."""
+    (dsl/clients/command.py)."""
 
     command: tuple[str, ...]  # the argv, run in ``cwd``
     cwd: str  # the suite's folder (absolute)
     env: Mapping[str, str] = msgspec.field(default_factory=dict)
     timeout_ms: int = 60_000  # the most one turn's answer may take
+
+
+# What :attr:`dsl.model.Target.config` holds: the settings of the target's kind.
+TargetSettings = OpenAISettings | ReplaySettings | PythonSettings | HttpSettings | CommandSettings
