@@ -1,0 +1,189 @@
+"""Secrets: nothing an imported scenario holds may carry a credential the log held.
+
+Before anything is written, every text of a :class:`~dsl.importing.conversation.
+Conversation` — what the person and the agent said, the system message, each call's
+arguments and result, the tools' definitions — goes through the suite's
+:class:`~dsl.compiler.redact.Redactor` (its ``redact`` patterns and environment values, and
+the usual key patterns: ``[REDACTED:NAME]``). A JSON result stays JSON: when redacting its
+text would break it, its values are redacted one by one instead.
+
+Then what still *looks* like a credential — a known key format, ``password: …`` and other
+secret keywords, a private key, a JSON Web Token (found by Yelp's ``detect-secrets``
+plugins), or a long random-looking string (high entropy, as ``detect-secrets`` measures it)
+— is not written either: ``[REDACTED:credential]`` stands in its place, and a problem names
+where it was (never its value), so the team can add a pattern for it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import replace
+from typing import Any
+
+from .conversation import Conversation, LoggedCall, Message, Place, Problem, Step, ToolDef, Turn
+
+MARK = "[REDACTED:credential]"
+MIN_ENTROPY = 4.5  # bits a character: detect-secrets' default limit for base64 strings
+# a run of key-like characters, whole (never the middle of a longer run)
+_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=\-])[A-Za-z0-9+/_=\-]{20,128}(?![A-Za-z0-9+/_=\-])")
+# plugins whose finds are no credential for us: ad-hoc entropy (every word), addresses
+_SKIPPED = frozenset({"Base64 High Entropy String", "Hex High Entropy String",
+                      "Public IP (ipv4)"})
+_REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
+
+Redact = Callable[[str], str]
+
+
+class Cleaner:
+    """Applies a redactor and the credential finder to a conversation's every text,
+    collecting a problem for each credential that no pattern knew."""
+
+    def __init__(self, redactor: Any, problems: list[Problem]) -> None:
+        self.redactor = redactor
+        self.problems = problems
+        self._said: set[tuple[str, str]] = set()
+
+    def conversation(self, c: Conversation) -> Conversation:
+        with _scanning():
+            return replace(
+                c,
+                system=self.text(c.system, "in the system message", c.place),
+                turns=tuple(self._turn(t) for t in c.turns),
+                tools=tuple(self._tool(t, c.place) for t in c.tools),
+                history=tuple(self._message(m) for m in c.history),
+                name=_REDACTED.sub("", c.name).strip("_") or c.name,
+            )
+
+    def _turn(self, t: Turn) -> Turn:
+        return replace(t, text=self.text(t.text, "in what the person said", t.place),
+                       note=self.text(t.note, "in what the person said", t.place),
+                       steps=tuple(self._step(s, t.place) for s in t.steps))
+
+    def _step(self, s: Step, place: Place) -> Step:
+        return Step(self.text(s.text, "in what the agent said", place),
+                    tuple(self._call(c) for c in s.calls))
+
+    def _call(self, c: LoggedCall) -> LoggedCall:
+        args = c.args
+        if args is not None:
+            args = self.data(args, f"in the arguments of a call to {c.name}", c.place)
+        result = c.result
+        if result is not None:
+            result = self.text(result, f"in the result of {c.name}", c.place)
+        return replace(c, args=args, raw=self.text(c.raw, f"in the arguments of a call to "
+                                                           f"{c.name}", c.place),
+                       result=result)
+
+    def _tool(self, t: ToolDef, place: Place) -> ToolDef:
+        where = f"in the definition of {t.name}"
+        at = t.place or place
+        schema = t.schema
+        if schema is not None:
+            schema = self.data(schema, where, at)
+        return replace(t, description=self.text(t.description, where, at), schema=schema)
+
+    def _message(self, m: Message) -> Message:
+        calls = tuple(replace(c, args=None if c.args is None else
+                              self.data(c.args, f"in the arguments of a call to {c.name}",
+                                        m.place))
+                      for c in m.calls)
+        return replace(m, text=self.text(m.text, "in the conversation's history", m.place),
+                       calls=calls)
+
+    # ---- one value --------------------------------------------------------------------
+
+    def text(self, text: str, where: str, place: Place) -> str:
+        """``text`` redacted, and every credential left in it replaced."""
+        if not text:
+            return text
+        redacted = self.redactor(text)
+        if redacted != text and _is_json(text) and not _is_json(redacted):
+            data = self.redactor.value(json.loads(text))
+            redacted = json.dumps(data, ensure_ascii=False)
+        return self._credentials(redacted, where, place)
+
+    def data(self, data: Any, where: str, place: Place) -> Any:
+        """A JSON-like value redacted value by value; credentials replaced in its texts
+        (each read beside its key, as ``"password": "…"`` is)."""
+        data = self.redactor.value(data)
+        return self._walk(data, "", where, place)
+
+    def _walk(self, data: Any, key: str, where: str, place: Place) -> Any:
+        if isinstance(data, str):
+            if not key:
+                return self._credentials(data, where, place)
+            framed = json.dumps({key: data}, ensure_ascii=False)
+            cleaned = self._credentials(framed, where, place)
+            if cleaned == framed:
+                return data
+            try:
+                return json.loads(cleaned)[key]
+            except (ValueError, KeyError, TypeError):
+                return MARK
+        if isinstance(data, Mapping):
+            return {k: self._walk(v, str(k), where, place) for k, v in data.items()}
+        if isinstance(data, list | tuple):
+            return [self._walk(v, key, where, place) for v in data]
+        return data
+
+    def _credentials(self, text: str, where: str, place: Place) -> str:
+        found = sorted(set(_found(text)), key=len, reverse=True)
+        if not found:
+            return text
+        kinds = sorted({kind for kind, _ in found})
+        for _, secret in found:
+            text = text.replace(secret, MARK)
+        said = (str(place), where)
+        if said not in self._said:
+            self._said.add(said)
+            self.problems.append(Problem(place, f"a value {where} looks like a credential "
+                                                f"({', '.join(kinds)}) and matches no "
+                                                f"redaction pattern: it was not written "
+                                                f"({MARK} stands in its place); if it is one, "
+                                                "add a pattern for it to redact.patterns in "
+                                                "scenarist.yaml"))
+        return text
+
+
+def _found(text: str) -> Iterator[tuple[str, str]]:
+    """(kind, the secret) for each credential in ``text``."""
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+
+    plain = _REDACTED.sub(" ", text)
+    for line in plain.splitlines() or [plain]:
+        if not line.strip():
+            continue
+        for secret in scan_line(line[:10_000]):
+            value = secret.secret_value
+            if secret.type in _SKIPPED or not value or len(value) < 6 or value not in text:
+                continue
+            yield secret.type, value
+        for m in _TOKEN.finditer(line):
+            token = m.group()
+            if (re.search(r"[a-z]", token) and re.search(r"[A-Z]", token)
+                    and re.search(r"\d", token) and Base64HighEntropyString()
+                    .calculate_shannon_entropy(token) >= MIN_ENTROPY):
+                yield "a random-looking key", token
+
+
+@contextmanager
+def _scanning() -> Iterator[None]:
+    """detect-secrets' plugins, on for the time of a scan (its settings are global)."""
+    from detect_secrets.settings import default_settings
+
+    with default_settings():
+        yield
+
+
+def _is_json(text: str) -> bool:
+    if not text.lstrip().startswith(("{", "[")):
+        return False
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    return True
