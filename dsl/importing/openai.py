@@ -248,11 +248,18 @@ def messages_of(raw: Iterable[Any], place: Place, problems: list[Problem]) -> li
             case "tool" | "function":
                 out.append(Message("tool", text, place, call_id=str(m.get("tool_call_id")
                                                                    or ""),
-                                   name=str(m.get("name") or "")))
+                                   name=str(m.get("name") or ""), error=is_error(text)))
             case _:
                 problems.append(Problem(place, f"a message with the role {role!r} is not "
                                                "read; left out"))
     return out
+
+
+def is_error(text: str) -> bool:
+    """A tool's result that is its error: text that begins with "error" (``Error: no
+    patient P-9``), as apps tell a model a tool failed. (A fake tool's error answer sends
+    such a text as it is.)"""
+    return text.lstrip()[:5].lower() == "error"
 
 
 def text_of(content: Any) -> str:
@@ -346,7 +353,7 @@ def _moment(line: Mapping[str, Any], response: Any, place: Place) -> Moment | No
         value = line.get(key)
         at = moment_of(value)
         if at is not None:
-            return Moment(at[0], at[1], f"its '{key}' ({place})")
+            return Moment(at[0], at[1], f"the line's '{key}' ({place})")
     created = response.get("created") if isinstance(response, dict) else None
     at = moment_of(created)
     if at is not None:

@@ -126,7 +126,7 @@ class _Group:
             if read_ is None:
                 continue
             sent, answer, instructions, offered = read_
-            system = system or instructions
+            system = system or instructions or [m for m in sent if m.role == "system"]
             for k, v in offered.items():
                 tools.setdefault(k, v)
             messages = _merge(messages, sent)

@@ -75,12 +75,14 @@ def read(path: Path, attempts: Sequence[Attempt], problems: list[Problem]) -> li
         have = {Attempt(r.scenario, r.target, r.run): r for r in records}
         missing = [a for a in attempts if a not in have]
         if missing:
-            shown_have = ", ".join(str(a) for a in list(have)[:10]) or "none"
+            ordered = sorted(have, key=lambda a: (a.scenario, a.target, a.run))
+            shown_have = ", ".join(str(a) for a in ordered[:10]) or "none"
             raise NotReady(f"{name} has no attempt {', '.join(map(str, missing))}; its "
                            f"attempts: {shown_have}{' …' if len(have) > 10 else ''}")
         chosen = [have[a] for a in attempts]
     else:
-        chosen = [r for r in records if r.status == "fail"]
+        chosen = sorted((r for r in records if r.status == "fail"),
+                        key=lambda r: (r.scenario, r.target, r.run))
         if not chosen:
             problems.append(Problem(Place(name), "no attempt of this run failed: name one "
                                                  "with --attempt SCENARIO@TARGET/RUN"))

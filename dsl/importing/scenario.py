@@ -51,9 +51,9 @@ TAG = "imported"
 MAX_SHOWN = 200  # characters of an answer shown in a comment
 MAX_VALUE = 40  # characters of an argument's value in a check's name
 _TEMPLATE = re.compile(r"\{([{%#])")  # what Jinja would read as a template's start
-_FACT = re.compile(
+_FACT = re.compile(  # a date, a time, an id, an amount, a phone number, a number
     r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b"
-    r"|\b[A-Z]{1,6}-?\d{2,}\b|[$€£]\s?\d[\d.,]*|\b\d[\d.,]*\d\b")
+    r"|\b[A-Z]{1,6}-?\d{2,}\b|[$€£]\s?\d[\d.,]*\d|\+?\d[\d \-]{5,}\d|\b\d[\d.,]*\d\b")
 HEADER = (
     "Imported by `scenarist import` from {source} ({key}).\n"
     "Everything below is as the log shows it: the person's words, what each tool returned,\n"
@@ -489,10 +489,18 @@ def _quoted(value: Any) -> Any:
     return value
 
 
+_INDICATORS = re.compile(r"[:#,\[\]{}&*!|>'\"%@`]|\A[-?\s]|\s\Z|\A\Z")
+
+
 def _not_text(text: str) -> bool:
+    """Text some YAML reader would not read back as this very text when written plain:
+    another type (in YAML 1.1 or 1.2), or a character that means something in a mapping
+    written on one line (``{monday: 09:00-18:00}`` is a mistake to libyaml)."""
     from ruamel.yaml.nodes import ScalarNode
     from ruamel.yaml.resolver import VersionedResolver
 
+    if _INDICATORS.search(text):
+        return True
     return any(VersionedResolver(version=v).resolve(ScalarNode, text, (True, False))
                != "tag:yaml.org,2002:str" for v in ((1, 1), (1, 2)))
 
