@@ -92,7 +92,8 @@ def import_conversations(sources: Sequence[Source], into: Path, *,
         raise ImportRefused(f"{listed} already exist{'s' if len(there) == 1 else ''}: "
                             "scenarist import never replaces a file (nothing was written); "
                             "move or rename it, or import into another folder with --into")
-    into.mkdir(parents=True, exist_ok=True)
+    if planned:
+        into.mkdir(parents=True, exist_ok=True)
     clean = _lint_clean(planned, problems)
     written = []
     from ..store import write_new
@@ -107,7 +108,13 @@ def import_conversations(sources: Sequence[Source], into: Path, *,
                                                         "importing: not replaced"))
             continue
         written.append(Written(path, draft.turns, draft.calls))
-    return ImportResult(tuple(written), tuple(problems))
+    return ImportResult(tuple(written), tuple(sorted(problems, key=_order)))
+
+
+def _order(p: Problem) -> tuple[str, int]:
+    """Problems in the order of their places: by file, then line (a span's, an attempt's
+    and a whole file's keep the order they were met in)."""
+    return p.place.file, p.place.line or 0
 
 
 def _read(source: Source, format: Format | None, attempts: Sequence[Attempt],
@@ -142,7 +149,7 @@ def _read(source: Source, format: Format | None, attempts: Sequence[Attempt],
                     return []
                 return runfolder.read(source, attempts, problems)
     except Unreadable as exc:
-        problems.append(Problem(Place(name), str(exc).removeprefix(f"{name}: ")))
+        problems.append(Problem(Place(name, exc.line), exc.message))
     except RunDirError as exc:
         problems.append(Problem(Place(name), str(exc)))
     return []

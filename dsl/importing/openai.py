@@ -164,10 +164,11 @@ def _json_line(data: bytes, place: Place, problems: list[Problem]) -> Any:
 
 
 def json_problem(exc: json.JSONDecodeError, text: str) -> str:
-    """Why a line is not JSON, in words: a line that stops in the middle was cut off."""
-    if exc.pos >= len(text.rstrip()):
-        return (f"the line is cut off (it ends at column {len(text.rstrip())} in the middle "
-                "of the JSON); skipped")
+    """Why a line is not JSON, in words: a line whose JSON stops in the middle (a string or
+    a value left open at its end) was cut off."""
+    end = len(text.rstrip())
+    if exc.pos >= end or exc.msg.startswith("Unterminated string"):
+        return f"the line is cut off: its JSON stops in the middle, at column {end}; skipped"
     return f"the line is not valid JSON ({exc.msg} at column {exc.colno}); skipped"
 
 

@@ -370,14 +370,14 @@ def _documents(source: Source, name: str, problems: list[Problem]
         text = data.decode("utf-8-sig")
         yield None, json.loads(text)
     except UnicodeDecodeError:
-        raise Unreadable(f"{name}: not UTF-8 text") from None
+        raise Unreadable("the file is not UTF-8 text") from None
     except json.JSONDecodeError as exc:
-        cut = exc.pos >= len(text.rstrip())
-        raise Unreadable(f"{name}:{exc.lineno}: " + (
-            "the file is cut off: the JSON ends in the middle"
-            if cut else f"not valid JSON ({exc.msg} at column {exc.colno})")) from None
+        cut = exc.pos >= len(text.rstrip()) or exc.msg.startswith("Unterminated string")
+        raise Unreadable("the file is cut off: the JSON ends in the middle" if cut else
+                         f"the file is not valid JSON ({exc.msg} at column {exc.colno})",
+                         exc.lineno) from None
     except RecursionError:
-        raise Unreadable(f"{name}: nested too deeply to read") from None
+        raise Unreadable("the file is nested too deeply to read") from None
 
 
 def _span(raw: Any, name: str, line: int | None) -> Span | None:

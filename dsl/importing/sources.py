@@ -60,7 +60,13 @@ def shown(source: Source) -> str:
 
 
 class Unreadable(Exception):
-    """A source that cannot be read at all (missing, not a regular file); one sentence."""
+    """A source that cannot be read at all (missing, not a regular file, one JSON document
+    that does not parse): what is wrong, in one sentence, and the line, when there is one."""
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.line = line
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +83,14 @@ def open_source(path: Path) -> IO[bytes]:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
                      | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
-        raise Unreadable(f"{shown(path)}: no such file or folder") from None
+        raise Unreadable("no such file or folder") from None
     except OSError as exc:
-        raise Unreadable(f"{shown(path)}: cannot be read: {exc.strerror or exc}") from None
+        raise Unreadable(f"cannot be read: {exc.strerror or exc}") from None
     f = open(fd, "rb")  # noqa: SIM115 - handed to the caller, who closes it
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         f.close()
-        raise Unreadable(f"{shown(path)}: not a regular file (a log is a file of text)")
+        raise Unreadable("not a regular file (a log is a file of text)")
     return f
 
 
@@ -105,8 +111,8 @@ def lines(source: Source, problems: list[Problem]) -> Iterator[Line]:
                 if stream.read(1):
                     problems.append(Problem(Place(name, number + 1),
                                             f"the file is larger than Scenarist reads "
-                                            f"({MAX_FILE_BYTES // 2**20} MiB): the lines "
-                                            "from here on were not read"))
+                                            f"({size(MAX_FILE_BYTES)}): the lines from "
+                                            "here on were not read"))
                 return
             line = stream.readline(min(MAX_LINE_BYTES, MAX_FILE_BYTES - total) + 1)
             if not line:
@@ -118,11 +124,16 @@ def lines(source: Source, problems: list[Problem]) -> Iterator[Line]:
                 total += skipped
                 problems.append(Problem(Place(name, number),
                                         f"the line is longer than Scenarist reads "
-                                        f"({MAX_LINE_BYTES // 2**20} MiB): skipped"))
+                                        f"({size(MAX_LINE_BYTES)}): skipped"))
                 continue
             data = line.rstrip(b"\r\n")
             if data.strip():
                 yield Line(number, data)
+
+
+def size(n: int) -> str:
+    """``256 MiB``, or ``4,096 bytes`` for less than a MiB."""
+    return f"{n // 2**20} MiB" if n >= 2**20 and n % 2**20 == 0 else f"{n:,} bytes"
 
 
 def _skip_line(stream: IO[bytes]) -> int:
@@ -144,8 +155,8 @@ def read_whole(source: Source) -> bytes:
         with open_source(source) as f:
             data = f.read(MAX_FILE_BYTES + 1)
     if len(data) > MAX_FILE_BYTES:
-        raise Unreadable(f"{shown(source)}: the file is larger than Scenarist reads "
-                         f"({MAX_FILE_BYTES // 2**20} MiB), and it is one JSON document, "
+        raise Unreadable(f"the file is larger than Scenarist reads "
+                         f"({size(MAX_FILE_BYTES)}), and it is one JSON document, "
                          "which cannot be read in part: export it as JSON Lines, or split it")
     return data
 
