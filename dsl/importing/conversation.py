@@ -280,9 +280,9 @@ def _pair(chat: Sequence[Message]) -> list[_Call]:
     made: list[tuple[int, ToolCall]] = [(i, c) for i, m in enumerate(chat)
                                         if m.role == "assistant" for c in m.calls]
     by_id: dict[str, int] = {}
-    for n, (_, c) in enumerate(made):
+    for k, (_, c) in enumerate(made):
         if c.id:
-            by_id.setdefault(c.id, n)
+            by_id.setdefault(c.id, k)
     found: dict[int, tuple[Message, int]] = {}
     for j, m in enumerate(chat):
         if m.role != "tool":

@@ -59,7 +59,7 @@ def read(source: Source, problems: list[Problem]) -> list[Built]:
         request, answer, tools, moment = exchange
         conversation = _belongs(open_, request)
         if conversation is None:
-            open_.append(_Open(list(request) + [answer], request, dict(tools), moment,
+            open_.append(_Open([*request, answer], request, dict(tools), moment,
                                [line.number]))
         else:
             conversation.extend(request, answer, tools, line.number)
@@ -292,7 +292,7 @@ def _calls(m: Mapping[str, Any]) -> tuple[ToolCall, ...]:
     for tc in raw if isinstance(raw, list) else ():
         if not isinstance(tc, dict):
             continue
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        fn: dict[str, Any] = tc["function"] if isinstance(tc.get("function"), dict) else tc
         name = fn.get("name")
         if not isinstance(name, str) or not name:
             continue
@@ -336,7 +336,7 @@ def tool_def(t: Any, place: Place | None) -> ToolDef | None:
     parameters}``, Anthropic's ``input_schema``, MCP's ``inputSchema``."""
     if not isinstance(t, dict):
         return None
-    fn = t.get("function") if isinstance(t.get("function"), dict) else t
+    fn: dict[str, Any] = t["function"] if isinstance(t.get("function"), dict) else t
     name = fn.get("name")
     if not isinstance(name, str) or not name:
         return None

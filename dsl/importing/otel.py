@@ -242,7 +242,7 @@ def _parts_message(m: Any, place: Place) -> list[Message]:
     if not isinstance(m, dict):
         return []
     role = m.get("role")
-    parts = m.get("parts") if isinstance(m.get("parts"), list) else []
+    parts: list[Any] = m["parts"] if isinstance(m.get("parts"), list) else []
     texts: list[str] = []
     calls: list[ToolCall] = []
     results: list[Message] = []

@@ -15,6 +15,8 @@ Scenarist run folder.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import stat
@@ -99,10 +101,8 @@ def lines(source: Source, problems: list[Problem]) -> Iterator[Line]:
     problem at its line), and nothing past :data:`MAX_FILE_BYTES` is read (a problem at
     the first line not read). Empty lines are left out."""
     name = shown(source)
-    if isinstance(source, Upload):
-        stream: IO[bytes] = _BytesReader(source.data)
-    else:
-        stream = open_source(source)
+    stream: IO[bytes] = io.BytesIO(source.data) if isinstance(source, Upload) \
+        else open_source(source)
     with stream:
         number = 0
         total = 0
@@ -161,39 +161,6 @@ def read_whole(source: Source) -> bytes:
     return data
 
 
-class _BytesReader:
-    """Bytes read as a file is (``readline`` with a limit, ``read``)."""
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-        self.at = 0
-        self.closed = False
-
-    def readline(self, limit: int = -1) -> bytes:
-        end = self.data.find(b"\n", self.at)
-        end = len(self.data) if end < 0 else end + 1
-        if limit >= 0:
-            end = min(end, self.at + limit)
-        out = self.data[self.at:end]
-        self.at = end
-        return out
-
-    def read(self, n: int = -1) -> bytes:
-        end = len(self.data) if n < 0 else self.at + n
-        out = self.data[self.at:end]
-        self.at = min(end, len(self.data))
-        return out
-
-    def close(self) -> None:
-        self.closed = True
-
-    def __enter__(self) -> _BytesReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
 # ---- which format -------------------------------------------------------------------------
 
 
@@ -215,10 +182,8 @@ def detect(source: Source) -> Format | None:
         return None
     first = text.split("\n", 1)[0]
     data: Any = None
-    try:
+    with contextlib.suppress(ValueError, RecursionError):
         data = json.loads(first)
-    except ValueError:
-        pass
     if isinstance(data, dict):
         if "request" in data and "response" in data:
             return "openai"

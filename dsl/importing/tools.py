@@ -282,7 +282,7 @@ def _where(answers: Sequence[tuple[dict[str, Any], list[dict[str, Any]], str]],
            rows: Sequence[Mapping[str, Any]]) -> dict[str, str] | None:
     """Which column each argument picks rows by: a column every returned row holds the
     argument's value in (the one of the same name first)."""
-    names = [k for k in answers[0][0]] if answers else []
+    names = list(answers[0][0]) if answers else []
     if any(list(a) != names for a, _, _ in answers) or not all(
             _IDENTIFIER.match(k) for k in names):
         return None

@@ -28,7 +28,7 @@ class Gateway(BaseHTTPRequestHandler):
     zone: dt.tzinfo = dt.UTC
     lock = threading.Lock()
 
-    def do_POST(self) -> None:  # noqa: N802 - the name http.server calls
+    def do_POST(self) -> None:  # the name http.server calls
         raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
         path = self.path.removeprefix("/v1")
         started = dt.datetime.now(self.zone)
