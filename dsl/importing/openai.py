@@ -354,11 +354,11 @@ def _moment(line: Mapping[str, Any], response: Any, place: Place) -> Moment | No
         value = line.get(key)
         at = moment_of(value)
         if at is not None:
-            return Moment(at[0], at[1], f"the line's '{key}' ({place})")
+            return Moment(at[0], at[1], f"the '{key}' of line {place.line}")
     created = response.get("created") if isinstance(response, dict) else None
     at = moment_of(created)
     if at is not None:
-        return Moment(at[0], False, f"the response's 'created' ({place})")
+        return Moment(at[0], False, f"the response's 'created' on line {place.line}")
     return None
 
 

@@ -135,7 +135,7 @@ class _Group:
         messages = _with_tool_spans(messages, self.tools)
         first = self.chats[0]
         at = dt.datetime.fromtimestamp(first.start / 1e9, dt.UTC) if first.start else None
-        moment = Moment(at, False, f"the span's start ({first.place})") if at else None
+        moment = Moment(at, False, f"the start of span {first.id}") if at else None
         user = next((m.text for m in messages if m.role == "user"), "")
         return build([*system, *messages], list(tools.values()), source=name, key=label,
                      place=first.place, name=slug(user), moment=moment)
