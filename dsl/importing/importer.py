@@ -19,7 +19,7 @@ from .conversation import Built, Place, Problem, stated_moment
 from .names import unique
 from .runfolder import Attempt
 from .scenario import Draft, write
-from .secrets import Cleaner
+from .secrets import Cleaner, scanning
 from .sources import FORMATS, Format, Source, Unreadable, detect, is_run_folder, shown
 
 IMPORTED = "imported"  # the folder, in the suite's, that receives the scenarios by default
@@ -77,12 +77,13 @@ def import_conversations(sources: Sequence[Source], into: Path, *,
         built.extend(_read(source, format, attempts, problems))
     cleaner = Cleaner(redactor, problems)
     drafts: list[Draft] = []
-    for b in built:
-        problems.extend(b.problems)
-        if b.conversation is None:
-            continue
-        conversation = cleaner.conversation(stated_moment(b.conversation))
-        drafts.append(write(conversation, world=world, max_steps=max_steps, now=now))
+    with scanning():
+        for b in built:
+            problems.extend(b.problems)
+            if b.conversation is None:
+                continue
+            conversation = cleaner.conversation(stated_moment(b.conversation))
+            drafts.append(write(conversation, world=world, max_steps=max_steps, now=now))
     names = unique([d.name for d in drafts])
     planned = [(into / f"{name}.yaml", replace(d, name=name)) for name, d in zip(names, drafts,
                                                                               strict=True)]
@@ -189,7 +190,7 @@ def _lint_clean(planned: Sequence[tuple[Path, Draft]], problems: list[Problem]) 
     if not planned:
         return set()
     texts = {p.resolve(): d.text for p, d in planned}
-    result = lint_paths([p for p, _ in planned], strict=True, jobs=1, unsaved=texts)
+    result = lint_paths([p for p, _ in planned], strict=True, unsaved=texts)
     bad: dict[Path, str] = {}
     by_name = {shown(p): p for p, _ in planned}
     resolved = {p.resolve(): p for p, _ in planned}

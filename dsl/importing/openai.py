@@ -51,16 +51,20 @@ def read(source: Source, problems: list[Problem]) -> list[Built]:
     """Every conversation of a gateway log, in the order each began."""
     name = shown(source)
     open_: list[_Open] = []
+    by_start: dict[tuple[tuple[str, str], ...], list[_Open]] = {}  # the first two messages
     for line in lines(source, problems):
         place = Place(name, line.number)
         exchange = _exchange(line.data, place, problems)
         if exchange is None:
             continue
         request, answer, tools, moment = exchange
-        conversation = _belongs(open_, request)
+        start = tuple((m.role, m.text) for m in request[:2])
+        conversation = _belongs(by_start.get(start, ()), request)
         if conversation is None:
-            open_.append(_Open([*request, answer], request, dict(tools), moment,
-                               [line.number]))
+            new = _Open([*request, answer], request, dict(tools), moment, [line.number])
+            open_.append(new)
+            by_start.setdefault(tuple((m.role, m.text) for m in new.messages[:2]),
+                                []).append(new)
         else:
             conversation.extend(request, answer, tools, line.number)
     out = []

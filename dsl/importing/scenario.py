@@ -37,6 +37,7 @@ without calls gets ``non_empty``. Nothing here reads the log: :func:`write` take
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 import json
 import re
@@ -457,7 +458,7 @@ def _dump(doc: Any) -> str:
     out = io.StringIO()
     yaml.dump(doc, out)
     text = out.getvalue()
-    if _plain(YAML(typ="rt").load(text)) == _plain(doc):
+    if _plain(YAML(typ="safe").load(text)) == _plain(doc):
         return text
     out = io.StringIO()
     yaml.dump(_unblocked(doc), out)
@@ -497,12 +498,19 @@ def _not_text(text: str) -> bool:
     another type (in YAML 1.1 or 1.2), or a character that means something in a mapping
     written on one line (``{monday: 09:00-18:00}`` is a mistake to libyaml)."""
     from ruamel.yaml.nodes import ScalarNode
-    from ruamel.yaml.resolver import VersionedResolver
 
     if _INDICATORS.search(text):
         return True
-    return any(VersionedResolver(version=v).resolve(ScalarNode, text, (True, False))
-               != "tag:yaml.org,2002:str" for v in ((1, 1), (1, 2)))
+    return any(r.resolve(ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str"
+               for r in _resolvers())
+
+
+@functools.cache
+def _resolvers() -> tuple[Any, ...]:
+    """How YAML 1.1 and YAML 1.2 readers tell a plain text's type."""
+    from ruamel.yaml.resolver import VersionedResolver
+
+    return VersionedResolver(version=(1, 1)), VersionedResolver(version=(1, 2))
 
 
 def _plain(value: Any) -> Any:

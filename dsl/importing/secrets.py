@@ -16,6 +16,7 @@ where it was (never its value), so the team can add a pattern for it.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections.abc import Callable, Iterator, Mapping
@@ -33,6 +34,7 @@ _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=\-])[A-Za-z0-9+/_=\-]{20,128}(?![A-Za-z0
 _SKIPPED = frozenset({"Base64 High Entropy String", "Hex High Entropy String",
                       "Public IP (ipv4)"})
 _REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
+MAX_LINE = 10_000  # characters of a line the credential finder reads (a line of a log's text)
 
 Redact = Callable[[str], str]
 
@@ -47,15 +49,15 @@ class Cleaner:
         self._said: set[tuple[str, str]] = set()
 
     def conversation(self, c: Conversation) -> Conversation:
-        with _scanning():
-            return replace(
-                c,
-                system=self.text(c.system, "in the system message", c.place),
-                turns=tuple(self._turn(t) for t in c.turns),
-                tools=tuple(self._tool(t, c.place) for t in c.tools),
-                history=tuple(self._message(m) for m in c.history),
-                name=_REDACTED.sub("", c.name).strip("_") or c.name,
-            )
+        """The conversation, every text cleaned (inside :func:`scanning`)."""
+        return replace(
+            c,
+            system=self.text(c.system, "in the system message", c.place),
+            turns=tuple(self._turn(t) for t in c.turns),
+            tools=tuple(self._tool(t, c.place) for t in c.tools),
+            history=tuple(self._message(m) for m in c.history),
+            name=_REDACTED.sub("", c.name).strip("_") or c.name,
+        )
 
     def _turn(self, t: Turn) -> Turn:
         return replace(t, text=self.text(t.text, "in what the person said", t.place),
@@ -150,29 +152,34 @@ class Cleaner:
 
 def _found(text: str) -> Iterator[tuple[str, str]]:
     """(kind, the secret) for each credential in ``text``."""
+    plain = _REDACTED.sub(" ", text)
+    for line in plain.splitlines() or [plain]:
+        if line.strip():
+            yield from (found for found in _in_line(line[:MAX_LINE]) if found[1] in text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_line(line: str) -> tuple[tuple[str, str], ...]:
+    """The credentials of one line (a log repeats its lines: the system message, the
+    tools' definitions)."""
     from detect_secrets.core.scan import scan_line
     from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
 
-    plain = _REDACTED.sub(" ", text)
-    for line in plain.splitlines() or [plain]:
-        if not line.strip():
-            continue
-        for secret in scan_line(line[:10_000]):
-            value = secret.secret_value
-            if secret.type in _SKIPPED or not value or len(value) < 6 or value not in text:
-                continue
-            yield secret.type, value
-        for m in _TOKEN.finditer(line):
-            token = m.group()
-            if (re.search(r"[a-z]", token) and re.search(r"[A-Z]", token)
-                    and re.search(r"\d", token) and Base64HighEntropyString()
-                    .calculate_shannon_entropy(token) >= MIN_ENTROPY):
-                yield "a random-looking key", token
+    out = [(s.type, s.secret_value) for s in scan_line(line)
+           if s.type not in _SKIPPED and s.secret_value and len(s.secret_value) >= 6]
+    for m in _TOKEN.finditer(line):
+        token = m.group()
+        if (re.search(r"[a-z]", token) and re.search(r"[A-Z]", token)
+                and re.search(r"\d", token) and Base64HighEntropyString()
+                .calculate_shannon_entropy(token) >= MIN_ENTROPY):
+            out.append(("a random-looking key", token))
+    return tuple(out)
 
 
 @contextmanager
-def _scanning() -> Iterator[None]:
-    """detect-secrets' plugins, on for the time of a scan (its settings are global)."""
+def scanning() -> Iterator[None]:
+    """detect-secrets' plugins, on for the time of an import (its settings are global):
+    every :meth:`Cleaner.conversation` runs inside it."""
     from detect_secrets.settings import default_settings
 
     with default_settings():
