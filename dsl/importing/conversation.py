@@ -145,14 +145,16 @@ class LoggedCall:
     error: bool = False
     held: bool = False
     decision: Decision | None = None
+    result_place: Place | None = None  # where the result was read
 
 
 @dataclass(frozen=True, slots=True)
 class Step:
-    """One model call: what the agent wrote and the calls it made."""
+    """One model call: what the agent wrote and the calls it made (read at ``place``)."""
 
     text: str
     calls: tuple[LoggedCall, ...] = ()
+    place: Place | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,8 +357,9 @@ class _Walk:
             out.append(LoggedCall(c.id, c.name, c.args, c.raw, m.place,
                                   None if result is None else result.text,
                                   result is not None and result.error,
-                                  decision is not None, decision))
-        return Step(m.text, tuple(out))
+                                  decision is not None, decision,
+                                  None if result is None else result.place))
+        return Step(m.text, tuple(out), m.place)
 
     def turns(self, start: int) -> list[Turn]:
         out: list[Turn] = []

@@ -109,7 +109,8 @@ def import_conversations(sources: Sequence[Source], into: Path, *,
                                                         "importing: not replaced"))
             continue
         written.append(Written(path, draft.turns, draft.calls))
-    return ImportResult(tuple(written), tuple(sorted(problems, key=_order)))
+    said = [Problem(p.place, redactor(p.message)) for p in problems]  # an endpoint's words too
+    return ImportResult(tuple(written), tuple(sorted(said, key=_order)))
 
 
 def _order(p: Problem) -> tuple[str, int]:

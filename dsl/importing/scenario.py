@@ -30,7 +30,9 @@ comments that say what came from where (ruamel.yaml's round trip, so comments ar
 The ``then`` checks say *what happened* (each named ``as logged: …``): a ``calls`` check
 for each distinct call with its logged arguments (``times`` when it was made more than
 once); the last answer's key facts are a commented ``contains`` suggestion. A conversation
-without calls gets ``non_empty``. Nothing here reads the log: :func:`write` takes a
+without calls gets ``non_empty``. Every ``calls`` check has the form ``{name, args}`` —
+``args: {}`` for a call without arguments, no ``args`` when the logged ones were not a JSON
+object — so a program reads them all alike. Nothing here reads the log: :func:`write` takes a
 :class:`~dsl.importing.conversation.Conversation` already cleaned of secrets.
 """
 
@@ -310,16 +312,13 @@ def _then(c: Conversation, tools: Sequence[FakeTool]) -> tuple[Any, str]:
             n += 1
         names.add(unique)
         item = CommentedMap()
-        if not fitted and count == 1:
-            item["calls"] = call.name
-        else:
-            param = CommentedMap()
-            param["name"] = call.name
-            if fitted:
-                param["args"] = _small(fitted)
-            if count > 1:
-                param["times"] = count
-            item["calls"] = _small(param) if _short(param) else param
+        param = CommentedMap()
+        param["name"] = call.name
+        if fitted is not None:  # the logged arguments, even none ({}): as logged
+            param["args"] = _small(fitted)
+        if count > 1:
+            param["times"] = count
+        item["calls"] = _small(param) if _short(param) else param
         item["name"] = unique
         tool = by_name[call.name]
         left_out = tool.left_out.get(id(call))

@@ -56,8 +56,18 @@ class Cleaner:
             turns=tuple(self._turn(t) for t in c.turns),
             tools=tuple(self._tool(t, c.place) for t in c.tools),
             history=tuple(self._message(m) for m in c.history),
-            name=_REDACTED.sub("", c.name).strip("_") or c.name,
+            name=self._name(c),
         )
+
+    def _name(self, c: Conversation) -> str:
+        """The file's name, made again from the person's words once cleaned (it is made from
+        them): a secret they held must not name a file."""
+        from .names import slug
+
+        first = c.turns[0].text if c.turns else ""
+        if c.name != slug(first):
+            return c.name
+        return slug(_REDACTED.sub(" ", self.text(first, "in what the person said", c.place)))
 
     def _turn(self, t: Turn) -> Turn:
         return replace(t, text=self.text(t.text, "in what the person said", t.place),
@@ -65,8 +75,8 @@ class Cleaner:
                        steps=tuple(self._step(s, t.place) for s in t.steps))
 
     def _step(self, s: Step, place: Place) -> Step:
-        return Step(self.text(s.text, "in what the agent said", place),
-                    tuple(self._call(c) for c in s.calls))
+        return Step(self.text(s.text, "in what the agent said", s.place or place),
+                    tuple(self._call(c) for c in s.calls), s.place)
 
     def _call(self, c: LoggedCall) -> LoggedCall:
         args = c.args
@@ -74,7 +84,8 @@ class Cleaner:
             args = self.data(args, f"in the arguments of a call to {c.name}", c.place)
         result = c.result
         if result is not None:
-            result = self.text(result, f"in the result of {c.name}", c.place)
+            result = self.text(result, f"in the result of {c.name}",
+                               c.result_place or c.place)
         return replace(c, args=args, raw=self.text(c.raw, f"in the arguments of a call to "
                                                            f"{c.name}", c.place),
                        result=result)

@@ -204,7 +204,7 @@ def test_a_tool_error_and_the_secrets_of_a_result(tmp_path: Path, server: FakeSe
                      "db": {"user": "clinic", "password": "[REDACTED:credential]"}}},
         {"when": {"patient_id": "P-9999"}, "error": "Error: no patient with id P-9999"}]
     assert result.stderr == (  # the line where the result first appears
-        f"{gateway_log}:6: a value in the result of find_patient looks like a "
+        f"{gateway_log}:7: a value in the result of find_patient looks like a "
         "credential (Secret Keyword) and matches no redaction pattern: it was not written "
         "([REDACTED:credential] stands in its place); if it is one, add a pattern for it to "
         "redact.patterns in scenarist.yaml\n")

@@ -87,7 +87,7 @@ def test_what_a_tool_returned_is_answered_exactly(tmp_path: Path) -> None:
     assert [c["calls"] for c in data["then"]] == [
         {"name": "get_code", "args": {"user": "ana", "when": "15:00", "ok": "yes"}},
         {"name": "get_code", "args": {"user": "bob", "when": "15:00", "ok": "no"}},
-        "get_json"]
+        {"name": "get_json", "args": {}}]
 
 
 def test_a_schema_inferred_and_arguments_the_definition_does_not_allow(
