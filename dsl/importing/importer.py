@@ -70,6 +70,9 @@ def import_conversations(sources: Sequence[Source], into: Path, *,
     The scenarios use the redaction and ``max_steps`` of the suite ``into`` belongs to (its
     nearest ``scenarist.yaml``), and are written only when they lint clean in it
     (``--strict``). ImportRefused when a file it would write exists."""
+    if attempts and not any(isinstance(s, Path) and is_run_folder(s) for s in sources):
+        raise ImportRefused("--attempt names attempts of a run folder, and no PATH is one "
+                            "(a folder with results.jsonl and plan.json)")
     problems: list[Problem] = []
     redactor, max_steps = _suite_settings(into, problems)
     built: list[Built] = []

@@ -145,6 +145,11 @@ def test_an_attempt_the_run_does_not_have(tmp_path: Path, server: FakeServer,
     assert result.stderr == (f"error: {run_dir} has no attempt book@fake/7; its attempts: "
                              "book@fake/1, book@fake/2, cancel@fake/1\n")
     assert not (folder / "imported").exists()
+    elsewhere = run_cli("import", str(run_dir / "plan.json"), "--attempt", "book@fake/1",
+                        cwd=folder)
+    assert elsewhere.exit_code == 2
+    assert elsewhere.stderr == ("error: --attempt names attempts of a run folder, and no PATH "
+                                "is one (a folder with results.jsonl and plan.json)\n")
     bad = run_cli("import", str(run_dir), "--attempt", "book-fake-1", cwd=folder)
     assert bad.exit_code == 2
     assert ("Invalid value for '--attempt': 'book-fake-1' is not SCENARIO@TARGET/RUN (for "
