@@ -18,7 +18,7 @@ from ..errors import NotReady, RunDirError
 from .conversation import Built, Place, Problem, stated_moment
 from .names import unique
 from .runfolder import Attempt
-from .scenario import Draft, write
+from .scenario import Draft, NotExact, write
 from .secrets import Cleaner, scanning
 from .sources import FORMATS, Format, Source, Unreadable, detect, is_run_folder, shown
 
@@ -86,7 +86,11 @@ def import_conversations(sources: Sequence[Source], into: Path, *,
             if b.conversation is None:
                 continue
             conversation = cleaner.conversation(stated_moment(b.conversation))
-            drafts.append(write(conversation, world=world, max_steps=max_steps, now=now))
+            try:
+                drafts.append(write(conversation, world=world, max_steps=max_steps, now=now))
+            except NotExact as exc:
+                problems.append(Problem(conversation.place, f"no scenario was written for "
+                                                            f"this conversation: {exc}"))
     names = unique([d.name for d in drafts])
     planned = [(into / f"{name}.yaml", replace(d, name=name)) for name, d in zip(names, drafts,
                                                                               strict=True)]

@@ -461,7 +461,14 @@ def _dump(doc: Any) -> str:
         return text
     out = io.StringIO()
     yaml.dump(_unblocked(doc), out)
-    return out.getvalue()
+    text = out.getvalue()
+    if _plain(YAML(typ="safe").load(text)) != _plain(doc):
+        raise NotExact("its YAML would not read back as the values the log holds")
+    return text
+
+
+class NotExact(ValueError):
+    """A scenario that cannot be written so that it reads back as what the log holds."""
 
 
 def _quoted(value: Any) -> Any:
@@ -471,6 +478,8 @@ def _quoted(value: Any) -> Any:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
 
+    if isinstance(value, dict | list) and not isinstance(value, CommentedMap | CommentedSeq):
+        value = _data(value)  # data a mapping holds: written as data is, then quoted
     if isinstance(value, CommentedMap):
         for i, k in enumerate(list(value)):
             v = _quoted(value[k])
