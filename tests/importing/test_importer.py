@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from dsl.importing import ImportRefused, Upload, default_folder, import_conversations
 from tests.conftest import run_cli, write
 from tests.importing.test_scenario import call, gateway_log
@@ -30,12 +32,8 @@ def test_uploaded_bytes_are_imported_as_a_file_is(tmp_path: Path) -> None:
     assert [str(p) for p in result.problems] == [
         "cut.jsonl:1: the line is cut off: its JSON stops in the middle, at column 26; "
         "skipped"]
-    try:
+    with pytest.raises(ImportRefused, match="abren_el_sabado.yaml already exists"):
         import_conversations([Upload("production.jsonl", log.read_bytes())], tmp_path / "out")
-    except ImportRefused as exc:
-        assert "out/abren_el_sabado.yaml already exists" in str(exc)
-    else:
-        raise AssertionError("an existing file was not refused")
 
 
 def test_files_go_into_the_suite_of_the_current_folder(tmp_path: Path) -> None:
