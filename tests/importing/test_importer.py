@@ -32,7 +32,7 @@ def test_uploaded_bytes_are_imported_as_a_file_is(tmp_path: Path) -> None:
     assert [str(p) for p in result.problems] == [
         "cut.jsonl:1: the line is cut off: its JSON stops in the middle, at column 26; "
         "skipped"]
-    with pytest.raises(ImportRefused, match="abren_el_sabado.yaml already exists"):
+    with pytest.raises(ImportRefused, match=r"abren_el_sabado\.yaml already exists"):
         import_conversations([Upload("production.jsonl", log.read_bytes())], tmp_path / "out")
 
 
