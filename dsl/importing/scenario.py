@@ -265,10 +265,11 @@ def _when(c: Conversation) -> Any:
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     if len(c.turns) == 1 and c.turns[0].kind == "say":
-        return _text(c.turns[0].text)
+        return _text(_said(c.turns[0].text))
     out = CommentedSeq()
     for i, t in enumerate(c.turns):
-        out.append(CommentedMap([(t.kind, _text(t.text) if t.kind == "say" else t.text)]))
+        out.append(CommentedMap([(t.kind, _text(_said(t.text)) if t.kind == "say"
+                                  else t.text)]))
         if t.note:
             shown = _one_line(t.note)
             out.yaml_set_comment_before_after_key(
@@ -279,6 +280,13 @@ def _when(c: Conversation) -> Any:
             out.yaml_set_comment_before_after_key(
                 i, before=f"the person {t.kind}ed {waiting}", indent=2)
     return out
+
+
+EMPTY = "[an empty message]"  # what the person sent had no text: a scenario's cannot be empty
+
+
+def _said(text: str) -> str:
+    return text if text.strip() else EMPTY
 
 
 # ---- then ---------------------------------------------------------------------------------

@@ -209,3 +209,11 @@ def test_a_conversation_without_calls(tmp_path: Path) -> None:
     assert data["then"] == [{"non_empty": True, "name": "as logged: the agent answered"}]
     assert "tools" not in data["given"]
     assert run_cli("lint", "--strict", "out", cwd=tmp_path).exit_code == 0
+
+
+def test_an_empty_message_of_the_person(tmp_path: Path) -> None:
+    log = gateway_log(tmp_path / "log.jsonl", [[
+        {"role": "user", "content": ""}, {"role": "assistant", "content": "¿Hola?"}]])
+    assert run_cli("import", str(log), "--into", "out", cwd=tmp_path).exit_code == 0
+    assert load(tmp_path / "out" / "conversation.yaml")["when"] == "[an empty message]"
+    assert run_cli("lint", "--strict", "out", cwd=tmp_path).exit_code == 0
