@@ -9,7 +9,9 @@ text would break it, its values are redacted one by one instead.
 
 Then what still *looks* like a credential — a known key format, ``password: …`` and other
 secret keywords, a private key, a JSON Web Token (found by Yelp's ``detect-secrets``
-plugins), or a long random-looking string (high entropy, as ``detect-secrets`` measures it)
+plugins), a secret written as an assignment in plain text (``password=hunter2``,
+``api_key: …``), or a long random-looking string (high entropy, as ``detect-secrets``
+measures it)
 — is not written either: ``[REDACTED:credential]`` stands in its place, and a problem names
 where it was (never its value), so the team can add a pattern for it.
 """
@@ -34,6 +36,13 @@ _TOKEN = re.compile(r"(?<![A-Za-z0-9+/_=\-])[A-Za-z0-9+/_=\-]{20,128}(?![A-Za-z0
 _SKIPPED = frozenset({"Base64 High Entropy String", "Hex High Entropy String",
                       "Public IP (ipv4)"})
 _REDACTED = re.compile(r"\[REDACTED:[^\]]*\]")
+# a secret written as an assignment in plain text (``password=hunter2``, ``api_key: 9f8e…``,
+# ``Authorization: Basic dXNl…``), which detect-secrets' keyword plugin reads only in code
+_ASSIGNED = re.compile(
+    r"(?i)\b(?:password|passwd|pwd|pass(?:phrase)?|secret|client[_-]?secret|token|"
+    r"(?:access|auth|api|refresh|session)[_-]?(?:token|key)|api[_-]?key|apikey|"
+    r"private[_-]?key|credentials?|authorization)[\"']?\s*[:=]\s*[\"']?"
+    r"(?:(?:basic|bearer|token)\s+)?(?P<value>[^\s\"',;{}\[\]]{6,})")
 MAX_LINE = 10_000  # characters of a line the credential finder reads (a line of a log's text)
 
 Redact = Callable[[str], str]
@@ -178,6 +187,10 @@ def _in_line(line: str) -> tuple[tuple[str, str], ...]:
 
     out = [(s.type, s.secret_value) for s in scan_line(line)
            if s.type not in _SKIPPED and s.secret_value and len(s.secret_value) >= 6]
+    for m in _ASSIGNED.finditer(line):
+        value = m["value"]
+        if len(value) >= 12 or re.search(r"[\d\W_]", value):  # not a word: "expired"
+            out.append(("a secret written as an assignment", value))
     for m in _TOKEN.finditer(line):
         token = m.group()
         if (re.search(r"[a-z]", token) and re.search(r"[A-Z]", token)
