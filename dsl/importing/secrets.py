@@ -152,11 +152,13 @@ class Cleaner:
         return data
 
     def _credentials(self, text: str, where: str, place: Place) -> str:
-        found = sorted(set(_found(text)), key=len, reverse=True)
-        if not found:
+        first: dict[str, str] = {}  # each secret once, with the first kind that found it
+        for kind, secret in _found(text):
+            first.setdefault(secret, kind)
+        if not first:
             return text
-        kinds = sorted({kind for kind, _ in found})
-        for _, secret in found:
+        kinds = sorted(set(first.values()))
+        for secret in sorted(first, key=len, reverse=True):
             text = text.replace(secret, MARK)
         said = (str(place), where)
         if said not in self._said:
