@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import click
 
 from ..exits import EXIT_INPUT, EXIT_OK
 from .common import main, or_exit, shown_path
+
+if TYPE_CHECKING:
+    from ..importing import Format
 
 FORMAT_CHOICES = ("openai", "otel", "scenarist")
 
@@ -54,8 +58,9 @@ def import_(paths: tuple[Path, ...], format_: str | None, into: Path | None, wor
                                      "clinic.hours_today@local/3)", param_hint="'--attempt'")
         parsed.append(a)
     folder = into if into is not None else default_folder(Path.cwd())
-    result = or_exit(lambda: import_conversations(
-        list(paths), folder, format=format_, world=world, attempts=parsed))  # type: ignore[arg-type]
+    fmt = cast("Format | None", format_)  # one of FORMAT_CHOICES: click checked it
+    result = or_exit(lambda: import_conversations(list(paths), folder, format=fmt,
+                                                  world=world, attempts=parsed))
     for problem in result.problems:
         click.echo(_printable(str(problem)), err=True)
     for w in result.written:
