@@ -44,6 +44,7 @@ def import_(paths: tuple[Path, ...], format_: str | None, into: Path | None, wor
     is written; what cannot be read is named (file:line, or the span) and the rest is
     imported. Exit codes: 0 scenarios written, 2 bad input or nothing to import
     (docs/import.md)."""
+    # why: every command's module is imported at every start; the import's only when it runs
     from ..importing import (
         default_folder,
         import_conversations,

@@ -31,8 +31,10 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
+
+from ..compiler.moment import MONTHS
 
 Role = Literal["system", "user", "assistant", "tool"]
 TurnKind = Literal["say", "confirm", "cancel"]
@@ -425,9 +427,7 @@ def stated_moment(c: Conversation) -> Conversation:
     states it (``Current date and time: Tuesday 29 September 2026, 10:00 (UTC-03:00).``):
     that moment is ``given.at`` — the agent was told it, so the scenario must tell it the
     same — and the line leaves the system message (Scenarist adds it again)."""
-    from dataclasses import replace
 
-    from ..compiler.moment import MONTHS
 
     m = _STATED.search(c.system)
     if m is None or m["month"] not in MONTHS:

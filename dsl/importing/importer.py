@@ -14,7 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from ..errors import NotReady, RunDirError
+from ..compiler.lint import lint_paths
+from ..compiler.redact import redactor_for
+from ..compiler.suite import DEFAULTS, load_suite
+from ..errors import Collector, NotReady, RunDirError
+from ..source.suitefile import find_suite_file
+from ..store import write_new
+from . import openai, otel, runfolder
 from .conversation import Built, Place, Problem, stated_moment
 from .names import unique
 from .runfolder import Attempt
@@ -51,8 +57,6 @@ class ImportResult:
 def default_folder(start: Path) -> Path:
     """Where scenarios go without ``--into``: ``imported/`` in the suite of ``start`` (the
     folder of the nearest ``scenarist.yaml``), else in ``start``."""
-    from ..source.suitefile import find_suite_file
-
     suite = find_suite_file(start)
     return (suite.parent if suite is not None else start) / IMPORTED
 
@@ -104,7 +108,6 @@ def import_conversations(sources: Sequence[Source], into: Path, *,
         into.mkdir(parents=True, exist_ok=True)
     clean = _lint_clean(planned, problems)
     written = []
-    from ..store import write_new
 
     for path, draft in planned:
         if path not in clean:
@@ -141,15 +144,12 @@ def _read(source: Source, format: Format | None, attempts: Sequence[Attempt],
     try:
         match fmt:
             case "openai":
-                from . import openai
 
                 return openai.read(source, problems)
             case "otel":
-                from . import otel
 
                 return otel.read(source, problems)
             case "scenarist":
-                from . import runfolder
 
                 if not isinstance(source, Path) or not is_run_folder(source):
                     problems.append(Problem(Place(name), "not a Scenarist run folder (a "
@@ -174,27 +174,20 @@ def detect_or_none(source: Source) -> Format | None:
 def _suite_settings(into: Path, problems: list[Problem]) -> tuple[Any, int]:
     """The redaction and the ``max_steps`` of the suite ``into`` belongs to; the default
     key patterns and ``max_steps`` without one."""
-    from ..compiler.redact import DEFAULT_PATTERNS, build
-    from ..compiler.suite import DEFAULTS, load_suite
-    from ..errors import Collector
-    from ..source.suitefile import find_suite_file
-
     file = find_suite_file(into)
     if file is None:
-        return build((), DEFAULT_PATTERNS), DEFAULTS.max_steps
+        return redactor_for(None, ()), DEFAULTS.max_steps
     diags = Collector()
     suite = load_suite(file, diags)
     if diags.has_errors:
         problems.append(Problem(Place(shown(file)), "has errors (scenarist lint shows them): "
                                                     "its redact patterns may not all apply"))
-    return suite.redact.redactor(suite.targets.values()), suite.defaults.max_steps
+    return redactor_for(suite.redact, suite.targets.values()), suite.defaults.max_steps
 
 
 def _lint_clean(planned: Sequence[tuple[Path, Draft]], problems: list[Problem]) -> set[Path]:
     """The files that lint clean with ``--strict`` in their suite, as they would be
     written; for any other, a problem with lint's first word on it (a bug of the import)."""
-    from ..compiler.lint import lint_paths
-
     if not planned:
         return set()
     texts = {p.resolve(): d.text for p, d in planned}

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotReady, RunDirError
+from ..store import latest_records, read_plan
 from .conversation import Built, Decision, Message, Moment, Place, Problem, ToolDef, build
 from .names import slug
 from .openai import messages_of
@@ -59,8 +60,6 @@ def run_dir_of(path: Path) -> Path:
 def read(path: Path, attempts: Sequence[Attempt], problems: list[Problem]) -> list[Built]:
     """The conversations of the chosen attempts (every failed one when none is named).
     NotReady when an attempt named is not in the run."""
-    from ..store import latest_records, read_plan
-
     run_dir = run_dir_of(path)
     name = shown(run_dir)
     try:

@@ -47,8 +47,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.nodes import ScalarNode
+from ruamel.yaml.resolver import VersionedResolver
+from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString, ScalarString
+
+from ..compiler.faketools import args_match
 from .conversation import Conversation, LoggedCall, Message, Moment
-from .tools import Answer, FakeTool, fake_tools
+from .tools import Answer, FakeTool, fake_tools, returned
 
 TAG = "imported"
 MAX_SHOWN = 200  # characters of an answer shown in a comment
@@ -79,8 +86,6 @@ def write(c: Conversation, *, world: bool = False, max_steps: int = 6,
           now: dt.datetime | None = None) -> Draft:
     """The scenario of one conversation. ``max_steps``: the suite's (a turn of more model
     calls gets its own ``max_steps``); ``now``: the time written when the log has none."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     tools = fake_tools(c, world=world)
     doc = CommentedMap()
     doc.yaml_set_start_comment(HEADER.format(source=c.source, key=c.key))
@@ -148,8 +153,6 @@ def _iso(at: dt.datetime) -> str:
 
 
 def _tools(tools: Sequence[FakeTool]) -> Any:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     out = CommentedSeq()
     for t in tools:
         m = CommentedMap()
@@ -188,8 +191,6 @@ def _tools(tools: Sequence[FakeTool]) -> Any:
 
 
 def _answers(answers: Sequence[Answer]) -> Any:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     out = CommentedSeq()
     for i, a in enumerate(answers):
         m = CommentedMap()
@@ -226,8 +227,6 @@ def literal_data(value: Any) -> Any:
 
 
 def _history(messages: Sequence[Message]) -> Any:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     results = {m.call_id: m.text for m in messages if m.role == "tool" and m.call_id}
     out = CommentedSeq()
     for m in messages:
@@ -246,8 +245,6 @@ def _history(messages: Sequence[Message]) -> Any:
 
 
 def _history_call(name: str, args: Mapping[str, Any] | None, result: str) -> Any:
-    from ruamel.yaml.comments import CommentedMap
-
     m = CommentedMap()
     m["name"] = name
     m["args"] = _small(dict(args or {}))
@@ -256,14 +253,10 @@ def _history_call(name: str, args: Mapping[str, Any] | None, result: str) -> Any
 
 
 def _plain_returns(text: str) -> Any:
-    from .tools import returned
-
     return returned(text)
 
 
 def _when(c: Conversation) -> Any:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     if len(c.turns) == 1 and c.turns[0].kind == "say":
         return _text(_said(c.turns[0].text))
     out = CommentedSeq()
@@ -293,9 +286,7 @@ def _said(text: str) -> str:
 
 
 def _then(c: Conversation, tools: Sequence[FakeTool]) -> tuple[Any, str]:
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    from ..compiler.faketools import args_match
 
     by_name = {t.name: t for t in tools}
     made = [call for call in c.calls if call.name in by_name
@@ -404,8 +395,6 @@ def _one_line(text: str, limit: int = MAX_SHOWN) -> str:
 def _text(text: str) -> Any:
     """Text as YAML writes it best: a block (``|``) for several lines when that keeps it
     exactly, else as it is (quoted when YAML needs it)."""
-    from ruamel.yaml.scalarstring import LiteralScalarString
-
     if "\n" in text.rstrip("\n") and _block_safe(text):
         return LiteralScalarString(text)
     return text
@@ -425,8 +414,6 @@ def _short(m: Mapping[str, Any]) -> bool:
 
 def _small(m: Mapping[str, Any]) -> Any:
     """A mapping written on one line (``{day: tuesday}``) when it is short."""
-    from ruamel.yaml.comments import CommentedMap
-
     out = CommentedMap(m)
     if _short(m):
         out.fa.set_flow_style()
@@ -440,8 +427,6 @@ def _flow(value: Any) -> Any:
 
 def _data(value: Any) -> Any:
     """Data a tool returns: short mappings and lists on one line, long ones as blocks."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     if isinstance(value, dict):
         out: Any = CommentedMap((k, _data(v)) for k, v in value.items())
     elif isinstance(value, list):
@@ -456,8 +441,6 @@ def _data(value: Any) -> Any:
 def _dump(doc: Any) -> str:
     """The YAML text, checked to read back as exactly the data it was made of (else made
     again with every text quoted as it is)."""
-    from ruamel.yaml import YAML
-
     yaml = YAML()
     yaml.width = 100
     yaml.indent(mapping=2, sequence=4, offset=2)
@@ -483,9 +466,6 @@ def _quoted(value: Any) -> Any:
     """Every text that an older YAML reader (YAML 1.1: PyYAML, many editors) would read as
     something else — ``15:00`` (a number there), ``yes``, ``2026-10-03``, ``007`` — put
     in quotes, keys included, so the file means the same to every reader."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, ScalarString
-
     if isinstance(value, dict | list) and not isinstance(value, CommentedMap | CommentedSeq):
         value = _data(value)  # data a mapping holds: written as data is, then quoted
     if isinstance(value, CommentedMap):
@@ -513,8 +493,6 @@ def _not_text(text: str) -> bool:
     """Text some YAML reader would not read back as this very text when written plain:
     another type (in YAML 1.1 or 1.2), or a character that means something in a mapping
     written on one line (``{monday: 09:00-18:00}`` is a mistake to libyaml)."""
-    from ruamel.yaml.nodes import ScalarNode
-
     if _INDICATORS.search(text):
         return True
     return any(r.resolve(ScalarNode, text, (True, False)) != "tag:yaml.org,2002:str"
@@ -524,8 +502,6 @@ def _not_text(text: str) -> bool:
 @functools.cache
 def _resolvers() -> tuple[Any, ...]:
     """How YAML 1.1 and YAML 1.2 readers tell a plain text's type."""
-    from ruamel.yaml.resolver import VersionedResolver
-
     return VersionedResolver(version=(1, 1)), VersionedResolver(version=(1, 2))
 
 
@@ -541,8 +517,6 @@ def _plain(value: Any) -> Any:
 
 def _unblocked(value: Any) -> Any:
     """The same document with block texts written as plain (quoted) strings."""
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     if isinstance(value, CommentedMap):
         for k in list(value):
             value[k] = _unblocked(value[k])

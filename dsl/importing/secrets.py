@@ -26,7 +26,12 @@ from contextlib import contextmanager
 from dataclasses import replace
 from typing import Any
 
+from detect_secrets.core.scan import scan_line
+from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
+from detect_secrets.settings import default_settings
+
 from .conversation import Conversation, LoggedCall, Message, Place, Problem, Step, ToolDef, Turn
+from .names import slug
 
 MARK = "[REDACTED:credential]"
 MIN_ENTROPY = 4.5  # bits a character: detect-secrets' default limit for base64 strings
@@ -71,8 +76,6 @@ class Cleaner:
     def _name(self, c: Conversation) -> str:
         """The file's name, made again from the person's words once cleaned (it is made from
         them): a secret they held must not name a file."""
-        from .names import slug
-
         first = c.turns[0].text if c.turns else ""
         if c.name != slug(first):
             return c.name
@@ -184,9 +187,6 @@ def _found(text: str) -> Iterator[tuple[str, str]]:
 def _in_line(line: str) -> tuple[tuple[str, str], ...]:
     """The credentials of one line (a log repeats its lines: the system message, the
     tools' definitions)."""
-    from detect_secrets.core.scan import scan_line
-    from detect_secrets.plugins.high_entropy_strings import Base64HighEntropyString
-
     out = [(s.type, s.secret_value) for s in scan_line(line)
            if s.type not in _SKIPPED and s.secret_value and len(s.secret_value) >= 6]
     for m in _ASSIGNED.finditer(line):
@@ -206,8 +206,6 @@ def _in_line(line: str) -> tuple[tuple[str, str], ...]:
 def scanning() -> Iterator[None]:
     """detect-secrets' plugins, on for the time of an import (its settings are global):
     every :meth:`Cleaner.conversation` runs inside it."""
-    from detect_secrets.settings import default_settings
-
     with default_settings():
         yield
 

@@ -29,6 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from ..compiler.arguments import argument_problems
 from ..errors import Span
 from ..model import ToolSpec
 from .conversation import Conversation, LoggedCall, ToolDef
@@ -110,7 +114,6 @@ def _tool(definition: ToolDef, calls: list[LoggedCall]) -> FakeTool:
     if schema is not None and not inferred:
         spec = ToolSpec(definition.name, definition.description, schema, "read", False, None,
                         _NOWHERE)
-        from ..compiler.arguments import argument_problems
 
         for call in calls:
             if call.args:
@@ -188,8 +191,6 @@ def _schema(d: ToolDef, calls: Sequence[LoggedCall]
 def _schema_problem(schema: Any) -> str | None:
     if not isinstance(schema, Mapping):
         return "not a mapping"
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
 
     try:
         Draft202012Validator.check_schema(schema)
@@ -304,6 +305,7 @@ def _where(answers: Sequence[tuple[dict[str, Any], list[dict[str, Any]], str]],
 
 def _world_says(table: Table, args: Mapping[str, Any]) -> str:
     """What Scenarist's world answers this call with (its own code: exact by construction)."""
+    # why: the world is loaded only with --world (as a suite loads it only when it has one)
     from ..compiler.templates import data_template
     from ..compiler.world import World
     from ..model import TableAction, WorldTable
