@@ -7,7 +7,9 @@ What is read (``resourceSpans[].scopeSpans[].spans[]``; attribute values as OTLP
 ``arrayValue``, ``kvlistValue``; a map or a list may also be JSON text):
 
 * **chat spans** — ``gen_ai.operation.name`` ``chat`` (or ``generate_content``,
-  ``text_completion``), or any span that carries the messages below:
+  ``text_completion``), or a span without an operation name that carries the messages
+  below (an ``invoke_agent`` span's messages are read only when its trace has no chat
+  span: they repeat its chats'):
 
   - the attribute form (semantic conventions v1.37 and later):
     ``gen_ai.input.messages`` and ``gen_ai.output.messages`` (each message a ``role`` and
@@ -102,10 +104,14 @@ def read(source: Source, problems: list[Problem]) -> list[Built]:
         group = groups.setdefault(label, _Group())
         if s.operation == "execute_tool":
             group.tools.append(s)
-        elif s.operation in CHAT or _carries_messages(s):
+        elif s.operation in CHAT or (not s.operation and _carries_messages(s)):
             group.chats.append(s)
+        elif _carries_messages(s):  # an agent's span: its messages repeat its chats'
+            group.agents.append(s)
     out = []
     for label, group in groups.items():
+        if not group.chats:
+            group.chats = group.agents  # no chat span: the agent's spans are all there is
         if not group.chats:
             continue
         out.append(group.conversation(name, label, problems))
@@ -116,6 +122,7 @@ def read(source: Source, problems: list[Problem]) -> list[Built]:
 class _Group:
     chats: list[Span] = field(default_factory=list)
     tools: list[Span] = field(default_factory=list)
+    agents: list[Span] = field(default_factory=list)  # invoke_agent spans with messages
 
     def conversation(self, name: str, label: str, problems: list[Problem]) -> Built:
         messages: list[Message] = []

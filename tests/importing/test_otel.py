@@ -102,6 +102,11 @@ def write_traces(path: Path) -> None:
             with tracer.start_as_current_span("invoke_agent clinic") as agent:
                 agent.set_attribute("gen_ai.operation.name", "invoke_agent")
                 agent.set_attribute("gen_ai.conversation.id", conversation)
+                if not structured:  # an agent span may hold its turn's messages too
+                    agent.set_attribute("gen_ai.input.messages", json.dumps(
+                        [_parts(calls[bounds[t]][0][-1])]))
+                    agent.set_attribute("gen_ai.output.messages", json.dumps(
+                        [_parts(calls[bounds[t + 1] - 1][1])]))
                 for sent, answer in calls[bounds[t]:bounds[t + 1]]:
                     with tracer.start_as_current_span("chat clinic-model") as chat:
                         chat.set_attribute("gen_ai.operation.name", "chat")
