@@ -70,6 +70,15 @@ class Place:
             return f"{self.file}: attempt {self.attempt}"
         return self.file
 
+    @property
+    def within(self) -> str:
+        """The place inside its file, as a scenario's comment says it: ``log line 7``,
+        ``span 00f067aa0ba902b7``; empty for a whole file or an attempt (the description
+        names those)."""
+        where = [f"log line {self.line}"] if self.line is not None else []
+        where += [f"span {self.span}"] if self.span is not None else []
+        return ", ".join(where)
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:

@@ -195,6 +195,8 @@ def _answers(answers: Sequence[Answer]) -> Any:
     for i, a in enumerate(answers):
         m = CommentedMap()
         m["when"] = _small(a.when)
+        if a.place is not None and a.place.within:
+            m.yaml_add_eol_comment(a.place.within, "when")
         if a.error is not None:
             m["error"] = literal(a.error)
         else:
@@ -319,6 +321,8 @@ def _then(c: Conversation, tools: Sequence[FakeTool]) -> tuple[Any, str]:
             param["times"] = count
         item["calls"] = _small(param) if _short(param) else param
         item["name"] = unique
+        if call.place.within:
+            item.yaml_add_eol_comment(call.place.within, "name")
         tool = by_name[call.name]
         left_out = tool.left_out.get(id(call))
         if call.args is None:

@@ -35,7 +35,7 @@ from jsonschema.exceptions import SchemaError
 from ..compiler.arguments import argument_problems
 from ..errors import Span
 from ..model import ToolSpec
-from .conversation import Conversation, LoggedCall, ToolDef
+from .conversation import Conversation, LoggedCall, Place, ToolDef
 
 NO_RESULT = "no result was logged for this call"
 NEVER_CALLED = "this tool was never called in the log, so what it returns is not known"
@@ -54,6 +54,7 @@ class Answer:
     returns: Any = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    place: Place | None = None  # where the result was read
 
 
 @dataclass
@@ -144,10 +145,11 @@ def _tool(definition: ToolDef, calls: list[LoggedCall]) -> FakeTool:
 
 def _answer(call: LoggedCall, when: dict[str, Any]) -> Answer:
     if call.result is None:
-        return Answer(when, error=NO_RESULT)
+        return Answer(when, error=NO_RESULT, place=call.place)
+    place = call.result_place or call.place
     if call.error:
-        return Answer(when, error=call.result.strip() or FAILED)
-    return Answer(when, returns=returned(call.result))
+        return Answer(when, error=call.result if call.result.strip() else FAILED, place=place)
+    return Answer(when, returns=returned(call.result), place=place)
 
 
 def returned(text: str) -> Any:

@@ -58,7 +58,7 @@ def test_each_bad_line_is_named_and_the_rest_imported(tmp_path: Path) -> None:
         "2 scenarios imported into out/",
     ]
     text = (tmp_path / "out" / "quiero_cancelar_mi_turno.yaml").read_text("utf-8")
-    assert ("answers:\n        - when: {id: A-1}\n"
+    assert ("answers:\n        - when: {id: A-1}  # log line 4\n"
             "          error: no result was logged for this call\n") in text
     lint = run_cli("lint", "--strict", "out", cwd=tmp_path)
     assert lint.exit_code == 0, lint.output
