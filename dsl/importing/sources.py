@@ -107,21 +107,20 @@ def lines(source: Source, problems: list[Problem]) -> Iterator[Line]:
         number = 0
         total = 0
         while True:
-            if total >= MAX_FILE_BYTES:
-                if stream.read(1):
-                    problems.append(Problem(Place(name, number + 1),
-                                            f"the file is larger than Scenarist reads "
-                                            f"({size(MAX_FILE_BYTES)}): the lines from "
-                                            "here on were not read"))
-                return
-            line = stream.readline(min(MAX_LINE_BYTES, MAX_FILE_BYTES - total) + 1)
+            room = MAX_FILE_BYTES - total
+            line = stream.readline(min(MAX_LINE_BYTES, room) + 1)
             if not line:
                 return
             number += 1
+            if len(line) > room:  # this line goes past the file's bound: stop before it
+                problems.append(Problem(Place(name, number),
+                                        f"the file is larger than Scenarist reads "
+                                        f"({size(MAX_FILE_BYTES)}): the lines from here on "
+                                        "were not read"))
+                return
             total += len(line)
-            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                skipped = _skip_line(stream)
-                total += skipped
+            if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):  # skip the rest
+                total += _skip_line(stream)
                 problems.append(Problem(Place(name, number),
                                         f"the line is longer than Scenarist reads "
                                         f"({size(MAX_LINE_BYTES)}): skipped"))
