@@ -13,7 +13,9 @@ items, so there is no item 2``).
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import functools
+import math
 import operator
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,6 +27,7 @@ from .functions import FUNCTIONS, ArgValueError, Function
 from .limits import MAX_TEXT_CHARS
 from .nodes import (
     Arith,
+    Bind,
     BoolOp,
     Compare,
     Const,
@@ -46,7 +49,10 @@ from .runtime import (
     Bindings,
     display,
     equal,
+    exact,
     kind,
+    number_in,
+    plain,
     read_json,
     same,
     what,
@@ -184,6 +190,8 @@ class _Compiler:
                 return self.compare(node)
             case Arith():
                 return self.arith(node)
+            case Bind(value=value):  # only as a function's first argument (typecheck)
+                return self.fn(value)
 
     # -------------------------------------------------------------- names and fields
 
@@ -408,18 +416,52 @@ class _Compiler:
         return EvalError(f"{self.snip(node)}: {message}")
 
     def call_with_condition(self, node: FuncCall, f: Function) -> Fn:
-        items = self.fn(node.args[0])
+        head = node.args[0]
+        listed = head.value if isinstance(head, Bind) else head
+        items = self.fn(listed)
         cond = self.fn(node.args[1])
+        navigable = self.typed.type_of(listed).navigable
+        where = self.snip(node)
+        if f.per_value is not None:
+            return self.per_value(node, f, listed, items, cond)
         aggregate = f.condition
         assert aggregate is not None  # typecheck marks only functions that take one
-        navigable = self.typed.type_of(node.args[0]).navigable
-        where = self.snip(node)
 
         def run(e: Bindings) -> Any:
-            seq = self.as_list(e, items(e), node.args[0], navigable, where)
+            seq = self.as_list(e, items(e), listed, navigable, where)
             if seq is None:
-                raise EvalError(f"{where}: {self.snip(node.args[0])} is null")
+                raise EvalError(f"{where}: {self.snip(listed)} is null")
             return aggregate(self.items_meeting(e, seq, cond, node.args[1]))
+
+        return run
+
+    def per_value(self, node: FuncCall, f: Function, listed: Node, items: Fn,
+                  value: Fn) -> Fn:
+        """``sum(list, value)``, ``map(list, value)``: the value for each item, then what
+        the function makes of them."""
+        make = f.per_value
+        assert make is not None
+        navigable = self.typed.type_of(listed).navigable
+        where = self.snip(node)
+        fail = self.argument_error
+
+        def run(e: Bindings) -> Any:
+            seq = self.as_list(e, items(e), listed, navigable, where)
+            if seq is None:
+                raise EvalError(f"{where}: {self.snip(listed)} is null")
+            stack = e.items
+            values = []
+            for item in seq:
+                e.tick()
+                stack.append(item)
+                try:
+                    values.append(value(e))
+                finally:
+                    stack.pop()
+            try:
+                return make(values)
+            except ArgValueError as exc:
+                raise fail(node, exc, [seq, None]) from None
 
         return run
 
@@ -524,6 +566,8 @@ class _Compiler:
                     a = left(e)
                     if type(a) in NUMS:
                         return cmp(a, limit)
+                    if type(a) is str and (d := number_in(a)) is not None:
+                        return cmp(d, exact(limit))  # a number written as text
                     if a is None:
                         raise EvalError(f"{where}: {ls} is null, so it cannot be compared")
                     raise EvalError(f"{where}: cannot put {told(a, node.left)} and "
@@ -537,6 +581,10 @@ class _Compiler:
                 ta, tb = type(a), type(b)
                 if (ta in NUMS and tb in NUMS) or (ta is tb and (ta is str or ta is dt.date)):
                     return cmp(a, b)
+                if ta is str and tb in NUMS and (d := number_in(a)) is not None:
+                    return cmp(d, exact(b))
+                if tb is str and ta in NUMS and (d := number_in(b)) is not None:
+                    return cmp(exact(a), d)
                 if a is None or b is None:
                     side = ls if a is None else rs
                     raise EvalError(f"{where}: {side} is null, so it cannot be compared")
@@ -625,25 +673,33 @@ class _Compiler:
             return EvalError(f"{where}: cannot {verb} {self.told(a, node.left)} and "
                              f"{self.told(b, node.right)}")
 
+        # both sides numbers, numbers written as text ('135.20') or JSON data: '+' adds
+        # two texts that hold numbers instead of joining them
+        lt, rt = self.typed.type_of(node.left), self.typed.type_of(node.right)
+        add_texts = (lt.numeric or rt.numeric) and lt.kind in ("text", "number") \
+            and rt.kind in ("text", "number")
+
         def run(e: Bindings) -> Any:
             a = left(e)
             b = right(e)
             ta, tb = type(a), type(b)
             try:
                 if ta in NUMS and tb in NUMS:
-                    if op == "+":
-                        return a + b
-                    if op == "-":
-                        return a - b
-                    if op == "*":
-                        return a * b
-                    if b == 0:
-                        raise EvalError(f"{where}: division by zero" + zero)
-                    return a / b if op == "/" else a % b
-                if op == "+" and ta is str and tb is str:
+                    return _exactly(op, a, b, where, zero)
+                if op == "+" and ta is str and tb is str and not add_texts:
                     if len(a) + len(b) > MAX_TEXT_CHARS:
                         raise EvalError(f"{where}: the text would have more than "
                                         f"{MAX_TEXT_CHARS:,} characters")
+                    return a + b
+                if (ta is str or tb is str) and (ta in NUMS or tb in NUMS or add_texts):
+                    x = a if ta in NUMS else _text_number(a)
+                    y = b if tb in NUMS else _text_number(b)
+                    if x is not None and y is not None:
+                        return _exactly(op, x, y, where, zero)
+                if op == "+" and ta is list and tb is list:
+                    if len(a) + len(b) > MAX_ITEMS:
+                        raise EvalError(f"{where}: the list would have more than "
+                                        f"{MAX_ITEMS:,} items")
                     return a + b
                 if ta is dt.date and op in "+-":
                     if tb is dt.date and op == "-":
@@ -655,6 +711,49 @@ class _Compiler:
             raise bad(a, b)
 
         return run
+
+
+MAX_ITEMS = 1_000_000  # items of a list built with '+'
+
+
+def _text_number(v: Any) -> int | float | None:
+    """The number a text holds (None for anything else)."""
+    if type(v) is not str:
+        return None
+    d = number_in(v)
+    return None if d is None else plain(d, "." not in v)
+
+
+def _exactly(op: str, a: Any, b: Any, where: str, zero: str) -> int | float:
+    """``a op b`` on two numbers, exactly as decimals: 0.1 + 0.2 is 0.3, 135.2 - 100.1 is
+    35.1 (money stays exact to the cent); whole numbers stay whole, except through ``/``."""
+    ints = type(a) is int and type(b) is int
+    if op in "/%" and b == 0:
+        raise EvalError(f"{where}: division by zero" + zero)
+    if ints and op != "/":
+        return a + b if op == "+" else a - b if op == "-" else a * b if op == "*" else a % b
+    if (type(a) is float and not math.isfinite(a)) or (type(b) is float and
+                                                       not math.isfinite(b)):
+        raise OverflowError
+    x, y = exact(a), exact(b)
+    try:
+        with decimal.localcontext(_EXACT):
+            if op == "%":  # the sign of the divisor, as Python's (and people's) remainder
+                r = x % y
+                if r and (r < 0) != (y < 0):
+                    r += y
+            else:
+                r = x + y if op == "+" else x - y if op == "-" else x * y if op == "*" \
+                    else x / y
+    except decimal.DecimalException:
+        raise OverflowError from None
+    return plain(r, False)
+
+
+# enough digits for any two numbers a file or a tool holds, and their products
+_EXACT = decimal.Context(prec=60, Emax=10**6, Emin=-10**6, traps=[decimal.InvalidOperation,
+                                                                  decimal.DivisionByZero,
+                                                                  decimal.Overflow])
 
 
 def _is_null(node: Node) -> bool:

@@ -27,6 +27,7 @@ from .errors import Problem, ProblemsFound
 from .limits import MAX_DEPTH, MAX_EXPR_CHARS, MAX_LITERAL_CHARS, MAX_NUMBER_CHARS
 from .nodes import (
     Arith,
+    Bind,
     BoolOp,
     Compare,
     Const,
@@ -279,6 +280,10 @@ class _ToNodes(Transformer[Token, Node]):
 
     def arguments(self, meta: Any, children: list[Node]) -> list[Node]:
         return children
+
+    def bind(self, meta: Any, children: list[Any]) -> Node:
+        value, _as, name = children
+        return Bind(value, str(name), _loc(meta, children), _tok_loc(name))
 
     def call(self, meta: Any, children: list[Any]) -> Node:
         func, _lpar, args, _rpar = children
