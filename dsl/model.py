@@ -67,6 +67,9 @@ class ToolSpec:
     # arguments a check expects against it only when True (dsl/compiler/arguments.py).
     args_declared: bool | None = True
     table: TableAction | None = None  # ``table:``: the tool acts on a table of the world
+    # ``ends_conversation: true`` (a transfer to a human): once it is called, the
+    # conversation ends after that turn
+    ends_conversation: bool = False
 
     def openai(self) -> dict[str, Any]:
         return {
@@ -84,9 +87,51 @@ class Located:
     """A column named in a table tool's ``where``, ``set``, ``row`` or ``fields``, where it
     is written (lint checks it against the table's columns)."""
 
-    key: str  # where | set | row | fields
+    key: str  # where | set | row | fields | compute | append (of the tool or an effect)
     column: str
     span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class RuleExpr:
+    """An expression of a table tool's rules (``require``'s ``if``, ``compute``, an
+    effect's ``if``), as written: ``locate`` turns an offset in it into its place in the
+    file (dsl/compiler/rules.py compiles it against the world it runs on)."""
+
+    source: str
+    span: Span
+    locate: Callable[[int], Span] = field(compare=False, repr=False)
+    condition: bool = True  # it must be true or false (require, if); compute: any value
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One entry of ``require``: when ``condition`` is false the call is refused, and the
+    agent gets ``otherwise`` (the ``else`` text, or its template over args and row)."""
+
+    condition: RuleExpr
+    otherwise: Any  # text, or a LazyTemplate
+    span: Span
+
+
+@dataclass(frozen=True, slots=True)
+class TableStep:
+    """One step of a table tool's call (dsl/compiler/rules.py): its own (the tool's
+    ``table``, ``action``, ``where`` ...) or one of its ``effects``. Values of ``where``,
+    ``set``, ``row`` and ``append`` are data whose strings may be templates;
+    ``compute`` maps a column to an expression; ``when`` is the effect's ``if``."""
+
+    table: str
+    action: Action
+    span: Span  # the table's name, as written
+    where: tuple[tuple[str, Any], ...] = ()
+    set: tuple[tuple[str, Any], ...] = ()
+    row: tuple[tuple[str, Any], ...] = ()
+    compute: tuple[tuple[str, RuleExpr], ...] = ()
+    append: tuple[tuple[str, Any], ...] = ()
+    require: tuple[Rule, ...] = ()
+    when: RuleExpr | None = None
+    places: tuple[Located, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +140,10 @@ class TableAction:
     (dsl/compiler/world.py): its ``action`` on the rows ``where`` matches (each value fixed
     or a template over the call), ``set`` (update), ``row`` (create), the columns it answers
     (``fields``; None: all), ``one`` (read: the single row, or an error). ``returns``, when
-    the author wrote one, replaces the answer (a template that may read ``rows``)."""
+    the author wrote one, replaces the answer (a template that may read ``rows``).
+    ``require`` refuses a call, ``compute`` and ``append`` change columns, and
+    ``effects`` are further steps of the same call, all or nothing
+    (dsl/compiler/rules.py)."""
 
     table: str
     span: Span  # the table's name, as written
@@ -106,6 +154,11 @@ class TableAction:
     one: bool = False
     returns: bool = False  # the tool's own ``returns`` replaces the rows as the answer
     places: tuple[Located, ...] = ()
+    compute: tuple[tuple[str, RuleExpr], ...] = ()
+    append: tuple[tuple[str, Any], ...] = ()
+    require: tuple[Rule, ...] = ()
+    effects: tuple[TableStep, ...] = ()
+    written: str = ""  # the rules and effects as written (JSON), for the plan's fingerprint
 
 
 @dataclass(frozen=True, slots=True)

@@ -90,27 +90,32 @@ class Program:
 
 def compile_expression(source: str, named_checks: Collection[str] = (),
                        *, condition: bool = True, case: Type | None = None,
-                       world: Type | None = None) -> Program:
+                       world: Type | None = None,
+                       names: tuple[tuple[str, Type], ...] | None = None) -> Program:
     """Parse, check and compile; raise ProblemsFound with every problem found.
 
     ``named_checks`` are the suite's check names (used in "did you mean" messages);
     ``condition=False`` accepts an expression of any type (tests, docs); ``case`` is the
     type of ``case`` in a scenario with cases (``types.case_of``); ``world``, of ``world``
-    and ``world_before`` in a scenario with a world (``types.world_of``).
+    and ``world_before`` in a scenario with a world (``types.world_of``); ``names``, the
+    values it reads instead of an attempt's, with their types (a table tool's rules read
+    ``args``, ``row`` and ``world``: dsl/compiler/rules.py).
 
     A Program is immutable, so the same text compiles once per process: suites repeat
     their expressions from file to file (and a scenario's cases share theirs), and parsing
     is most of linting one."""
-    return _compile_once(source, tuple(named_checks), condition, case, world)
+    return _compile_once(source, tuple(named_checks), condition, case, world, names)
 
 
 @functools.lru_cache(maxsize=4096)
 def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool,
-                  case: Type | None, world: Type | None = None) -> Program:
+                  case: Type | None, world: Type | None = None,
+                  names: tuple[tuple[str, Type], ...] | None = None) -> Program:
     from .parse import parse  # Lark is imported only when there is an expression
 
     root = parse(source)
-    typed = typecheck(root, source, named_checks, condition, case, world)
+    typed = typecheck(root, source, named_checks, condition, case, world,
+                      dict(names) if names is not None else None)
     if typed.problems:
         raise ProblemsFound(sorted(typed.problems, key=lambda p: p.offset))
     compiler = _Compiler(typed)
@@ -567,7 +572,7 @@ class _Compiler:
                     if type(a) in NUMS:
                         return cmp(a, limit)
                     if type(a) is str and (d := number_in(a)) is not None:
-                        return cmp(d, exact(limit))  # a number written as text
+                        return cmp(d, exact(limit))  # type: ignore[arg-type]
                     if a is None:
                         raise EvalError(f"{where}: {ls} is null, so it cannot be compared")
                     raise EvalError(f"{where}: cannot put {told(a, node.left)} and "
@@ -731,11 +736,14 @@ def _exactly(op: str, a: Any, b: Any, where: str, zero: str) -> int | float:
     if op in "/%" and b == 0:
         raise EvalError(f"{where}: division by zero" + zero)
     if ints and op != "/":
-        return a + b if op == "+" else a - b if op == "-" else a * b if op == "*" else a % b
+        whole: int = a + b if op == "+" else a - b if op == "-" else a * b if op == "*" \
+            else a % b
+        return whole
     if (type(a) is float and not math.isfinite(a)) or (type(b) is float and
                                                        not math.isfinite(b)):
         raise OverflowError
     x, y = exact(a), exact(b)
+    r: decimal.Decimal
     try:
         with decimal.localcontext(_EXACT):
             if op == "%":  # the sign of the divisor, as Python's (and people's) remainder

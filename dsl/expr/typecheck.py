@@ -517,7 +517,8 @@ class _Checker:
                                     node.args[0].loc)
             item = first.item if first.kind == "list" and first.item else JSON
             name = bound.name if bound is not None else None
-            if name is not None and (name in self.globals or name == ITEM):
+            if bound is not None and name is not None and (name in self.globals
+                                                           or name == ITEM):
                 self.problem("X302", f"'{name}' already names a value; give the items "
                                      "another name", bound.name_loc)
             if f.per_value is None:
