@@ -10,7 +10,7 @@ of ``results.jsonl``, which ``summarize`` and ``report`` read back.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, NamedTuple
 
@@ -587,6 +587,16 @@ def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],
     return tuple(c._replace(pending=True, output=None, decision=None)
                  if start + k in later and c.decision is not None else c
                  for k, c in enumerate(mine))
+
+
+def ended_by(calls: Sequence[Call], tools: Sequence[ToolSpec]) -> str | None:
+    """The tool with ``ends_conversation: true`` whose call ended the conversation: the
+    first call to one that ran (held calls count once confirmed); None when none did."""
+    ending = {t.name for t in tools if t.ends_conversation}
+    if not ending:
+        return None
+    return next((c.name for c in calls if c.name in ending and not c.pending
+                 and c.decision in (None, "confirmed")), None)
 
 
 class Ending(NamedTuple):
