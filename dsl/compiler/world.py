@@ -422,6 +422,73 @@ def apply(before: Mapping[str, tuple[Mapping[str, Any], ...]],
     return WorldRun(before, {n: tuple(rs) for n, rs in after.items()})
 
 
+def replay(before: Mapping[str, tuple[Mapping[str, Any], ...]], tools: Sequence[ToolSpec],
+           calls: Sequence[tuple[str, Any]], at: dt.datetime
+           ) -> tuple[dict[str, tuple[Mapping[str, Any], ...]], tuple[int, str, str] | None]:
+    """The world the calls ``(tool, args)`` make of ``before`` through ``tools``, as an
+    agent's calls would (each checked, refused or applied by the same rules): the tables
+    after them, and the first call that did not apply — its index (0-based), the text the
+    agent would get and the error kind — or None. Calls to tools without ``table:`` change
+    nothing and are not made."""
+    from .faketools import answer
+
+    tables = [WorldTable(name, tuple(rows), _NOWHERE,
+                         {c: _NOWHERE for r in rows for c in r})
+              for name, rows in before.items()]
+    world = World(tables)
+    by_name = {t.name: t for t in tools}
+    for i, (name, args) in enumerate(calls):
+        tool = by_name.get(name)
+        if tool is None:
+            return world._now(), (i, f"there is no tool named '{name}'", "unknown-tool")
+        if tool.table is None:
+            continue
+        result = answer(tool, args, at, world)
+        if result.error is not None:
+            return world._now(), (i, result.output, result.error)
+    return world._now(), None
+
+
+_NOWHERE = Span("<replay>", 1, 1)
+MAX_DIFFERENCES = 20  # differences a failure lists before "and N more"
+
+
+def differences(found: Mapping[str, Sequence[Mapping[str, Any]]],
+                expected: Mapping[str, Sequence[Mapping[str, Any]]],
+                before: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """Every way the world ``found`` differs from ``expected``, table by table and row by
+    row (known by id, else by position), column by column: ``orders #W1: status is
+    'pending', expected 'cancelled'``; a column one side lacks is ``absent``; a row is
+    missing (``no such row``, ``(it was deleted)`` when it was there at the start) or
+    should not exist (``expected absent, but the row exists``). Values compare as a where
+    does: numbers by value, lists in order."""
+    out: list[str] = []
+    for name in sorted({*found, *expected}):
+        have = {_key(r, i): r for i, r in enumerate(found.get(name, _EMPTY))}
+        want = {_key(r, i): r for i, r in enumerate(expected.get(name, _EMPTY))}
+        was = {_key(r, i) for i, r in enumerate(before.get(name, _EMPTY))}
+        for key, row in want.items():
+            got = have.get(key)
+            if got is None:
+                out.append(f"{name} {key}: no such row" + (" (it was deleted)" if key in was
+                                                           else ""))
+                continue
+            for column in dict.fromkeys([*row, *got]):
+                if column not in got:
+                    out.append(f"{name} {key}: {column} is absent, expected "
+                               f"{shown(row[column])}")
+                elif column not in row:
+                    out.append(f"{name} {key}: {column} is {shown(got[column])}, expected "
+                               "absent")
+                elif not same(got[column], row[column]):
+                    out.append(f"{name} {key}: {column} is {shown(got[column])}, expected "
+                               f"{shown(row[column])}")
+        for key in have:
+            if key not in want:
+                out.append(f"{name} {key}: expected absent, but the row exists")
+    return out
+
+
 def find(rows: Sequence[Mapping[str, Any]], key: str) -> Mapping[str, Any] | None:
     """The row whose id is ``key``."""
     return next((r for r in rows if ID in r and _text(r[ID]) == key), None)
@@ -435,11 +502,11 @@ def same(have: Any, want: Any) -> bool:
     return rule(have, want)
 
 
-def shown(value: Any) -> str:
-    """A value as a failure reason quotes it: ``'blocked'``, ``7``, ``null``."""
-    if isinstance(value, str):
-        return f"'{value}'"
-    return _text(value)
+def shown(value: Any, limit: int = 120) -> str:
+    """A value as a failure reason quotes it: ``'blocked'``, ``7``, ``null``, a list or a
+    mapping as JSON (shortened)."""
+    text = f"'{value}'" if isinstance(value, str) else _text(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # ---- the type of world and world_before in expressions ------------------------------------
