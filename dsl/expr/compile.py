@@ -33,11 +33,13 @@ from .nodes import (
     Const,
     Field,
     FuncCall,
+    IfElse,
     ListOf,
     Name,
     Neg,
     Node,
     Not,
+    ObjectOf,
     Subscript,
     is_literal,
     snippet,
@@ -197,6 +199,11 @@ class _Compiler:
                 return self.arith(node)
             case Bind(value=value):  # only as a function's first argument (typecheck)
                 return self.fn(value)
+            case ObjectOf(entries=entries):
+                made = [(k, self.fn(v)) for k, v in entries]
+                return lambda e: {k: f(e) for k, f in made}
+            case IfElse():
+                return self.if_else(node)
 
     # -------------------------------------------------------------- names and fields
 
@@ -518,6 +525,20 @@ class _Compiler:
                 if v is not go:
                     raise not_bool(o, v)
             return go
+
+        return run
+
+    def if_else(self, node: IfElse) -> Fn:
+        cond, then, otherwise = self.fn(node.condition), self.fn(node.then), \
+            self.fn(node.otherwise)
+
+        def run(e: Bindings) -> Any:
+            c = cond(e)
+            if c is True:
+                return then(e)
+            if c is False:
+                return otherwise(e)
+            raise self.not_bool(node.condition, c)
 
         return run
 

@@ -136,8 +136,27 @@ class Bind:
     name_loc: Loc
 
 
+@dataclass(frozen=True, slots=True)
+class ObjectOf:
+    """A mapping written in the expression: ``{transaction_type: 'refund', amount: 12.5}``."""
+
+    entries: tuple[tuple[str, Node], ...]
+    loc: Loc
+
+
+@dataclass(frozen=True, slots=True)
+class IfElse:
+    """``then if condition else otherwise``: only the side the condition picks is worked
+    out."""
+
+    then: Node
+    condition: Node
+    otherwise: Node
+    loc: Loc
+
+
 Node = (Const | ListOf | Name | Field | Subscript | FuncCall | Not | Neg | BoolOp | Compare
-        | Arith | Bind)
+        | Arith | Bind | ObjectOf | IfElse)
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -151,6 +170,10 @@ def children(node: Node) -> tuple[Node, ...]:
             return (t,)
         case Bind(value=v):
             return (v,)
+        case ObjectOf(entries=entries):
+            return tuple(v for _, v in entries)
+        case IfElse(then=t, condition=c, otherwise=o):
+            return (t, c, o)
         case Subscript(target=t, inner=i):
             return (t, i)
         case FuncCall(args=args):

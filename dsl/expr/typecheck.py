@@ -33,12 +33,14 @@ from .nodes import (
     Const,
     Field,
     FuncCall,
+    IfElse,
     ListOf,
     Loc,
     Name,
     Neg,
     Node,
     Not,
+    ObjectOf,
     Subscript,
     snippet,
 )
@@ -225,6 +227,27 @@ class _Checker:
                 return self.compare(node)
             case Arith():
                 return self.arith(node)
+            case ObjectOf(entries=entries):
+                seen: set[str] = set()
+                for key, value in entries:
+                    self.visit(value)
+                    if key in seen:
+                        self.problem("X303", f"the mapping has the key '{key}' twice",
+                                     value.loc, "give each key once")
+                    seen.add(key)
+                return JSON
+            case IfElse(then=then, condition=cond, otherwise=otherwise):
+                ct = self.visit(cond)
+                if not maybe(ct, "bool", "null"):
+                    self.problem("X303", f"the condition after 'if' must be true or false; "
+                                         f"{self.src(cond)} is {describe(ct)}", cond.loc,
+                                 _bool_hint(self.src(cond), ct))
+                a, b = self.visit(then), self.visit(otherwise)
+                if a.kind == "null":
+                    return b
+                if b.kind == "null":
+                    return a
+                return a if a == b else join([a, b])
             case Bind(value=value):
                 t = self.visit(value)
                 return self.problem(

@@ -180,7 +180,8 @@ GLOBALS: dict[str, Member] = {
 }
 
 ITEM = "item"  # inside [ ] and conditions: the current item itself
-KEYWORDS = frozenset({"and", "or", "not", "in", "matches", "true", "false", "null", "as"})
+KEYWORDS = frozenset({"and", "or", "not", "in", "matches", "true", "false", "null", "as",
+                      "if", "else"})
 
 
 def fields_of(t: Type) -> Mapping[str, Member] | None:
