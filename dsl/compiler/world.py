@@ -514,25 +514,38 @@ def shown(value: Any, limit: int = 120) -> str:
 
 def world_type(tables: Mapping[str, WorldTable]) -> Any:
     """``world`` and ``world_before`` as lint types them: each table a list of rows, each
-    column typed from the values the table holds (text, number, true/false; JSON when
-    they differ)."""
-    from ..expr.types import BOOL, JSON, NUMBER, TEXT, Type, world_of
+    column typed from the values the table holds (text, number, true/false; a number
+    written as text — a CSV cell ``135.20`` — is text that compares and adds as a number;
+    JSON when they differ)."""
+    from ..expr.runtime import number_in
+    from ..expr.types import BOOL, JSON, NUMBER, NUMERIC_TEXT, TEXT, Type, world_of
 
     def kind(v: Any) -> Type | None:
-        if v is None:
-            return None
+        if v is None or v == "":
+            return None  # an empty cell says nothing of its column
         if isinstance(v, bool):
             return BOOL
         if isinstance(v, (int, float)):
             return NUMBER
-        return TEXT if isinstance(v, str) else JSON
+        if isinstance(v, str):
+            return NUMERIC_TEXT if number_in(v) is not None else TEXT
+        return JSON
+
+    def join(seen: set[Type]) -> Type:
+        if len(seen) == 1:
+            return seen.pop()
+        if seen and seen <= {NUMBER, NUMERIC_TEXT}:
+            return NUMERIC_TEXT
+        if seen and seen <= {TEXT, NUMERIC_TEXT}:
+            return TEXT
+        return JSON
 
     out: dict[str, dict[str, Type]] = {}
     for name, table in tables.items():
         cols: dict[str, Type] = {}
         for column in table.columns:
             seen = {kind(r.get(column)) for r in table.rows} - {None}
-            cols[column] = seen.pop() if len(seen) == 1 else JSON  # type: ignore[assignment]
+            cols[column] = join(seen)  # type: ignore[arg-type]
         out[name] = cols
     return world_of(out)
 
