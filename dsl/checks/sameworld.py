@@ -105,8 +105,8 @@ def prepare_same_world(param: Any, ctx: CheckContext) -> Reference | None:
                   "give the suite a world: (or the scenario a given.world:) with the tables "
                   "its tools act on")
         return None
-    if ctx.extra.get("case") is None and not ctx.diagnostics.has_errors:
-        _dry_run(param, calls, world, ctx)  # (a tool with mistakes would only add noise)
+    if ctx.extra.get("case") is None:
+        _dry_run(param, calls, world, ctx)
     return Reference(tuple(calls))
 
 
@@ -116,14 +116,15 @@ def _dry_run(param: Any, calls: list[tuple[str, dict[str, Any]]],
     the tools refuse (E247), where it is written."""
     import datetime as dt
 
+    from ..compiler.rules import BROKEN
     from ..compiler.world import replay
 
     at = ctx.extra.get("at")
     moment = at if isinstance(at, dt.datetime) else dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
     _, stopped = replay({n: t.rows for n, t in world.items()}, list(ctx.tools.values()),
                         calls, moment)
-    if stopped is None:
-        return
+    if stopped is None or stopped[2] == BROKEN:
+        return  # (a rule with a mistake is reported where it is written)
     index, text, kind = stopped
     item = param[index]
     where: tuple[str | int, ...] = (index,) if isinstance(item, str) else (index, "name")

@@ -49,6 +49,7 @@ from ..source.load import DataPath, Document
 from .templates import LazyTemplate, check_template, is_template, line_offset
 
 ID = "id"
+BROKEN = "broken-rule"  # a rule with a mistake lint reports (a plan never runs one)
 FITS: dict[str, tuple[Action, ...]] = {  # a step's key → the actions that take it
     "set": ("update",), "row": ("create",), "compute": ("update", "create"),
     "append": ("update",), "one": ("read",),
@@ -519,9 +520,9 @@ def _value(call: Call, e: RuleExpr, row: dict[str, Any] | None) -> Any:
     names = expression_names(call.tool, _table_of(call, e), call.world_type)
     try:
         program = compile_expression(e.source, condition=e.condition, names=names)
-    except ProblemsFound as exc:  # lint reports it; a run that goes on says so
+    except ProblemsFound as exc:  # lint reports it where it is written; no run has it
         raise Refused(f"error: the tool failed: {e.source}: {exc.problems[0].message}",
-                      "tool-error") from None
+                      BROKEN) from None
     try:
         return program.evaluate(Bindings({"args": call.args, "row": row,
                                           "world": call.work}))
