@@ -11,6 +11,7 @@ from typing import Any
 
 from tests.conftest import FakeServer, records_of, run_cli, suite_yaml, the_run, write
 
+
 def talk(server: FakeServer, *answers: str, beside: str | None = None) -> None:
     """Each turn is answered with the next of ``answers``; with ``beside``, the first
     turn first calls a tool with that text beside the call."""
