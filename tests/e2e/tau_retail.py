@@ -96,13 +96,13 @@ def cancel_pending_order(data: Data, order_id: str, reason: str) -> str:
 
 
 def _address(address1: str, address2: str, city: str, state: str, country: str,
-             zip: str) -> dict[str, str]:  # noqa: A002 (tau-bench's argument name)
+             zip: str) -> dict[str, str]:
     return {"address1": address1, "address2": address2, "city": city, "state": state,
             "country": country, "zip": zip}
 
 
 def modify_pending_order_address(data: Data, order_id: str, address1: str, address2: str,
-                                 city: str, state: str, country: str, zip: str) -> str:  # noqa: A002
+                                 city: str, state: str, country: str, zip: str) -> str:
     orders = data["orders"]
     if order_id not in orders:
         return "Error: order not found"
@@ -114,7 +114,7 @@ def modify_pending_order_address(data: Data, order_id: str, address1: str, addre
 
 
 def modify_user_address(data: Data, user_id: str, address1: str, address2: str, city: str,
-                        state: str, country: str, zip: str) -> str:  # noqa: A002
+                        state: str, country: str, zip: str) -> str:
     users = data["users"]
     if user_id not in users:
         return "Error: user not found"
@@ -145,7 +145,7 @@ def modify_pending_order_items(data: Data, order_id: str, item_ids: list[str],
         return "Error: the number of items to be exchanged should match"
     diff_price = 0
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
-        item = [item for item in order["items"] if item["item_id"] == item_id][0]
+        item = next(item for item in order["items"] if item["item_id"] == item_id)
         product_id = item["product_id"]
         if not (new_item_id in products[product_id]["variants"]
                 and products[product_id]["variants"][new_item_id]["available"]):
@@ -163,7 +163,7 @@ def modify_pending_order_items(data: Data, order_id: str, item_ids: list[str],
         method["balance"] -= diff_price
         method["balance"] = round(method["balance"], 2)
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
-        item = [item for item in order["items"] if item["item_id"] == item_id][0]
+        item = next(item for item in order["items"] if item["item_id"] == item_id)
         variant = products[item["product_id"]]["variants"][new_item_id]
         item["item_id"] = new_item_id
         item["price"] = variant["price"]
@@ -241,7 +241,7 @@ def exchange_delivered_order_items(data: Data, order_id: str, item_ids: list[str
         return "Error: the number of items to be exchanged should match"
     diff_price = 0
     for item_id, new_item_id in zip(item_ids, new_item_ids, strict=True):
-        item = [item for item in order["items"] if item["item_id"] == item_id][0]
+        item = next(item for item in order["items"] if item["item_id"] == item_id)
         product_id = item["product_id"]
         if not (new_item_id in products[product_id]["variants"]
                 and products[product_id]["variants"][new_item_id]["available"]):
