@@ -118,7 +118,9 @@ CALL_FIELDS: dict[str, Member] = {
     "error": Member(TEXT, "why the call was not run ('invalid-json', 'unknown-tool'), or that "
                           "its tool answered with an error ('tool-error'; 'no-record': no "
                           "answer for these arguments; 'no-row': its where matched no row "
-                          "of the world); null when it ran fine or is pending",
+                          "of the world; 'refused': a rule of its require was false; "
+                          "'invalid-args': its arguments broke its input_schema); null "
+                          "when it ran fine or is pending",
                     "error == null"),
     "decision": Member(TEXT, "what the person did in a later turn with a call held for "
                              "confirmation: 'confirmed' (it ran), 'cancelled' or 'dismissed'; "
