@@ -588,8 +588,8 @@ _ARG = re.compile(r"args\.([A-Za-z_][A-Za-z0-9_]*)\Z")
 
 
 def storable(value: Any) -> Any:
-    """A value as a table keeps it: JSON data (a date as YYYY-MM-DD, a tuple as a list,
-    nothing as empty text)."""
+    """A value as a table keeps it: JSON data (a date or a moment as a template writes it,
+    a tuple as a list, nothing as empty text)."""
     from jinja2 import Undefined
 
     if isinstance(value, Undefined):
@@ -599,7 +599,7 @@ def storable(value: Any) -> Any:
     if isinstance(value, str):
         return str(value)
     if isinstance(value, dt.date):
-        return value.isoformat()
+        return str(value)  # as the template writes it
     if isinstance(value, Mapping):
         return {str(k): storable(v) for k, v in value.items()}
     if isinstance(value, list | tuple) or _iterable(value):
