@@ -555,7 +555,7 @@ class Call(NamedTuple):
         return self.pending or self.decision is not None
 
 
-NOT_RUN = frozenset({"invalid-json", "unknown-tool"})  # Call.error: the tool never ran
+NOT_RUN = frozenset({"invalid-json", "unknown-tool", "invalid-args"})  # Call.error: never ran
 NOT_CONFIRMED = frozenset({"cancelled", "dismissed"})
 
 

@@ -39,7 +39,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -657,5 +657,3 @@ def no_row(table: str, where: Sequence[tuple[str, Any]]) -> str:
         return f"no row in {table}"
     return f"no row in {table} with " + " and ".join(f"{c} = {text_of(v)}" for c, v in where)
 
-
-Refusal = Callable[[str], None]
