@@ -764,16 +764,15 @@ def _exactly(op: str, a: Any, b: Any, where: str, zero: str) -> int | float:
                                                        not math.isfinite(b)):
         raise OverflowError
     x, y = exact(a), exact(b)
-    r: decimal.Decimal
+    c = _EXACT
     try:
-        with decimal.localcontext(_EXACT):
-            if op == "%":  # the sign of the divisor, as Python's (and people's) remainder
-                r = x % y
-                if r and (r < 0) != (y < 0):
-                    r += y
-            else:
-                r = x + y if op == "+" else x - y if op == "-" else x * y if op == "*" \
-                    else x / y
+        if op == "%":  # the sign of the divisor, as Python's (and people's) remainder
+            r = c.remainder(x, y)
+            if r and (r < 0) != (y < 0):
+                r = c.add(r, y)
+        else:
+            r = c.add(x, y) if op == "+" else c.subtract(x, y) if op == "-" else \
+                c.multiply(x, y) if op == "*" else c.divide(x, y)
     except decimal.DecimalException:
         raise OverflowError from None
     return plain(r, False)
