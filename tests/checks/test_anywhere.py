@@ -135,3 +135,18 @@ def test_lint_says_which_checks_take_anywhere_and_ignore_commas(
             "'ignore_commas'; 'contains' does; did you mean 'ignore_case'?") in out
     assert ("bad.yaml:7:28: error S102 unknown key 'anywher' in the check 'matches'; did you "
             "mean 'anywhere'?") in out
+
+
+def test_recheck_gives_the_same_verdicts(tmp_path: Path, server: FakeServer,
+                                         cli_env: dict[str, str]) -> None:
+    talk(server, "Refund: $1,093.34.", "Your card 4242 is fine.", "Bye.",
+         beside="Checking the hours.")
+    got = outcomes(tmp_path, server, scenario(
+        "  - contains: {text: '1093.34', anywhere: true, ignore_commas: true}\n"
+        "  - not_contains: {text: '4242', anywhere: true}\n"
+        "  - matches: {pattern: 'Checking', anywhere: true}\n", history=True))
+    assert [s for s, _ in got] == ["pass", "fail", "pass"]
+    r = run_cli("recheck", str(the_run(tmp_path / "runs")), "--out", "again", cwd=tmp_path)
+    assert r.exit_code == 1, r.output
+    (rec,) = records_of(the_run(tmp_path / "again"))
+    assert [(c["status"], c["reason"]) for c in rec["checks"]] == got
