@@ -555,3 +555,26 @@ then:
         "'matches' and 'not_contains' do",
     ):
         assert line in r.output, line
+
+
+def test_recheck_gives_the_same_verdicts_on_what_the_rules_changed(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    script(server, "do", calls(("cancel_order", {"order_id": "#W1", "reason": "changed"}),
+                               ("cancel_order", {"order_id": "#W1", "reason": "no longer needed"}),
+                               ("pay_with", {"order_id": "#W3", "payment_method_id": "gift_2",
+                                             "amount": 17.99})),
+           {"text": "done"})
+    store(tmp_path, server, ("again", one("cancel_order, pay_with", """\
+  - same_world_as:
+      - {name: cancel_order, args: {order_id: "#W1", reason: no longer needed}}
+  - world: {payment_methods: {gift_1: {balance: 195.2}, gift_2: {balance: 117.21}}}
+  - expect: "first(world.orders[id == '#W3']).payment_history[1].amount == 17.99"
+""")))
+    r, (rec,) = run(tmp_path)
+    assert r.exit_code == 1
+    live = [(c["status"], c["reason"]) for c in rec["checks"]]
+    assert [s for s, _ in live] == ["fail", "pass", "pass"]
+    r = run_cli("recheck", str(the_run(tmp_path / "runs")), "--out", "again", cwd=tmp_path)
+    assert r.exit_code == 1, r.output
+    (again,) = records_of(the_run(tmp_path / "again"))
+    assert [(c["status"], c["reason"]) for c in again["checks"]] == live
