@@ -277,7 +277,7 @@ def _effect() -> dict[str, Any]:
         "action": {
             "enum": list(ACTIONS),
             **schema_doc("What the step does to its table: `read` (its rules only check), "
-                         "`create`, `update` or `delete`.", "update"),
+                         "`create`, `update` (the default) or `delete`.", "update"),
         },
         "where": table["where"],
         "set": table["set"],
@@ -290,7 +290,7 @@ def _effect() -> dict[str, Any]:
     return {
         "type": "object",
         "additionalProperties": False,
-        "required": ["table", "action"],
+        "required": ["table"],
         "properties": props,
         **schema_doc("A further step of the call: a table, an action, and its where, set, "
                      "compute, row, append, require and if.",
