@@ -16,10 +16,12 @@ naming the call — never a silent pass.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..compiler.arguments import call_problem, report_arguments
 from ..model import AttemptData, Outcome, WorldTable
 from .registry import CheckContext, check, errored, failed, passed, schema_doc
 from .tools import TOOL_NAME, require_tool
@@ -71,8 +73,6 @@ def _said(name: str, args: Any) -> str:
 
 
 def prepare_same_world(param: Any, ctx: CheckContext) -> Reference | None:
-    from ..compiler.arguments import call_problem, report_arguments
-
     calls: list[tuple[str, dict[str, Any]]] = []
     ok = True
     for i, item in enumerate(param):
@@ -114,8 +114,7 @@ def _dry_run(param: Any, calls: list[tuple[str, dict[str, Any]]],
              world: dict[str, WorldTable], ctx: CheckContext) -> None:
     """Make the calls on the scenario's world, as the check will: report the first one
     the tools refuse (E247), where it is written."""
-    import datetime as dt
-
+    # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
     from ..compiler.rules import BROKEN
     from ..compiler.world import replay
 
@@ -162,6 +161,7 @@ def _dry_run(param: Any, calls: list[tuple[str, dict[str, Any]]],
 def same_world_as(p: Reference, a: AttemptData) -> Outcome:
     if a.world is None:
         return errored("the attempt has no world to look at (the scenario has no world:)")
+    # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
     from ..compiler.world import MAX_DIFFERENCES, differences, replay
 
     expected, stopped = replay(a.world.before, a.tools, p.calls, a.at)

@@ -46,6 +46,7 @@ from typing import Any
 from ..errors import Collector, did_you_mean, quoted_list
 from ..model import Action, Located, Rule, RuleExpr, TableStep, ToolSpec, WorldTable
 from ..source.load import DataPath, Document
+from .moment import say
 from .templates import LazyTemplate, check_template, is_template, line_offset
 
 ID = "id"
@@ -250,6 +251,7 @@ def check_rules(tool: ToolSpec, world: Mapping[str, WorldTable], diags: Collecto
     """Lint a table tool's rules against the scenario's world: its effects' tables and
     columns, append on list columns only, and every expression typed (X301–X305 at its
     place in the file)."""
+    # why: world.py imports this module
     from .world import columns_hint, unknown_column, world_type
 
     act = tool.table
@@ -305,6 +307,7 @@ def _kinds(kinds: Iterable[type]) -> str:
 def expression_names(tool: ToolSpec, table: str, world: Any) -> tuple[tuple[str, Any], ...]:
     """What a rule's expression reads, typed: ``args`` (from the tool's input_schema),
     ``row`` (a row of the step's table) and ``world``."""
+    # why: the expression language (Lark), only when a rule has one
     from ..expr.types import JSON, fields_of
 
     tables = fields_of(world) or {}
@@ -316,6 +319,7 @@ def expression_names(tool: ToolSpec, table: str, world: Any) -> tuple[tuple[str,
 def args_type(tool: ToolSpec) -> Any:
     """``args`` in a table tool's rules: one field per argument of its input_schema, each
     typed from it (JSON data when the schema says nothing usable)."""
+    # why: the expression language (Lark), only when a rule has one
     from ..expr.types import BOOL, JSON, NUMBER, TEXT, args_of, list_of
 
     schema = tool.input_schema
@@ -343,6 +347,7 @@ def args_type(tool: ToolSpec) -> Any:
 def report_expression(e: RuleExpr, names: tuple[tuple[str, Any], ...],
                       diags: Collector) -> bool:
     """Compile ``e``; report each problem at its place. True when it compiles."""
+    # why: the expression language (Lark), only when a rule has one
     from ..expr import ProblemsFound, compile_expression
 
     try:
@@ -515,6 +520,7 @@ def _true(call: Call, e: RuleExpr, row: dict[str, Any] | None, what: str) -> boo
 
 
 def _value(call: Call, e: RuleExpr, row: dict[str, Any] | None) -> Any:
+    # why: the expression language (Lark), only when a rule has one
     from ..expr import Bindings, EvalError, ProblemsFound, compile_expression
 
     names = expression_names(call.tool, _table_of(call, e), call.world_type)
@@ -561,8 +567,6 @@ def render(value: Any, call: Call, names: Mapping[str, Any]) -> Any:
 
 
 def _render_template(t: LazyTemplate, call: Call, names: Mapping[str, Any]) -> Any:
-    from .moment import say
-
     given = {**names, "at": call.at, "now": say(call.at)}
     args = call.args
     m = _ONE.match(t.source.strip())
@@ -572,6 +576,7 @@ def _render_template(t: LazyTemplate, call: Call, names: Mapping[str, Any]) -> A
             simple = _ARG.match(inner)
             if simple is not None:  # {{ args.x }}: the argument itself
                 return args.get(simple.group(1), "")
+            # why: Jinja, only for a template that is one expression
             from .sandbox import expression_value
             from .templates import environment
 
@@ -590,6 +595,7 @@ _ARG = re.compile(r"args\.([A-Za-z_][A-Za-z0-9_]*)\Z")
 def storable(value: Any) -> Any:
     """A value as a table keeps it: JSON data (a date or a moment as a template writes it,
     a tuple as a list, nothing as empty text)."""
+    # why: Jinja, only when a template gave a value
     from jinja2 import Undefined
 
     if isinstance(value, Undefined):
@@ -646,6 +652,7 @@ def same(have: Any, want: Any) -> bool:
 
 
 def _number(v: Any) -> Any:
+    # why: the expression language (Lark), only when a value is compared
     from ..expr.runtime import numeric
 
     return numeric(v) if type(v) is not bool else None

@@ -26,6 +26,7 @@ were): dsl/compiler/compile.py, suite.py and faketools.py import it only when a 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 import threading
@@ -36,7 +37,22 @@ from typing import Any
 from ..errors import Collector, Span, did_you_mean, quoted_list
 from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
 from ..source.load import DataPath, Document, display_path
-from .templates import as_tool_text, check_template
+from .cases import read_table_file
+from .faketools import answer
+from .moment import say
+from .rules import (
+    Refused,
+    check_rules,
+    compile_effects,
+    compile_step,
+    rebound,
+    run_call,
+    text_of,
+    written,
+)
+from .rules import no_row as said_no_row
+from .rules import same as rule_same
+from .templates import CaseTemplate, as_tool_text, check_template, is_template
 
 ID = "id"  # the column that identifies a row
 MAX_ROWS = 10_000  # rows of one table (as the cases of one scenario file)
@@ -85,8 +101,6 @@ def _inline(doc: Document, path: DataPath, name: str, rows: list[Any],
 
 def _from_file(doc: Document, path: DataPath, name: str, file: str, root: Path,
                diags: Collector) -> WorldTable | None:
-    from .cases import read_table_file
-
     at = doc.span((*path, "file"))
     suffix = Path(file).suffix.lower()
     if Path(file).is_absolute():
@@ -150,8 +164,6 @@ def _checked(table: WorldTable, diags: Collector, row_span: Any) -> WorldTable |
 def render_cases(table: WorldTable, values: Mapping[str, Any]) -> WorldTable:
     """A suite's table for one case: each ``{{ name }}`` of its values rendered over the
     case's values (a name the case lacks is left as it is written)."""
-    from .templates import CaseTemplate, is_template
-
     def one(v: Any) -> Any:
         if isinstance(v, str) and is_template(v) and check_template(v) is None:
             t = CaseTemplate(v)
@@ -176,8 +188,6 @@ def table_action(doc: Document, path: DataPath, name: str, data: Mapping[str, An
     """A tool's ``table`` and its ``where``, ``set``, ``row``, ``fields``, ``one`` (the
     strings of where, set and row are templates over the call, as ``returns`` is), and its
     rules: ``require``, ``compute``, ``append`` and ``effects`` (dsl/compiler/rules.py)."""
-    from .rules import compile_effects, compile_step, written
-
     action = data.get("action", "read")
     what = f"the tool '{name}'"
     if action == "create" and "row" not in data:
@@ -210,10 +220,6 @@ def table_action(doc: Document, path: DataPath, name: str, data: Mapping[str, An
 
 def bind_action(action: TableAction, values: dict[str, Any]) -> TableAction:
     """``action`` (compiled for one case) for another case: its templates read ``values``."""
-    import dataclasses
-
-    from .rules import rebound
-
     def rebind(items: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
         return tuple((k, rebound(v, values)) for k, v in items)
 
@@ -256,8 +262,6 @@ def check_tools(tools: Iterable[ToolSpec], world: Mapping[str, WorldTable],
                                                                f"'{tool.name}' names"),
                             columns_hint(table))
         if act.require or act.compute or act.append or act.effects:
-            from .rules import check_rules
-
             check_rules(tool, world, diags)
 
 
@@ -309,8 +313,6 @@ class World:
         an id taken; ``refused``: a rule of its ``require`` is false; ``tool-error``) —
         then no table changed (dsl/compiler/rules.py applies every step of the call, all
         or nothing)."""
-        from .rules import Refused, run_call
-
         act = tool.table
         assert act is not None  # only table tools come here (faketools.answer)
         call = args if isinstance(args, dict) else {}
@@ -341,14 +343,10 @@ def open_world(tables: Sequence[WorldTable]) -> World | None:
 
 def no_row(table: str, where: Sequence[tuple[str, Any]]) -> str:
     """``no row in cards with id = C-9``: what a where that matches nothing tells the agent."""
-    from .rules import no_row as said
-
-    return said(table, where)
+    return said_no_row(table, where)
 
 
 def _text(v: Any) -> str:
-    from .rules import text_of
-
     return text_of(v)
 
 
@@ -360,8 +358,6 @@ def _project(row: Mapping[str, Any], fields: tuple[str, ...] | None) -> dict[str
 
 def _returns(tool: ToolSpec, args: Mapping[str, Any], at: dt.datetime,
              rows: list[dict[str, Any]], world: Mapping[str, Any]) -> str:
-    from ..compiler.moment import say
-
     if tool.template is None:
         return as_tool_text(tool.returns)
     try:
@@ -430,8 +426,6 @@ def replay(before: Mapping[str, tuple[Mapping[str, Any], ...]], tools: Sequence[
     after them, and the first call that did not apply — its index (0-based), the text the
     agent would get and the error kind — or None. Calls to tools without ``table:`` change
     nothing and are not made."""
-    from .faketools import answer
-
     tables = [WorldTable(name, tuple(rows), _NOWHERE,
                          {c: _NOWHERE for r in rows for c in r})
               for name, rows in before.items()]
@@ -497,9 +491,7 @@ def find(rows: Sequence[Mapping[str, Any]], key: str) -> Mapping[str, Any] | Non
 def same(have: Any, want: Any) -> bool:
     """The rule a ``world`` check compares a column by (as a where does): equal, the same
     written as text, numbers by value ('135.20' and 135.2), lists in order."""
-    from .rules import same as rule
-
-    return rule(have, want)
+    return rule_same(have, want)
 
 
 def shown(value: Any, limit: int = 120) -> str:
@@ -517,6 +509,7 @@ def world_type(tables: Mapping[str, WorldTable]) -> Any:
     column typed from the values the table holds (text, number, true/false; a number
     written as text — a CSV cell ``135.20`` — is text that compares and adds as a number;
     JSON when they differ)."""
+    # why: the expression language (Lark), only when used
     from ..expr.runtime import number_in
     from ..expr.types import BOOL, JSON, NUMBER, NUMERIC_TEXT, TEXT, Type, world_of
 
