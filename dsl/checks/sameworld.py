@@ -3,7 +3,7 @@
 ``- same_world_as: [{name: cancel_pending_order, args: {order_id: "#W1", reason: "no
 longer needed"}}]`` — the calls the right agent would make, in order. Scenarist makes them
 through the scenario's own tools on a fresh copy of the world the attempt started from
-(dsl/compiler/world.py's ``replay``: each checked, refused or applied by the same rules as
+(:func:`replay`: each checked, refused or applied by the same rules as
 an agent's call), and the attempt's world must end equal to that one: every table, row and
 column (lists in order, numbers by value). The author says *what was right to do*; the
 tools work out the rows (a refund, a sorted list, a balance).
@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..compiler.arguments import call_problem, report_arguments
-from ..model import AttemptData, Outcome, WorldTable
+from ..errors import Span
+from ..model import AttemptData, Outcome, ToolSpec, WorldTable
 from .registry import CheckContext, check, errored, failed, passed, schema_doc
 from .tools import TOOL_NAME, require_tool
 
@@ -58,6 +60,38 @@ SCHEMA: dict[str, Any] = {
         [{"name": "cancel_pending_order",
           "args": {"order_id": "#W2378156", "reason": "no longer needed"}}]),
 }
+
+
+def replay(before: Mapping[str, tuple[Mapping[str, Any], ...]], tools: Sequence[ToolSpec],
+           calls: Sequence[tuple[str, Any]], at: dt.datetime
+           ) -> tuple[Mapping[str, tuple[Mapping[str, Any], ...]], tuple[int, str, str] | None]:
+    """The world the calls ``(tool, args)`` make of ``before`` through ``tools``, as an
+    agent's calls would (each checked, refused or applied by the same rules): the tables
+    after them, and the first call that did not apply — its index (0-based), the text the
+    agent would get and the error kind — or None. Calls to tools without ``table:`` change
+    nothing and are not made."""
+    # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
+    from ..compiler.faketools import answer
+    from ..compiler.world import World
+
+    tables = [WorldTable(name, tuple(rows), _NOWHERE,
+                         {c: _NOWHERE for r in rows for c in r})
+              for name, rows in before.items()]
+    world = World(tables)
+    by_name = {t.name: t for t in tools}
+    for i, (name, args) in enumerate(calls):
+        tool = by_name.get(name)
+        if tool is None:
+            return world.run().after, (i, f"there is no tool named '{name}'", "unknown-tool")
+        if tool.table is None:
+            continue
+        result = answer(tool, args, at, world)
+        if result.error is not None:
+            return world.run().after, (i, result.output, result.error)
+    return world.run().after, None
+
+
+_NOWHERE = Span("<replay>", 1, 1)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +150,6 @@ def _dry_run(param: Any, calls: list[tuple[str, dict[str, Any]]],
     the tools refuse (E247), where it is written."""
     # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
     from ..compiler.rules import BROKEN
-    from ..compiler.world import replay
 
     at = ctx.extra.get("at")
     moment = at if isinstance(at, dt.datetime) else dt.datetime(2000, 1, 1, tzinfo=dt.UTC)
@@ -162,7 +195,7 @@ def same_world_as(p: Reference, a: AttemptData) -> Outcome:
     if a.world is None:
         return errored("the attempt has no world to look at (the scenario has no world:)")
     # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
-    from ..compiler.world import MAX_DIFFERENCES, differences, replay
+    from ..compiler.world import MAX_DIFFERENCES, differences
 
     expected, stopped = replay(a.world.before, a.tools, p.calls, a.at)
     if stopped is not None:

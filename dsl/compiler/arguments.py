@@ -180,6 +180,7 @@ def call_problem(tool: ToolSpec, args: Any) -> str | None:
     validator = _validator(json.dumps(tool.input_schema, sort_keys=True, default=str))
     if validator is None:
         return None
+    # why: jsonschema, only when a table tool is called; not for plan, lint or checks
     from jsonschema.exceptions import relevance
 
     errors = list(validator.iter_errors(args))
@@ -190,6 +191,7 @@ def call_problem(tool: ToolSpec, args: Any) -> str | None:
 
 @functools.lru_cache(maxsize=256)
 def _validator(schema: str) -> Any:
+    # why: jsonschema, only when a table tool is called; not for plan, lint or checks
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

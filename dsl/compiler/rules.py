@@ -251,9 +251,6 @@ def check_rules(tool: ToolSpec, world: Mapping[str, WorldTable], diags: Collecto
     """Lint a table tool's rules against the scenario's world: its effects' tables and
     columns, append on list columns only, and every expression typed (X301–X305 at its
     place in the file)."""
-    # why: world.py imports this module
-    from .world import columns_hint, unknown_column, world_type
-
     act = tool.table
     if act is None:
         return
@@ -296,6 +293,56 @@ def check_rules(tool: ToolSpec, world: Mapping[str, WorldTable], diags: Collecto
                  *([step.when] if step is not None and step.when is not None else [])]
         for e in exprs:
             report_expression(e, names, diags)
+
+
+def unknown_column(table: WorldTable, column: str, who: str) -> str:
+    return (f"{who} the column '{column}', which the table '{table.name}' does not have"
+            f"{did_you_mean(column, table.columns)}")
+
+
+def columns_hint(table: WorldTable) -> str:
+    where = f" ({table.file})" if table.file else ""
+    return (f"the columns of '{table.name}'{where} are "
+            f"{quoted_list(list(table.columns), 'and') or 'none'}")
+
+
+def world_type(tables: Mapping[str, WorldTable]) -> Any:
+    """``world`` and ``world_before`` as lint types them: each table a list of rows, each
+    column typed from the values the table holds (text, number, true/false; a number
+    written as text — a CSV cell ``135.20`` — is text that compares and adds as a number;
+    JSON when they differ)."""
+    # why: the expression language (Lark), only when used
+    from ..expr.runtime import number_in
+    from ..expr.types import BOOL, JSON, NUMBER, NUMERIC_TEXT, TEXT, Type, world_of
+
+    def kind(v: Any) -> Type | None:
+        if v is None or v == "":
+            return None  # an empty cell says nothing of its column
+        if isinstance(v, bool):
+            return BOOL
+        if isinstance(v, (int, float)):
+            return NUMBER
+        if isinstance(v, str):
+            return NUMERIC_TEXT if number_in(v) is not None else TEXT
+        return JSON
+
+    def join(seen: set[Type]) -> Type:
+        if len(seen) == 1:
+            return seen.pop()
+        if seen and seen <= {NUMBER, NUMERIC_TEXT}:
+            return NUMERIC_TEXT
+        if seen and seen <= {TEXT, NUMERIC_TEXT}:
+            return TEXT
+        return JSON
+
+    out: dict[str, dict[str, Type]] = {}
+    for name, table in tables.items():
+        cols: dict[str, Type] = {}
+        for column in table.columns:
+            seen = {kind(r.get(column)) for r in table.rows} - {None}
+            cols[column] = join(seen)  # type: ignore[arg-type]
+        out[name] = cols
+    return world_of(out)
 
 
 def _kinds(kinds: Iterable[type]) -> str:

@@ -38,7 +38,6 @@ from ..errors import Collector, Span, did_you_mean, quoted_list
 from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
 from ..source.load import DataPath, Document, display_path
 from .cases import read_table_file
-from .faketools import answer
 from .moment import say
 from .rules import (
     Refused,
@@ -50,8 +49,11 @@ from .rules import (
     text_of,
     written,
 )
+from .rules import columns_hint as columns_hint  # (their home: what lint says of tables)
 from .rules import no_row as said_no_row
 from .rules import same as rule_same
+from .rules import unknown_column as unknown_column
+from .rules import world_type as world_type
 from .templates import CaseTemplate, as_tool_text, check_template, is_template
 
 ID = "id"  # the column that identifies a row
@@ -265,17 +267,6 @@ def check_tools(tools: Iterable[ToolSpec], world: Mapping[str, WorldTable],
             check_rules(tool, world, diags)
 
 
-def unknown_column(table: WorldTable, column: str, who: str) -> str:
-    return (f"{who} the column '{column}', which the table '{table.name}' does not have"
-            f"{did_you_mean(column, table.columns)}")
-
-
-def columns_hint(table: WorldTable) -> str:
-    where = f" ({table.file})" if table.file else ""
-    return (f"the columns of '{table.name}'{where} are "
-            f"{quoted_list(list(table.columns), 'and') or 'none'}")
-
-
 # ---- one attempt's world ------------------------------------------------------------------
 
 
@@ -418,32 +409,6 @@ def apply(before: Mapping[str, tuple[Mapping[str, Any], ...]],
     return WorldRun(before, {n: tuple(rs) for n, rs in after.items()})
 
 
-def replay(before: Mapping[str, tuple[Mapping[str, Any], ...]], tools: Sequence[ToolSpec],
-           calls: Sequence[tuple[str, Any]], at: dt.datetime
-           ) -> tuple[dict[str, tuple[Mapping[str, Any], ...]], tuple[int, str, str] | None]:
-    """The world the calls ``(tool, args)`` make of ``before`` through ``tools``, as an
-    agent's calls would (each checked, refused or applied by the same rules): the tables
-    after them, and the first call that did not apply — its index (0-based), the text the
-    agent would get and the error kind — or None. Calls to tools without ``table:`` change
-    nothing and are not made."""
-    tables = [WorldTable(name, tuple(rows), _NOWHERE,
-                         {c: _NOWHERE for r in rows for c in r})
-              for name, rows in before.items()]
-    world = World(tables)
-    by_name = {t.name: t for t in tools}
-    for i, (name, args) in enumerate(calls):
-        tool = by_name.get(name)
-        if tool is None:
-            return world._now(), (i, f"there is no tool named '{name}'", "unknown-tool")
-        if tool.table is None:
-            continue
-        result = answer(tool, args, at, world)
-        if result.error is not None:
-            return world._now(), (i, result.output, result.error)
-    return world._now(), None
-
-
-_NOWHERE = Span("<replay>", 1, 1)
 MAX_DIFFERENCES = 20  # differences a failure lists before "and N more"
 
 
@@ -502,45 +467,6 @@ def shown(value: Any, limit: int = 120) -> str:
 
 
 # ---- the type of world and world_before in expressions ------------------------------------
-
-
-def world_type(tables: Mapping[str, WorldTable]) -> Any:
-    """``world`` and ``world_before`` as lint types them: each table a list of rows, each
-    column typed from the values the table holds (text, number, true/false; a number
-    written as text — a CSV cell ``135.20`` — is text that compares and adds as a number;
-    JSON when they differ)."""
-    # why: the expression language (Lark), only when used
-    from ..expr.runtime import number_in
-    from ..expr.types import BOOL, JSON, NUMBER, NUMERIC_TEXT, TEXT, Type, world_of
-
-    def kind(v: Any) -> Type | None:
-        if v is None or v == "":
-            return None  # an empty cell says nothing of its column
-        if isinstance(v, bool):
-            return BOOL
-        if isinstance(v, (int, float)):
-            return NUMBER
-        if isinstance(v, str):
-            return NUMERIC_TEXT if number_in(v) is not None else TEXT
-        return JSON
-
-    def join(seen: set[Type]) -> Type:
-        if len(seen) == 1:
-            return seen.pop()
-        if seen and seen <= {NUMBER, NUMERIC_TEXT}:
-            return NUMERIC_TEXT
-        if seen and seen <= {TEXT, NUMERIC_TEXT}:
-            return TEXT
-        return JSON
-
-    out: dict[str, dict[str, Type]] = {}
-    for name, table in tables.items():
-        cols: dict[str, Type] = {}
-        for column in table.columns:
-            seen = {kind(r.get(column)) for r in table.rows} - {None}
-            cols[column] = join(seen)  # type: ignore[arg-type]
-        out[name] = cols
-    return world_of(out)
 
 
 def said(change: Mapping[str, Any]) -> str:
