@@ -581,6 +581,8 @@ def _value(call: Call, e: RuleExpr, row: dict[str, Any] | None) -> Any:
                                           "world": call.work}))
     except EvalError as exc:
         raise Refused(f"error: the tool failed: {exc.message}", "tool-error") from None
+    except Exception as exc:  # a value the language did not expect: the tool fails, not the run
+        raise Refused(f"error: the tool failed: {e.source}: {exc}", "tool-error") from None
 
 
 def _table_of(call: Call, e: RuleExpr) -> str:

@@ -215,7 +215,7 @@ class _Compiler:
             case ItemRef(level=level):
                 return lambda e: e.items[level]
             case ItemFieldRef(level=level, field=fld, kind="object"):
-                return lambda e: e.items[level][fld]
+                return lambda e: e.items[level].get(fld)  # a row may lack a column
             case ItemFieldRef(level=level, field=fld, kind="date"):
                 getter = DATE_GETTERS[fld]
                 return lambda e: getter(e.items[level])
