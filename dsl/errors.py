@@ -223,13 +223,20 @@ class EndpointError(ScenaristError):
     not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
     the agent loop turns it into a failed attempt. :data:`EXPLANATIONS` says what each kind
     means in one sentence for the person reading the terminal or the report.
+
+    ``maybe_processed``: the request (or one of its tries) may have reached the endpoint and
+    been acted on — it was written before the failure (a timeout, a connection lost after
+    the request went out, an error status, a reply that cannot be read). False only when it
+    provably never left (no connection). An agent that runs its own loop must not send
+    such a turn again by itself (dsl/targets/transport.py).
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retries: int = 0) -> None:
+                 retries: int = 0, maybe_processed: bool = False) -> None:
         self.kind = kind
         self.status = status
         self.retries = retries
+        self.maybe_processed = maybe_processed
         super().__init__(message)
 
     @property
