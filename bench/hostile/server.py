@@ -4,7 +4,10 @@ turns each into a plain error and goes on.
 
 A real HTTP/1.1 server on 127.0.0.1 only (asyncio), started as its own process:
 
-    python bench/hostile/server.py [--port 0] [--bomb-mib 1024]
+    python bench/hostile/server.py [--port 0] [--bomb-mib 1024] [--tls PEM]
+
+``--tls PEM`` serves the same replies over HTTPS (the private key and certificate chain in
+that file), so that the httpx path is probed as the plain one.
 
 It prints ``PORT <n>`` on its first line once it listens. The reply class is chosen by the
 first segment of the path, so a target's ``base_url`` picks it and nothing needs scripting:
@@ -564,10 +567,17 @@ async def handle(port: int, reader: asyncio.StreamReader, writer: asyncio.Stream
             writer.close()
 
 
-async def serve(port: int) -> None:
+async def serve(port: int, tls: str | None = None) -> None:
     actual: list[int] = []
+    context = None
+    if tls:
+        import ssl
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(tls)
     server = await asyncio.start_server(
-        lambda r, w: handle(actual[0], r, w), "127.0.0.1", port, limit=MAX_REQUEST_BYTES)
+        lambda r, w: handle(actual[0], r, w), "127.0.0.1", port, limit=MAX_REQUEST_BYTES,
+        ssl=context)
     actual.append(server.sockets[0].getsockname()[1])
     print(f"PORT {actual[0]}", flush=True)
     async with server:
@@ -580,10 +590,11 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--bomb-mib", type=int, default=BOMB_MIB,
                     help="decoded size of the gzip and deflate bombs (default 1024)")
+    ap.add_argument("--tls", help="serve HTTPS: a PEM file with the key and certificate chain")
     a = ap.parse_args(argv)
     BOMB_MIB = a.bomb_mib
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(a.port))
+        asyncio.run(serve(a.port, a.tls))
 
 
 if __name__ == "__main__":
