@@ -173,7 +173,7 @@ def _ours(exc: BaseException) -> TransportError:
         return exc
     if isinstance(exc, h11.RemoteProtocolError):
         return protocol_error(str(exc))
-    return NotHTTP(f"Scenarist could not read it ({type(exc).__name__}: {exc})")
+    return NotHTTP(f"could not be read ({type(exc).__name__}: {exc})")
 
 
 class PlainURL:

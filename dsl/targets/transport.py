@@ -127,7 +127,8 @@ class Disconnected(TransportError):
 
 class NotHTTP(TransportError):
     """What the server sent is not an HTTP/1.1 reply (a bad status line, chunk size,
-    Content-Length, Transfer-Encoding, headers too long...): h11's words, cut short."""
+    Content-Length, Transfer-Encoding, headers too long...): h11's words, cut short; the
+    message completes "the reply ..."."""
 
 
 class TooLarge(TransportError):
@@ -152,9 +153,10 @@ def protocol_error(message: str) -> TransportError:
     if message.startswith(_CLOSED):
         return Disconnected(message)
     if message == "Receive buffer too long":
-        return NotHTTP(f"its status line and headers, or its trailer, are longer than "
+        return NotHTTP(f"has a status line and headers, or a trailer, longer than "
                        f"{MAX_HEAD_BYTES:,} bytes")
-    return NotHTTP(message[:_SHOWN] + ("…" if len(message) > _SHOWN else ""))
+    words = message[:_SHOWN] + ("…" if len(message) > _SHOWN else "")
+    return NotHTTP(f"is not valid HTTP/1.1 ({words})")
 
 
 # ---- the body ------------------------------------------------------------------------------
@@ -314,6 +316,8 @@ class HttpxTransport:
             progress.headers = True
             try:
                 body = await _read_body(response, self.limits.max_reply_bytes)
+                if _bytes_left(response):  # never reused: dropped at its next use
+                    await response.extensions["network_stream"].aclose()
             finally:
                 await response.aclose()
             return response.status_code, response.headers, body
@@ -349,6 +353,21 @@ def _ours(exc: httpx.TransportError, progress: Progress) -> TransportError:
             return BadEncoding(f"cannot be decoded ({exc})")
         case _:  # ReadError, WriteError, CloseError: the connection broke
             return Disconnected(str(exc) or type(exc).__name__)
+
+
+def _bytes_left(response: httpx.Response) -> bool:
+    """Whether bytes came after this reply on its connection (a 204 with a body, a body
+    longer than its Content-Length): httpcore keeps them in its h11 buffer and would read
+    them as the next request's reply (encode/httpx#1474). httpcore has no public way to
+    tell; this reads h11's ``trailing_data`` by the path its maintainers give
+    (encode/httpcore#872), and says True when that path is gone (another httpcore, a
+    proxy's connection), so the connection is dropped rather than trusted."""
+    try:
+        connection = response.stream._httpcore_stream._stream._connection  # type: ignore[attr-defined]
+        left: bytes = connection._h11_state.trailing_data[0]
+    except AttributeError:
+        return True
+    return bool(left)
 
 
 async def _read_body(response: httpx.Response, limit: int) -> bytes:
