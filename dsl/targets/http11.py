@@ -138,12 +138,15 @@ class _Connection(asyncio.Protocol):
         waiter.set_exception(_ours(exc))
         self.abort()
 
+    def open(self) -> bool:
+        """Still open, and nothing arrived that no request asked for."""
+        return (not self.closed and not self.unread and self.transport is not None
+                and not self.transport.is_closing())
+
     def reusable(self) -> bool:
-        """Both sides done, nothing left over, nothing arrived since, still open."""
+        """After a reply: both sides done, no byte left over, still open."""
         h = self.h11
-        return (h.our_state is h11.DONE and h.their_state is h11.DONE
-                and not self.closed and not self.unread
-                and self.transport is not None and not self.transport.is_closing()
+        return (h.our_state is h11.DONE and h.their_state is h11.DONE and self.open()
                 and not h.trailing_data[0])
 
     async def exchange(self, request: h11.Request, content: bytes, raw_limit: int,
@@ -245,10 +248,11 @@ class PlainPool:
         return conn
 
     def _kept(self) -> _Connection | None:
-        """An idle connection still fit to carry a request, or None (the others dropped)."""
+        """An idle connection still fit to carry a request, or None (the others dropped):
+        checked before a byte is written, so a dropped one never saw the request."""
         while self.idle:
             conn = self.idle.pop()
-            if conn.reusable():
+            if conn.open():
                 return conn
             self._drop(conn)
         return None

@@ -363,8 +363,8 @@ def _bytes_left(response: httpx.Response) -> bool:
     (encode/httpcore#872), and says True when that path is gone (another httpcore, a
     proxy's connection), so the connection is dropped rather than trusted."""
     try:
-        connection = response.stream._httpcore_stream._stream._connection  # type: ignore[attr-defined]
-        left: bytes = connection._h11_state.trailing_data[0]
+        stream: Any = response.stream
+        left: bytes = stream._httpcore_stream._stream._connection._h11_state.trailing_data[0]
     except AttributeError:
         return True
     return bool(left)

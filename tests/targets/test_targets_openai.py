@@ -135,3 +135,25 @@ def test_backoff_grows_with_jitter() -> None:
         b = 0.5 * 2**i
         for _ in range(50):
             assert b / 2 <= backoff_seconds(i, 500) <= b
+
+
+def test_a_post_the_server_may_have_processed_is_never_sent_again(
+        tmp_path: Path, any_server: FakeServer, cli_env: dict[str, str]) -> None:
+    """The server reads the second request of an attempt on a kept-alive connection and
+    closes it without a word: with ``retry: {max_attempts: 1}`` nothing sends it again (it
+    may have been processed); the attempt ends as a connection error after 2 requests."""
+    server = any_server
+    rule = dict(TOOL_THEN_ANSWER["rules"][0])
+    rule["first"] = [{"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
+                     {"close": True}]
+    server.script({"rules": [rule]})
+    plain_suite(tmp_path, server.url, retry={"max_attempts": 1}, **server.settings)
+    write(tmp_path / "hours.yaml", ONE_RUN)
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 3, r.output
+    (rec,) = records_of(the_run(tmp_path / "runs"))
+    assert rec["error"] == {"kind": "connection", "status": None, "message": (
+        f"cannot reach {server.url}: the server closed the connection mid-reply (Server "
+        "disconnected without sending a response.)")}
+    assert rec["retries"] == 0
+    assert len(server.requests()) == 2
