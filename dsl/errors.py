@@ -258,7 +258,8 @@ EXPLANATIONS: dict[str, str] = {
     "status": "The endpoint answered with an error (or sent Scenarist elsewhere) instead of "
               f"a reply — a server that is overloaded, or set up wrong; {NEITHER}.",
     "malformed": "The endpoint's reply was not a chat answer Scenarist could read — the "
-                 f"wrong kind of server, or a reply cut short or too large; {NEITHER}.",
+                 "wrong kind of server, a reply that breaks HTTP, or one cut short or too "
+                 f"large; {NEITHER}.",
     "unsupported_tools": "The endpoint refuses to give this model tools, so the agent could "
                          f"not be given its tools; {NEITHER}.",
     "tool_call_as_text": "The server gave the model's tool call back as plain text, so no "
