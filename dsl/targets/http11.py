@@ -153,7 +153,7 @@ class _Connection(asyncio.Protocol):
                        progress: Progress) -> tuple[int, Mapping[str, str], bytes]:
         assert self.transport is not None
         h = self.h11
-        data = h.send(request) + h.send(h11.Data(data=content)) + h.send(h11.EndOfMessage())
+        data = h.send(request) + h.send(h11.Data(data=content)) + h.send(_END)
         self.status = 0
         self.headers = {}
         self.body = []
@@ -168,6 +168,9 @@ class _Connection(asyncio.Protocol):
         finally:
             self.waiter = None
         return self.status, self.headers, b"".join(self.body)
+
+
+_END = h11.EndOfMessage()  # (events are immutable: one for every request)
 
 
 def _ours(exc: BaseException) -> TransportError:

@@ -226,7 +226,12 @@ class Decoder:
 
 def decoded(headers: Mapping[str, str], raw: bytes, limit: int) -> bytes:
     """A whole raw body, its Content-Encoding undone (at most ``limit`` bytes)."""
-    decoder = Decoder(headers.get("content-encoding", ""), limit)
+    encoding = headers.get("content-encoding")
+    if encoding is None:  # (most replies: no decoder to make)
+        if len(raw) > limit:
+            raise TooLarge("the body passed max_reply_bytes")
+        return raw
+    decoder = Decoder(encoding, limit)
     decoder.feed(raw)
     return decoder.finish()
 
