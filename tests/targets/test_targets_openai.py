@@ -157,3 +157,44 @@ def test_a_post_the_server_may_have_processed_is_never_sent_again(
         "disconnected without sending a response.)")}
     assert rec["retries"] == 0
     assert len(server.requests()) == 2
+
+
+def test_each_failure_says_whether_the_server_may_have_processed_the_request(
+        any_server: FakeServer) -> None:
+    """``EndpointError.maybe_processed``: false only when the request provably never left
+    (no connection); with ``resend`` off, such a request is not tried again."""
+    import asyncio
+
+    from dsl.errors import EndpointError, Span
+    from dsl.model import Target
+    from dsl.targets.openai import JsonEndpoint
+    from dsl.targets.settings import OpenAISettings, Retry
+
+    server = any_server
+    server.script({"rules": [{"match": "x", "replies": [{"close": True}]}]})
+
+    def endpoint(url: str, resend: bool) -> JsonEndpoint:
+        settings = OpenAISettings(model="m", base_url=url, ca_file=server.settings.get(
+            "ca_file"), retry=Retry(max_attempts=3, backoff_ms=1))
+        return JsonEndpoint(Target("t", "openai", Span("s.yaml", 1, 1), settings),
+                            url + "/chat/completions", url, "base_url", resend=resend)
+
+    async def fail(url: str, resend: bool) -> EndpointError:
+        client = endpoint(url, resend)
+        try:
+            await client.complete({"messages": [{"role": "user", "content": "x"}]})
+        except EndpointError as exc:
+            return exc
+        finally:
+            await client.aclose()
+        raise AssertionError("no error")
+
+    dropped = asyncio.run(fail(server.url, resend=True))
+    assert (dropped.kind, dropped.maybe_processed, dropped.retries) == ("connection", True, 2)
+    assert len(server.requests()) == 3  # the retry policy's choice, counted
+    server.script({"rules": [{"match": "x", "replies": [{"close": True}]}]})
+    kept = asyncio.run(fail(server.url, resend=False))
+    assert (kept.maybe_processed, kept.retries) == (True, 0)
+    assert len(server.requests()) == 1  # may have been processed: never sent again
+    refused = asyncio.run(fail(server.url.replace(f":{server.port}/", ":9/"), resend=False))
+    assert (refused.kind, refused.maybe_processed, refused.retries) == ("connection", False, 2)
