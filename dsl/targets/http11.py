@@ -47,6 +47,9 @@ from .transport import (
     protocol_error,
 )
 
+_END = h11.EndOfMessage()  # (events are immutable: one for every request)
+MAX_HEADS = 1024  # request heads a pool keeps, by length
+
 
 class _Connection(asyncio.Protocol):
     """One kept-alive connection and its h11 state; one request at a time."""
@@ -120,8 +123,8 @@ class _Connection(asyncio.Protocol):
             elif kind is h11.Response:
                 self.status = event.status_code  # type: ignore[union-attr]
                 headers: dict[str, str] = {}
-                for name, value in event.headers:  # type: ignore[union-attr]
-                    key = name.decode("latin-1")
+                for name, value in event.headers.raw_items():  # type: ignore[union-attr]
+                    key = name.decode("latin-1").lower()
                     text = value.decode("latin-1")
                     headers[key] = f"{headers[key]}, {text}" if key in headers else text
                 self.headers = headers
@@ -168,9 +171,6 @@ class _Connection(asyncio.Protocol):
         finally:
             self.waiter = None
         return self.status, self.headers, b"".join(self.body)
-
-
-_END = h11.EndOfMessage()  # (events are immutable: one for every request)
 
 
 def _ours(exc: BaseException) -> TransportError:
@@ -236,6 +236,10 @@ class PlainPool:
         self.open: set[_Connection] = set()
         self.max_connections = max(1, max_connections)
         self.gate: asyncio.Semaphore | None = None
+        # the request's head differs only by its Content-Length: h11 checks a head once per
+        # length (a scenario's runs send requests of the same length) and its Request event,
+        # immutable, is sent again as it is
+        self.requests: dict[int, h11.Request] = {}
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
@@ -268,8 +272,13 @@ class PlainPool:
                    ) -> tuple[int, Mapping[str, str], bytes]:
         if self.gate is None:
             self.gate = asyncio.Semaphore(self.max_connections)
-        request = h11.Request(method=b"POST", target=self.target, headers=[
-            *self.headers, (b"Content-Length", b"%d" % len(content))])
+        request = self.requests.get(len(content))
+        if request is None:
+            if len(self.requests) >= MAX_HEADS:
+                self.requests.clear()
+            request = self.requests[len(content)] = h11.Request(
+                method=b"POST", target=self.target,
+                headers=[*self.headers, (b"Content-Length", b"%d" % len(content))])
         limit = self.limits.max_reply_bytes
         async with self.gate:
             conn = self._kept() or await self._connect()
