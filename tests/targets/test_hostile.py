@@ -428,6 +428,9 @@ def suite_with(root: Path, target: dict[str, Any] | None = None, **extra: Any) -
     ({"headers": {"X-Team": "clínica"}},
      ("scenarist.yaml:8:15", "S105", "the value of the header 'X-Team' holds a character that "
                                      "is not ASCII ('í'); header values are printable ASCII")),
+    ({"ca_file": "certs/missing.pem"},
+     ("scenarist.yaml:7:15", "S105", "the ca_file 'certs/missing.pem' of the target 't' does "
+                                     "not exist")),
     ({"headers": {"X-Team": "a\r\nX-Injected: 1"}},
      ("scenarist.yaml:8:15", "S105", "the value of the header 'X-Team' holds a line break "
                                      "('\\r'); header values are printable ASCII")),
@@ -471,6 +474,19 @@ def test_the_target_constructor_never_tracebacks(tmp_path: Path,
         "the API key in HOSTILE_KEY holds a character that is not printable ASCII; check the "
         "variable",
     ]
+
+
+def test_a_ca_file_that_holds_no_certificate_stops_the_run_at_the_target(
+        tmp_path: Path) -> None:
+    write(tmp_path / "notes.pem", "not a certificate\n")
+    suite_with(tmp_path, {"base_url": "https://127.0.0.1:9/v1", "ca_file": "notes.pem"})
+    write(tmp_path / "s.yaml", SCENARIO)
+    assert lint_found(tmp_path) == []  # a file is there; whether it is PEM, the run finds
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 2, r.output
+    assert (f"scenarist.yaml:3:3: error S105 the ca_file '{tmp_path / 'notes.pem'}' of the "
+            "target 't' cannot be used: [X509: NO_CERTIFICATE_OR_CRL_FOUND] no certificate "
+            "or crl found") in r.output
 
 
 def test_a_key_that_no_header_can_carry_stops_the_run_with_a_message(
