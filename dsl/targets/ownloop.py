@@ -95,12 +95,9 @@ OpenSession = Callable[[Scenario, int, TurnInput], Awaitable[Session]]
 def exact_name(text: str) -> str | None:
     """The name when ``text`` is exactly one ``{{ name }}`` (it then becomes the value
     itself: a list, a number), else None."""
-    from ..compiler.templates import simple_parts
+    from ..compiler.templates import single_name
 
-    parts = simple_parts(text)
-    if parts is not None and len(parts) == 3 and not parts[0] and not parts[2]:
-        return parts[1]
-    return None
+    return single_name(text)
 
 
 def render_body(body: Any, values: dict[str, Any]) -> Any:
