@@ -35,11 +35,13 @@ from .base import (
     snippet,
     url_problem,
 )
+from .http11 import PlainPool, plain_url
 from .settings import HttpSettings, OpenAISettings
 from .transport import (
     BadEncoding,
     ConnectFailed,
     Disconnected,
+    HttpxTransport,
     Limits,
     NotHTTP,
     Progress,
@@ -47,7 +49,7 @@ from .transport import (
     TooLarge,
     Transport,
     TransportError,
-    open_transport,
+    proxy_for,
 )
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
@@ -96,6 +98,21 @@ def backoff_seconds(retry_index: int, base_ms: int) -> float:
     """Exponential backoff with full jitter: uniform in [b/2, b], b = base × 2^i."""
     b: float = base_ms / 1000 * 2.0**retry_index
     return b / 2 + random.random() * b / 2  # noqa: S311 - jitter, not cryptography
+
+
+def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
+                   max_connections: int, ca_file: str | None = None) -> Transport:
+    """The transport for ``url`` (POSTed with ``headers`` and a Host header made from the
+    URL): plain ``http://`` without a proxy through h11 on Scenarist's own connections
+    (:class:`~dsl.targets.http11.PlainPool`), anything else through httpx
+    (:class:`~dsl.targets.transport.HttpxTransport`, imported only then). Raises
+    ValueError with what is wrong with a URL httpx cannot read, OSError (ssl.SSLError)
+    when ``ca_file`` holds no certificate."""
+    plain = plain_url(url)
+    if plain is not None and proxy_for("http", plain.host) is None:
+        return PlainPool(plain, [(b"Host", plain.netloc.encode("ascii")), *headers],
+                         limits, max_connections)
+    return HttpxTransport(url, headers, limits, max_connections, ca_file)
 
 
 class JsonEndpoint:

@@ -3,8 +3,8 @@
 A target's endpoint (:class:`dsl.targets.openai.JsonEndpoint`: ``kind: openai``, ``kind:
 http``, the judge) sends each request through a :class:`Transport`: ``send(content,
 progress)`` POSTs one JSON body and returns the status, the headers and the decoded body.
-:func:`open_transport` picks one of its two implementations from the URL; the endpoint never
-knows which:
+:func:`dsl.targets.openai.open_transport` picks one of its two implementations from the URL;
+the endpoint never knows which:
 
 * **plain** ``http://`` without a proxy (local model servers, CI mocks) —
   :class:`dsl.targets.http11.PlainPool`: asyncio's own transports, one
@@ -79,7 +79,7 @@ class Progress:
 
 
 class Transport(Protocol):
-    """What an endpoint sends requests through (:func:`open_transport`)."""
+    """What an endpoint sends requests through (:func:`dsl.targets.openai.open_transport`)."""
 
     async def send(self, content: bytes, progress: Progress
                    ) -> tuple[int, Mapping[str, str], bytes]:
@@ -236,22 +236,9 @@ def decoded(headers: Mapping[str, str], raw: bytes, limit: int) -> bytes:
     return decoder.finish()
 
 
-# ---- choosing the path ---------------------------------------------------------------------
+# ---- proxies ------------------------------------------------------------------------------
 
-def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
-                   max_connections: int, ca_file: str | None = None) -> Transport:
-    """The transport for ``url`` (POSTed with ``headers`` and a Host header made from the
-    URL). Raises ValueError with what is wrong with a URL that cannot be read."""
-    from .http11 import PlainPool, plain_url
-
-    plain = plain_url(url)
-    if plain is not None and _proxy_for("http", plain.host) is None:
-        return PlainPool(plain, [(b"Host", plain.netloc.encode("ascii")), *headers],
-                         limits, max_connections)
-    return HttpxTransport(url, headers, limits, max_connections, ca_file)
-
-
-def _proxy_for(scheme: str, host: str) -> str | None:
+def proxy_for(scheme: str, host: str) -> str | None:
     """Honour HTTP(S)_PROXY / NO_PROXY as httpx's client would (stdlib rules)."""
     if host in ("127.0.0.1", "localhost", "::1"):
         return None  # (before urllib.request: its import is most of this function's time)
@@ -296,7 +283,7 @@ class HttpxTransport:
         n = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
         per = -(-max_connections // n)
         verify: Any = tls_context(ca_file) if self.url.scheme == "https" else False
-        proxy = _proxy_for(self.url.scheme, self.url.host)
+        proxy = proxy_for(self.url.scheme, self.url.host)
         self.transports = [
             httpx.AsyncHTTPTransport(
                 verify=verify, proxy=proxy,

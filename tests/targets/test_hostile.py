@@ -147,9 +147,9 @@ REPLIES: dict[str, tuple[str, str | None, str]] = {
     "double-gzip": ("error", M, "the reply from {url} is encoded as 'gzip, gzip'; Scenarist "
                                 "reads gzip, deflate or no encoding"),
     # item 7: the whole reply is bounded in time
-    "drip": ("error", "timeout", "the reply from {url} was still arriving after 4 s "
+    "drip": ("error", "timeout", "the reply from {url} was still arriving after 8 s "
                                  "(timeout_ms bounds the whole reply)"),
-    "drip-headers": ("error", "timeout", "no reply from {url} within 4 s"),
+    "drip-headers": ("error", "timeout", "no reply from {url} within 8 s"),
     # item 9: redirects
     "redirect-302-json": ("error", "status", "HTTP 302 from {url}: the endpoint redirected to "
                                              "'{root}/ok/v1/chat/completions'; set base_url to "
@@ -212,12 +212,12 @@ def hostile_records(hostile: Hostile, tmp_path_factory: pytest.TempPathFactory
     """One run against every hostile kind; the record of each, by kind."""
     root = tmp_path_factory.mktemp("hostile")
     kinds = [*REPLIES, *BAD_ARGS, "deep-args-object"]
-    # the drips get 4 s (their headers alone take 50 s to drip, their bodies 100 s: a
-    # loaded machine still sees the headers of "drip" within 4 s); the others all the time
-    # a loaded machine may need
+    # the drips get 8 s (their headers alone take 50 s to drip, their bodies 100 s: a
+    # loaded machine still sees the headers of "drip" within 8 s, TLS handshake
+    # included); the others all the time a loaded machine may need
     targets = {_name(k): {"kind": "openai", "base_url": f"{hostile}/{k}/v1", "model": "m",
                           **hostile.settings,
-                          "timeout_ms": 4000 if k.startswith("drip") else 60_000,
+                          "timeout_ms": 8000 if k.startswith("drip") else 60_000,
                           "retry": {"max_attempts": 1}} for k in kinds}
     write(root / "scenarist.yaml", json.dumps({"targets": targets,
                                                "defaults": {"concurrency": 16}}))

@@ -59,7 +59,8 @@ def test_each_fault_ends_the_attempt_with_the_right_status_and_reason(
         replies: list[dict[str, Any]], status: str, kind: str, message: str) -> None:
     server = any_server
     server.script({"rules": [{"match": "hora", "replies": replies}]})
-    plain_suite(tmp_path, server.url, timeout_ms=300 if server.ca is None else 1000,
+    # a hang needs a timeout to pass; the other faults all the time a loaded machine needs
+    plain_suite(tmp_path, server.url, timeout_ms=1000 if kind == "timeout" else 30_000,
                 **server.settings)
     write(tmp_path / "hours.yaml", HOURS + "runs: 2\nmin_pass: 1\n")
     r = run_cli("run", ".", cwd=tmp_path)
@@ -69,8 +70,7 @@ def test_each_fault_ends_the_attempt_with_the_right_status_and_reason(
     for rec in recs:
         assert rec["status"] == status
         assert rec["error"]["kind"] == kind
-        assert rec["error"]["message"].startswith(message.format(
-            url=server.url, limit="0.3" if server.ca is None else "1")), \
+        assert rec["error"]["message"].startswith(message.format(url=server.url, limit="1")), \
             rec["error"]["message"]
     requests = len(server.requests())
     retried = kind in ("status", "connection", "timeout")
@@ -89,8 +89,7 @@ def test_all_faults_in_one_run_none_crashes_it(tmp_path: Path, any_server: FakeS
     write(tmp_path / "fine.yaml", HOURS.replace("¿Hasta qué hora atendemos hoy?", "ok-1")
           + "runs: 1\nmin_pass: 1\n")
     server.script({"rules": rules})
-    plain_suite(tmp_path, server.url, timeout_ms=300 if server.ca is None else 1000,
-                **server.settings)
+    plain_suite(tmp_path, server.url, timeout_ms=2000, **server.settings)
     r = run_cli("run", ".", "-j", "8", cwd=tmp_path)
     assert r.exit_code == 3, r.output
     recs = {x["scenario"]: x for x in records_of(the_run(tmp_path / "runs"))}

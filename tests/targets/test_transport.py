@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 
 from dsl.targets.http11 import PlainPool
+from dsl.targets.openai import open_transport
 from dsl.targets.transport import (
     ConnectFailed,
     Decoder,
@@ -25,7 +26,6 @@ from dsl.targets.transport import (
     Progress,
     TooLarge,
     TransportError,
-    open_transport,
 )
 from tests.conftest import PATHS, TLSFiles
 
