@@ -43,13 +43,16 @@ async def main():
     server = await asyncio.start_server(handle, "127.0.0.1", 0)
     url = f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/v1/chat/completions"
     try:
-        from dsl.targets.openai import open_transport
-        from dsl.targets.transport import Limits, Progress
+        from dsl.clients.openai import open_transport
+        from dsl.clients.transport import Limits, Progress
         pool = open_transport(url, headers, Limits(10, 5, 8 << 20), 16)
         async def one(i):
             return await pool.send(content + b" " * (i % 7), Progress())
     except ImportError:  # main before issue 31: the hand-written client
-        from dsl.targets.http11 import LeanPool, plain_url
+        try:
+            from dsl.clients.http11 import LeanPool, plain_url
+        except ImportError:  # (before the clients had their package)
+            from dsl.targets.http11 import LeanPool, plain_url
         plain = plain_url(url)
         pool = LeanPool(plain, [(b"Host", plain.netloc.encode()), *headers], 16, 5)
         async def one(i):

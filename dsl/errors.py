@@ -228,7 +228,7 @@ class EndpointError(ScenaristError):
     been acted on — it was written before the failure (a timeout, a connection lost after
     the request went out, an error status, a reply that cannot be read). False only when it
     provably never left (no connection). An agent that runs its own loop must not send
-    such a turn again by itself (dsl/targets/transport.py).
+    such a turn again by itself (dsl/clients/transport.py).
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,

@@ -126,7 +126,7 @@ def server(fake_server: FakeServer) -> FakeServer:
     return fake_server
 
 
-# the two paths of dsl/targets/transport.py: plain http:// (h11 on Scenarist's own
+# the two paths of dsl/clients/transport.py: plain http:// (h11 on Scenarist's own
 # connections) and https:// (httpx)
 PATHS = ["plain", "tls"]
 

@@ -5,7 +5,7 @@ A real HTTP/1.1 server on 127.0.0.1 (asyncio, keep-alive), started as its own pr
     python tests/fakeserver.py [--port 0] [--delay-ms 50] [--script FILE] [--tls PEM]
 
 ``--tls PEM`` serves HTTPS with the private key and certificate chain in that file (the
-tests make one with trustme: the httpx path of dsl/targets/transport.py).
+tests make one with trustme: the httpx path of dsl/clients/transport.py).
 
 It prints ``PORT <n>`` on its first line once it listens. Tests script it over HTTP:
 

@@ -36,7 +36,11 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from .. import __version__
+from ..checks import REGISTRY
+from ..compiler.lint import lint_text
+from ..compiler.suite import SUITE_FILE, load_suite
 from ..errors import Collector, Diagnostic
+from ..source.resources import load_schema
 from .form import FormError, apply, check_takes, form_of
 from .runs import RunBusy, Runs
 from .trying import Conversation, TryError
@@ -169,10 +173,6 @@ class Studio:
         return JSONResponse(await run_in_threadpool(self._suite))
 
     def _suite(self) -> dict[str, Any]:
-        from ..checks import REGISTRY
-        from ..compiler.suite import SUITE_FILE, load_suite
-        from ..source.resources import load_schema
-
         suite = load_suite(self.space.root / SUITE_FILE, Collector())
         schema = load_schema("scenario.schema.json")
         keys = {k: v.get("description", "") for k, v in schema["properties"].items()}
@@ -210,8 +210,6 @@ class Studio:
                                                       _field(body, "text")))
 
     def _lint(self, rel: str, text: str) -> dict[str, Any]:
-        from ..compiler.lint import lint_text
-
         path = self.space.resolve(rel)
         result = lint_text(path, text)
         mine, others = [], []
@@ -231,8 +229,6 @@ class Studio:
                                                       _field(body, "text"), edits))
 
     def _form(self, rel: str, text: str, edits: list[Any]) -> dict[str, Any]:
-        from ..compiler.suite import SUITE_FILE, load_suite
-
         self.space.resolve(rel)
         library = list(load_suite(self.space.root / SUITE_FILE, Collector()).tools)
         new = apply(text, edits)
@@ -416,6 +412,7 @@ def serve(root: Path, port: int, open_browser: bool,
           echo: Callable[[str], None] = print) -> None:
     """Serve the suite at ``root`` until Ctrl-C; the first line printed is the address
     with its token."""
+    # why: uvicorn, when a server starts, only when used
     import uvicorn
 
     token = secrets.token_urlsafe(32)
@@ -434,6 +431,7 @@ def serve(root: Path, port: int, open_browser: bool,
                                 timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)
         if open_browser:
+            # why: a thread and the browser, only when asked to open one
             import threading
             import webbrowser
 

@@ -3,7 +3,7 @@
 recorded, nothing tracebacks. One run asks all the classes at once (one target each);
 each test reads its own record. Messages are checked word for word.
 
-Every test that talks to the server runs on both paths of dsl/targets/transport.py: plain
+Every test that talks to the server runs on both paths of dsl/clients/transport.py: plain
 ``http://`` (h11 on Scenarist's own connections) and ``https://`` (httpx), the server's
 certificate signed by a certificate authority made for the session (the target's
 ``ca_file``). The words are the same on both."""
@@ -447,10 +447,10 @@ def test_target_values_no_request_can_carry_are_found_by_lint(
 
 def test_the_target_constructor_never_tracebacks(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from dsl.clients.openai import OpenAIModel
     from dsl.errors import InputError, Span
     from dsl.model import Target
-    from dsl.targets.openai import OpenAIModel
-    from dsl.targets.settings import OpenAISettings
+    from dsl.settings import OpenAISettings
 
     def target(**settings: Any) -> Target:
         return Target("t", "openai", Span("s.yaml", 2, 3), OpenAISettings(model="m", **settings))

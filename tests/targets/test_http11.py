@@ -1,4 +1,4 @@
-"""dsl/targets/http11.py alone: which URLs the plain path takes, and that nothing escapes
+"""dsl/clients/http11.py alone: which URLs the plain path takes, and that nothing escapes
 a connection's ``data_received`` (the behaviour both paths share is in
 test_transport.py)."""
 
@@ -9,8 +9,8 @@ import logging
 
 import pytest
 
-from dsl.targets.http11 import PlainPool, plain_url
-from dsl.targets.transport import Limits, NotHTTP, Progress
+from dsl.clients.http11 import PlainPool, plain_url
+from dsl.clients.transport import Limits, NotHTTP, Progress
 
 
 def test_an_error_while_reading_a_reply_ends_that_request_and_nothing_escapes(

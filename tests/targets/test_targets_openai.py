@@ -1,6 +1,6 @@
 """kind: openai — each endpoint fault ends its attempt with the right status and reason,
 retries honour Retry-After with backoff; against a real scripted server, reached over each
-path of dsl/targets/transport.py (plain http:// through h11, https:// through httpx)."""
+path of dsl/clients/transport.py (plain http:// through h11, https:// through httpx)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dsl.targets.openai import backoff_seconds, retry_after_seconds
+from dsl.clients.openai import backoff_seconds, retry_after_seconds
 from tests.conftest import (
     HOURS,
     ONE_RUN,
@@ -164,10 +164,10 @@ def test_each_failure_says_whether_the_server_may_have_processed_the_request(
     (no connection); with ``resend`` off, such a request is not tried again."""
     import asyncio
 
+    from dsl.clients.openai import JsonEndpoint
     from dsl.errors import EndpointError, Span
     from dsl.model import Target
-    from dsl.targets.openai import JsonEndpoint
-    from dsl.targets.settings import OpenAISettings, Retry
+    from dsl.settings import OpenAISettings, Retry
 
     server = any_server
     server.script({"rules": [{"match": "x", "replies": [{"close": True}]}]})

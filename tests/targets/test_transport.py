@@ -1,4 +1,4 @@
-"""dsl/targets/transport.py: both paths — plain http:// (h11 on Scenarist's own
+"""dsl/clients/transport.py: both paths — plain http:// (h11 on Scenarist's own
 connections, http11.PlainPool) and https:// (httpx) — against a raw server that sends
 exactly the bytes each case scripts. Every framing fault of issue 31 is refused on both,
 with the same error and the same words; a connection with unread bytes is never reused;
@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from dsl.targets.http11 import PlainPool
-from dsl.targets.openai import open_transport
-from dsl.targets.transport import (
+from dsl.clients.http11 import PlainPool
+from dsl.clients.openai import open_transport
+from dsl.clients.transport import (
     ConnectFailed,
     Decoder,
     Disconnected,

@@ -19,13 +19,16 @@ import datetime as dt
 import json
 import os
 import random
+import socket
+import ssl
 import time
 from collections.abc import Mapping
 from typing import Any
 
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
-from .base import (
+from ..settings import HttpSettings, OpenAISettings
+from ..targets.base import (
     Reply,
     RequestSettings,
     Unreadable,
@@ -36,7 +39,6 @@ from .base import (
     url_problem,
 )
 from .http11 import PlainPool, plain_url
-from .settings import HttpSettings, OpenAISettings
 from .transport import (
     BadEncoding,
     ConnectFailed,
@@ -104,8 +106,8 @@ def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
                    max_connections: int, ca_file: str | None = None) -> Transport:
     """The transport for ``url`` (POSTed with ``headers`` and a Host header made from the
     URL): plain ``http://`` without a proxy through h11 on Scenarist's own connections
-    (:class:`~dsl.targets.http11.PlainPool`), anything else through httpx
-    (:class:`~dsl.targets.transport.HttpxTransport`, imported only then). Raises
+    (:class:`~dsl.clients.http11.PlainPool`), anything else through httpx
+    (:class:`~dsl.clients.transport.HttpxTransport`, imported only then). Raises
     ValueError with what is wrong with a URL httpx cannot read, OSError (ssl.SSLError)
     when ``ca_file`` holds no certificate."""
     plain = plain_url(url)
@@ -118,7 +120,7 @@ def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
 class JsonEndpoint:
     """An HTTP endpoint that takes a JSON body by POST and answers JSON: the headers and
     key, the retry policy and what failures mean, over one
-    :class:`~dsl.targets.transport.Transport` (plain ``http://`` through h11, TLS and
+    :class:`~dsl.clients.transport.Transport` (plain ``http://`` through h11, TLS and
     proxies through httpx: the same limits, the same errors, the same words). ``where``
     names it in messages (the base_url, the url). ``complete`` returns what :meth:`_parse`
     makes of a reply (the JSON data here; a chat completion for :class:`OpenAIModel`)."""
@@ -134,7 +136,9 @@ class JsonEndpoint:
         from .. import __version__
 
         self.of = of
-        target: OpenAISettings | HttpSettings = of.config
+        target = of.config
+        if not isinstance(target, OpenAISettings | HttpSettings):
+            raise TypeError(f"the target '{of.name}' has no HTTP endpoint")
         self.target = target
         where = without_userinfo(where)  # what messages show: never a URL's credentials
         self.where = where
@@ -301,7 +305,7 @@ class OpenAIModel(JsonEndpoint):
     def __init__(self, of: Target, *, max_connections: int = 16,
                  on_throttle: Any = None) -> None:
         """``of``: a ``kind: openai`` target (its settings: ``of.config``)."""
-        target: OpenAISettings = of.config
+        target = of.settings(OpenAISettings)
         self.settings = RequestSettings(
             target.model, target.temperature, dict(target.params), target.system_prompt
         )
@@ -334,9 +338,6 @@ def _bad_target(target: Target, message: str) -> InputError:
 
 def _transport(exc: BaseException) -> str:
     """A transport failure in plain words (the cause is deep in the chain: walk it)."""
-    import socket
-    import ssl
-
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ConnectionRefusedError):

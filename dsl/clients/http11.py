@@ -1,4 +1,4 @@
-"""The plain ``http://`` path of :mod:`dsl.targets.transport`: a target's kept-alive
+"""The plain ``http://`` path of :mod:`dsl.clients.transport`: a target's kept-alive
 connections to one ``host:port`` on asyncio's own transports, HTTP/1.1 spoken by h11.
 
 Local model servers (llama.cpp, vLLM, Ollama, a mock in CI) are where a run spends its
@@ -13,7 +13,7 @@ reply h11 refuses is refused here exactly as on the httpx path, in h11's words.
 Rules the pool keeps:
 
 * **Nothing escapes** ``data_received``: whatever goes wrong while reading a reply ends that
-  request with a :class:`~dsl.targets.transport.TransportError` and the connection.
+  request with a :class:`~dsl.clients.transport.TransportError` and the connection.
 * **A connection with unread bytes is never reused**: it is kept only when h11 says both
   sides are done with no byte left over and nothing arrived since (a 204 with a body, a
   body longer than its Content-Length, a reply nobody asked for). No later request is
@@ -222,7 +222,7 @@ def plain_url(url: str) -> PlainURL | None:
 
 class PlainPool:
     """A target's connections to one ``http://host:port`` (at most ``max_connections``
-    at once): a :class:`~dsl.targets.transport.Transport`."""
+    at once): a :class:`~dsl.clients.transport.Transport`."""
 
     def __init__(self, url: PlainURL, headers: list[tuple[bytes, bytes]], limits: Limits,
                  max_connections: int) -> None:

@@ -1,13 +1,13 @@
 """One interface for every HTTP request a target sends, and one family of its failures.
 
-A target's endpoint (:class:`dsl.targets.openai.JsonEndpoint`: ``kind: openai``, ``kind:
+A target's endpoint (:class:`dsl.clients.openai.JsonEndpoint`: ``kind: openai``, ``kind:
 http``, the judge) sends each request through a :class:`Transport`: ``send(content,
 progress)`` POSTs one JSON body and returns the status, the headers and the decoded body.
-:func:`dsl.targets.openai.open_transport` picks one of its two implementations from the URL;
+:func:`dsl.clients.openai.open_transport` picks one of its two implementations from the URL;
 the endpoint never knows which:
 
 * **plain** ``http://`` without a proxy (local model servers, CI mocks) —
-  :class:`dsl.targets.http11.PlainPool`: asyncio's own transports, one
+  :class:`dsl.clients.http11.PlainPool`: asyncio's own transports, one
   :class:`asyncio.Protocol` per kept-alive connection, HTTP/1.1 read and written by h11
   (the sans-IO library httpx itself runs on);
 * **TLS, proxies** and URLs that need more reading — :class:`HttpxTransport`: httpx, in
@@ -41,6 +41,7 @@ asked for, before a byte was written); any failure after that is reported, with
 
 from __future__ import annotations
 
+import ssl
 import zlib
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -79,7 +80,7 @@ class Progress:
 
 
 class Transport(Protocol):
-    """What an endpoint sends requests through (:func:`dsl.targets.openai.open_transport`)."""
+    """What an endpoint sends requests through (:func:`dsl.clients.openai.open_transport`)."""
 
     async def send(self, content: bytes, progress: Progress
                    ) -> tuple[int, Mapping[str, str], bytes]:
@@ -242,6 +243,7 @@ def proxy_for(scheme: str, host: str) -> str | None:
     """Honour HTTP(S)_PROXY / NO_PROXY as httpx's client would (stdlib rules)."""
     if host in ("127.0.0.1", "localhost", "::1"):
         return None  # (before urllib.request: its import is most of this function's time)
+    # why: urllib.request is ~5 ms of start-up, and a loopback endpoint never needs it
     import urllib.request
 
     proxies = urllib.request.getproxies()
@@ -268,6 +270,7 @@ class HttpxTransport:
 
     def __init__(self, url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
                  max_connections: int, ca_file: str | None) -> None:
+        # why: httpx is a tenth of a second of start-up; only TLS and proxies need it
         import httpx
 
         try:
@@ -294,6 +297,7 @@ class HttpxTransport:
 
     async def send(self, content: bytes, progress: Progress
                    ) -> tuple[int, Mapping[str, str], bytes]:
+        # why: loaded by __init__ already (a plain run never imports httpx)
         import httpx
 
         request = httpx.Request("POST", self.url, headers=self.headers, content=content,
@@ -325,6 +329,7 @@ class HttpxTransport:
 
 def _ours(exc: httpx.TransportError, progress: Progress) -> TransportError:
     """An httpx failure as one of this module's."""
+    # why: loaded by HttpxTransport already (a plain run never imports httpx)
     import httpx
 
     match exc:
@@ -379,12 +384,11 @@ def tls_context(ca_file: str | None = None) -> Any:
     """The TLS context of https:// endpoints: the system's and certifi's authorities, and
     the target's ``ca_file`` when it names one (raises OSError or ssl.SSLError when that
     file cannot be read as PEM certificates)."""
-    import ssl
-
     ctx = _TLS.get(ca_file)
     if ctx is None:
         ctx = ssl.create_default_context()
         try:
+            # why: httpx's dependency, loaded only where httpx is
             import certifi
 
             ctx.load_verify_locations(certifi.where())
