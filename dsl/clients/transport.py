@@ -266,7 +266,9 @@ CONNECTIONS_PER_SHARD = 4
 
 class HttpxTransport:
     """TLS, proxies: httpx transports of a few connections each; a request goes to the
-    least busy one. httpx's failures become this module's."""
+    least busy one. httpx's failures become this module's; a connection httpcore kept
+    bytes on after a reply is closed, so httpcore drops it at its next use
+    (:func:`_bytes_left`)."""
 
     def __init__(self, url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
                  max_connections: int, ca_file: str | None) -> None:
