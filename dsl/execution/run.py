@@ -376,7 +376,8 @@ async def execute(
             agents[t.name] = clients.open_agent(t, AgentContext(
                 max_connections=cap, suite_root=Path(plan.suite_root),
                 suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
-                on_throttle=limit.throttled, record=options.record, redact=redactor.value))
+                on_throttle=limit.throttled, record=options.record, redact=redactor.value,
+                secret_env=redactor.env))
         writer = ResultsWriter(run_dir, redactor.value)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0

@@ -365,7 +365,9 @@ def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str
                      root: Path, diags: Collector) -> CommandSettings:
     return CommandSettings(command=tuple(data["command"]), cwd=str(root.resolve()),
                            env=dict(data.get("env") or {}),
-                           timeout_ms=data.get("timeout_ms", 60_000))
+                           timeout_ms=data.get("timeout_ms", 60_000),
+                           pass_env=tuple(data.get("pass_env") or ()),
+                           inherit_env=bool(data.get("inherit_env", False)))
 
 
 # ---- python --------------------------------------------------------------------------------
@@ -471,8 +473,21 @@ COMMAND_SCHEMA: dict[str, Any] = {
                 **schema_doc("The program and its arguments, as a list (run in the suite's "
                              "folder, one process per attempt).", ["node", "agent.js"])},
     "env": {"type": "object", "additionalProperties": {"type": "string"},
-            **schema_doc("Environment variables for the program (not secrets: it inherits "
-                         "the run's environment).", {"AGENT_MODEL": "qwen"})},
+            **schema_doc("Environment variables for the program, with these values (not "
+                         "secrets: they are written in the suite; pass a secret with "
+                         "pass_env).", {"AGENT_MODEL": "qwen"})},
+    "pass_env": {"type": "array", "uniqueItems": True,
+                 "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                 **schema_doc("Environment variables the program gets from the run's "
+                              "environment, by name (a key its own model needs). Without "
+                              "them it gets only PATH, HOME, TMPDIR, the locale (LANG, "
+                              "LANGUAGE, LC_*), TZ, env and the SCENARIST_* variables.",
+                              ["OPENAI_API_KEY"])},
+    "inherit_env": {"type": "boolean",
+                    **schema_doc("true: the program gets the run's whole environment, less "
+                                 "the suite's secrets (every target's api_key_env, the "
+                                 "judge's, redact.env) unless env or pass_env names them. "
+                                 "Default false.", True)},
     "timeout_ms": {"type": "integer", "minimum": 1,
                    **schema_doc("The most the program may take to answer one turn, in "
                                 "milliseconds.", 60000)},
@@ -539,6 +554,8 @@ KINDS["command"] = TargetKind(
     required=("command",),
     compile=_compile_command,
     describe=lambda s: "command " + " ".join(s.command),
-    as_json=lambda s: {"command": list(s.command), "env": sorted(s.env)},
+    as_json=lambda s: {"command": list(s.command), "env": sorted(s.env),
+                       **({"pass_env": list(s.pass_env)} if s.pass_env else {}),
+                       **({"inherit_env": True} if s.inherit_env else {})},
     shown=("command",),
 )
