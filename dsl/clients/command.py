@@ -25,7 +25,7 @@ import json
 import os
 from collections.abc import Collection, Mapping
 
-from ..errors import EndpointError
+from ..errors import STDERR_QUOTE, EndpointError
 from ..model import Scenario, Target
 from ..settings import CommandSettings
 from ..targets.base import AgentContext, Unreadable, read_reply_json, snippet
@@ -120,7 +120,7 @@ class CommandSession:
 
     def _tail(self) -> str:
         text = " ".join(self._stderr.decode("utf-8", errors="replace").split())
-        return f"; its standard error ends: {text[-300:]!r}" if text else ""
+        return f"{STDERR_QUOTE}{text[-300:]!r}" if text else ""
 
     async def end(self) -> str:
         p = self.process

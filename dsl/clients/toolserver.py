@@ -41,7 +41,7 @@ HELD = ("This call needs the person's confirmation before it runs: it has NOT be
         "Ask the person to confirm it. If they do, it runs and you get its result with "
         "their next turn (confirmed); if they cancel, you are told so (cancelled).")
 ENDED = "this attempt has ended: its tools take no more calls"
-PATH = "/mcp"  # every endpoint's path starts here (``scenarist mcp`` serves PATH itself)
+PATH = "/mcp"  # every endpoint's path starts here, then its token
 MAX_BODY = 4 * 2**20  # the largest request an endpoint reads
 
 
@@ -184,8 +184,10 @@ class ToolServer:
         manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True,
                                                security_settings=security,
                                                max_request_body_size=MAX_BODY)
+        # log_level error: uvicorn's warnings are about what clients sent ("Invalid HTTP
+        # request received."), never for the run's output
         config = uvicorn.Config(self._guard(manager), lifespan="off", log_config=None,
-                                access_log=False, log_level="warning",
+                                access_log=False, log_level="error",
                                 timeout_graceful_shutdown=1)
         self._uvicorn = _QuietServer(config)
 

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import said_short
 from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
 from ..model import Tokens
 from ..store import AttemptRecord, CheckResult, latest_records
@@ -275,7 +276,7 @@ MAX_SAID = 300  # characters of an endpoint's message kept in the summary (all: 
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MAX_SAID else text[: MAX_SAID - 1] + "…"
+    return text if len(text) <= MAX_SAID else said_short(text, MAX_SAID)
 
 
 def _totals(rows: list[SummaryRow], skipped: int) -> Totals:

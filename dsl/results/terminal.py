@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import explain, said_label
+from ..errors import explain, on_terminal, said_label, said_short
 
 if TYPE_CHECKING:
     from ..execution.run import Totals
@@ -99,9 +99,8 @@ def problem_lines(row: SummaryRow) -> list[str]:
     out = []
     for kind, n in row.problem_kinds.items():
         out.append(f"{kind} ×{n}: {explain(kind)}")
-        raw = " ".join(row.error_messages.get(kind, "").split())
+        raw = said_short(on_terminal(row.error_messages.get(kind, "")), MAX_SAID)
         if raw:
-            raw = raw if len(raw) <= MAX_SAID else raw[: MAX_SAID - 1] + "…"
             out.append(f"  {said_label(kind)}: {raw}")
     return out
 

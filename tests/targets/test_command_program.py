@@ -185,3 +185,30 @@ while True:
     assert "Exception ignored" not in output
     assert [r["error"]["message"] for r in records_of(the_run(tmp_path / "runs"))] == [
         f"the program {sys.executable} printed a line longer than 8,388,608 bytes"] * 2
+
+
+def test_a_program_that_sends_its_tools_garbage_leaves_no_server_log_in_the_output(
+        tmp_path: Path) -> None:
+    """uvicorn's "Invalid HTTP request received." (a client's mistake, logged by the run's
+    MCP server) never reaches the run's output."""
+    script = write(tmp_path / "garbage.py", """
+import json, os, socket, sys
+from urllib.parse import urlsplit
+url = urlsplit(os.environ["SCENARIST_MCP_URL"])
+for line in sys.stdin:
+    for garbage in (b"\\x16\\x03\\x01 not http\\r\\n\\r\\n", b"NOT A REQUEST\\r\\n\\r\\n"):
+        with socket.create_connection((url.hostname, url.port)) as raw:
+            raw.sendall(garbage)
+            raw.settimeout(10)
+            raw.recv(1000)
+    print(json.dumps({"answer": "hi"}), flush=True)
+""")
+    write(tmp_path / "scenarist.yaml", suite_yaml("http://127.0.0.1:9/v1", targets={
+        "cmd": {"kind": "command", "command": [sys.executable, str(script)]}}))
+    write(tmp_path / "hi.yaml", HI[1])
+    env = {**os.environ, "NO_COLOR": "1", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "dsl", "run", ".", "--out", "runs"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert records_of(the_run(tmp_path / "runs"))[0]["status"] == "pass", done.stdout
+    assert "Invalid HTTP request" not in done.stdout + done.stderr
+    assert "WARNING" not in done.stdout + done.stderr
