@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import explain, on_terminal, said_label, said_short
+from .words import tokens_text
 
 if TYPE_CHECKING:
     from ..execution.run import Totals
@@ -213,7 +214,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
         parts.append(f"{t.unsure} unsure")
     if t.errors:
         parts.append(style(f"{t.errors} endpoint errors", color, fg="yellow"))
-    parts.append(f"{t.tokens:,} tokens")
+    parts.append(tokens_text(t.tokens, t.tokens_unknown))
     if t.judge_questions:
         cached = t.judge_questions - t.judge_asked
         q = t.judge_questions
