@@ -163,6 +163,11 @@ CODES: dict[str, Code] = {
                                     "the start."),
         Code("W412", "redacted-literal", "A check's text would be redacted before the check "
                                          "sees it."),
+        Code("W430", "agent-without-tools", "An http agent's body never sends {{ mcp_url }}, "
+                                            "so the agent never reaches the fake tools."),
+        Code("W431", "agent-without-confirmations", "An http agent's body never sends "
+                                                    "{{ confirmed }} or {{ cancelled }}, while "
+                                                    "the scenarios hold calls."),
     )
 }
 
