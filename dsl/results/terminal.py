@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import explain, on_terminal, said_label, said_short
+from ..errors import STDERR_QUOTE, explain, on_terminal, said_label, said_short
 from .words import tokens_text
 
 if TYPE_CHECKING:
@@ -100,9 +100,13 @@ def problem_lines(row: SummaryRow) -> list[str]:
     out = []
     for kind, n in row.problem_kinds.items():
         out.append(f"{kind} ×{n}: {explain(kind)}")
-        raw = said_short(on_terminal(row.error_messages.get(kind, "")), MAX_SAID)
-        if raw:
-            out.append(f"  {said_label(kind)}: {raw}")
+        raw = " ".join(on_terminal(row.error_messages.get(kind, "")).split())
+        head, quote, stderr = raw.partition(STDERR_QUOTE)
+        if head:
+            out.append(f"  {said_label(kind)}: {said_short(head, MAX_SAID)}")
+        if quote:  # an agent program's standard error: its end, where the exception is
+            tail = stderr if len(stderr) <= MAX_SAID else "…" + stderr[-(MAX_SAID - 1):]
+            out.append(f"  {STDERR_QUOTE.strip('; ')} {tail}")
     return out
 
 

@@ -89,7 +89,9 @@ def test_pass_env_names_what_the_program_needs(
     # named: the team's choice (passed, and redacted in what the run keeps)
     assert env["JUDGE_KEY"] == "[REDACTED:JUDGE_KEY]"
     assert "NOT_SET" not in env
-    assert "MODEL_KEY" not in env and "CLINIC_PIN" not in env and "UNRELATED" not in env
+    assert "MODEL_KEY" not in env
+    assert "CLINIC_PIN" not in env
+    assert "UNRELATED" not in env
 
 
 def test_inherit_env_passes_the_run_s_environment_but_never_the_suite_s_secrets(

@@ -4,6 +4,7 @@ MCP client over HTTP and over standard input/output — and the server's refusal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import re
@@ -195,7 +196,8 @@ def test_scenarist_mcp_lets_no_other_local_client_in(tmp_path: Path) -> None:
                                                    "arguments": {"id": "CARD-01"}})):
                 refused = _post(guess, method, params)
                 assert refused.status_code == 404, (guess, refused.text)
-                assert "4471" not in refused.text and "list_cards" not in refused.text
+                assert "4471" not in refused.text
+                assert "list_cards" not in refused.text
 
         async def rows() -> str:
             from mcp import Client
@@ -232,10 +234,8 @@ def test_what_a_client_sends_reaches_the_terminal_without_control_sequences(
 
             async with Client(url) as client:
                 await client.call_tool("lookup", {"dni": "\x1b[2J\x1b]0;pwned\x07\x9b31m456\r"})
-                try:
+                with contextlib.suppress(Exception):
                     await client.call_tool("\x1b[31mevil\x1b[0m\x1b]8;;http://x\x1b\\", {})
-                except Exception:
-                    pass
 
         asyncio.run(hostile())
         lines = [proc.stdout.readline().rstrip("\n") for _ in range(2)]

@@ -137,3 +137,31 @@ def test_tokens_no_one_counted_are_never_printed_as_zero(tmp_path: Path) -> None
         text = (run_dir / name).read_text()
         assert "0 tokens" not in text, name
     assert "tokens unknown" in (run_dir / "summary.md").read_text()
+
+
+def test_the_terminal_quotes_the_end_of_an_agent_s_standard_error(tmp_path: Path) -> None:
+    """A program that dies with a long traceback: the terminal's quote of its standard
+    error is cut before it, not before the exception."""
+    program = write(tmp_path / "dies.py", """
+import sys
+sys.stdin.readline()
+def deep(n):
+    if n == 0:
+        raise ValueError("the agent fell over: no model at AGENT_MODEL_URL")
+    deep(n - 1)
+deep(12)
+""")
+    write(tmp_path / "scenarist.yaml", suite_yaml("http://127.0.0.1:9/v1", targets={
+        "cmd": {"kind": "command", "command": [sys.executable, str(program)]}},
+        defaults={"runs": 1}))
+    write(tmp_path / "own.yaml", scenario("hello", "non_empty"))
+    result = run_cli("run", ".", "--out", "runs", cwd=tmp_path)
+    lines = result.output.splitlines()
+    at = lines.index(f"        what happened: the program {sys.executable} exited with status "
+                     "1 before it answered turn 1")
+    quote = lines[at + 1]
+    assert quote.startswith("        its standard error ends: …")
+    assert quote.endswith("ValueError: the agent fell over: no model at AGENT_MODEL_URL'")
+    summary = json.loads((the_run(tmp_path / "runs") / "summary.json").read_text())
+    said = summary["scenarios"][0]["error_messages"]["agent"]
+    assert said.endswith("ValueError: the agent fell over: no model at AGENT_MODEL_URL'")
