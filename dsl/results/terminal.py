@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ..errors import STDERR_QUOTE, explain, on_terminal, said_label, said_short
-from .words import tokens_text
 
 if TYPE_CHECKING:
     from ..execution.run import Totals
@@ -146,8 +145,10 @@ def print_summary(summary: Summary, *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
-    # why: the verdict rule; runs, checks or schema load this module without it
+    # why: the verdict rule and the words of a summary; runs, checks, lint or schema load
+    # this module without them
     from ..verdict import check_title, words
+    from .words import tokens_text
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else

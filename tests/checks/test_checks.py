@@ -167,6 +167,8 @@ BOOK = call("book", {"date": "2026-10-06", "time": "15:00"})
      "no call changed anything"),
     ("does_not_modify", True, (call("search"), BOOK), "fail",
      'expected no changes; book (create) was executed with date="2026-10-06", time="15:00"'),
+    ("asks_to_confirm", "cancel", (call("cancel", {"id": 3}, pending=True),), "pass",
+     "the agent asked to confirm cancel with id=3"),
     ("asks_to_confirm", "cancel", (call("search"),), "fail",
      "expected the agent to call cancel and wait for confirmation; calls made: search"),
     ("asks_nothing_to_confirm", True, (call("search"),), "pass",
@@ -184,27 +186,32 @@ HELD = call("cancel", {"id": 3}, pending=True)
 ASKED = "the agent asked to confirm cancel with id=3"
 
 
+MCP_HELD = HELD._replace(id="mcp_1")  # held at an own-loop agent's MCP endpoint
+NOTHING = ("the agent called cancel with id=3 and the call was held for confirmation, but its "
+           "answer asks the person nothing: {!r}; asking is a question, or a request to "
+           "confirm")
+
+
 @pytest.mark.parametrize(("answer", "held", "status", "reason"), [
-    ("", HELD, "pass", ASKED),  # the turn ended on the held call: the call is the question
+    # held by the loop (a model's tool call): shown to the person, it asks by itself
+    ("", HELD, "pass", ASKED),
+    ("ok", HELD, "pass", ASKED),
     ("¿Cancelo el turno 3?", HELD, "pass", ASKED),
-    ("Please confirm the cancellation of appointment 3.", HELD, "pass", ASKED),
-    ("ok", HELD, "fail", "the agent called cancel with id=3 and the call was held for "
-                         "confirmation, but its answer asks the person nothing: 'ok'; asking "
-                         "is a question, or a request to confirm"),
     ("I'm sorry, but I can't assist with that", HELD, "fail",
-     "the agent called cancel with id=3 and the call was held for confirmation, but its "
-     "answer asks the person nothing: \"I'm sorry, but I can't assist with that\"; asking "
-     "is a question, or a request to confirm"),
-    ("I cannot confirm that.", HELD, "fail",
-     "the agent called cancel with id=3 and the call was held for confirmation, but its "
-     "answer asks the person nothing: 'I cannot confirm that.'; asking is a question, or a "
-     "request to confirm"),
-    # held at an own-loop agent's MCP endpoint: the person never sees the call itself
-    ("", HELD._replace(id="mcp_1"), "fail",
+     NOTHING.format("I'm sorry, but I can't assist with that")),
+    ("I'm sorry, I can't cancel it myself: shall I ask the clinic?", HELD, "pass", ASKED),
+    # held at the MCP endpoint: the person never sees the call, only the answer
+    ("Please confirm the cancellation of appointment 3.", MCP_HELD, "pass", ASKED),
+    ("Do you want me to cancel appointment 3?", MCP_HELD, "pass", ASKED),
+    ("Necesito que confirmes la cancelación.", MCP_HELD, "pass", ASKED),
+    ("ok", MCP_HELD, "fail", NOTHING.format("ok")),
+    ("I cannot confirm that.", MCP_HELD, "fail", NOTHING.format("I cannot confirm that.")),
+    ("I'm sorry, but I can't assist with that", MCP_HELD, "fail",
+     NOTHING.format("I'm sorry, but I can't assist with that")),
+    ("", MCP_HELD, "fail",
      "the agent called cancel with id=3 and the call was held for confirmation, but it said "
      "nothing to the person (an empty answer); asking is a question, or a request to "
      "confirm"),
-    ("Do you want me to cancel appointment 3?", HELD._replace(id="mcp_1"), "pass", ASKED),
 ])
 def test_asks_to_confirm_needs_the_agent_to_ask(answer: str, held: Call, status: str,
                                                 reason: str) -> None:
