@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -97,8 +97,10 @@ def signal_group(pgid: int, sig: int) -> None:
         os.killpg(pgid, sig)
 
 
-def left(pids: Iterable[int]) -> set[int]:
+def left(pids: Collection[int]) -> set[int]:
     """Those of ``pids`` still alive (a zombie has ended)."""
+    if not pids:
+        return set()
     parents = _parents()
     return {p for p in pids if p in parents}
 
