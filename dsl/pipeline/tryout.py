@@ -163,7 +163,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
     scratch = Path(tempfile.mkdtemp(prefix="scenarist-try-")) / "exchanges.jsonl"
     agent = open_agent(session.target, AgentContext(
         max_connections=1, suite_root=Path(session.plan.suite_root),
-        suite_targets=session.plan.suite_targets, record=scratch, redact=redactor.value))
+        suite_targets=session.plan.suite_targets, record=scratch, redact=redactor.value,
+        secret_env=redactor.env))
     saver = _Saver(scratch, session.cassette)
     terminal.save = saver.save
     said = _Person(terminal, s)
@@ -296,7 +297,9 @@ def _args(c: Call) -> str:
 
 def _erred(c: Call) -> str:
     return {"tool-error": " (an error)", "no-record": " (no record)",
-            "unknown-tool": " (no such tool)", "invalid-json": " (bad arguments)"}.get(
+            "unknown-tool": " (no such tool)", "invalid-json": " (bad arguments)",
+            "no-row": " (no such row)", "refused": " (refused by a rule)",
+            "invalid-args": " (arguments refused)"}.get(
         c.error or "", "")
 
 

@@ -24,7 +24,7 @@ the conversation — only with a simulated user)::
                 "error"?, "step", "decision"?}],
      "messages": [OpenAI chat messages],
      "steps": N, "latency_ms": MS | null,
-     "tokens": {"prompt", "completion", "total"}, "retries": N,
+     "tokens": {"prompt", "completion", "total"} | null, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
      "checks": [{"check", "label", "status", "reason", "score", "items"?, "evidence"?,
                  "turn"?, "always"?}],  # status: pass | fail | unsure | error | not_evaluated
@@ -35,7 +35,8 @@ the conversation — only with a simulated user)::
      "history"?: N, "goal_reached"?: true | false, "stderr"?: TEXT,
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
                  "removed": ROW}],
-     "world_turns"?: [[CHANGE, ...], ...], "user_messages"?: [TEXT], "seed": N}
+     "world_turns"?: [[CHANGE, ...], ...], "user_messages"?: [TEXT],
+     "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never", "seed": N}
 
 (Lines written before Scenarist read them with msgspec had the same keys in another order:
 ``seed`` after ``run``, a conversation's keys after ``messages``.)
@@ -45,8 +46,18 @@ attempt changed in it, row by row (dsl/compiler/world.py's ``changes``; ``[]``: 
 the world at the start is the scenario's, so ``recheck`` rebuilds the end from the two.
 ``world_turns`` (a conversation's) holds the same as each turn ended, for its own checks.
 
+``ended_by`` (only when it happened) names the tool with ``ends_conversation: true`` whose
+call ended the conversation (a transfer to a human): no turn after it was played.
+
 ``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
 wrote to its standard error, at most 32 KiB, redacted as everything else.
+
+``tokens`` is null when the agent does not say what it used (``kind: http``, ``command``):
+unknown, never 0.
+
+``mcp`` (only for an agent that runs its own loop, ``kind: http`` or ``command``) says how
+it used its attempt's MCP endpoint: it listed the fake tools, only connected, or never
+connected — the tool checks say so when an expected call never came.
 
 ``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
@@ -75,6 +86,7 @@ import msgspec
 from msgspec.structs import force_setattr
 
 from ..model import (
+    MCP_USES,
     SCHEMA_VERSION,
     Call,
     CheckStatus,
@@ -85,7 +97,7 @@ from ..model import (
     Turn,
 )
 from ..verdict import AttemptStatus, breaks_always
-from .typed import Reading, builtins, encode, json_data, read, read_fast
+from .typed import Reading, builtins, encode, from_data, json_data, read, read_fast
 
 STATUSES = ("pass", "fail", "unsure", "error")
 # a check's status: an attempt's, or not_evaluated (its turn was never played)
@@ -162,7 +174,7 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
 
     only_when_set: ClassVar[tuple[str, ...]] = (
         "failure", "failure_kind", "turns", "history", "goal_reached", "stderr", "world",
-        "world_turns", "user_messages")
+        "world_turns", "user_messages", "ended_by", "mcp")
 
     scenario: str
     target: str
@@ -175,7 +187,8 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
     messages: tuple[Mapping[str, Any], ...] = ()
     steps: int = 0  # model calls made
     latency_ms: float | None = None  # None when the attempt did not finish
-    tokens: Tokens = Tokens()
+    # None: unknown (an agent that does not say what it used: http, command), never 0
+    tokens: Tokens | None = Tokens()
     retries: int = 0
     model_calls: tuple[ModelCallStat, ...] = ()
     checks: tuple[CheckResult, ...] = ()
@@ -192,6 +205,8 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
     world: tuple[Mapping[str, Any], ...] | None = None
     world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
     user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
+    ended_by: str | None = None  # the ends_conversation tool whose call ended it
+    mcp: str | None = None  # how an own-loop agent used its MCP endpoint (model.MCP_USES)
     seed: int = 0  # always the run index (written for those who look for a seed)
 
     def __post_init__(self) -> None:
@@ -212,6 +227,8 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
         if self.world is not None and not all(type(c.get("table")) is str
                                               for c in self.world):
             raise ValueError("world has a change with no 'table'")
+        if self.mcp is not None and self.mcp not in MCP_USES:
+            force_setattr(self, "mcp", None)  # (as lines of another version's words read)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -251,8 +268,6 @@ def read_record(line: bytes, where: object) -> AttemptRecord:
 
 def record_from_json(data: Any, where: object = "the line") -> AttemptRecord:
     """A record from the JSON of one results.jsonl line, already parsed (tests, tools)."""
-    from .typed import from_data
-
     return from_data(data, AttemptRecord, Reading(where, "an attempt record", "the line",
                                                   quoted=True, line=True))
 

@@ -21,7 +21,7 @@ turn was never played)::
      "totals": {"scenarios", "passed", "failed", "inconclusive", "attempts", "passes",
                 "fails", "unsure", "errors", "not_run", "saved", "pass_rate", "ci_low",
                 "ci_high", "tokens", "model_calls", "retries", "judge_questions",
-                "judge_asked", "judge_tokens", "skipped"},
+                "judge_asked", "judge_tokens", "skipped", "tokens_unknown"?},
      "tool_calls": {"all": COUNTS, "by_target": {TARGET: COUNTS}},
      "scenarios": [ROW], "skipped": [{"scenario", "target", "file", "line",
                                       "description", "tags", "reason"}],
@@ -36,11 +36,17 @@ turn was never played)::
                        "items"?: [{"label", "passes", "evaluated", "pass_rate", "ci_low",
                                    "ci_high"}]}],
            "failing_checks": [{"label", "count", "always"?}],
-           "latency_ms": {"mean", "p50", "p95"}, "tokens": {"prompt", "completion", "total"},
+           "latency_ms": {"mean", "p50", "p95"},
+           "tokens": {"prompt", "completion", "total"} | null,
            "model_calls", "retries", "error_kinds": {KIND: N}, "failure_kinds": {KIND: N},
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
     COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1"}
+
+``tokens`` is null where no attempt's tokens are known — an agent that does not say what it
+used (``kind: http``, ``command``): a row's when none of its attempts' are, the totals'
+when no row's is. ``tokens_unknown`` (only when not empty) names the targets whose tokens
+are unknown; the totals' ``tokens`` counts the others'.
 
 ``baseline`` and ``compare`` are comparisons as :class:`dsl.results.baseline.Comparison`
 writes and reads them. Summaries written before a field existed read with its default.
@@ -188,7 +194,7 @@ class SummaryRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     checks: tuple[CheckRow, ...] = ()
     failing_checks: tuple[FailingCheck, ...] = ()
     latency_ms: Latency = NO_LATENCY
-    tokens: Tokens = Tokens()
+    tokens: Tokens | None = Tokens()  # None: unknown (an agent that does not say them)
     model_calls: Count = 0
     retries: Count = 0
     error_kinds: Mapping[str, int] = msgspec.field(default_factory=dict)
@@ -233,6 +239,8 @@ class Skipped(msgspec.Struct, frozen=True, gc=False, kw_only=True):
 
 
 class Totals(msgspec.Struct, frozen=True, gc=False):
+    only_when_set: ClassVar[tuple[str, ...]] = ("tokens_unknown",)
+
     scenarios: int = 0  # scenario × target rows
     passed: int = 0
     failed: int = 0
@@ -247,13 +255,14 @@ class Totals(msgspec.Struct, frozen=True, gc=False):
     pass_rate: float | None = None
     ci_low: float = 0.0
     ci_high: float = 1.0
-    tokens: int = 0
+    tokens: int | None = 0  # None: no attempt's tokens are known
     model_calls: int = 0
     retries: int = 0
     judge_questions: int = 0
     judge_asked: int = 0
     judge_tokens: int = 0
     skipped: int = 0
+    tokens_unknown: tuple[str, ...] = ()  # targets that do not say their tokens (http, ...)
 
 
 class SummaryJudge(msgspec.Struct, frozen=True, gc=False):
