@@ -219,3 +219,20 @@ def test_a_record_and_its_parts_are_frozen() -> None:
         record.status = "fail"  # type: ignore[misc]
     with pytest.raises(AttributeError):
         record.calls[0].name = "other"  # type: ignore[misc]
+
+
+def test_what_an_own_loop_agent_leaves_is_kept_only_when_known() -> None:
+    line = {"schema_version": 1, "scenario": "s", "target": "http", "run": 1,
+            "status": "pass", "tokens": None, "ended_by": "transfer_to_human",
+            "mcp": "never"}
+    record = record_from_json(line)
+    assert (record.tokens, record.ended_by, record.mcp) == (None, "transfer_to_human",
+                                                            "never")
+    written = record_json(record)
+    assert (written["tokens"], written["ended_by"], written["mcp"]) == (
+        None, "transfer_to_human", "never")
+    plain = record_json(record_from_json({**line, "tokens": {"prompt": 3}, "ended_by": None,
+                                          "mcp": "a word of another version"}))
+    assert plain["tokens"] == {"prompt": 3, "completion": 0, "total": 3}
+    assert "ended_by" not in plain
+    assert "mcp" not in plain
