@@ -98,6 +98,12 @@ class LintResult:
     def warnings(self) -> int:
         return sum(d.severity == "warning" for d in self.diagnostics)
 
+    def of_file(self, path: Path) -> list[Diagnostic]:
+        """The diagnostics in the file at ``path`` (resolved), as lint names files: relative
+        to the current folder, or absolute."""
+        return [d for d in self.diagnostics if not d.span.file.startswith("<")
+                and Path(d.span.file).absolute().resolve() == path]
+
     def source_lines(self, file: str) -> list[str] | None:
         """The file's lines as the renderer wants them (only the ones it will show)."""
         lines = self.excerpts.get(file)
@@ -112,12 +118,14 @@ class LintResult:
 # ---------------------------------------------------------------- linting
 
 
-def lint_text(path: Path, text: str, *, strict: bool = False) -> LintResult:
+def lint_text(path: Path, text: str, *, strict: bool = False,
+              unsaved: Mapping[Path, str] | None = None) -> LintResult:
     """Lint ``text`` as the file at ``path`` would be linted once saved with it — an
-    editor's unsaved buffer (``scenarist studio``): the same discovery, suite and
-    diagnostics as :func:`lint_paths` on that one file. The file need not exist."""
+    editor's unsaved buffer (``scenarist studio``, ``scenarist lsp``): the same discovery,
+    suite and diagnostics as :func:`lint_paths` on that one file. The file need not exist.
+    ``unsaved``: other unsaved texts by resolved path (the editor's ``scenarist.yaml``)."""
     real = path.parent.resolve() / path.name
-    return lint_paths([real], strict=strict, jobs=1, unsaved={real: text})
+    return lint_paths([real], strict=strict, jobs=1, unsaved={**(unsaved or {}), real: text})
 
 
 def lint_paths(paths: Sequence[Path], *, strict: bool = False,
@@ -134,7 +142,7 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
     paused = gc.isenabled()
     gc.disable()  # the batch makes many objects and no cycles: collecting costs ~40%
     try:
-        discovery = discover(paths)
+        discovery = discover(paths, unsaved)
         work: list[tuple[int, Path, str]] = []
         for gi, g in enumerate(discovery.groups):
             found.extend(g.diagnostics)
