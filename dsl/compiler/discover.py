@@ -225,6 +225,11 @@ def _named(files: dict[Path, Path], where: _Where) -> tuple[ScenarioFile, ...]:
     return tuple(ScenarioFile(real, where.display(real, given)) for real, given in files.items())
 
 
+def is_excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
+    """Does a suite at ``root`` leave the file ``real`` out (its ``exclude:`` patterns)?"""
+    return _excluded(real, root, patterns)
+
+
 def _excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
     if not patterns:
         return False

@@ -227,9 +227,11 @@ class ExprWords:
     examples: tuple[tuple[str, str], ...]
 
     def explanation(self) -> str:
-        out = [f"`{self.signature}`", self.doc]
-        out += [f"- `{e}` — {means}" if means else f"- `{e}`" for e, means in self.examples]
-        return "\n\n".join(out[:2]) + ("\n\n" + "\n".join(out[2:]) if out[2:] else "")
+        out = f"`{self.signature}`\n\n{self.doc}"
+        if self.examples:
+            out += "\n\n" + "\n".join(f"- `{e}` — {means}" if means else f"- `{e}`"
+                                       for e, means in self.examples)
+        return out
 
 
 @cache
