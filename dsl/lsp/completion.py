@@ -147,11 +147,13 @@ def _tools(k: Known, library_only: bool) -> Iterable[lsp.CompletionItem]:
             yield lsp.CompletionItem(name, kind=Kind.Variable, detail="tool (this scenario)",
                                      documentation=_md(vocabulary.tool_words(
                                          tool, "this scenario")))
-    for name, tool in (k.suite.tools.items() if k.suite is not None else ()):
+    library = dict(k.suite.tools) if k.suite is not None else {}
+    listed = [n for n in k.listed_tools if n in library] if not library_only else []
+    for name in [*listed, *(n for n in library if n not in listed)]:
         if not library_only and name in k.inline_tools:
             continue
         yield lsp.CompletionItem(name, kind=Kind.Variable, detail=f"tool ({where})",
-                                 documentation=_md(vocabulary.tool_words(tool, where)))
+                                 documentation=_md(vocabulary.tool_words(library[name], where)))
 
 
 def _columns(k: Known, table_name: str | None) -> Iterable[lsp.CompletionItem]:

@@ -60,6 +60,7 @@ class Files:
     def __init__(self) -> None:
         self.texts: dict[Path, str] = {}
         self._suites: dict[Path, tuple[object, Suite]] = {}
+        self._sound: dict[Path, Suite] = {}  # the last version of each without mistakes
         self._docs: dict[Path, tuple[str, Document]] = {}
         self._lock = threading.Lock()
 
@@ -113,7 +114,8 @@ class Files:
 
     def suite(self, suite_file: Path) -> Suite:
         """The suite of ``suite_file`` (its open text, else the file), loaded once per
-        version; its problems are lint's to report."""
+        version; its problems are lint's to report. While the text has mistakes (being
+        typed), the last version without any: its names are still the ones to offer."""
         with self._lock:
             text = self.texts.get(suite_file)
         version: object = text if text is not None else _stamp(suite_file)
@@ -121,7 +123,19 @@ class Files:
             kept = self._suites.get(suite_file)
         if kept is not None and kept[0] == version:
             return kept[1]
-        suite = load_suite(suite_file, Collector(), text)
+        problems = Collector()
+        suite = load_suite(suite_file, problems, text)
+        if problems.has_errors:
+            with self._lock:
+                sound = self._sound.get(suite_file)
+            if sound is None and text is not None:  # the saved file, if it has none
+                saved_problems = Collector()
+                saved = load_suite(suite_file, saved_problems)
+                sound = None if saved_problems.has_errors else saved
+            suite = sound if sound is not None else suite
+        else:
+            with self._lock:
+                self._sound[suite_file] = suite
         with self._lock:
             self._suites[suite_file] = (version, suite)
         return suite

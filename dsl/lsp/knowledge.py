@@ -65,6 +65,13 @@ class Known:
         return out
 
     @cached_property
+    def listed_tools(self) -> tuple[str, ...]:
+        """The library tools the scenario names in given.tools."""
+        given = self.data.get("given")
+        tools = given.get("tools") if isinstance(given, dict) else None
+        return tuple(t for t in tools if isinstance(t, str)) if isinstance(tools, list) else ()
+
+    @cached_property
     def tools(self) -> Mapping[str, ToolSpec]:
         """Every tool a name may refer to here: the scenario's own, then the library's."""
         library = dict(self.suite.tools) if self.suite is not None else {}

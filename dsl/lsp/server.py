@@ -23,11 +23,14 @@ import logging
 import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
 from lsprotocol import types as lsp
+from pygls.exceptions import JsonRpcException
 from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
 from ..errors import Diagnostic
@@ -44,6 +47,37 @@ log = logging.getLogger("scenarist.lsp")
 T = TypeVar("T")
 
 
+@dataclass(frozen=True, slots=True)
+class _Unreadable:
+    """A request whose parameters could not be read: answered with its error."""
+
+    id: int | str
+    error: JsonRpcException
+    jsonrpc: str = "2.0"
+
+
+class _Protocol(LanguageServerProtocol):
+    """pygls's protocol, answering a request whose parameters it cannot read with the
+    JSON-RPC error (-32602): pygls 2.1 only logs it, and the client would wait for an
+    answer forever."""
+
+    def structure_message(self, data: dict[str, Any]) -> Any:
+        try:
+            return super().structure_message(data)
+        except JsonRpcException as exc:
+            if isinstance(data, dict) and "method" in data and isinstance(data.get("id"),
+                                                                          int | str):
+                return _Unreadable(data["id"], exc)
+            raise
+
+    def handle_message(self, message: Any) -> Any:
+        if isinstance(message, _Unreadable):
+            log.warning("a request could not be read: %s", message.error.message)
+            self._send_response(message.id, error=message.error.to_response_error())
+            return None
+        return super().handle_message(message)
+
+
 class ScenaristServer(LanguageServer):
     """What the server keeps between requests: the files (:class:`Files`), the pending
     checks, and the diagnostics published on each file, by the file whose lint found them
@@ -51,7 +85,8 @@ class ScenaristServer(LanguageServer):
 
     def __init__(self) -> None:
         super().__init__(NAME, __version__,
-                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental)
+                         text_document_sync_kind=lsp.TextDocumentSyncKind.Incremental,
+                         protocol_cls=_Protocol)
         self.files = Files()
         self.docs_url = diagnostics.DOCS_URL
         self.snippets = True
