@@ -40,7 +40,7 @@ from .files import SCENARIO_SUFFIXES, SUITE_FILE, TABLE_SUFFIXES, Files, path_of
 from .knowledge import Known, known
 from .place import Encoding, from_units
 
-DEBOUNCE_S = 0.02  # a change waits this long for the next keystroke before lint runs
+DEBOUNCE_S = 0.01  # a change waits this long for the next keystroke before lint runs
 NAME = "scenarist"
 TRIGGERS = [" ", ":", "-", "(", "'", '"', "{", "[", ","]
 log = logging.getLogger("scenarist.lsp")
