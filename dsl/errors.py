@@ -327,10 +327,9 @@ _SUGGESTION = re.compile(r"'(?P<wrong>[^'\n]+)'[^']*; did you mean '(?P<right>[^
 def suggestion(message: str) -> tuple[str, str] | None:
     """What a message made with :func:`did_you_mean` suggests: (the word written, the word
     meant) — ``("contians", "contains")`` — or None. An editor's quick fix applies it."""
-    found = None
-    for found in _SUGGESTION.finditer(message):
-        pass  # the last quoted word before "; did you mean" is the one written
-    return (found["wrong"], found["right"]) if found else None
+    # the last quoted word before "; did you mean" is the one written
+    found = list(_SUGGESTION.finditer(message))
+    return (found[-1]["wrong"], found[-1]["right"]) if found else None
 
 
 def docs_anchor(code: str) -> str:

@@ -142,6 +142,11 @@ def flow_yaml(value: Any) -> str:
 SchemaName = Literal["scenario.schema.json", "suite.schema.json"]
 
 
+def schema_of(suite_file: bool) -> SchemaName:
+    """The schema of ``scenarist.yaml`` (``suite_file``) or of a scenario."""
+    return "suite.schema.json" if suite_file else "scenario.schema.json"
+
+
 def keys_at(schema_name: SchemaName, path: Path) -> dict[str, KeyWords]:
     """The keys the schema allows in the mapping at ``path`` (keys, and :data:`ITEM` for
     a list's item) — ``()``: the file's top level; ``("given",)``; ``("when", ITEM)``: a

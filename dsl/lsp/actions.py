@@ -80,8 +80,8 @@ def _missing_key(k: Known, uri: str, d: lsp.Diagnostic,
     if found is None:
         return None
     node, path = found
-    schema = "suite.schema.json" if k.is_suite else "scenario.schema.json"
-    words = vocabulary.keys_at(schema, tuple(ITEM if isinstance(p, int) else p for p in path))
+    words = vocabulary.keys_at(vocabulary.schema_of(k.is_suite),
+                               tuple(ITEM if isinstance(p, int) else p for p in path))
     example = words.get(key)
     edit = _insertion(k.lines, node, key, example, encoding)
     if edit is None:

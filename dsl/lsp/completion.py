@@ -157,7 +157,8 @@ def _tools(k: Known, library_only: bool) -> Iterable[lsp.CompletionItem]:
 
 
 def _columns(k: Known, table_name: str | None) -> Iterable[lsp.CompletionItem]:
-    tables = [k.tables[table_name]] if table_name in k.tables else list(k.tables.values())
+    tables = ([k.tables[table_name]] if table_name is not None and table_name in k.tables
+              else list(k.tables.values()))
     seen: set[str] = set()
     for table in tables:
         for column in table.columns:
@@ -186,15 +187,14 @@ def _expression(k: Known, place: Place) -> Iterable[lsp.CompletionItem]:
 
 
 def _schema_keys(k: Known, path: tuple[Any, ...]) -> Iterable[lsp.CompletionItem]:
-    schema = "suite.schema.json" if k.is_suite else "scenario.schema.json"
-    for name, words in vocabulary.keys_at(schema, path).items():
+    for name, words in vocabulary.keys_at(vocabulary.schema_of(k.is_suite), path).items():
         yield lsp.CompletionItem(name, kind=Kind.Property, detail=_first_sentence(words.doc),
                                  documentation=_md(words.doc) if words.doc else None,
                                  insert_text=f"{name}: ")
 
 
 def _schema_values(k: Known, path: tuple[Any, ...]) -> Iterable[lsp.CompletionItem]:
-    schema = "suite.schema.json" if k.is_suite else "scenario.schema.json"
+    schema = vocabulary.schema_of(k.is_suite)
     words = vocabulary.value_words(schema, path) if path and path[-1] != ITEM else None
     for value in words.values if words is not None else ():
         shown = value if isinstance(value, str) else json.dumps(value)

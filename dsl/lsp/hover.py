@@ -62,21 +62,20 @@ def explain(k: Known, word: str, place: Place, slot: Slot) -> str | None:
             return vocabulary.target_words(k.suite.targets[word])
         case "table" if word in k.tables:
             return vocabulary.table_words(k.tables[word], k.table_where(word))
-        case "row" if slot.table in k.tables:
-            return vocabulary.table_words(k.tables[slot.table or ""], k.table_where(
-                slot.table or ""))
+        case "row" if slot.table is not None and slot.table in k.tables:
+            return vocabulary.table_words(k.tables[slot.table], k.table_where(slot.table))
         case "column":
-            for table in ([k.tables[slot.table]] if slot.table in k.tables
-                          else k.tables.values()):
+            for table in ([k.tables[slot.table]] if slot.table is not None
+                          and slot.table in k.tables else k.tables.values()):
                 if word in table.columns:
                     return vocabulary.column_words(table, word)
         case "expr":
             return _expression(k, word)
         case "key":
-            schema = "suite.schema.json" if k.is_suite else "scenario.schema.json"
-            words = vocabulary.keys_at(schema, slot.schema_path).get(word)
-            if words is not None and words.doc:
-                return f"**{word}** — {words.doc}"
+            key = vocabulary.keys_at(vocabulary.schema_of(k.is_suite),
+                                     slot.schema_path).get(word)
+            if key is not None and key.doc:
+                return f"**{word}** — {key.doc}"
         case _:
             pass
     return _anywhere(k, word)

@@ -57,11 +57,8 @@ class Known:
         out: dict[str, ToolSpec] = {}
         for i, item in enumerate(tools if isinstance(tools, list) else []):
             if isinstance(item, dict) and isinstance(item.get("name"), str):
-                try:
-                    out[item["name"]] = compile_tool(self.doc, ("given", "tools", i),
-                                                     item["name"], item, Collector())
-                except Exception:  # noqa: BLE001 - a half-written tool: no help, no crash
-                    continue
+                out[item["name"]] = compile_tool(self.doc, ("given", "tools", i),
+                                                 item["name"], item, Collector())
         return out
 
     @cached_property
@@ -90,10 +87,7 @@ class Known:
         from ..compiler.world import compile_world
 
         root = self.suite.root if self.suite is not None else self.path.parent
-        try:
-            return compile_world(self.doc, ("given", "world"), world, root, Collector())
-        except Exception:  # noqa: BLE001 - a half-written table: no help, no crash
-            return {}
+        return compile_world(self.doc, ("given", "world"), world, root, Collector())
 
     @cached_property
     def tables(self) -> Mapping[str, WorldTable]:

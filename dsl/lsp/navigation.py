@@ -140,7 +140,7 @@ def _mentions(root: Any, name: str, suite_file: bool
                           or (not suite_file and not is_key and len(path) == 4
                               and path[:2] == ("given", "tools") and path[3] == "name"))
             yield mark.line, mark.column + shift, mark.column + shift + len(name), definition
-        elif path and path[-1] in EXPR_KEYS or (suite_file and path[:1] == ("checks",)):
+        elif (path and path[-1] in EXPR_KEYS) or (suite_file and path[:1] == ("checks",)):
             if node.end_mark.line != mark.line:
                 return
             for m in quoted.finditer(value):

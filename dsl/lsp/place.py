@@ -219,9 +219,10 @@ def word_at(text: str, line: int, col: int,
     end = col
     while end < len(current) and chars.match(current[end]):
         end += 1
-    if start == end:
+    word = current[start:end]
+    if not any(ch.isalnum() or ch == "_" for ch in word):  # a dash alone is no name
         return None
-    return current[start:end], start, end
+    return word, start, end
 
 
 # ---------------------------------------------------------------- columns
@@ -254,7 +255,8 @@ def from_units(line_text: str, units: int, encoding: Encoding = "utf-16") -> int
     return len(line_text)
 
 
-_TOKEN = re.compile(r"""\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s:,\[\]{}#]+(?:[ \t]+[^\s:,\[\]{}#]+)*)""")
+_TOKEN = re.compile(r"""\s*(?:"(?:[^"\\]|\\.)*"|'(?:[^']|'')*'"""  # a quoted text
+                    r"""|[^\s:,\[\]{}#]+(?:[ \t]+[^\s:,\[\]{}#]+)*)""")  # or plain words
 _WORD = re.compile(r"[\w-]+")
 
 

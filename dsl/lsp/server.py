@@ -25,7 +25,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
@@ -35,8 +35,9 @@ from pygls.protocol import LanguageServerProtocol
 from .. import __version__
 from ..errors import Diagnostic
 from ..exits import EXIT_FAILED, EXIT_OK
+from ..source.suitefile import SUITE_FILE
 from . import actions, completion, diagnostics, hover, navigation
-from .files import SCENARIO_SUFFIXES, SUITE_FILE, TABLE_SUFFIXES, Files, path_of, uri_of
+from .files import SCENARIO_SUFFIXES, TABLE_SUFFIXES, Files, path_of, uri_of
 from .knowledge import Known, known
 from .place import Encoding, from_units
 
@@ -44,7 +45,7 @@ DEBOUNCE_S = 0.01  # a change waits this long for the next keystroke before lint
 NAME = "scenarist"
 TRIGGERS = [" ", ":", "-", "(", "'", '"', "{", "[", ","]
 log = logging.getLogger("scenarist.lsp")
-T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,18 +185,18 @@ class ScenaristServer(LanguageServer):
         return line, from_units(text, position.character, self.encoding)
 
 
-def _answer(default: T) -> Callable[[Callable[..., T]], Callable[..., T]]:
+def _answer(default: Any) -> Callable[[F], F]:
     """A request's handler that answers ``default`` (an empty answer) instead of failing
     on a bug of Scenarist's: logged, the editor goes on."""
-    def wrap(handler: Callable[..., T]) -> Callable[..., T]:
+    def wrap(handler: F) -> F:
         @functools.wraps(handler)  # pygls reads the signature: the first parameter is ls
-        def run(*args: Any) -> T:
+        def run(*args: Any) -> Any:
             try:
                 return handler(*args)
             except Exception:  # a bug in Scenarist: logged, never a crash of the server
                 log.exception("%s failed", handler.__name__)
                 return default
-        return run
+        return cast(F, run)
     return wrap
 
 

@@ -173,7 +173,7 @@ class Studio:
         from ..compiler.suite import SUITE_FILE, load_suite
 
         suite = load_suite(self.space.root / SUITE_FILE, Collector())
-        scenario = "scenario.schema.json"
+        scenario = vocabulary.schema_of(False)
         return {
             "root": str(self.space.root),
             "name": self.space.root.name,

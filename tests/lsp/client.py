@@ -5,6 +5,7 @@ own; each call waits for the answer with a generous timeout."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import sys
 import threading
@@ -219,9 +220,7 @@ class Client:
         if process is not None and process.returncode is None:
             process.kill()
         if self.loop.is_running():
-            try:
+            with contextlib.suppress(Exception):
                 self.run(self.client.stop(), 10)
-            except Exception:  # noqa: BLE001 - the process is gone already
-                pass
             self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(10)

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types as lsp
-from pygls.exceptions import JsonRpcException
 
 from tests.conftest import REPO, run_cli, write
 from tests.lsp.client import TIMEOUT, Client
@@ -99,9 +98,12 @@ def from_lint(d: dict[str, object]) -> tuple[object, ...]:
 
 def test_a_session_from_initialize_to_exit(suite: Path, client: Client) -> None:
     caps = client.result.capabilities
-    assert caps.completion_provider is not None and caps.hover_provider
-    assert caps.definition_provider and caps.references_provider
-    assert caps.document_symbol_provider and caps.code_action_provider
+    assert caps.completion_provider is not None
+    assert caps.hover_provider
+    assert caps.definition_provider
+    assert caps.references_provider
+    assert caps.document_symbol_provider
+    assert caps.code_action_provider
     assert client.result.server_info is not None
     assert client.result.server_info.name == "scenarist"
 
@@ -127,7 +129,8 @@ def test_a_session_from_initialize_to_exit(suite: Path, client: Client) -> None:
     # a quick fix writes the check that was meant
     fixes = client.actions(path, [misspelt])
     assert [a.title for a in fixes] == ["Change 'contians' to 'contains'"]
-    assert fixes[0].edit is not None and fixes[0].edit.changes is not None
+    assert fixes[0].edit is not None
+    assert fixes[0].edit.changes is not None
     assert list(fixes[0].edit.changes[path.as_uri()]) == [lsp.TextEdit(misspelt.range, "contains")]
 
     # fixing one mistake leaves the other
@@ -373,14 +376,14 @@ given:
       table: cards
       where: {owner: "{{ args.owner }}"}
       action: read
-  
+<TWO SPACES>
 when: Block the card of Luis.
 then:
   - world: {cards: {C-2: {status: blocked}}}
   - expect: "called('block_card') and count(calls) < 3"
   - calls: {name: block_card, args: {card: C-2}}
 targets: [recorded]
-"""
+""".replace("<TWO SPACES>", "  ")
     path = write(suite / "block.yaml", text)
     client.open(path, text)  # as typed: line 9 holds two spaces
     client.diagnostics(path)
@@ -446,20 +449,27 @@ targets: [recorded]
     assert "List the clinic's opening hours, by day." in tool
     assert '"day": {' in tool  # its input_schema
     target = client.hover(path, 9, 12)
-    assert target is not None and "**target recorded** (kind: replay)" in target
+    assert target is not None
+    assert "**target recorded** (kind: replay)" in target
     table = client.hover(path, 6, 13)
-    assert table is not None and "**table cards**" in table and "`C-1`" in table
+    assert table is not None
+    assert "**table cards**" in table
+    assert "`C-1`" in table
     column = client.hover(path, 6, 27)
-    assert column is not None and "**column status** of the table 'cards'" in column
+    assert column is not None
+    assert "**column status** of the table 'cards'" in column
     code = client.hover(path, 0, 14)
     assert code is not None
     assert code.startswith("**S101 unknown-check** — A check name that Scenarist does not know.")
     function = client.hover(path, 7, 14)
-    assert function is not None and "`count(" in function
+    assert function is not None
+    assert "`count(" in function
     named = client.hover(path, 8, 13)
-    assert named is not None and "len(answer) < 300" in named
+    assert named is not None
+    assert "len(answer) < 300" in named
     key = client.hover(path, 1, 2)
-    assert key is not None and key.startswith("**given** — The situation")
+    assert key is not None
+    assert key.startswith("**given** — The situation")
 
 
 def test_definition_of_named_checks_inline_tools_and_tables(suite: Path,
@@ -499,7 +509,8 @@ def test_a_missing_required_key_is_added_by_a_quick_fix(suite: Path, client: Cli
         ("S104", "the scenario is missing 'when' (what the person says to the agent)")]
     fixes = client.actions(path, found)
     assert [a.title for a in fixes] == ["Add 'when'"]
-    assert fixes[0].edit is not None and fixes[0].edit.changes is not None
+    assert fixes[0].edit is not None
+    assert fixes[0].edit.changes is not None
     (edit,) = fixes[0].edit.changes[path.as_uri()]
     assert edit.range.start == lsp.Position(3, 17)
     assert edit.new_text == "\nwhen: ¿Hasta qué hora atienden hoy?"
@@ -535,8 +546,9 @@ def test_columns_count_in_utf16_as_editors_do(suite: Path, client: Client) -> No
     assert found.range.start == lsp.Position(2, col + 1)  # the emoji is two UTF-16 units
     assert found.range.end == lsp.Position(2, col + 1 + len("contians"))
     fixes = client.actions(path, [found])
-    assert fixes[0].edit is not None and fixes[0].edit.changes is not None
-    assert list(fixes[0].edit.changes[path.as_uri()])[0].range == found.range
+    assert fixes[0].edit is not None
+    assert fixes[0].edit.changes is not None
+    assert next(iter(fixes[0].edit.changes[path.as_uri()])).range == found.range
 
 
 def test_the_outline_of_a_conversation_and_of_the_suite(suite: Path, client: Client) -> None:
@@ -581,7 +593,7 @@ def test_diagnostics_come_after_the_last_of_quick_changes(suite: Path,
     for n in range(5):  # typed faster than the debounce: only the last text counts
         client.edit(path, 6, 4, 12 if n == 0 else 4 + len(f"contain{n - 1}"), f"contain{n}")
     last = client.diagnostics(path)
-    assert [d.message for d in last][0] == "unknown check 'contain4'; did you mean 'contains'?"
+    assert next(d.message for d in last) == "unknown check 'contain4'; did you mean 'contains'?"
 
 
 def test_tcp_for_debugging(suite: Path) -> None:
