@@ -26,6 +26,7 @@ def lsp_(tcp: bool, port: int) -> None:
 
     Exit status: 0 after the client's shutdown and exit, 1 when the client left without
     shutdown, 2 the port is taken."""
+    # why: pygls and lsprotocol, only when the language server starts
     from ..lsp.server import serve
 
     try:

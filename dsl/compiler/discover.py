@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Collector, Diagnostic
+from ..source.load import load_bytes, read_file
 from .suite import SUITE_FILE, Suite, load_suite
 
 
@@ -211,8 +212,6 @@ def _exclusion(suite_file: Path | None,
 
 
 def _exclude_patterns(suite_file: Path, text: str | None = None) -> tuple[str, ...]:
-    from ..source.load import load_bytes, read_file
-
     # its problems are reported when the suite is loaded
     data = (read_file(suite_file) if text is None else
             load_bytes(text.encode("utf-8"), str(suite_file))).data

@@ -26,8 +26,11 @@ from typing import Any, Literal
 from ..checks import REGISTRY
 from ..checks.registry import MODIFIERS
 from ..errors import CODES, docs_anchor
+from ..expr.functions import FUNCTIONS
+from ..expr.types import GLOBALS
 from ..model import Target, ToolSpec, WorldTable
 from ..source.resources import load_schema
+from ..targets.kinds import describe
 
 Takes = Literal["flag", "text", "other"]
 ITEM = 0  # in a path of keys: an item of a list (any index)
@@ -242,8 +245,6 @@ class ExprWords:
 @cache
 def functions() -> Mapping[str, ExprWords]:
     """The expression library's functions (``count``, ``called``, …)."""
-    from ..expr.functions import FUNCTIONS
-
     return {f.name: ExprWords(f.name, "function", f.signature, f.doc, tuple(f.examples))
             for f in FUNCTIONS.values()}
 
@@ -251,8 +252,6 @@ def functions() -> Mapping[str, ExprWords]:
 @cache
 def names() -> Mapping[str, ExprWords]:
     """The names an expression reads (``answer``, ``calls``, …)."""
-    from ..expr.types import GLOBALS
-
     return {n: ExprWords(n, "name", n, m.doc, ((m.example, ""),) if m.example else ())
             for n, m in GLOBALS.items()}
 
@@ -288,8 +287,6 @@ def tool_words(tool: ToolSpec, where: str) -> str:
 
 def target_words(target: Target) -> str:
     """A target in words: its kind and what it runs."""
-    from ..targets.kinds import describe
-
     return f"**target {target.name}** (kind: {target.kind})\n\n{describe(target)}"
 
 

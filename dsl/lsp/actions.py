@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from lsprotocol import types as lsp
+from ruamel.yaml import YAML
 
 from ..compiler import vocabulary
 from ..compiler.vocabulary import ITEM
@@ -149,8 +150,6 @@ def _block(key: str, words: vocabulary.KeyWords | None, indent: int) -> str:
     value = words.example
     if not isinstance(value, dict | list) or not value:
         return pad + words.written()
-    from ruamel.yaml import YAML
-
     yaml = YAML(typ="safe", pure=True)
     yaml.default_flow_style = False
     yaml.indent(mapping=2, sequence=4, offset=2)

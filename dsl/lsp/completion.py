@@ -15,6 +15,7 @@ from lsprotocol import types as lsp
 
 from ..compiler import vocabulary
 from ..compiler.vocabulary import ITEM, CheckWords, flow_yaml
+from ..source.load import load_text
 from .knowledge import Known
 from .place import Encoding, Place, place_at, to_units
 from .slots import Slot, slot_of
@@ -114,8 +115,6 @@ def check_snippet(c: CheckWords) -> str | None:
     ``judge: {rubric: ${1:…}, pass_score: ${2:0.8}}``; None for a check that takes none."""
     if c.takes == "flag" or not c.examples:
         return None
-    from ..source.load import load_text
-
     example = load_text(c.examples[0], "<example>").data
     if not isinstance(example, dict) or c.name not in example:
         return f"{_escape(c.name)}: $1"

@@ -16,6 +16,7 @@ from typing import Literal
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
+from ..compiler.discover import discover, is_excluded
 from ..compiler.suite import Suite, load_suite
 from ..errors import Collector
 from ..source.load import Document, load_bytes
@@ -172,8 +173,6 @@ class Files:
     def suite_members(self, suite_file: Path) -> list[Path]:
         """The suite's scenario files, as ``scenarist lint`` finds them (its ``exclude:``
         applied), and the open ones that are not saved yet."""
-        from ..compiler.discover import discover
-
         found = discover([suite_file.parent], self.unsaved())
         files = [f.path for g in found.groups if g.suite_file == suite_file for f in g.files]
         extra = [p for p in self.unsaved() if p not in files and p.suffix in SCENARIO_SUFFIXES
@@ -190,6 +189,4 @@ def _stamp(path: Path) -> object:
 
 
 def _excluded(path: Path, suite: Suite) -> bool:
-    from ..compiler.discover import is_excluded
-
     return is_excluded(path, suite.root, suite.exclude)

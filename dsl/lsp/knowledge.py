@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
+from ..compiler.faketools import compile_tool
 from ..compiler.suite import Suite
+from ..compiler.world import compile_world
 from ..errors import Collector
 from ..model import ToolSpec, WorldTable
 from ..source.load import Document
@@ -50,8 +52,6 @@ class Known:
         """The tools the scenario defines itself (given.tools items with a name)."""
         if self.is_suite or self.doc is None:
             return {}
-        from ..compiler.faketools import compile_tool
-
         given = self.data.get("given")
         tools = given.get("tools") if isinstance(given, dict) else None
         out: dict[str, ToolSpec] = {}
@@ -84,8 +84,6 @@ class Known:
         world = given.get("world") if isinstance(given, dict) else None
         if not isinstance(world, dict):
             return {}
-        from ..compiler.world import compile_world
-
         root = self.suite.root if self.suite is not None else self.path.parent
         return compile_world(self.doc, ("given", "world"), world, root, Collector())
 

@@ -33,6 +33,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
 from .. import __version__
+from ..compiler.lint import lint_text
 from ..errors import Diagnostic
 from ..exits import EXIT_FAILED, EXIT_OK
 from ..source.suitefile import SUITE_FILE
@@ -360,8 +361,6 @@ def _overlaps(a: lsp.Range, b: lsp.Range) -> bool:
 def _warm_up() -> None:
     """What the first lint would load: the schema validators and the expression parser."""
     try:
-        from ..compiler.lint import lint_text
-
         lint_text(Path("/nonexistent-scenarist-warm-up/a.yaml"),
                   "given: {at: 2026-01-01T00:00:00Z}\nwhen: hi\nthen:\n"
                   "  - expect: \"count(calls) < 2\"\n")

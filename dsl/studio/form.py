@@ -30,6 +30,7 @@ from ruamel.yaml.scalarstring import (
 )
 
 from ..checks import REGISTRY
+from ..compiler.moment import MomentError, parse_moment, say
 from ..compiler.vocabulary import check_takes
 from ..source.load import resolve_plain
 from ..source.schemawords import CHECK_MODIFIERS
@@ -143,8 +144,6 @@ def form_of(text: str, library: Sequence[str]) -> dict[str, Any]:
 def _moment_words(text: str | None) -> str | None:
     """The moment as the agent is told it: ``Tuesday 29 September 2026, 10:00 (UTC-03:00)``
     (None when it is not a moment: lint says why)."""
-    from ..compiler.moment import MomentError, parse_moment, say
-
     if text is None:
         return None
     try:

@@ -36,6 +36,9 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from .. import __version__
+from ..compiler import vocabulary
+from ..compiler.lint import lint_text
+from ..compiler.suite import SUITE_FILE, load_suite
 from ..errors import Collector, Diagnostic
 from .form import FormError, apply, form_of
 from .runs import RunBusy, Runs
@@ -169,9 +172,6 @@ class Studio:
         return JSONResponse(await run_in_threadpool(self._suite))
 
     def _suite(self) -> dict[str, Any]:
-        from ..compiler import vocabulary
-        from ..compiler.suite import SUITE_FILE, load_suite
-
         suite = load_suite(self.space.root / SUITE_FILE, Collector())
         scenario = vocabulary.schema_of(False)
         return {
@@ -208,8 +208,6 @@ class Studio:
                                                       _field(body, "text")))
 
     def _lint(self, rel: str, text: str) -> dict[str, Any]:
-        from ..compiler.lint import lint_text
-
         path = self.space.resolve(rel)
         result = lint_text(path, text)
         mine = result.of_file(path)
@@ -226,8 +224,6 @@ class Studio:
                                                       _field(body, "text"), edits))
 
     def _form(self, rel: str, text: str, edits: list[Any]) -> dict[str, Any]:
-        from ..compiler.suite import SUITE_FILE, load_suite
-
         self.space.resolve(rel)
         library = list(load_suite(self.space.root / SUITE_FILE, Collector()).tools)
         new = apply(text, edits)
@@ -390,6 +386,7 @@ def serve(root: Path, port: int, open_browser: bool,
           echo: Callable[[str], None] = print) -> None:
     """Serve the suite at ``root`` until Ctrl-C; the first line printed is the address
     with its token."""
+    # why: uvicorn, when a server starts, only when used
     import uvicorn
 
     token = secrets.token_urlsafe(32)
@@ -408,6 +405,7 @@ def serve(root: Path, port: int, open_browser: bool,
                                 timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)
         if open_browser:
+            # why: a thread and the browser, only when asked to open one
             import threading
             import webbrowser
 

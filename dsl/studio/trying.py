@@ -1,4 +1,4 @@
-"""Try on the page: ``scenarist try``'s own conversation (:func:`dsl.execution.tryout.play`)
+"""Try on the page: ``scenarist try``'s own conversation (:func:`dsl.pipeline.tryout.play`)
 played in a thread, with the page as the person's terminal.
 
 The thread writes what the terminal would print (the same words: tool calls, fake
@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError, NotReady, render
+from ..pipeline.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
 
 CONFIRM = "  confirm "  # how tryout asks about a held call
 WAIT_S = 120.0  # the longest the page waits for one turn of the agent
@@ -51,8 +52,6 @@ class Conversation:
     ids = itertools.count(1)
 
     def __init__(self, path: Path, target: str | None) -> None:
-        from ..execution.tryout import NotTryable, Terminal, intro, session_for
-
         try:
             self.session = session_for(path, target, None, None)
         except InputError as exc:
@@ -73,8 +72,6 @@ class Conversation:
         self.thread.start()
 
     def _play(self) -> None:
-        from ..execution.tryout import play
-
         try:
             self._outcome = play(self.session, self.terminal)
         except Exception as exc:  # shown on the page rather than lost in a thread
@@ -127,8 +124,6 @@ class Conversation:
             return self._reply()
 
     def _reply(self) -> Reply:
-        from ..execution.tryout import check_lines
-
         lines, self._lines = self._lines, []
         if self._waiting != "ended":
             return Reply(lines, self._waiting or "working", self._question)

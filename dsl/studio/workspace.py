@@ -15,8 +15,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..compiler.compile import compile_paths
+from ..compiler.discover import discover
 from ..compiler.suite import SUITE_FILE, find_suite_file
+from ..history import HistoryError, location_for, open_history
 from ..store import write_atomic
+from ..verdict import words
 
 MAX_TEXT = 5 * 1024 * 1024  # the largest scenario file the page may send (as lint reads)
 NAME = re.compile(r"^[\w][\w .-]*(/[\w][\w .-]*)*\.ya?ml$")
@@ -97,8 +101,6 @@ class Workspace:
     def scenario_files(self) -> list[Path]:
         """The suite's scenario files, as ``run`` and ``lint`` find them (the suite's
         ``exclude:`` applied; the files of a suite nested below belong to it, not here)."""
-        from ..compiler.discover import discover
-
         found = discover([self.root])
         mine = self.root / SUITE_FILE
         return [f.path for g in found.groups if g.suite_file == mine for f in g.files
@@ -164,10 +166,6 @@ def _last_verdicts(root: Path, files: list[Path]) -> dict[Path, str]:
     """Each file's last verdict in the history, in words: of the scenarios it compiles
     into, the worst verdict of each one's latest run (any target). Files that do not
     compile, or never ran, have none."""
-    from ..compiler.compile import compile_paths
-    from ..history import HistoryError, location_for, open_history
-    from ..verdict import words
-
     compiled = compile_paths([root])
     if compiled.suite is None or not compiled.scenarios:
         return {}
