@@ -6,8 +6,8 @@ link to its section of docs/lint.md), its words (the hint beside them, in
 ``relatedInformation``), its severity, and its ``line:col`` as the start of its range —
 which ends where the YAML token there ends.
 
-A scenario's lint also finds the mistakes of the cases and world files it names (a CSV
-row, a JSONL line): they are published on those files too.
+A scenario's lint (or the suite's) also finds the mistakes of the cases and world files it
+names (a CSV row, a JSONL line): they are published on those files too.
 """
 
 from __future__ import annotations
@@ -41,8 +41,7 @@ def check(files: Files, info: FileInfo) -> dict[Path, list[Diagnostic]]:
     result = lint_text(info.path, text, unsaved=unsaved)
     out: dict[Path, list[Diagnostic]] = {info.path: []}
     for file, found in _by_file(result).items():
-        if file == info.path or (info.kind == "scenario" and file.suffix.lower()
-                                 in TABLE_SUFFIXES):
+        if file == info.path or file.suffix.lower() in TABLE_SUFFIXES:
             out.setdefault(file, []).extend(found)
     return out
 

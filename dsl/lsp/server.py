@@ -225,8 +225,6 @@ def build() -> ScenaristServer:
                 lsp.DidChangeWatchedFilesRegistrationOptions([
                     lsp.FileSystemWatcher(f"**/{SUITE_FILE}"),
                     lsp.FileSystemWatcher("**/*.{csv,jsonl}")]))]))
-        # load what lint needs (schemas, the expression parser) before the first file
-        ls.linter.submit(_warm_up)
 
     @server.feature(lsp.SHUTDOWN)
     def shutdown(ls: ScenaristServer, *args: Any) -> None:
@@ -255,7 +253,7 @@ def build() -> ScenaristServer:
         ls.files.opened(path, doc.source)
         if path.name == SUITE_FILE:
             ls.check_suite(path)
-        else:
+        elif path.suffix.lower() not in TABLE_SUFFIXES:  # a table: lint reads it once saved
             ls.schedule(path)
 
     @server.feature(lsp.TEXT_DOCUMENT_DID_SAVE)
@@ -375,6 +373,8 @@ def serve(tcp_port: int | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING,
                         format="scenarist lsp: %(levelname)s %(message)s")
     server = build()
+    # what lint needs (schemas, the expression parser) loads while the editor says hello
+    server.linter.submit(_warm_up)
     if tcp_port is None:
         stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
         sys.stdout = sys.stderr  # a stray print must not break the protocol's stream

@@ -365,6 +365,30 @@ def test_a_mistake_in_a_cases_file_is_shown_on_that_file(suite: Path,
     assert [p.uri for p in places] == [cases.as_uri()]
 
 
+def test_a_cases_file_opened_alone_shows_what_the_scenarios_that_read_it_find(
+        suite: Path, client: Client) -> None:
+    cases = write(suite / "hours.csv", "id,day,hours\nmon,Monday,09-18\ntue,Tuesday\n")
+    path = write(suite / "hours.yaml", """\
+        given:
+          at: 2026-09-29T10:00:00-03:00
+        when: "Until when are you open on {{ day }}?"
+        then:
+          - contains: "{{ hours }}"
+        cases_file: hours.csv
+        """)
+    client.open(cases)
+    found = client.diagnostics(cases)
+    assert [as_lint(d) for d in found] == [from_lint(d) for d in lint_json(path, suite,
+                                                                           of=cases)]
+    # typed, not saved: lint reads the saved file, so nothing is checked yet
+    seen = client.count(cases)
+    client.change(cases, "id,day,hours\nmon,Monday,09-18\ntue,Tuesday,09-13\n")
+    write(cases, "id,day,hours\nmon,Monday,09-18\ntue,Tuesday,09-13\n")
+    client.save(cases)
+    assert client.diagnostics(cases, after=seen) == []
+    assert client.count(cases) == seen + 1
+
+
 def test_completion_where_the_cursor_is(suite: Path, client: Client) -> None:
     text = """\
 given:
