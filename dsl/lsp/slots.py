@@ -93,10 +93,13 @@ def slot_of(place: Place, suite_file: bool, lines: list[str], line: int) -> Slot
     if kind == "key" and len(path) == len(world) + 2 and path[:len(world)] == world \
             and path[-1] == ITEM and isinstance(path[len(world)], str):
         return Slot("column", table=str(path[len(world)]))
-    if kind == "key":
-        return Slot("key", schema_path=path)
-    return Slot("value" if kind == "value" else "key" if kind == "item" else "none",
-                schema_path=full if kind == "value" else path)
+    match kind:
+        case "key":
+            return Slot("key", schema_path=path)
+        case "item":  # the first key of a mapping in the list (a turn, a tool)
+            return Slot("key", schema_path=(*path, ITEM))
+        case _:
+            return Slot("value", schema_path=full)
 
 
 def _then_index(path: tuple[Step, ...]) -> int | None:

@@ -49,6 +49,7 @@ def at(text: str, suite: bool = False) -> tuple[object, ...]:
     ("given:\n  tools: [a, |",
      (("given", "tools"), "item", None, "", "library_tool", None, None)),
     ("given:\n  |", (("given",), "key", None, "", "key", None, None)),
+    ("when:\n  - |", (("when",), "item", None, "", "key", None, None)),
     ("|", ((), "key", None, "", "key", None, None)),
     ("ru|", ((), "key", None, "ru", "key", None, None)),
     ("targets: [|", (("targets",), "item", None, "", "target", None, None)),

@@ -653,3 +653,20 @@ def test_tcp_for_debugging(suite: Path) -> None:
     finally:
         proc.kill()
         proc.communicate(timeout=TIMEOUT)
+
+
+def test_completion_of_a_turn_and_of_a_check_s_parameters(suite: Path, client: Client) -> None:
+    text = ("given: {at: 2026-09-29T10:00:00-03:00}\nwhen:\n  - say: hi\n  - \n"
+            "then:\n  - judge: {rubric: Polite., pass_score: 0.8}\n  - calls:\n      \n")
+    path = write(suite / "turns.yaml", "")
+    client.open(path, text)
+    client.diagnostics(path)
+    assert {"say", "confirm", "cancel", "then"} <= set(client.labels(path, 3, 4))
+    assert {"name", "args", "times"} <= set(client.labels(path, 7, 6))
+    say = next(i for i in client.completion(path, 3, 4) if i.label == "say")
+    assert say.documentation is not None
+    snippets = {i.label: i.text_edit.new_text for i in client.completion(path, 5, 4)
+                if isinstance(i.text_edit, lsp.TextEdit)}
+    assert snippets["judge"] == ("judge: {rubric: ${1:Offers the earliest free slot and asks for "
+                                 "confirmation.}, pass_score: ${2:0.8}}")
+    assert snippets["valid_args"] == "valid_args"
