@@ -18,9 +18,12 @@ read gets a JSON-RPC error from pygls; nothing a client sends ends the server bu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import logging
+import os
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -29,6 +32,7 @@ from typing import Any, TypeVar, cast
 
 from lsprotocol import types as lsp
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import run_async
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol
 
@@ -40,6 +44,7 @@ from ..source.suitefile import SUITE_FILE
 from . import actions, completion, diagnostics, hover, navigation
 from .files import SCENARIO_SUFFIXES, TABLE_SUFFIXES, Files, path_of, uri_of
 from .knowledge import Known, known
+from .peer import peer_uid
 from .place import Encoding, from_units
 
 DEBOUNCE_S = 0.01  # a change waits this long for the next keystroke before lint runs
@@ -170,6 +175,36 @@ class ScenaristServer(LanguageServer):
         self.files.closed(path)
         self.publish(path, {})
         self.shown.pop(path, None)
+
+    # ------------------------------------------------------------------ TCP
+
+    def start_tcp(self, host: str, port: int) -> None:
+        """pygls's TCP server, answering only a client of this machine's same user (any
+        other connection is closed unread)."""
+        self._stop_event = stop = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader,
+                             writer: asyncio.StreamWriter) -> None:
+            owner = peer_uid(writer.get_extra_info("peername"),
+                             writer.get_extra_info("sockname"))
+            if owner is not None and owner != os.getuid():
+                log.warning("refused a connection from another user (uid %s)", owner)
+                writer.close()
+                return
+            if owner is None:
+                log.warning("cannot tell which user connected: answering it")
+            self.protocol.set_writer(writer)
+            await run_async(stop_event=stop, reader=reader, protocol=self.protocol,
+                            logger=log, error_handler=self.report_server_error)
+            self.shutdown()  # type: ignore[no-untyped-call]  # pygls leaves it untyped
+
+        async def listen() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            async with self._server:
+                await self._server.serve_forever()
+
+        with contextlib.suppress(asyncio.CancelledError):
+            asyncio.run(listen())
 
     # ------------------------------------------------------------------ requests
 

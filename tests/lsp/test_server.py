@@ -5,6 +5,7 @@ references, symbols, code actions, shutdown and exit."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import socket
 import subprocess
@@ -670,3 +671,43 @@ def test_completion_of_a_turn_and_of_a_check_s_parameters(suite: Path, client: C
     assert snippets["judge"] == ("judge: {rubric: ${1:Offers the earliest free slot and asks for "
                                  "confirmation.}, pass_score: ${2:0.8}}")
     assert snippets["valid_args"] == "valid_args"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can connect as another user")
+def test_tcp_answers_no_other_user(suite: Path) -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "dsl", "lsp", "--tcp", "--port", str(port)],
+                            cwd=suite, env={"PYTHONPATH": str(REPO), "PATH": "/usr/bin"},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    probe = (
+        "import json, os, socket, sys, time\n"
+        "body = json.dumps({'jsonrpc': '2.0', 'id': 1, 'method': 'initialize',\n"
+        "                   'params': {'capabilities': {}, 'processId': None}}).encode()\n"
+        "os.setgid(65534); os.setuid(65534)  # nobody\n"
+        "deadline = time.monotonic() + 60\n"
+        "while True:\n"
+        "    try:\n"
+        "        c = socket.socket()\n"
+        "        c.settimeout(60)\n"
+        "        c.connect(('127.0.0.1', int(sys.argv[1])))\n"
+        "        break\n"
+        "    except OSError:\n"
+        "        if time.monotonic() > deadline: raise\n"
+        "        time.sleep(0.05)\n"
+        "c.sendall(b'Content-Length: %d\\r\\n\\r\\n' % len(body) + body)\n"
+        "try:\n"
+        "    print(repr(c.recv(65536)))\n"
+        "except ConnectionResetError:\n"
+        "    print('reset')\n"
+    )
+    try:
+        other = subprocess.run([sys.executable, "-c", probe, str(port)], capture_output=True,
+                               text=True, timeout=TIMEOUT)
+        assert other.returncode == 0, other.stderr
+        assert other.stdout.strip() in ("b''", "reset")  # closed unread: no answer
+    finally:
+        proc.kill()
+        _, err = proc.communicate(timeout=TIMEOUT)
+    assert b"refused a connection from another user (uid 65534)" in err
