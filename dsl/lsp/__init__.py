@@ -10,6 +10,7 @@ It adds no rule of its own; every answer comes from what the command line calls:
         definition, references, outline ── the loaded Document and Suite ──── navigation.py
         code actions       ── did-you-mean and missing keys, from lint's words ─ actions.py
 
+Over TCP (``--tcp``, for debugging) it answers only its own user (``peer.py``).
 ``files.py`` keeps the open texts and each suite loaded once per version of its
 ``scenarist.yaml``; ``knowledge.py`` is one file as a request sees it (its text, its suite,
 the tools and tables it defines). ``place.py`` and ``slots.py`` read a half-written YAML
