@@ -33,7 +33,7 @@ import json
 import math
 import os
 import pickle
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -429,10 +429,10 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
         by_list.setdefault(item.at[:-1], []).append(item)
     judged: list[CheckItem] = []
     for in_list in by_list.values():
-        earlier: dict[str, list[CheckItem]] = {}
+        earlier: dict[tuple[str, Hashable], list[CheckItem]] = {}
         titles: dict[str, CheckItem] = {}
-        for item in in_list:
-            same = earlier.setdefault(item.check, [])
+        for item in in_list:  # compared only with the checks that may equal it: linear
+            same = earlier.setdefault((item.check, _json_bucket(item.param)), [])
             first = next((e for e in same if same_json(e.param, item.param)), None)
             if first is not None:
                 line = _check_place(doc, first).line
@@ -465,6 +465,25 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                     "a model too, and one verdict says little",
                     "use runs: 3 or more, so that the pass rate means something")
     return out.diagnostics
+
+
+def _json_bucket(value: Any) -> Hashable:
+    """A key that two values equal as JSON (:func:`same_json`) always share — ``1`` and
+    ``1.0`` alike, ``true`` apart from ``1`` — so that a check is compared only with the
+    few others in its bucket, not with every check before it."""
+    match value:
+        case bool():
+            return ("bool", value)
+        case int() | float():
+            return ("number", float(value))
+        case str():
+            return ("text", value)
+        case list() | tuple():
+            return ("list", tuple(_json_bucket(v) for v in value))
+        case dict():
+            return ("mapping", frozenset((str(k), _json_bucket(v)) for k, v in value.items()))
+        case _:
+            return ("other", type(value).__name__)
 
 
 # the checks whose texts are compared with the answer as checks see it (redacted)
