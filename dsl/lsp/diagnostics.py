@@ -19,7 +19,7 @@ from lsprotocol import types as lsp
 
 from ..compiler.lint import LintResult, lint_paths, lint_text
 from ..errors import Diagnostic, docs_anchor
-from .files import TABLE_SUFFIXES, FileInfo, Files, uri_of
+from .files import TABLE_SUFFIXES, FileInfo, Files
 from .place import Encoding, to_units, token_end
 
 DOCS_URL = "https://scenarist.dev/docs/lint.md"  # initializationOptions.docsUrl replaces it
@@ -63,11 +63,11 @@ def _by_file(result: LintResult) -> dict[Path, list[Diagnostic]]:
     return out
 
 
-def to_lsp(found: Iterable[Diagnostic], path: Path, text: str | None,
+def to_lsp(found: Iterable[Diagnostic], uri: str, text: str | None,
            encoding: Encoding = "utf-16", docs_url: str = DOCS_URL) -> list[lsp.Diagnostic]:
-    """Lint's diagnostics in one file as the editor shows them."""
+    """Lint's diagnostics in one file (``uri``, holding ``text``) as the editor shows
+    them."""
     lines = (text or "").split("\n")
-    uri = uri_of(path)
     return [_one(d, lines, uri, encoding, docs_url) for d in found]
 
 

@@ -103,6 +103,9 @@ class ScenaristServer(LanguageServer):
         # file shown → file whose lint found them → diagnostics
         self.found: dict[Path, dict[Path, list[Diagnostic]]] = {}
         self.shown: dict[Path, list[lsp.Diagnostic]] = {}
+        # each open file's URI as the editor wrote it (a path through a link resolves
+        # elsewhere, and the editor knows the file by its own URI)
+        self.uris: dict[Path, str] = {}
 
     @property
     def encoding(self) -> Encoding:
@@ -149,12 +152,13 @@ class ScenaristServer(LanguageServer):
                 if key not in seen:
                     seen.add(key)
                     merged.append(d)
-            shown = diagnostics.to_lsp(merged, target, self.files.text(target), self.encoding,
+            uri = self.uris.get(target) or uri_of(target)  # as the editor named it
+            shown = diagnostics.to_lsp(merged, uri, self.files.text(target), self.encoding,
                                        self.docs_url)
             self.shown[target] = shown
-            doc = self.workspace.text_documents.get(uri_of(target))
+            doc = self.workspace.text_documents.get(uri)
             self.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(
-                uri_of(target), shown, version=doc.version if doc is not None else None))
+                uri, shown, version=doc.version if doc is not None else None))
 
     def check_suite(self, suite_file: Path) -> None:
         """Check again every open file of the suite of ``suite_file``."""
@@ -175,6 +179,7 @@ class ScenaristServer(LanguageServer):
         self.files.closed(path)
         self.publish(path, {})
         self.shown.pop(path, None)
+        self.uris.pop(path, None)
 
     # ------------------------------------------------------------------ TCP
 
@@ -274,6 +279,7 @@ def build() -> ScenaristServer:
         if path is None:
             return
         ls.files.opened(path, params.text_document.text)
+        ls.uris[path] = params.text_document.uri
         if path.name == SUITE_FILE:
             ls.check_suite(path)
         else:

@@ -91,7 +91,7 @@ def test_the_published_words_are_the_lint_words_with_hint_and_link(tmp_path: Pat
         pytest.skip("the case was renamed")  # pragma: no cover
     lint = check(files, files.info(path))[path][0]
     text = path.read_text("utf-8")
-    (d,) = to_lsp([lint], path, text)
+    (d,) = to_lsp([lint], path.as_uri(), text)
     line = text.split("\n")[lint.span.line - 1]
     word = line[lint.span.col - 1:].split(":")[0]
     assert d.range == lsp.Range(lsp.Position(lint.span.line - 1, lint.span.col - 1),

@@ -711,3 +711,20 @@ def test_tcp_answers_no_other_user(suite: Path) -> None:
         proc.kill()
         _, err = proc.communicate(timeout=TIMEOUT)
     assert b"refused a connection from another user (uid 65534)" in err
+
+
+def test_a_file_opened_through_a_link_gets_its_diagnostics_under_that_name(
+        tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    write(real / "scenarist.yaml", SUITE)
+    write(real / "hours.yaml", BROKEN)
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    through = tmp_path / "link" / "hours.yaml"
+    c = Client(tmp_path)
+    try:
+        c.open(through)
+        assert [d.code for d in c.diagnostics(through)] == ["S101", "E201"]
+        assert c.published.get((real / "hours.yaml").as_uri()) is None
+        assert c.stop() == 0
+    finally:
+        c.kill()
