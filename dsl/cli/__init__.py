@@ -10,6 +10,7 @@ One module per family of commands, each registering its commands on :func:`main`
 * :mod:`~dsl.cli.history` — ``runs list``, ``runs show``, ``history import``;
 * :mod:`~dsl.cli.conformance` — ``conformance``;
 * :mod:`~dsl.cli.serve` — ``mcp``, ``studio``;
+* :mod:`~dsl.cli.importing` — ``import``;
 * :mod:`~dsl.cli.editor` — ``lsp``.
 
 Each imports at its top only what its ``--help`` needs; a command imports its stages when it
@@ -21,6 +22,7 @@ from . import (  # noqa: F401 (they register)
     conformance,
     editor,
     history,
+    importing,
     judge,
     run,
     serve,
