@@ -2,8 +2,8 @@
 over standard input and output, or TCP for debugging; every answer comes from the modules
 beside it, which call what ``scenarist lint`` calls.
 
-* open, change, save, close → :mod:`.diagnostics` after a short debounce
-  (:data:`DEBOUNCE_S`), in one worker thread (lint of one file at a time; the event loop
+* open, change, save, close → :mod:`.diagnostics`: at once after a pause in the changes,
+  at the end of a burst of changes closer than :data:`DEBOUNCE_S`; in one worker thread (lint of one file at a time; the event loop
   goes on answering completion and hover meanwhile); a change to ``scenarist.yaml``
   (open, saved, or on disk: ``workspace/didChangeWatchedFiles``) checks the open files of
   its suite again;
@@ -47,7 +47,7 @@ from .knowledge import Known, known
 from .peer import peer_uid
 from .place import Encoding, from_units
 
-DEBOUNCE_S = 0.01  # a change waits this long for the next keystroke before lint runs
+DEBOUNCE_S = 0.01  # changes closer than this are a burst, checked once at its end
 NAME = "scenarist"
 TRIGGERS = [" ", ":", "-", "(", "'", '"', "{", "[", ","]
 log = logging.getLogger("scenarist.lsp")
@@ -100,6 +100,7 @@ class ScenaristServer(LanguageServer):
         self.shutdown_asked = False
         self.linter = ThreadPoolExecutor(1, thread_name_prefix="scenarist-lint")
         self.pending: dict[Path, asyncio.Task[None]] = {}
+        self.changed_at: dict[Path, float] = {}  # when each file last changed (loop time)
         # file shown → file whose lint found them → diagnostics
         self.found: dict[Path, dict[Path, list[Diagnostic]]] = {}
         self.shown: dict[Path, list[lsp.Diagnostic]] = {}
@@ -114,12 +115,20 @@ class ScenaristServer(LanguageServer):
 
     # ------------------------------------------------------------------ checking
 
-    def schedule(self, path: Path, delay: float = DEBOUNCE_S) -> None:
-        """Check ``path`` after ``delay``, unless another change comes first."""
+    def schedule(self, path: Path, delay: float | None = None) -> None:
+        """Check ``path``: at once after a pause in its changes, else :data:`DEBOUNCE_S`
+        after this change unless another comes first (a burst is checked once, at its
+        end); after ``delay`` when given."""
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        last, self.changed_at[path] = self.changed_at.get(path), now
+        if delay is None:
+            delay = DEBOUNCE_S if last is not None and now - last < DEBOUNCE_S else 0.0
         old = self.pending.pop(path, None)
         if old is not None:
             old.cancel()
-        self.pending[path] = asyncio.get_running_loop().create_task(self._check(path, delay))
+            delay = DEBOUNCE_S  # a check was waiting or running: this change is a burst's
+        self.pending[path] = loop.create_task(self._check(path, delay))
 
     async def _check(self, path: Path, delay: float) -> None:
         try:
@@ -177,6 +186,7 @@ class ScenaristServer(LanguageServer):
         if task is not None:
             task.cancel()
         self.files.closed(path)
+        self.changed_at.pop(path, None)
         self.publish(path, {})
         self.shown.pop(path, None)
         self.uris.pop(path, None)
