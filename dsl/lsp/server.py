@@ -3,8 +3,9 @@ over standard input and output, or TCP for debugging; every answer comes from th
 beside it, which call what ``scenarist lint`` calls.
 
 * open, change, save, close → :mod:`.diagnostics`: at once after a pause in the changes,
-  at the end of a burst of changes closer than :data:`DEBOUNCE_S`; in one worker thread (lint of one file at a time; the event loop
-  goes on answering completion and hover meanwhile); a change to ``scenarist.yaml``
+  at the end of a burst of changes closer than :data:`DEBOUNCE_S`; in one worker thread
+  (lint of one file at a time; the event loop goes on answering completion and hover
+  meanwhile); a change to ``scenarist.yaml``
   (open, saved, or on disk: ``workspace/didChangeWatchedFiles``) checks the open files of
   its suite again;
 * completion → :mod:`.completion`, hover → :mod:`.hover`, definition, references and
