@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from ..model import Target, ToolSpec, WorldTable
-from ..source.load import DataPath, Document, read_file
+from ..source.load import DataPath, Document, load_bytes, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
 from ..source.suitefile import SUITE_FILE as SUITE_FILE  # where the suite is: there
 from ..source.suitefile import find_suite_file as find_suite_file
@@ -95,10 +95,11 @@ class Suite:
 
 
 
-def load_suite(file: Path, diags: Collector) -> Suite:
-    """Load, validate and compile ``scenarist.yaml``. Problems go to ``diags``."""
+def load_suite(file: Path, diags: Collector, text: str | None = None) -> Suite:
+    """Load, validate and compile ``scenarist.yaml``. Problems go to ``diags``. ``text``:
+    what the file will hold, read instead of it (an editor's unsaved buffer)."""
     name = display_path(file)
-    doc = read_file(file, name)
+    doc = read_file(file, name) if text is None else load_bytes(text.encode("utf-8"), name)
     diags.extend(doc.diagnostics)
     if doc.data is None:
         return Suite(file.parent.resolve(), name, doc)

@@ -73,7 +73,7 @@ def _types(schema: Mapping[str, Any]) -> list[str]:
     t = schema.get("type")
     if isinstance(t, str):
         return [t]
-    return [x for x in t] if isinstance(t, list) else []
+    return list(t) if isinstance(t, list) else []
 
 
 def _object_form(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -136,7 +136,7 @@ def describe(name: str, schema: Mapping[str, Any]) -> Shape:
     fields: list[Field] = []
     main: str | None = None
     short = tuple(t for t in ("string", "array") if t in types)
-    if obj is not None and "object" in types or (obj is not None and types == []):
+    if (obj is not None and "object" in types) or (obj is not None and types == []):
         props = obj.get("properties") or {}
         required = [str(k) for k in obj.get("required") or []]
         if short and len(required) == 1:
@@ -181,8 +181,8 @@ def values_of(shape: Shape, param: Any) -> dict[str, Any] | None:
     if isinstance(param, Mapping) and shape.mapping:
         out: dict[str, Any] = {}
         for k, v in param.items():
-            f = keys.get(str(k))
-            if f is None or not _fits(f, v):
+            found = keys.get(str(k))
+            if found is None or not _fits(found, v):
                 return None
             out[str(k)] = v
         return out

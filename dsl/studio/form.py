@@ -43,7 +43,7 @@ from .yamltext import (
     rename,
 )
 
-__all__ = ["OPS", "FormError", "SuiteContext", "Scenario", "apply", "check_takes", "form_of"]
+__all__ = ["OPS", "FormError", "Scenario", "SuiteContext", "apply", "check_takes", "form_of"]
 
 TURN_KINDS = ("say", "confirm", "cancel")
 FORM_KEYS = ("id", "description", "given", "when", "then", "runs", "min_pass",
@@ -841,7 +841,7 @@ def _carried(old: Shape, param: Any, new: Shape) -> Any:
     for key, value in values.items():
         target = new.main if key == old.main else key
         f = kinds.get(target) if target is not None else None
-        if f is None or not fits(f, value):
+        if target is None or f is None or not fits(f, value):
             continue
         out[target] = value
     if new.main is not None and new.main not in out:

@@ -311,8 +311,9 @@ def _fresh(section: Mapping[str, Any], base: str) -> str:
     return f"{base}_{n}"
 
 
-def _rename_in(section: CommentedMap, old: Any, new: Any, what: str) -> str:
-    old, new = _str(old), _str(new, f"the {what}'s name").strip()
+def _rename_in(section: CommentedMap, given_old: Any, given_new: Any, what: str) -> str:
+    old = _str(given_old)
+    new = _str(given_new, f"the {what}'s name").strip()
     if old not in section:
         raise FormError(f"there is no {what} '{old}' here")
     if not NAME.match(new):
@@ -606,7 +607,7 @@ def _tool_set(tool: CommentedMap, key: str, value: Any) -> None:
                 tool["table"] = name
         case "where" | "set":
             text = _str(value)
-            target = key
+            target: str = key
             if key == "set" and str(tool.get("action") or "read") == "create":
                 target = "row"
             pairs = parse_pairs(text, args)

@@ -27,7 +27,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
 from .yamltext import FormError, flow_map, keep_style, plain_is_text, rename
@@ -166,8 +165,8 @@ def edit_inline(world: CommentedMap, edit: Mapping[str, Any]) -> None:
                 if column in r:
                     del r[column]
         case "add_row":
-            new = [(c, _new_id(rows) if c == ID else keep_style(None, "")) for c in columns]
-            rows.append(flow_map(new or [(ID, _new_id(rows))]))
+            cells = [(c, _new_id(rows) if c == ID else keep_style(None, "")) for c in columns]
+            rows.append(flow_map(cells or [(ID, _new_id(rows))]))
         case "remove_row":
             del rows[_row(rows, edit.get("row"))]
         case "set_cell":

@@ -86,9 +86,10 @@ class YamlText:
         if data is None and not self.original.strip("\n \t"):
             data = CommentedMap()  # an empty file: a form with nothing filled in
         if not isinstance(data, CommentedMap):
-            raise FormError(f"The form shows {what}: keys such as "
-                            f"{'description, given, when and then' if what == 'a scenario' else 'targets, defaults, world and tools'}. "
-                            "Write them in the YAML tab first.")
+            keys = ("description, given, when and then" if what == "a scenario"
+                    else "targets, defaults, world and tools")
+            raise FormError(f"The form shows {what}: keys such as {keys}. Write them in the "
+                            "YAML tab first.")
         self.data = data
         self.style = _style_of(data, self.original)
         self._before = self._dump()
