@@ -27,7 +27,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from .tables import TABLE_OPS, edit_inline, inline_model
-from .yamltext import FormError, YamlText, flow_map, flow_seq, insert, keep_style, rename
+from .yamltext import FormError, YamlText, filled, flow_map, flow_seq, insert, rename
 
 FORM_KEYS = ("targets", "defaults", "world", "tools")
 ACTIONS = ("read", "create", "update", "delete")
@@ -216,7 +216,7 @@ def parse_pairs(text: str, args: Sequence[str]) -> list[tuple[str, Any]]:
         elif value in args:
             out.append((column, DoubleQuotedScalarString(f"{{{{ args.{value} }}}}")))
         else:
-            out.append((column, keep_style(None, value) if not _plain_scalar(value)
+            out.append((column, filled(None, value) if not _plain_scalar(value)
                         else _plain_scalar(value)))
     return out
 
@@ -331,10 +331,10 @@ def _set_or_drop(mapping: CommentedMap, key: str, value: str, after: Sequence[st
             del mapping[key]
         return
     if key in mapping:
-        mapping[key] = keep_style(mapping[key] if isinstance(mapping[key], str) else None,
+        mapping[key] = filled(mapping[key] if isinstance(mapping[key], str) else None,
                                   value)
     else:
-        insert(mapping, key, keep_style(None, value), after)
+        insert(mapping, key, filled(None, value), after)
 
 
 def _apply_one(data: CommentedMap, edit: Mapping[str, Any]) -> None:
@@ -407,7 +407,7 @@ def _follow_rename(data: CommentedMap, old: str, new: str) -> None:
     """A renamed target is renamed where the suite names it (defaults.target)."""
     defaults = data.get("defaults")
     if isinstance(defaults, CommentedMap) and defaults.get("target") == old:
-        defaults["target"] = keep_style(defaults["target"], new)
+        defaults["target"] = filled(defaults["target"], new)
 
 
 def _target_set(target: CommentedMap, key: str, value: Any) -> None:
@@ -431,7 +431,7 @@ def _target_set(target: CommentedMap, key: str, value: Any) -> None:
     if allowed is not None and key not in allowed:
         raise FormError(f"a target of kind {kind} has no '{key}'")
     if key in target_kinds().get(kind, ()):
-        target[key] = keep_style(target.get(key) if isinstance(target.get(key), str) else None,
+        target[key] = filled(target.get(key) if isinstance(target.get(key), str) else None,
                                  text)
     else:
         _set_or_drop(target, key, text, ("model", "base_url", "kind"))
@@ -446,7 +446,7 @@ def _defaults_set(data: CommentedMap, key: str, value: Any) -> None:
             del defaults[key]
         return
     if key == "target":
-        defaults[key] = keep_style(defaults.get(key) if isinstance(defaults.get(key), str)
+        defaults[key] = filled(defaults.get(key) if isinstance(defaults.get(key), str)
                                    else None, _str(value))
         return
     try:
@@ -559,11 +559,11 @@ def _tool_set(tool: CommentedMap, key: str, value: Any) -> None:
     match key:
         case "description":
             if "description" in tool:
-                tool["description"] = keep_style(
+                tool["description"] = filled(
                     tool["description"] if isinstance(tool["description"], str) else None,
                     _str(value))
             else:
-                insert(tool, "description", keep_style(None, _str(value)), ())
+                insert(tool, "description", filled(None, _str(value)), ())
         case "returns":
             _set_or_drop(tool, "returns", _str(value), ("action", "input_schema",
                                                         "description"))
@@ -601,7 +601,7 @@ def _tool_set(tool: CommentedMap, key: str, value: Any) -> None:
                         del tool[k]
                 return
             if "table" in tool:
-                tool["table"] = keep_style(tool["table"] if isinstance(tool["table"], str)
+                tool["table"] = filled(tool["table"] if isinstance(tool["table"], str)
                                            else None, name)
             else:
                 tool["table"] = name

@@ -29,7 +29,7 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, PlainScalarString
 
-from .yamltext import FormError, flow_map, keep_style, plain_is_text, rename
+from .yamltext import FormError, filled, flow_map, keep_style, plain_is_text, rename
 
 ID = "id"
 NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_\-]*$")  # a table's name, as the schemas say
@@ -210,7 +210,7 @@ def text_value(old: str | None, text: str) -> Any:
     same text, else in double quotes."""
     if old is None:
         return PlainScalarString(text) if plain_is_text(text) else DoubleQuotedScalarString(text)
-    return keep_style(old, text)
+    return filled(old, text)
 
 
 def _row(rows: Sequence[Any], index: Any) -> int:

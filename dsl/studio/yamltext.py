@@ -235,12 +235,7 @@ def _indent(line: str) -> int:
 
 def keep_style(old: Any, new: str) -> Any:
     """``new`` written the way ``old`` was: in the same quotes, or plain when it was plain
-    and stays text when read back (else in double quotes). An empty text (a field the
-    form added, waiting to be filled) is written plain once filled, when it can be."""
-    if isinstance(old, str) and not old and not isinstance(
-            old, (LiteralScalarString, FoldedScalarString)):
-        # (ruamel would keep the old quotes for a plain str set in their place)
-        return PlainScalarString(new) if plain_is_text(new) else DoubleQuotedScalarString(new)
+    and stays text when read back (else in double quotes)."""
     for kind in QUOTED:
         if isinstance(old, kind):
             if kind in (LiteralScalarString, FoldedScalarString):
@@ -251,6 +246,16 @@ def keep_style(old: Any, new: str) -> Any:
     if old is None or not isinstance(old, str) or not plain_is_text(new):
         return DoubleQuotedScalarString(new)
     return new
+
+
+def filled(old: Any, new: str) -> Any:
+    """As :func:`keep_style`, except that a new text, or one that was empty (a field the
+    form added, waiting to be filled), is written plain when it can be."""
+    if old is None or (isinstance(old, str) and not old and not isinstance(
+            old, (LiteralScalarString, FoldedScalarString))):
+        # (ruamel would keep the old quotes for a plain str set in their place)
+        return PlainScalarString(new) if plain_is_text(new) else DoubleQuotedScalarString(new)
+    return keep_style(old, new)
 
 
 def plain_is_text(text: str) -> bool:
