@@ -696,6 +696,8 @@ def _models(base_url: str, key_env: str) -> dict[str, Any]:
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:
+    if isinstance(exc, _BadRequest):
+        return _error(exc.status, str(exc))
     if isinstance(exc, HTTPException):
         words = {404: "there is nothing at this address",
                  405: "this address does not take this method"}.get(exc.status_code,
@@ -727,34 +729,11 @@ def make_app(root: Path, keys: Keys, port: int) -> ASGIApp:
         Route("/api/run", s.run_start, methods=["POST"]),
         Route("/api/run/{id}/events", s.run_events),
     ]
-    app = Starlette(routes=routes, exception_handlers={HTTPException: _http_error,
-                                                       Exception: _http_error})
-    return Guard(_BodyErrors(app), keys, port)
-
-
-class _BodyErrors:
-    """A request body the handlers refuse while reading it (too large, too deep, not
-    JSON) answered as JSON by the handler's own words."""
-
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        started = False
-
-        async def tracked(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, receive, tracked)
-        except _BadRequest as exc:
-            if started:
-                raise
-            response = _error(exc.status, str(exc))
-            await response(scope, receive, send)
+    # _BadRequest and HTTPException are answered where they are raised; Exception, by
+    # Starlette's outermost layer, which also prints the traceback in the terminal
+    app = Starlette(routes=routes, exception_handlers={
+        _BadRequest: _http_error, HTTPException: _http_error, Exception: _http_error})
+    return Guard(app, keys, port)
 
 
 def launcher(url: str) -> Path:

@@ -165,6 +165,10 @@ class Workspace:
             raise Refused(f"'{_shown(rel)}' cannot be followed: {_reason(exc)}") from None
         if not path.is_relative_to(self.root) or path == self.root:
             raise Refused(f"'{_shown(rel)}' is outside the suite's folder {self.root}")
+        for folder in reversed(path.relative_to(self.root).parents[:-1]):
+            if (self.root / folder).exists() and not (self.root / folder).is_dir():
+                raise Refused(f"'{_shown(rel)}' is under '{folder.as_posix()}', which is a "
+                              "file, not a folder")
         return path
 
     def _not_mine(self, rel: str, path: Path) -> str:
@@ -365,11 +369,15 @@ def _read_regular(path: Path, rel: Any) -> bytes:
         raise Missing(f"'{_shown(rel)}' does not exist") from None
     except OSError as exc:
         raise Refused(f"cannot read '{_shown(rel)}': {_reason(exc)}") from None
-    with open(fd, "rb") as f:
+    try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             raise Refused(f"'{_shown(rel)}' is {file_kind(st.st_mode)}, not a file the "
                           "studio reads")
+    except BaseException:
+        os.close(fd)
+        raise
+    with open(fd, "rb") as f:
         if st.st_size > MAX_TEXT:
             raise Refused(f"'{_shown(rel)}' is larger than the studio opens "
                           f"({MAX_TEXT // 2**20} MiB)")
