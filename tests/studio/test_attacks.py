@@ -76,7 +76,8 @@ def test_no_reusable_credential_on_a_command_line(suite: Path, tmp_path: Path) -
             time.sleep(0.05)
         argv = json.loads(said.read_text())
         opened = argv[-1]
-        assert opened.startswith("file:///") and opened.endswith("/open.html")
+        assert opened.startswith("file:///")
+        assert opened.endswith("/open.html")
         page = Path(opened.removeprefix("file://"))
         assert stat.S_IMODE(page.stat().st_mode) == 0o600
         assert stat.S_IMODE(page.parent.stat().st_mode) == 0o700
@@ -131,7 +132,8 @@ def test_no_file_but_the_suites_own_is_read_or_written(studio_on: Any, suite: Pa
         for path in refused:
             r = c.get("/api/file", params={"path": path})
             assert r.status_code in (403, 404), (path, r.text)
-            assert "repos" not in r.text and "secret" not in r.text
+            assert "repos" not in r.text
+            assert "secret" not in r.text
             r = c.post("/api/save", json={"path": path, "text": "pwned: 1\n", "version": None,
                                           "overwrite": True})
             assert r.status_code == 403, (path, r.text)
