@@ -160,7 +160,8 @@ def patch_lines(original: str, before: str, after: str) -> str:
     if before == after:
         return original
     base = before.splitlines(keepends=True)
-    mine = original.splitlines(keepends=True)
+    unended = bool(original) and not original.endswith("\n")  # its last line has no end
+    mine = (original + "\n" if unended else original).splitlines(keepends=True)
     edited = after.splitlines(keepends=True)
     # each line boundary of `base` that has its twin in `original`
     to_orig: dict[int, int] = {0: 0, len(base): len(mine)}
@@ -198,8 +199,8 @@ def patch_lines(original: str, before: str, after: str) -> str:
         at = max(at, end)
     out.extend(mine[at:])
     text = "".join(out)
-    if original.endswith("\n") and text and not text.endswith("\n"):
-        text += "\n"
+    if unended and at < len(mine):  # the last line untouched: still without its end
+        text = text[:-1]
     return text
 
 

@@ -1,0 +1,197 @@
+// The form's building blocks: every control has a visible label that is its accessible
+// name, and sends its edit as the person types (debounced) and when it changes.
+
+let uid = 0;
+export const id = (base) => `${base}-${++uid}`;
+
+// An element with attributes (text: its text; onX: a listener) and children.
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k === "text") node.textContent = v;
+    else if (k.startsWith("on")) node.addEventListener(k.slice(2), v);
+    else node.setAttribute(k, v === true ? "" : v);
+  }
+  node.append(...children.filter((c) => c !== null && c !== undefined && c !== false));
+  return node;
+}
+
+// Fields typed into and not yet sent: flushed before a save, a run or a tab change.
+const pending = new Set();
+export function flushPending() {
+  for (const f of [...pending]) f();
+  pending.clear();
+}
+
+const DELAY_MS = 400;
+
+function described(hint) {
+  const hid = hint ? id("h") : undefined;
+  return [hid, hint ? el("p", { id: hid, class: "hint", text: hint }) : null];
+}
+
+// Send what is typed into ``input``: a moment after the last key, and when it changes.
+export function watch(input, value, send) {
+  let timer = null;
+  let sent = value ?? "";
+  const flush = () => {
+    clearTimeout(timer);
+    timer = null;
+    pending.delete(flush);
+    if (input.value !== sent) {
+      sent = input.value;
+      send(input.value);
+    }
+  };
+  input.addEventListener("input", () => {
+    clearTimeout(timer);
+    timer = setTimeout(flush, DELAY_MS);
+    pending.add(flush);
+  });
+  input.addEventListener("change", flush);
+}
+
+// A text field (a textarea when multiline).
+export function textField(label, value, send, { hint, multiline, kind = "text", cls } = {}) {
+  const fid = id("f");
+  const [hid, note] = described(hint);
+  const input = multiline
+    ? el("textarea", { id: fid, rows: 3, "aria-describedby": hid })
+    : el("input", { id: fid, type: kind, "aria-describedby": hid, autocomplete: "off",
+                    step: kind === "number" ? "any" : undefined });
+  input.value = value ?? "";
+  watch(input, input.value, send);
+  return el("div", { class: `field ${cls || ""}` }, el("label", { for: fid, text: label }), input, note);
+}
+
+export function numberField(label, value, send, opts = {}) {
+  return textField(label, value === null || value === undefined ? "" : String(value),
+    (v) => send(v.trim() === "" ? null : Number(v)), { ...opts, kind: "number" });
+}
+
+export function checkboxField(label, checked, send, { hint } = {}) {
+  const fid = id("c");
+  const [hid, note] = described(hint);
+  const box = el("input", { type: "checkbox", id: fid, "aria-describedby": hid });
+  box.checked = !!checked;
+  box.addEventListener("change", () => send(box.checked));
+  return el("div", { class: "field inline" }, box, el("label", { for: fid, text: label }), note);
+}
+
+// A choice among options ([value, words] pairs, or plain values).
+export function selectField(label, value, options, send, { hint, empty } = {}) {
+  const fid = id("s");
+  const [hid, note] = described(hint);
+  const select = el("select", { id: fid, "aria-describedby": hid });
+  if (empty !== undefined) select.append(el("option", { value: "", text: empty }));
+  for (const o of options) {
+    const [v, words] = Array.isArray(o) ? o : [o, o];
+    select.append(el("option", { value: v, text: words }));
+  }
+  if (value !== null && value !== undefined && ![...select.options].some((o) => o.value === value)) {
+    select.append(el("option", { value, text: `${value} (not defined)` }));
+  }
+  select.value = value ?? "";
+  select.addEventListener("change", () => send(select.value));
+  return el("div", { class: "field" }, el("label", { for: fid, text: label }), select, note);
+}
+
+// "Check": a native select of every check (so it is chosen with the mouse, the arrow
+// keys or a screen reader as any list is) that also takes typed text: what is typed
+// filters the list to the checks whose name holds it and picks the best match — the
+// exact name, else the first that starts with it. A choice is sent when the person
+// stops (a moment without typing), presses Enter or leaves the field: the form is never
+// redrawn while they type. Text that arrives all at once (pasted, or put by a tool) is
+// taken the same way: the select is marked contenteditable so that such text reaches it.
+export function checkChooser(label, value, checks, send) {
+  const fid = id("check");
+  const hid = id("h");
+  const select = el("select", { id: fid, contenteditable: "true", "aria-describedby": hid,
+                                spellcheck: "false" });
+  const said = el("p", { id: hid, class: "hint", "aria-live": "polite" });
+  const known = checks.some((k) => k.name === value);
+  let filter = "";
+  let timer = null;
+  let last = known ? value : "";
+  const fill = (matches) => {
+    const keep = select.value;
+    select.replaceChildren();
+    if (!known && !filter) select.append(el("option", { value: "", text: value ? `${value} (unknown)` : "(choose)" }));
+    for (const k of matches) select.append(el("option", { value: k.name, text: `${k.name} — ${k.doc}` }));
+    if ([...select.options].some((o) => o.value === keep)) select.value = keep;
+  };
+  const best = () => {
+    const low = filter.toLowerCase();
+    const matches = checks.filter((k) => k.name.includes(low));
+    fill(matches.length ? matches : checks);
+    const pick = matches.find((k) => k.name === low)
+      || matches.find((k) => k.name.startsWith(low)) || matches[0];
+    if (pick) select.value = pick.name;
+    said.textContent = filter
+      ? (matches.length ? `Typed “${filter}”: ${matches.length} check(s) hold it; Enter takes ${pick.name}.`
+        : `No check holds “${filter}”.`)
+      : "";
+    return pick;
+  };
+  const commit = () => {
+    clearTimeout(timer);
+    timer = null;
+    pending.delete(commit);
+    if (filter) {
+      filter = "";
+      said.textContent = "";
+    }
+    if (select.value && select.value !== last) {
+      last = select.value;
+      send(select.value);
+    }
+  };
+  const soon = () => {
+    clearTimeout(timer);
+    timer = setTimeout(commit, DELAY_MS);
+    pending.add(commit);
+  };
+  const typed = (text, replace) => {
+    filter = replace ? text : filter + text;
+    best();
+    soon();
+  };
+  select.addEventListener("keydown", (ev) => {
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (ev.key.length === 1 && /[\w.-]/.test(ev.key)) {
+      ev.preventDefault();
+      typed(ev.key, false);
+    } else if (ev.key === "Backspace" && filter) {
+      ev.preventDefault();
+      filter = filter.slice(0, -1);
+      best();
+      soon();
+    } else if (ev.key === "Enter") {
+      ev.preventDefault();
+      commit();
+    } else if (ev.key === "Escape" && filter) {
+      ev.preventDefault();
+      filter = "";
+      fill(checks);
+      select.value = last;
+      said.textContent = "";
+    }
+  });
+  select.addEventListener("beforeinput", (ev) => {
+    ev.preventDefault();
+    if (ev.inputType.startsWith("insert") && ev.data) typed(ev.data.trim(), ev.data.length > 1);
+    else if (ev.inputType === "insertParagraph" || ev.inputType === "insertLineBreak") commit();
+    else if (ev.inputType.startsWith("delete")) { filter = ""; best(); }
+  });
+  select.addEventListener("change", soon);
+  select.addEventListener("blur", commit);
+  fill(checks);
+  select.value = known ? value : "";
+  return el("div", { class: "field" }, el("label", { for: fid, text: label }), select, said);
+}
+
+// A button that moves focus to what it adds, once the form is drawn again.
+export function button(text, onclick, cls = "") {
+  return el("button", { type: "button", class: cls, text, onclick });
+}
