@@ -216,15 +216,18 @@ def parse_pairs(text: str, args: Sequence[str]) -> list[tuple[str, Any]]:
         elif value in args:
             out.append((column, DoubleQuotedScalarString(f"{{{{ args.{value} }}}}")))
         else:
-            out.append((column, filled(None, value) if not _plain_scalar(value)
-                        else _plain_scalar(value)))
+            out.append((column, _typed(value)))
     return out
 
 
-def _plain_scalar(value: str) -> Any:
-    from .yamltext import plain_is_text
+def _typed(value: str) -> Any:
+    """A value typed in Where or Set: a number or true/false as such, else text."""
+    from ..source.load import resolve_plain
 
-    return value if plain_is_text(value) else None
+    read = resolve_plain(value)
+    if isinstance(read, (bool, int, float)):
+        return read
+    return filled(None, value)
 
 
 def _split(text: str) -> list[str]:
@@ -489,7 +492,7 @@ def _required(tool: CommentedMap, name: str, on: bool, new: str | None = None) -
         return
     req = schema.get("required")
     if req is None:
-        if not on:
+        if not on or new is not None:
             return
         req = flow_seq([])
         schema["required"] = req
@@ -502,6 +505,8 @@ def _required(tool: CommentedMap, name: str, on: bool, new: str | None = None) -
                 req[i] = new
         return
     if on and name not in req:
+        if not req:
+            req.fa.set_flow_style()  # `required: []` read back forgets it was one line
         req.append(name)
     elif not on:
         for i in reversed([i for i, r in enumerate(req) if r == name]):

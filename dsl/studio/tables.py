@@ -208,7 +208,7 @@ def typed(old: Any, text: str, yaml: bool) -> Any:
 def text_value(old: str | None, text: str) -> Any:
     """Text as YAML writes it: in ``old``'s quotes, else plain when it reads back as the
     same text, else in double quotes."""
-    if old is None:
+    if old is None or not plain_is_text(str(old)):  # its quotes were needed: choose afresh
         return PlainScalarString(text) if plain_is_text(text) else DoubleQuotedScalarString(text)
     return filled(old, text)
 

@@ -162,6 +162,7 @@ async function openFile(path) {
   flushPending();
   await state.formChain;
   if (path !== state.path) {
+    $("#form").replaceChildren(); // never another file's form while this one's is drawn
     resetTry();
     $("#open-report").hidden = true;
     $("#run-notes").replaceChildren();
@@ -236,15 +237,38 @@ function setupTabs() {
 // form is drawn again after a change of its shape (a check added, a turn moved) once no
 // edit is waiting, so that what the person does meanwhile is never drawn over. Focus
 // then goes to what was just added, or stays in place after a removal.
-const forms = { queued: 0, redraw: false, model: null, focus: null };
+const forms = { queued: 0, redraw: false, model: null, focus: null, at: null };
 
 function formEdit(op, structural = false, focusKey = null, removal = false) {
   return editFile(state.path, op, structural, focusKey, removal);
 }
 
+// While a change of the form's shape is on its way, the form's controls wait (read-only,
+// disabled): nothing typed or clicked lands on a control about to be drawn anew.
+function freeze() {
+  const box = $("#form");
+  if (box.classList.contains("busy")) return;
+  forms.at = where(document.activeElement, box);
+  box.classList.add("busy");
+  box.setAttribute("aria-busy", "true");
+  for (const c of box.querySelectorAll("input, textarea")) c.readOnly = true;
+  for (const c of box.querySelectorAll("select, button, input[type=checkbox]")) c.disabled = true;
+}
+
+function thaw() {
+  const box = $("#form");
+  box.classList.remove("busy");
+  box.removeAttribute("aria-busy");
+  for (const c of box.querySelectorAll("input, textarea")) c.readOnly = false;
+  for (const c of box.querySelectorAll("select, button, input[type=checkbox]")) c.disabled = false;
+}
+
 function editFile(path, op, structural, focusKey, removal) {
   forms.queued++;
-  if (structural) forms.redraw = true;
+  if (structural) {
+    forms.redraw = true;
+    freeze();
+  }
   if (focusKey) forms.focus = { key: focusKey, removal };
   state.formChain = state.formChain.then(async () => {
     const b = buffer(path);
@@ -272,8 +296,13 @@ function editFile(path, op, structural, focusKey, removal) {
       if (forms.queued === 0) {
         forms.redraw = false;
         if (forms.model) await drawForm(forms.model);
+        else thaw();
       }
     }
+  }).catch((e) => {
+    forms.queued = Math.max(0, forms.queued);
+    thaw();
+    say(`The form could not be drawn: ${e.message}`);
   });
   return state.formChain;
 }
@@ -317,7 +346,10 @@ function gridFor(table, { scope }) {
 
 async function drawForm(model) {
   const box = $("#form");
-  const focusAt = where(document.activeElement, box);
+  const focusAt = where(document.activeElement, box) || forms.at;
+  forms.at = null;
+  box.classList.remove("busy");
+  box.removeAttribute("aria-busy");
   const ctx = { vocab: state.suite, edit: formEdit, ask, grid: gridFor, reach };
   if (buffer() && buffer().kind === "suite") renderSuite(box, model, ctx);
   else renderForm(box, model, ctx);
@@ -611,12 +643,21 @@ async function checkDisk() {
   }
 }
 
+// A modal dialog: the page behind it is hidden from assistive technology (and from
+// searches by role) until it closes.
+function modal(dialog) {
+  const layout = $(".layout");
+  layout.setAttribute("aria-hidden", "true");
+  dialog.addEventListener("close", () => layout.removeAttribute("aria-hidden"), { once: true });
+  dialog.showModal();
+}
+
 function setupNew() {
   const dialog = $("#new-dialog");
   $("#new").addEventListener("click", () => {
     $("#new-name").value = "";
     $("#new-error").textContent = "";
-    dialog.showModal();
+    modal(dialog);
   });
   $("#new-close").addEventListener("click", () => dialog.close());
   $("#new-form").addEventListener("submit", async (ev) => {
