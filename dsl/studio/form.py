@@ -37,6 +37,7 @@ from .yamltext import (
     flow_map,
     flow_seq,
     flow_text,
+    flow_value,
     insert,
     keep_style,
     plain,
@@ -656,15 +657,16 @@ def _new_world(data: CommentedMap, suite: SuiteContext) -> CommentedMap:
                     "settings (or in this scenario's world), then add the check")
 
 
-def _yaml_param(value: Any) -> Any:
-    """A setting's value as the YAML keeps it: texts quoted when they must be, lists and
-    mappings on one line."""
+def _yaml_param(value: Any, top: bool = True) -> Any:
+    """A setting's value as the YAML keeps it: lists and mappings on one line, their texts
+    quoted only when they must be (a check's own text in double quotes, as the first
+    studio wrote it)."""
     if isinstance(value, str):
-        return keep_style(None, value)
+        return keep_style(None, value) if top else flow_value(value)
     if isinstance(value, list):
-        return flow_seq([_yaml_param(v) for v in value])
+        return flow_seq([_yaml_param(v, False) for v in value])
     if isinstance(value, Mapping):
-        return flow_map([(str(k), _yaml_param(v)) for k, v in value.items()])
+        return flow_map([(str(k), _yaml_param(v, False)) for k, v in value.items()])
     return value
 
 
@@ -740,12 +742,17 @@ def _set_field(checks: CommentedSeq, i: int, name: str, shape: Shape, key: str,
     if isinstance(old, str) and isinstance(new, str):
         item[name] = keep_style(old, new)
         return
+    if isinstance(old, CommentedMap) and isinstance(new, str) and shape.main:
+        was = old.get(shape.main)  # back to the short form, in the quotes it had
+        item[name] = keep_style(was, new) if isinstance(was, str) and \
+            not isinstance(was, DoubleQuotedScalarString) else flow_value(new)
+        return
     _set_param(checks, i, name, _yaml_param(new))
 
 
 def _restyled(old: Any, new: Any) -> Any:
     if isinstance(new, str):
-        return keep_style(old, new) if isinstance(old, str) else keep_style(None, new)
+        return keep_style(old, new) if isinstance(old, str) else flow_value(new)
     if isinstance(new, Mapping) and isinstance(old, CommentedMap):
         for k in list(old):
             if k not in new:
@@ -787,13 +794,11 @@ def _world_param(entries: Any) -> CommentedMap:
 def _cell(text: str) -> Any:
     """A value typed for a world check's column: a number stays a number (the check
     compares ``7`` and ``"7"`` alike), anything else is text."""
-    from .tables import text_value
-
     try:
         n = int(text)
-        return n if str(n) == text else text_value(None, text)
+        return n if str(n) == text else flow_value(text)
     except ValueError:
-        return text_value(None, text)
+        return flow_value(text)
 
 
 def _set_check(data: CommentedMap, edit: Mapping[str, Any], suite: SuiteContext) -> None:
@@ -828,6 +833,12 @@ def _set_check(data: CommentedMap, edit: Mapping[str, Any], suite: SuiteContext)
             checks.ca.items[i] = [comment[2], None, None, None]
 
 
+def _family(kind: str) -> str:
+    """Kinds of setting that hold the same kind of value: a text and a list of texts, a
+    tool and a list of tools."""
+    return {"texts": "text", "tools": "tool", "integer": "number"}.get(kind, kind)
+
+
 def _carried(old: Shape, param: Any, new: Shape) -> Any:
     """The old check's parameter as the new check takes it, when it takes its settings in
     the same kinds (None: start afresh)."""
@@ -837,11 +848,13 @@ def _carried(old: Shape, param: Any, new: Shape) -> Any:
     if not values:
         return None
     kinds = {f.key: f for f in new.fields}
+    was = {f.key: f for f in old.fields}
     out: dict[str, Any] = {}
     for key, value in values.items():
         target = new.main if key == old.main else key
         f = kinds.get(target) if target is not None else None
-        if target is None or f is None or not fits(f, value):
+        if target is None or f is None or not fits(f, value) or \
+                _family(f.kind) != _family(was[key].kind):
             continue
         out[target] = value
     if new.main is not None and new.main not in out:

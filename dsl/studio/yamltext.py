@@ -259,6 +259,16 @@ def filled(old: Any, new: str) -> Any:
     return keep_style(old, new)
 
 
+def plain_in_flow(text: str) -> bool:
+    """Whether ``text`` may be written without quotes inside ``{...}`` or ``[...]``."""
+    return plain_is_text(text) and not any(c in text for c in ",[]{}")
+
+
+def flow_value(text: str) -> Any:
+    """Text inside a one-line mapping or list: plain when it can be, else in double quotes."""
+    return PlainScalarString(text) if plain_in_flow(text) else DoubleQuotedScalarString(text)
+
+
 def plain_is_text(text: str) -> bool:
     """Whether ``text`` may be written without quotes and read back as the same text."""
     if not text or text != text.strip() or "\n" in text:

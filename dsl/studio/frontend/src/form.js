@@ -197,7 +197,7 @@ function checkList(checks, list, model, ctx, addLabel) {
   const wrap = el("div", { class: "checks" });
   checks.forEach((c, i) => wrap.append(checkItem(c, i, list, model, ctx)));
   wrap.append(button(addLabel, () => ctx.edit({ op: "add_check", list, check: "contains" }, true,
-    `check:${list}:${checks.length}`)));
+    `check:${list}:${checks.length}`), "", `check:${list}`));
   return wrap;
 }
 
@@ -309,7 +309,7 @@ export function renderForm(container, model, ctx) {
   world.append(button("Add table", async () => {
     const name = await ctx.ask("Add a table to this scenario's world", "Table name", "Add table");
     if (name) edit({ op: "table", action: "add_table", table: name }, true, `table:${name}`);
-  }));
+  }, "", "table"));
   container.append(world);
 
   const person = el("section", { class: "person", "aria-labelledby": "person-h" },
@@ -325,7 +325,7 @@ export function renderForm(container, model, ctx) {
   }
   if (w.kind === "message" || w.kind === "turns") {
     const count = w.kind === "turns" ? w.turns.length : (w.message ? 2 : 1);
-    person.append(button("Add turn", () => edit({ op: "add_turn" }, true, `turn:${count - 1}`)));
+    person.append(button("Add turn", () => edit({ op: "add_turn" }, true, `turn:${count - 1}`), "", "turn"));
   }
   if (w.kind !== "other") person.append(simulatedUser(w, ctx));
   container.append(person);

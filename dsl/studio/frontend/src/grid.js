@@ -61,7 +61,7 @@ export function renderGrid(table, ctx) {
     ctx.edit("import_csv", { text }, `row:${table.name}:0`);
   });
   box.append(el("div", { class: "row" },
-    button("Add row", () => ctx.edit("add_row", {}, `row:${table.name}:${table.rows.length}`)),
+    button("Add row", () => ctx.edit("add_row", {}, `row:${table.name}:${table.rows.length}`), "", `row:${table.name}`),
     button("Add column", async () => {
       const name = await ctx.ask(`Add a column to ${table.name}`, "Column name", "Add column");
       if (name) ctx.edit("add_column", { column: name }, `col:${table.name}:${name}`);
@@ -69,7 +69,7 @@ export function renderGrid(table, ctx) {
     button("Import CSV", () => file.click()),
     file,
     ctx.removable === false ? null : button(`Remove table ${table.name}`,
-      () => ctx.edit("remove_table", {}, "tables", true), "small")));
+      () => ctx.edit("remove_table", {}, `table:${table.name}`, true), "small")));
   return box;
 }
 

@@ -269,7 +269,7 @@ function editFile(path, op, structural, focusKey, removal) {
     forms.redraw = true;
     freeze();
   }
-  if (focusKey) forms.focus = { key: focusKey, removal };
+  if (focusKey) forms.focus = removal ? removedAt(focusKey) : { key: focusKey };
   state.formChain = state.formChain.then(async () => {
     const b = buffer(path);
     try {
@@ -382,22 +382,34 @@ function firstControl(node) {
   return node && node.querySelector("input:not([type=file]), select, textarea, button");
 }
 
-function focusItem(box, { key, removal }) {
-  let node = null;
-  if (key === "target:new" || key === "tool:new") {
-    const kind = key.split(":")[0];
+// Where the focus goes after an item is removed: the item that takes its place (the one
+// after it), else the button that adds such items.
+function removedAt(key) {
+  const box = $("#form");
+  const node = box.querySelector(`[data-item="${CSS.escape(key)}"]`);
+  const prefix = key.slice(0, key.lastIndexOf(":") + 1);
+  const siblings = node ? [...node.parentNode.children].filter(
+    (x) => (x.getAttribute("data-item") || "").startsWith(prefix)) : [];
+  return { removal: true, prefix, index: Math.max(0, siblings.indexOf(node)), add: prefix.slice(0, -1) };
+}
+
+function focusItem(box, wanted) {
+  let target = null;
+  if (wanted.removal) {
+    const all = [...box.querySelectorAll("[data-item]")].filter(
+      (x) => x.getAttribute("data-item").startsWith(wanted.prefix)
+        && !x.getAttribute("data-item").slice(wanted.prefix.length).includes(":"));
+    target = all[wanted.index] ? firstControl(all[wanted.index])
+      : box.querySelector(`[data-add="${CSS.escape(wanted.add)}"]`);
+  } else if (wanted.key === "target:new" || wanted.key === "tool:new") {
+    const kind = wanted.key.split(":")[0];
     const all = box.querySelectorAll(`[data-item^="${kind}:"]`);
-    node = all[all.length - 1];
+    target = firstControl([...all].filter((x) => x.getAttribute("data-item").split(":").length === 2).pop());
+  } else if (wanted.key.startsWith("col:")) {
+    target = colInput(box, wanted.key);
   } else {
-    node = box.querySelector(`[data-item="${CSS.escape(key)}"]`);
-    if (!node && removal) {
-      // the item after the one removed took its place; else the one before; else its list
-      const m = /^(.*):(\d+)$/.exec(key);
-      if (m) node = box.querySelector(`[data-item="${CSS.escape(`${m[1]}:${Number(m[2]) - 1}`)}"]`);
-      if (!node) node = box.querySelector(`[data-item="${CSS.escape(key.split(":")[0])}s"]`) || box;
-    }
+    target = firstControl(box.querySelector(`[data-item="${CSS.escape(wanted.key)}"]`));
   }
-  const target = key.startsWith("col:") ? colInput(box, key) : firstControl(node);
   if (target) target.focus();
 }
 

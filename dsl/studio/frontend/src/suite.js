@@ -48,7 +48,7 @@ function targetItem(t, model, ctx) {
   if (t.yaml_only.length) {
     box.append(el("p", { class: "hint", text: `Kept only in the YAML tab: ${t.yaml_only.join(", ")}.` }));
   }
-  box.append(button(`Remove target ${t.name}`, () => edit({ op: "remove_target", target: t.name }, true, "targets", true), "small"));
+  box.append(button(`Remove target ${t.name}`, () => edit({ op: "remove_target", target: t.name }, true, item, true), "small"));
   return box;
 }
 
@@ -79,7 +79,8 @@ function toolItem(t, model, ctx) {
     args.append(el("p", { class: "hint", text: "These arguments are written in a way the form cannot show: change them in the YAML tab." }));
   } else {
     t.args.forEach((a, k) => args.append(argRow(a, k, t, ctx)));
-    args.append(button("Add argument", () => edit({ op: "add_arg", tool: t.name }, true, `arg:${t.name}:${t.args.length}`)));
+    args.append(button("Add argument", () => edit({ op: "add_arg", tool: t.name }, true, `arg:${t.name}:${t.args.length}`),
+      "", `arg:${t.name}`));
   }
   box.append(args);
   const tables = model.world.map((w) => w.name);
@@ -108,7 +109,7 @@ function toolItem(t, model, ctx) {
   if (t.yaml_only.length) {
     box.append(el("p", { class: "hint", text: `Kept only in the YAML tab: ${t.yaml_only.join(", ")}.` }));
   }
-  box.append(button(`Remove tool ${t.name}`, () => edit({ op: "remove_tool", tool: t.name }, true, "tools", true), "small"));
+  box.append(button(`Remove tool ${t.name}`, () => edit({ op: "remove_tool", tool: t.name }, true, item, true), "small"));
   return box;
 }
 
@@ -123,7 +124,7 @@ export function renderSuite(container, model, ctx) {
     el("h3", { id: "targets-h", text: "Targets" }),
     el("p", { class: "hint", text: "The systems under test: an OpenAI-compatible endpoint and its model, a recording, your own agent." }));
   for (const t of model.targets) targets.append(targetItem(t, model, ctx));
-  targets.append(button("Add target", () => edit({ op: "add_target" }, true, "target:new")));
+  targets.append(button("Add target", () => edit({ op: "add_target" }, true, "target:new"), "", "target"));
   container.append(targets);
 
   const d = model.defaults;
@@ -150,13 +151,13 @@ export function renderSuite(container, model, ctx) {
   world.append(button("Add table", async () => {
     const name = await ctx.ask("Add a table to the world", "Table name", "Add table");
     if (name) edit({ op: "table", action: "add_table", table: name }, true, `table:${name}`);
-  }));
+  }, "", "table"));
   container.append(world);
 
   const tools = el("section", { class: "library", "aria-labelledby": "tools-h", "data-item": "tools" },
     el("h3", { id: "tools-h", text: "Tools" }),
     el("p", { class: "hint", text: "The fake tools scenarios give the agent: they never touch a real system." }));
   for (const t of model.tools) tools.append(toolItem(t, model, ctx));
-  tools.append(button("Add tool", () => edit({ op: "add_tool" }, true, "tool:new")));
+  tools.append(button("Add tool", () => edit({ op: "add_tool" }, true, "tool:new"), "", "tool"));
   container.append(tools);
 }

@@ -191,7 +191,8 @@ export function checkChooser(label, value, checks, send) {
   return el("div", { class: "field" }, el("label", { for: fid, text: label }), select, said);
 }
 
-// A button that moves focus to what it adds, once the form is drawn again.
-export function button(text, onclick, cls = "") {
-  return el("button", { type: "button", class: cls, text, onclick });
+// A button; ``adds`` names the kind of item it adds (where the focus goes when the last
+// such item is removed).
+export function button(text, onclick, cls = "", adds = undefined) {
+  return el("button", { type: "button", class: cls, text, onclick, "data-add": adds });
 }
