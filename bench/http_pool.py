@@ -1,6 +1,6 @@
 """Does sharding a target's HTTP connections still pay? The run workload of run_bench.py,
 once with the pool split in shards of ``CONNECTIONS_PER_SHARD`` connections (what
-dsl/targets/openai.py does) and once with one pool of all the connections.
+dsl/clients/openai.py does) and once with one pool of all the connections.
 
 httpcore scans every connection of a pool (and asks each socket whether it is alive) for
 every request, so one big pool costs more CPU per request as concurrency grows; small
@@ -27,7 +27,7 @@ sys.path.insert(0, str(HERE))
 
 from run_bench import write_suite  # noqa: E402
 
-PROBE = ("import sys, dsl.targets.openai as o; o.CONNECTIONS_PER_SHARD = int(sys.argv[1]); "
+PROBE = ("import sys, dsl.clients.openai as o; o.CONNECTIONS_PER_SHARD = int(sys.argv[1]); "
          "from dsl.cli import main; main(sys.argv[2:])")
 
 

@@ -46,9 +46,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from dsl.checks.grounded import grounded  # noqa: E402
+from dsl.clients.open import open_model  # noqa: E402
 from dsl.judge import Judge  # noqa: E402
 from dsl.judge.calibration import Case, figures  # noqa: E402
-from dsl.judge.check import (  # noqa: E402
+from dsl.pipeline.judgecheck import (  # noqa: E402
     Example,
     Result,
     ask_all,
@@ -58,7 +59,7 @@ from dsl.judge.check import (  # noqa: E402
     load_examples,
     replay,
 )
-from dsl.targets.kinds import is_model, open_model  # noqa: E402
+from dsl.targets.kinds import is_model  # noqa: E402
 
 CHECKS = ("faithful", "answers_the_question")
 

@@ -30,10 +30,11 @@ from run_bench import write_suite  # noqa: E402
 # (label, file suffix, function name): cumulative time of that function
 STAGES = [
     ("whole command (cProfile)", "dsl/__main__.py", "<module>"),
-    ("per run: compile (load, validate, compile 100 files)", "dsl/pipeline.py", "plan_for"),
-    ("per run: the run (all attempts)", "dsl/pipeline.py", "_execute"),
+    ("per run: compile (load, validate, compile 100 files)", "dsl/pipeline/__init__.py",
+     "plan_for"),
+    ("per run: the run (all attempts)", "dsl/pipeline/__init__.py", "_execute"),
     ("per request: the HTTP client and JSON decoding (JsonEndpoint.complete)",
-     "dsl/targets/openai.py", "complete"),
+     "dsl/clients/openai.py", "complete"),
     ("per request: JSON decoding of replies", "dsl/targets/base.py", "read_reply_json"),
     ("per request: the agent loop (request building, tool calls; includes the client)",
      "dsl/execution/loop.py", "respond"),
@@ -41,7 +42,7 @@ STAGES = [
     ("per attempt: the checks", "dsl/execution/run.py", "evaluate"),
     ("per attempt: the record (redaction, JSON line, write)", "dsl/store/rundir.py", "write"),
     ("per attempt: the progress line", "dsl/results/terminal.py", "update"),
-    ("per run: finish (summary, report, CI files, history)", "dsl/pipeline.py", "finish"),
+    ("per run: finish (summary, report, CI files, history)", "dsl/pipeline/__init__.py", "finish"),
     ("per run: summary", "dsl/results/summarize.py", "summarize_records"),
     ("per run: report.html", "dsl/results/report.py", "write_report"),
 ]

@@ -1,3 +1,5 @@
+"""``python -m dsl``: the ``scenarist`` command, run as a module."""
+
 from .cli import main
 
 main()

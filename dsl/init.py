@@ -17,6 +17,7 @@ nothing and says which (:class:`InitRefused`). The one file it may add to is the
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -83,8 +84,6 @@ class InitRefused(NotReady):
 
 def _yaml_text(value: str) -> str:
     """A value for a YAML line, quoted (JSON's double quotes are YAML's)."""
-    import json
-
     return json.dumps(value, ensure_ascii=False)
 
 

@@ -9,12 +9,15 @@ of ``results.jsonl``, which ``summarize`` and ``report`` read back.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from pathlib import Path
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from .errors import Span
+from .settings import TargetSettings
 
 Action = Literal["read", "create", "update", "delete"]
 ACTIONS: tuple[Action, ...] = ("read", "create", "update", "delete")
@@ -29,6 +32,8 @@ TurnKind = Literal["say", "confirm", "cancel"]
 TURN_KINDS: tuple[TurnKind, ...] = ("say", "confirm", "cancel")
 
 SCHEMA_VERSION = 1
+
+S = TypeVar("S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,7 +201,7 @@ class CompiledCheck:
 
     name: str
     shown: str | Callable[[], str] = field(compare=False)  # see label
-    params: Any  # the check's own prepared parameters
+    params: object  # the check's own prepared value: only its evaluate reads it
     evaluate: Callable[[Any, AttemptData], Outcome]
     span: Span
     judge: bool = False
@@ -396,9 +401,82 @@ class Target:
     name: str
     kind: str  # a key of dsl.targets.kinds.KINDS
     span: Span
-    config: Any
+    config: TargetSettings
     concurrency: int | None = None
     attempt_timeout_ms: int | None = None  # the whole attempt (all its model calls)
+
+    def settings(self, kind: type[S]) -> S:
+        """``config`` as the settings class of the target's kind; TypeError for a target of
+        another kind (a mistake in Scenarist, never in the suite)."""
+        if not isinstance(self.config, kind):
+            raise TypeError(f"the target '{self.name}' is kind: {self.kind}, not "
+                            f"{kind.__name__}")
+        return self.config
+
+
+# ``judge.mode: logprobs`` asks for one token: yes or no, or a digit (dsl/judge/logprobs.py)
+Kind = Literal["yes_no", "digits"]
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """``judge.calibration``: the temperature of each kind of question (1.0: as the model
+    says)."""
+
+    yes_no: float = 1.0
+    digits: float = 1.0
+
+    def of(self, kind: Kind) -> float:
+        return self.yes_no if kind == "yes_no" else self.digits
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """A judge prompt, compiled (``dsl.judge.ask.prompt_from_source``): built in or the
+    suite's own; ``version`` goes into every cache key."""
+
+    name: str
+    source: str
+    version: str
+    template: Any  # a compiled Jinja template (dsl/compiler/templates.py)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeConfig:
+    """``judge:`` in scenarist.yaml, compiled (dsl/compiler/suite.py); the judge asks with
+    it (dsl/judge/ask.py)."""
+
+    target: Target
+    model: str | None = None  # overrides the target's model
+    temperature: float = 0.0
+    seed: int = 0
+    min_confidence: float = 0.8
+    max_attempts: int = 3
+    cache_dir: Path | None = None  # None: no cache
+    prompts: Mapping[str, Prompt] = field(default_factory=dict)  # overrides
+    mode: str = "json"  # json: the judge's own words; logprobs: its token probabilities
+    calibration: Calibration = field(default_factory=Calibration)  # logprobs mode
+
+    @property
+    def tries(self) -> int:
+        """Requests per question at most: logprobs mode asks once (its reading does not
+        change with the seed); json mode asks again when the reply cannot be read."""
+        return 1 if self.mode == "logprobs" else self.max_attempts
+
+
+@dataclass(frozen=True, slots=True)
+class RedactConfig:
+    """``redact:`` in scenarist.yaml: what is replaced by [REDACTED:NAME] before anything
+    reaches the judge or a file (``dsl.compiler.redact.redactor_for`` builds it)."""
+
+    env: tuple[str, ...] = ()  # variables whose values are secrets (api_key_env added)
+    patterns: Mapping[str, str] = field(default_factory=dict)  # name → regular expression
+    default_patterns: bool = True
+
+
+# ``history:`` in scenarist.yaml as written: a PostgreSQL URL or a file (str), false (off);
+# None: the default (dsl/history/locate.py reads it)
+History = str | bool | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,10 +491,10 @@ class Plan:
     suite_targets: tuple[Target, ...] = ()  # every target of the suite (python agents use them)
     shard: tuple[int, int] | None = None  # (i, n): this plan is shard i of n
     full_hash: str = ""  # fingerprint of the whole plan, before sharding (merge checks it)
-    judge: Any = None  # a JudgeConfig when the suite has one
-    redact: Any = None  # the suite's redaction settings (RedactConfig)
+    judge: JudgeConfig | None = None  # when the suite has one
+    redact: RedactConfig | None = None  # the suite's redaction settings
     compare: tuple[tuple[str, str], ...] = ()  # target pairs (old, new) compared in the run
-    history: Any = None  # the suite's history: setting (dsl/history/locate.py reads it)
+    history: History = None  # the suite's history: setting (dsl/history/locate.py reads it)
 
     def targets_of(self, scenario: Scenario) -> int:
         """How many of the plan's targets run ``scenario`` (its ``targets:`` skip others)."""
@@ -600,8 +678,6 @@ class AttemptData:
     def turn(self, index: int) -> AttemptData:
         """What turn ``index`` (0-based) produced, as its own checks see it: what the
         person said, the turn's answer and calls, the conversation up to its end."""
-        import dataclasses
-
         t = self.turns[index]
         said = next((u.text for u in reversed(self.turns[:index + 1]) if u.kind == "say"),
                     self.message)

@@ -1,6 +1,7 @@
 """Generates docs/checks.md from the check registry (and the code reference in docs/lint.md
-from ``dsl._buildtools.codedocs``, and the table of intervals in docs/guide.md from the
-interval every report computes), so they cannot drift.
+from ``dsl._buildtools.codedocs``, the table of intervals in docs/guide.md from the
+interval every report computes, and the table of layers in docs/architecture.md from the
+import contract, ``dsl._buildtools.layersdoc``), so they cannot drift.
 
 ``python -m dsl._buildtools.docsgen`` rewrites them; a test fails when one is out of date.
 """
@@ -12,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..checks import REGISTRY
+from ..results.stats import pass_chance, runs_to_see, smallest_gate
+from ..results.summarize import wilson
 
 GROUPS = (
     ("answer", "Checks on the answer"),
@@ -101,8 +104,6 @@ def intervals_markdown() -> str:
     """The guide's table of what each runs / min_pass choice can tell: the 95% Wilson
     interval of the pass rate when exactly min_pass of the runs pass (dsl.results.summarize.wilson,
     the interval every report shows)."""
-    from ..results.summarize import wilson
-
     def pct(x: float) -> str:
         return f"{x * 100:.0f}%"
 
@@ -142,8 +143,6 @@ def power_markdown() -> str:
     pass rate (exact binomial, dsl.results.stats.pass_chance), the smallest gate that tells
     two rates apart (smallest_gate), and the runs per side a change needs before diff's
     Newcombe interval sees it (runs_to_see)."""
-    from ..results.stats import pass_chance, runs_to_see, smallest_gate
-
     def pct(x: float) -> str:
         return f"{x * 100:.0f}%"
 
@@ -180,7 +179,9 @@ def update_statistics(text: str) -> str:
 
 
 def main(argv: list[str]) -> int:
+    # why: the build tools, only when used
     from .codedocs import update_lint_doc
+    from .layersdoc import update_architecture
 
     root = Path(__file__).resolve().parents[2]
     out = Path(argv[0]) if argv else root / "docs" / "checks.md"
@@ -196,6 +197,9 @@ def main(argv: list[str]) -> int:
         statistics = root / "docs" / "statistics.md"
         statistics.write_text(update_statistics(statistics.read_text("utf-8")), "utf-8")
         print(f"wrote {statistics}")
+        architecture = root / "docs" / "architecture.md"
+        architecture.write_text(update_architecture(architecture.read_text("utf-8")), "utf-8")
+        print(f"wrote {architecture}")
     return 0
 
 

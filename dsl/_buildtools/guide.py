@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..init import init_suite
+
 ROOT = Path(__file__).resolve().parents[2]
 GUIDE = ROOT / "docs" / "guide.md"
 SUITE_DIR = "pharmacy"
@@ -48,8 +50,6 @@ def guide_suite(folder: Path, text: str | None = None) -> list[Path]:
     """Write into ``folder`` the suite the guide ends with: what ``scenarist init`` writes
     (with the recorded example agent), then the guide's files and additions. Returns the
     scenario files, in the guide's order."""
-    from ..init import init_suite
-
     init_suite(folder)
     written: list[Path] = [folder / "refill_no_refills_left.yaml"]
     for b in yaml_blocks(GUIDE.read_text("utf-8") if text is None else text):

@@ -86,6 +86,7 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
         source, title, sub = str(param["expr"]), str(param.get("name", "")), ("expr",)
     else:
         source, title = str(param), ""
+    # why: the expression language (Lark); not for plan, lint, run, recheck or checks
     from ..expr import RESERVED, ProblemsFound, compile_expression, constant
 
     path: DataPath = (*ctx.path, *sub)
@@ -105,6 +106,7 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
     tables = ctx.extra.get("world")
     world = None
     if tables:
+        # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
         from ..compiler.world import world_type
 
         world = world_type(tables)
@@ -150,6 +152,7 @@ class _Known(NamedTuple):
 
 
 def _reads_case(program: Program) -> bool:
+    # why: the expression language (Lark); not for plan, lint, run, recheck or checks
     from ..expr.typecheck import GlobalRef
     from ..expr.types import CASE
 
@@ -159,6 +162,7 @@ def _reads_case(program: Program) -> bool:
 
 def _unknown_check(word: str, offset: int, named: Mapping[str, NamedCheck], ctx: CheckContext,
                    path: DataPath) -> None:
+    # why: the expression language (Lark); not for plan, lint, run, recheck or checks
     from ..expr.types import GLOBALS
 
     at = ctx.doc.span_in_string(path, offset)
@@ -227,6 +231,7 @@ def describe_expect(param: Any) -> str:
     describe=describe_expect,
 )
 def expect(p: Expect, a: AttemptData) -> Outcome:
+    # why: the expression language (Lark); not for plan, lint, run, recheck or checks
     from ..expr import env_for, verdict
     from ..expr.types import CASE
 

@@ -541,6 +541,7 @@ def _content(message: Mapping[str, Any], attached: Mapping[str, Any] | None = No
     if isinstance(c, str):
         return c
     if isinstance(c, list):  # content parts; an attached text file was given too
+        # why: attachments, only when a scenario has some; checks loads this module without it
         from ..compiler.attachments import readable
 
         return readable(c, attached)

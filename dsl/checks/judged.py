@@ -38,6 +38,7 @@ def _outcome(v: Verdict, passed: bool, reason: str, score: float | None) -> Outc
 
 
 async def faithful(p: bool, a: AttemptData, judge: Judge) -> Outcome:
+    # why: the judge; plan, lint, run, recheck or checks load this module without it
     from ..judge import context
 
     if _no_answer(a):
@@ -49,6 +50,7 @@ async def faithful(p: bool, a: AttemptData, judge: Judge) -> Outcome:
 
 
 async def answers(p: bool, a: AttemptData, judge: Judge) -> Outcome:
+    # why: the judge; plan, lint, run, recheck or checks load this module without it
     from ..judge import context
 
     if _no_answer(a):
@@ -70,6 +72,7 @@ def prepare_rubric(param: Any, ctx: CheckContext) -> Rubric:
 
 
 async def rubric(p: Rubric, a: AttemptData, judge: Judge) -> Outcome:
+    # why: the judge; plan, lint, run, recheck or checks load this module without it
     from ..judge import context
     from ..judge.logprobs import at_least
 
@@ -111,6 +114,7 @@ def _item_text(i: CriterionResult) -> str:
 
 
 async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Judge) -> Outcome:
+    # why: asyncio and more; plan, lint, run, recheck or checks load this module without it
     import asyncio
 
     from ..judge import context

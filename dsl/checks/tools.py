@@ -12,9 +12,9 @@ from typing import Any
 from ..compiler.arguments import report_arguments
 from ..compiler.faketools import args_match
 from ..errors import did_you_mean, quoted_list
-from ..execution.toolcalls import ToolExpectation
-from ..model import AttemptData, Call, Outcome, Scenario, ToolSpec
+from ..model import AttemptData, Call, CompiledCheck, Outcome, Scenario, ToolSpec
 from ..source.schemawords import schema_problems
+from ..toolcalls import ToolExpectation
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
 
@@ -543,6 +543,7 @@ def does_not_modify(p: bool, a: AttemptData) -> Outcome:
         return failed(f"expected no changes; {c.name} ({c.action}) was executed with "
                       f"{_args_text(c.args)}")
     if a.world is not None:
+        # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
         from ..compiler.world import changes as world_changes
         from ..compiler.world import said
 
@@ -616,8 +617,9 @@ def asks_nothing_to_confirm(p: bool, a: AttemptData) -> Outcome:
     return passed("the agent asked nothing to confirm")
 
 
-def tool_expectation(checks: Any, tools: Sequence[ToolSpec]) -> ToolExpectation | None:
-    """What the scenario's tool checks expect of its calls (dsl/execution/toolcalls.py),
+def tool_expectation(checks: Sequence[CompiledCheck],
+                     tools: Sequence[ToolSpec]) -> ToolExpectation | None:
+    """What the scenario's tool checks expect of its calls (dsl/toolcalls.py),
     or None when they say nothing about tools. ``calls``, ``calls_only``, ``calls_in_order`` and
     ``tool_correctness`` expect tools; ``not_calls`` forbids some — every tool of the
     scenario means none is expected, as ``tool_correctness: []`` does."""
@@ -626,17 +628,19 @@ def tool_expectation(checks: Any, tools: Sequence[ToolSpec]) -> ToolExpectation 
     only = False
     nothing = False
     for c in checks:
-        p = c.params
         names: tuple[str, ...] = ()
-        if c.name == "calls":
-            names = (p.name,)
-        elif c.name == "calls_only":
-            names, only = p, True
-        elif c.name in ("calls_in_order", "tool_correctness"):
-            names = p.tools
-            nothing = nothing or (c.name == "tool_correctness" and not p.tools)
-        elif c.name == "not_calls":  # a call forbidden only with some arguments: not a tool
-            forbidden.extend(f.name for f in p if f.args is None and f.name not in forbidden)
+        match c.name, c.params:
+            case "calls", CallsParams(name=name):
+                names = (name,)
+            case "calls_only", tuple(listed):
+                names, only = tuple(map(str, listed)), True
+            case ("calls_in_order" | "tool_correctness") as kind, OrderParams(tools=listed):
+                names = listed
+                nothing = nothing or (kind == "tool_correctness" and not listed)
+            case "not_calls", tuple(rules):
+                # a call forbidden only with some arguments: not a tool
+                forbidden.extend(f.name for f in rules if isinstance(f, Forbidden)
+                                 and f.args is None and f.name not in forbidden)
         expected.extend(n for n in names if n not in expected)
     every = {t.name for t in tools}
     if not expected and every and every.issubset(forbidden):
@@ -657,7 +661,8 @@ def scenario_expectation(scenario: Scenario) -> ToolExpectation | None:
     return dataclasses.replace(whole or ToolExpectation(whole=False), turns=turns)
 
 
-def expected_tools(checks: Any, tools: Sequence[ToolSpec] = ()) -> list[str]:
+def expected_tools(checks: Sequence[CompiledCheck], tools: Sequence[ToolSpec] = ()
+                   ) -> list[str]:
     """Tools a scenario's checks expect to be called (plan.json's ``expected_tools``)."""
     e = tool_expectation(checks, tools)
     return list(e.expected) if e else []

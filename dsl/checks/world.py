@@ -69,6 +69,7 @@ def prepare_world(param: Any, ctx: CheckContext) -> tuple[Expected, ...] | None:
                       at=ctx.doc.key_span((*ctx.path, name)))
             ok = False
             continue
+        # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
         from ..compiler.world import columns_hint, find, unknown_column
 
         for key, want in rows.items():
@@ -94,6 +95,7 @@ def prepare_world(param: Any, ctx: CheckContext) -> tuple[Expected, ...] | None:
 
 
 def _id(row: Any) -> str:
+    # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
     from ..compiler.world import _text
 
     return _text(row.get("id"))
@@ -118,6 +120,7 @@ def _id(row: Any) -> str:
 def world(p: tuple[Expected, ...], a: AttemptData) -> Outcome:
     if a.world is None:
         return errored("the attempt has no world to look at (the scenario has no world:)")
+    # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
     from ..compiler.world import find, same, shown
 
     wrong: list[str] = []

@@ -1,5 +1,5 @@
 """The ``scenarist`` command: each command parses its options, calls one stage or the
-pipeline (dsl/pipeline.py), and prints. Exit codes: dsl/exits.py (docs/cli.md).
+pipeline (dsl/pipeline/), and prints. Exit codes: dsl/exits.py (docs/cli.md).
 
 One module per family of commands, each registering its commands on :func:`main`
 (``dsl/cli/common.py``, with what they share):

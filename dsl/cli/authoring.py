@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
+from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_VERDICT, EXIT_OK
 from ..results.terminal import use_color
 from .common import PATHS, PATTERN, TAGS, main, or_exit, selection_of
 
@@ -40,6 +40,7 @@ def plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     """Show what a run would do: scenarios × targets × runs, and the most model calls;
     with --tag or -k, which scenarios they select; with --power, how many runs each gate
     needs (docs/statistics.md)."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import plan_set_aside
 
     with plan_set_aside():
@@ -69,6 +70,7 @@ def _power_rates(ctx: click.Context, param: click.Parameter, value: str | None
 def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
           judge_target: str | None, as_json: bool, tags: tuple[str, ...],
           patterns: tuple[str, ...], power: tuple[float, float] | None = None) -> None:
+    # why: loaded when the command runs (every command's module loads at start)
     from ..compiler.compile import build_plan
     from ..compiler.plan import plan_json
     from ..pipeline import compiled_apart
@@ -79,6 +81,7 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     if as_json:
         out = plan_json(p)
         if power is not None:
+            # why: loaded when the command runs (every command's module loads at start)
             from ..results.stats import gate_power
 
             for planned in out["scenarios"]:
@@ -94,6 +97,7 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         click.echo(f"{selection.flags()} selected {len(p.scenarios):,} of "
                    f"{compiled.considered:,} scenarios")
     if power is not None:
+        # why: loaded when the command runs (every command's module loads at start)
         from ..results.words import power_lines
 
         click.echo("")
@@ -106,6 +110,7 @@ def _plan_text(p: Plan) -> str:
     Scenarist runs (a model endpoint, a replay); an agent that runs its own loop (python,
     http, command) is sent turns, and its model calls are its own: the table shows turns
     when every target is such an agent, and the bound says how many turns it is sent."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..targets.kinds import describe, kind_of
 
     loops = [t for t in p.targets if kind_of(t).is_model]
@@ -201,6 +206,7 @@ def lint(paths: tuple[Path, ...], fmt: str, strict: bool, quiet: bool, color: bo
     Exit status: 0 no errors, 1 errors found, 2 usage error (or --tag and -k select
     nothing).
     """
+    # why: loaded when the command runs (every command's module loads at start)
     from ..compiler.lint import format_result, lint_paths
 
     selection = selection_of(tags, patterns)
@@ -230,6 +236,7 @@ def init(folder: Path, base_url: str | None, model: str | None,
     them, against a recording of Scenarist's example agent that works offline. Init never
     overwrites a file: if one it would write exists, it writes nothing.
     """
+    # why: loaded when the command runs (every command's module loads at start)
     from ..init import ABOUT, InitRefused, endpoint_of, init_suite
 
     try:
@@ -276,8 +283,8 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
 
     Exit status: 0 the conversation ended, 2 invalid input, 3 the endpoint failed, 130
     interrupted."""
-    from ..execution.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
-    from ..exits import EXIT_INTERRUPTED, EXIT_NO_VERDICT
+    # why: loaded when the command runs (every command's module loads at start)
+    from ..pipeline.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
 
     try:
         session = or_exit(lambda: session_for(scenario, target, scenario_id, cassette))
@@ -303,6 +310,7 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
 @click.option("--suite", is_flag=True, help="The schema of scenarist.yaml instead.")
 def schema(suite: bool) -> None:
     """Print the JSON Schema of scenario files (or of scenarist.yaml) for editors."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..source.resources import resource_path
 
     name = "suite.schema.json" if suite else "scenario.schema.json"
@@ -312,6 +320,7 @@ def schema(suite: bool) -> None:
 @main.command()
 def checks() -> None:
     """List the checks a scenario can use."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..checks import REGISTRY
 
     width = max(len(n) for n in REGISTRY)

@@ -139,6 +139,7 @@ def finished_lines(run_dir: Path) -> str:
 
 
 def selection_of(tags: tuple[str, ...], patterns: tuple[str, ...]) -> Selection:
+    # why: loaded when the command runs (every command's module loads at start)
     from ..compiler.discover import Selection
 
     for t in tags:
@@ -250,6 +251,7 @@ def _shard(i: int, n: int, count: int | None, said: str) -> tuple[tuple[int, int
 def progress_hooks(quiet: bool) -> tuple[Hooks, Callable[[], None]]:
     """The run's hooks for the terminal (a progress line on stderr, messages as they come,
     Ctrl-C handled), and how to clear the progress line."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import Hooks
 
     progress = ProgressLine(0, enabled=False)
@@ -268,6 +270,7 @@ def progress_hooks(quiet: bool) -> tuple[Hooks, Callable[[], None]]:
 
 
 def load_baseline(path: Path | None) -> Summary | None:
+    # why: loaded when the command runs (every command's module loads at start)
     from ..results.baseline import load_summary
 
     return None if path is None else or_exit(lambda: load_summary(path))

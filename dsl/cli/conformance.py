@@ -1,5 +1,5 @@
 """``scenarist conformance``: certify an endpoint (dsl/results/conformance.py, run by
-dsl/pipeline.py)."""
+dsl/pipeline/)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..results.terminal import print_summary
+from ..results.terminal import print_conformance, print_summary
 from .common import finished_lines, main, or_exit, progress_hooks, run_options
 
 
@@ -39,9 +39,9 @@ def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: boo
     Exit status: 0 every behaviour certified, 1 one is not certified (a regression against
     --baseline is one), 2 invalid input or usage, 3 none failed but endpoint errors left
     one inconclusive, 130 interrupted."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import run_conformance
     from ..results.conformance import CASES_DIR, ConformanceRequest, list_cases
-    from ..results.terminal import print_conformance
 
     if list_only:
         cases = or_exit(lambda: list_cases(with_paths, runs))

@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..exits import EXIT_INPUT, EXIT_OK
+from ..exits import EXIT_HISTORY, EXIT_INPUT, EXIT_OK
+from ..results.terminal import print_run, print_runs
 from .common import main
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 def _history() -> Location:
     """The history the commands below use: SCENARIST_HISTORY, else history: in the
     scenarist.yaml of this folder or its parents, else its default."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import history_here
 
     location, problem = history_here()
@@ -44,9 +46,8 @@ def runs_list(scenario: str | None, target: str | None, limit: int, as_json: boo
     """List the latest runs: when, the git commit, the targets, how many scenarios passed.
 
     Exit status: 0, 2 no history here, 4 the history could not be read."""
-    from ..exits import EXIT_HISTORY
+    # why: loaded when the command runs (every command's module loads at start)
     from ..history import HistoryError, open_history
-    from ..results.terminal import print_runs
 
     location = _history()
     try:
@@ -58,6 +59,7 @@ def runs_list(scenario: str | None, target: str | None, limit: int, as_json: boo
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_HISTORY)
     if as_json:
+        # why: loaded when the command runs (every command's module loads at start)
         from ..history.views import run_json
 
         click.echo(json.dumps([run_json(e) for e in found], ensure_ascii=False, indent=2))
@@ -74,9 +76,8 @@ def runs_show(run_id: str, as_json: bool) -> None:
 
     Exit status: 0, 2 no such run (or no history here), 4 the history could not be
     read."""
-    from ..exits import EXIT_HISTORY
+    # why: loaded when the command runs (every command's module loads at start)
     from ..history import HistoryError, open_history
-    from ..results.terminal import print_run
 
     location = _history()
     try:
@@ -90,6 +91,7 @@ def runs_show(run_id: str, as_json: bool) -> None:
                    "scenarist runs list", err=True)
         sys.exit(EXIT_INPUT)
     if as_json:
+        # why: loaded when the command runs (every command's module loads at start)
         from ..history.views import run_json
 
         click.echo(json.dumps(run_json(entry), ensure_ascii=False, indent=2))
@@ -112,7 +114,7 @@ def history_import(run_dirs: tuple[Path, ...]) -> None:
 
     Exit status: 0 all imported, 2 a folder is not a run (the others are imported), 4 the
     history could not be written."""
-    from ..exits import EXIT_HISTORY
+    # why: loaded when the command runs (every command's module loads at start)
     from ..history import HistoryError
     from ..pipeline import import_runs
 

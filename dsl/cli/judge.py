@@ -1,4 +1,4 @@
-"""``scenarist judge-check``: how far the judge agrees with hand labels (dsl/judge/check.py
+"""``scenarist judge-check``: how far the judge agrees with hand labels (dsl/pipeline/judgecheck.py
 measures it; this prints it)."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from .common import main, or_exit
 
 if TYPE_CHECKING:
     from ..judge.calibration import Figures
-    from ..judge.check import Calibrated
-    from ..judge.logprobs import Calibration
+    from ..model import Calibration
+    from ..pipeline.judgecheck import Calibrated
 
 
 @main.command("judge-check")
@@ -40,7 +40,8 @@ def judge_check(labels: Path, judge_target: str | None, no_judge_cache: bool,
 
     The result is kept in .scenarist/judge-validation.json beside scenarist.yaml: reports
     show a measured judge's kappa and coverage beside its verdicts."""
-    from ..judge.check import JudgeCheck, NoJudge, check_judge
+    # why: loaded when the command runs (every command's module loads at start)
+    from ..pipeline.judgecheck import JudgeCheck, NoJudge, check_judge
     from ..targets.kinds import model_named
 
     request = JudgeCheck(labels, judge_target, not no_judge_cache, concurrency, calibrate, mode)
@@ -98,7 +99,8 @@ def _figures_row(label: str, f: Figures, calibration: Calibration | None = None)
 
 
 def _calibration_lines(c: Calibrated, grounded: Figures | None) -> list[str]:
-    from ..judge.check import calibration_block
+    # why: loaded when the command runs (every command's module loads at start)
+    from ..pipeline.judgecheck import calibration_block
 
     n = c.questions
     lines = [f"\nCalibration ({c.mode} mode, min_confidence {c.min_confidence:g}; "
@@ -139,6 +141,7 @@ def _calibration_lines(c: Calibrated, grounded: Figures | None) -> list[str]:
 
 def _edge_notes(c: Calibrated) -> list[str]:
     """A temperature fitted at the edge of the search says the fit found nothing."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..judge.calibration import TEMPERATURE_RANGE
 
     low, high = TEMPERATURE_RANGE

@@ -1,5 +1,5 @@
 """The commands that make a run folder or read one: ``run``, ``recheck``, ``report``,
-``merge`` and ``diff`` (each calls dsl/pipeline.py, then prints)."""
+``merge`` and ``diff`` (each calls dsl/pipeline/, then prints)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import click
 
 from ..errors import RunDirError
 from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
-from ..results.terminal import print_summary
+from ..results.terminal import print_comparison, print_conformance, print_summary
 from .common import (
     BASELINE,
     FAIL_ON_REGRESSION,
@@ -81,6 +81,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     Exit status: 0 every scenario passed, 1 one failed (or, with --fail-on-regression, one
     regressed), 2 invalid input, 3 endpoint errors left one without a verdict, 130
     interrupted."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..compiler.suite import parse_pair
     from ..pipeline import RunRequest, run_suite
 
@@ -112,10 +113,10 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
     result = or_exit(lambda: run_suite(request, hooks), progress_done)
     print_summary(result.summary, quiet=quiet, comparison=result.comparison)
     if result.certificate is not None:  # a conformance run, resumed
-        from ..results.terminal import print_conformance
 
         print_conformance(result.certificate)
     if fmt == "github":
+        # why: loaded when the command runs (every command's module loads at start)
         from ..results.cioutputs import emit_github
 
         emit_github(result.summary, result.run_dir, result.comparison, click.echo,
@@ -149,6 +150,7 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
         click.echo(f"error: cannot write the report to {output}: the folder "
                    f"{output.parent} does not exist", err=True)
         sys.exit(EXIT_INPUT)
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import report_run
 
     finished = or_exit(lambda: report_run(run_dir, output, before))
@@ -168,6 +170,7 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
 def merge(run_dirs: tuple[Path, ...], out: Path | None, quiet: bool) -> None:
     """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
     summary and report. Exit codes as for run."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import merge_shards
 
     try:
@@ -203,9 +206,9 @@ def diff(base: Path, new: Path, fmt: str, quiet: bool, fail_on_regression: bool)
 
     Exit status: 0 (with --fail-on-regression: no regression), 1 a scenario regressed
     (with --fail-on-regression), 2 a folder or file that is not a run."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..results.baseline import diff as compare_runs
     from ..results.cioutputs import comparison_markdown
-    from ..results.terminal import print_comparison
 
     comparison = or_exit(lambda: compare_runs(base, new))
     if fmt == "json":
@@ -235,6 +238,7 @@ def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool) -> No
     transcripts answer a different question.
 
     Exit status as for run; 2 when nothing can be rechecked."""
+    # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import recheck_run
 
     result = or_exit(lambda: recheck_run(run_dir, out, ask_judge))

@@ -30,9 +30,10 @@ def mcp_(scenario: Path, case_id: str | None, port: int, stdio: bool) -> None:
     stops it.
 
     Exit status: 0 stopped, 2 invalid input."""
+    # why: loaded when the command runs (every command's module loads at start)
     import asyncio
 
-    from ..targets.mcpserve import NotServable, scenario_of, serve
+    from ..clients.mcpserve import NotServable, scenario_of, serve
 
     try:
         chosen = or_exit(lambda: scenario_of(scenario, case_id))
@@ -69,9 +70,11 @@ def studio(folder: Path, port: int, no_open: bool) -> None:
     Exit status: 0 stopped with Ctrl-C, 2 no suite at DIR, the extra is missing, or the
     port is taken."""
     try:
+        # why: loaded when the command runs (every command's module loads at start)
         from ..studio.server import serve
         from ..studio.workspace import Refused, suite_root
     except ImportError as exc:
+        # why: loaded when the command runs (every command's module loads at start)
         from ..studio import INSTALL
 
         missing = (exc.name or "a module").split(".")[0]

@@ -8,6 +8,9 @@ document per case) → ``compile`` (with ``faketools``, ``arguments``, ``templat
 ``sandbox``, the ``moment``, ``attachments`` and the suite's ``redact`` rules) → ``plan``
 (plan.json's contents, fingerprints). ``lint`` is the compiler run for its diagnostics.
 
-Imports go one way: ``compiler`` imports ``source``, never ``execution`` or ``results``
-(``tests/e2e/test_imports.py``).
+Its layer holds what compiling needs beside it — ``checks`` (each check's ``prepare``),
+``targets`` (each kind's ``compile``), ``judge`` (the prompts) — and sits below the run
+stage: the compiler never reaches ``execution``, ``results``, the clients or the pipeline,
+directly or through any chain (``[tool.importlinter]`` in pyproject.toml,
+``lint-imports``).
 """

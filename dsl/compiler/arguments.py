@@ -25,6 +25,7 @@ from typing import Any
 
 from ..errors import Collector, Severity, did_you_mean, quoted_list
 from ..model import ToolSpec
+from ..source.fastschema import equal
 from ..source.load import DataPath, Document
 from ..source.validate import type_name, yaml_text
 
@@ -116,8 +117,6 @@ def _fits(schema: Mapping[str, Any], name: str, value: Any) -> bool | None:
         if not any(_JSON_TYPES[k](value) for k in kinds):
             return False
     if "enum" in sub:
-        from ..source.fastschema import equal
-
         return isinstance(sub["enum"], list) and any(equal(value, o) for o in sub["enum"])
     return True
 
@@ -128,6 +127,7 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
     schema (so that ``$ref`` and ``$defs`` resolve), its other arguments left out."""
     if _fits(schema, name, value):
         return []
+    # why: jsonschema, only to word a rejection; not for plan, lint, run, recheck or checks
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError, relevance
 

@@ -895,6 +895,7 @@ def case_type(table: Table) -> Any:
     """The type of ``case`` in the scenario's expressions: one field per value, typed by
     what the cases hold (text from a CSV; a JSON or YAML value's own type when every case
     agrees, JSON data otherwise)."""
+    # why: the expression language (Lark); not for plan, lint, run, recheck or checks
     from ..expr.types import BOOL, JSON, NULL, NUMBER, TEXT, Type, case_of
 
     def kind(v: Any) -> Type:

@@ -22,7 +22,7 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..checks import REGISTRY, CheckContext, label
 from ..errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
@@ -52,7 +52,7 @@ from ..source.validate import (
 )
 from ..targets.kinds import is_model
 from ..verdict import min_pass_for, scaled_min_pass
-from .attachments import compile_attachments
+from .attachments import compile_attachments, redact_attachments
 from .cases import (
     CaseBinding,
     Expansion,
@@ -72,6 +72,9 @@ from .moment import MomentError, parse_moment
 from .suite import DEFAULTS, SUITE_FILE, Defaults, Suite, compile_tool, display_path
 from .suite import select_targets as _select_targets
 from .templates import as_tool_text
+
+if TYPE_CHECKING:
+    from .redact import Redactor
 
 
 @dataclass(slots=True)
@@ -630,6 +633,7 @@ def _world(doc: Document, given: Mapping[str, Any], suite: Suite | None, root: P
     base = suite.world if suite is not None else {}
     if not own and not base and not any(t.table is not None for t in tools):
         return {}
+    # why: the world, only for a suite with one; not for plan, lint, run or recheck
     from .world import check_tools, compile_world, render_cases
 
     tables = dict(base)
@@ -1099,11 +1103,15 @@ def build_plan(
         history=suite.history,
     )
     if compiled.scenarios:  # a text attachment that holds a secret is kept redacted
-        from .attachments import redact_attachments
 
-        plan = dataclasses.replace(plan, scenarios=redact_attachments(
-            plan.scenarios, lambda: suite.redact.redactor(suite.targets.values())))
+        def redactor() -> Redactor:
+            from .redact import redactor_for  # why: regex, only for a text attachment
+
+            return redactor_for(suite.redact, suite.targets.values())
+
+        plan = dataclasses.replace(plan, scenarios=redact_attachments(plan.scenarios, redactor))
     if shard is not None:
+        # why: plan.json's contents; lint loads this module without it
         from .plan import plan_hash, plan_json
 
         plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Collector, Diagnostic
+from ..source.load import read_file
 from .suite import SUITE_FILE, Suite, load_suite
 
 
@@ -207,8 +208,6 @@ def _exclusion(suite_file: Path | None) -> Callable[[Path], bool]:
 
 
 def _exclude_patterns(suite_file: Path) -> tuple[str, ...]:
-    from ..source.load import read_file
-
     data = read_file(suite_file).data  # its problems are reported when the suite is loaded
     patterns = data.get("exclude") if isinstance(data, dict) else None
     return tuple(p for p in patterns if isinstance(p, str)) if isinstance(patterns,

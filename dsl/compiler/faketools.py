@@ -185,6 +185,7 @@ def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
                     for a in tool.answers)
     table = tool.table
     if table is not None:
+        # why: the world, only for a suite with one; not for plan, lint, run, recheck or checks
         from .world import bind_action
 
         table = bind_action(table, values)
@@ -238,6 +239,7 @@ def _template(doc: Document, path: DataPath, value: Any, what: str,
 def _check_input_schema(doc: Document, path: DataPath, name: str, schema: Any,
                         diags: Collector) -> bool:
     """Whether ``schema`` is a valid JSON Schema (E214 where it is not)."""
+    # why: jsonschema, only to word a rejection; not for plan, lint, run, recheck or checks
     from jsonschema import Draft202012Validator
     from jsonschema.exceptions import SchemaError
 

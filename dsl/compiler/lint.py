@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from ..checks import REGISTRY, label
+from ..checks.answer import REDACTION_MARK
 from ..errors import (
     CODES,
     Collector,
@@ -51,9 +52,11 @@ from ..errors import (
     render,
 )
 from ..model import Scenario
+from ..source.fastschema import equal
 from ..source.load import DataPath, Document, load_bytes, read_file, source_lines
+from ..store.background import forkable
 from ..verdict import min_pass_for
-from .compile import CheckItem, compile_file, id_span, read_check_item
+from .compile import CheckItem, compile_file, id_span, nothing_selected, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
 from .suite import DEFAULTS, Suite
 
@@ -154,8 +157,6 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
         for file, lines in report.excerpts.items():
             excerpts.setdefault(file, {}).update(lines)
     if selection.active and not any(r.scenarios for r in reports):
-        from .compile import nothing_selected
-
         return LintResult(len(work), [nothing_selected(
             selection, sum(r.considered for r in reports))], {}, 0)
     for gi, g in enumerate(discovery.groups):
@@ -296,8 +297,6 @@ R = TypeVar("R")
 def _jobs(jobs: int | None, count: int, heavy: Callable[[], bool] = lambda: False) -> int:
     """Processes for ``count`` files: one per core for a large batch — or for a few files
     that are large batches themselves (``heavy``: some hold cases)."""
-    from ..store.background import forkable
-
     if not forkable():  # no fork here, or a thread that a fork could leave holding a lock
         return 1
     if jobs is None:
@@ -400,8 +399,6 @@ def _check_lists(data: dict[str, Any]) -> list[tuple[DataPath, list[Any]]]:
 def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[Diagnostic]:
     """W401, W402, W404, W405, W406 and W409 for one compiled scenario (W404 for
     ``not_calls`` comes from the check itself, while it compiles)."""
-    from ..source.fastschema import equal
-
     data: dict[str, Any] = doc.data
     lists = _check_lists(data)
     out = Collector()
@@ -474,10 +471,10 @@ def _redactor(suite: Suite | None) -> Any:
     kept = _REDACTORS.get(id(suite))
     if kept is not None and kept[0] is suite:
         return kept[1]
-    from .redact import DEFAULT_PATTERNS, build
+    from .redact import DEFAULT_PATTERNS, build, redactor_for  # why: regex, not for a plan
 
     made = build((), DEFAULT_PATTERNS) if suite is None else \
-        suite.redact.redactor(suite.targets.values())
+        redactor_for(suite.redact, suite.targets.values())
     _REDACTORS.clear()
     _REDACTORS[id(suite)] = (suite, made)
     return made
@@ -522,7 +519,6 @@ def _redacted_literal(doc: Document, item: CheckItem, suite: Suite | None,
         seen = redact(text + _TAIL)
         if text in seen:
             continue
-        from ..checks.answer import REDACTION_MARK
 
         marks = sorted({m.group(0) for m in REDACTION_MARK.finditer(seen)})
         mark = marks[0] if marks else "[REDACTED:…]"

@@ -6,6 +6,7 @@ back (never the live Plan)."""
 from __future__ import annotations
 
 import gc
+import hashlib
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +26,7 @@ from ..store.planfile import (
 from ..targets.kinds import target_json
 
 if TYPE_CHECKING:
-    from ..judge import JudgeConfig
+    from ..model import JudgeConfig
 
 
 def planned_scenario(s: Scenario) -> PlannedScenario:
@@ -65,8 +66,6 @@ def given_when_hash(s: Scenario) -> str:
     prompt, every tool as the model sees it and what it returns) and its ``when`` — but not
     its checks: ``scenarist recheck`` re-applies changed checks to stored transcripts only
     while this is the same."""
-    import hashlib
-
     given: dict[str, Any] = {"at": s.at.isoformat(), "system": s.system, "message": s.message,
                              "tools": _TOOLS}
     if s.turns:  # a conversation: what the person says and decides, turn by turn
@@ -195,8 +194,6 @@ def _planned_judge(judge: JudgeConfig | None) -> PlannedJudge | None:
 
 def plan_hash(plan: dict[str, Any]) -> str:
     """A fingerprint of what a plan runs (resume and merge refuse a plan that changed)."""
-    import hashlib
-
     keep = {k: plan[k] for k in ("targets", "scenarios") if k in plan}
     text = json.dumps(keep, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

@@ -29,6 +29,9 @@ from typing import Any
 
 import regex
 
+from ..model import RedactConfig, Target
+from ..targets.kinds import key_env
+
 MIN_SECRET_CHARS = 6  # shorter "secrets" would redact ordinary words
 
 DEFAULT_PATTERNS: dict[str, str] = {
@@ -163,3 +166,14 @@ def _replacement(name: str) -> str:
 
 
 NO_REDACTION = Redactor(())
+
+
+def redactor_for(config: RedactConfig | None, targets: Iterable[Target]) -> Redactor:
+    """What a run of a suite redacts: the values of the variables ``redact.env`` names and
+    of the targets' key variables, and its patterns (the default ones too, unless
+    ``default_patterns: false``). No ``redact:`` at all: the keys and the default ones."""
+    keys = {e for e in map(key_env, targets) if e}
+    if config is None:
+        return build(keys)
+    patterns = {**(DEFAULT_PATTERNS if config.default_patterns else {}), **config.patterns}
+    return build({*config.env, *keys}, patterns)

@@ -6,19 +6,29 @@ Found in a scenario's folder or the nearest parent folder that has one.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
-from ..model import Target, ToolSpec, WorldTable
+from ..model import (
+    Calibration,
+    History,
+    JudgeConfig,
+    RedactConfig,
+    Target,
+    ToolSpec,
+    WorldTable,
+)
 from ..source.load import DataPath, Document, load_bytes, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
+from ..source.saferegex import PatternError, compile_pattern
 from ..source.suitefile import SUITE_FILE as SUITE_FILE  # where the suite is: there
 from ..source.suitefile import find_suite_file as find_suite_file
 from ..source.validate import validate
-from ..targets.kinds import is_model
+from ..targets.kinds import KINDS, is_model
 from .faketools import compile_tool as compile_tool  # tools are compiled there
 
 if TYPE_CHECKING:
@@ -46,23 +56,6 @@ DEFAULTS = Defaults()
 
 
 @dataclass(frozen=True, slots=True)
-class RedactConfig:
-    """What is replaced by [REDACTED:NAME] before anything reaches the judge or a file."""
-
-    env: tuple[str, ...] = ()  # variables whose values are secrets (api_key_env added)
-    patterns: Mapping[str, str] = field(default_factory=dict)  # name → regular expression
-    default_patterns: bool = True
-
-    def redactor(self, targets: Iterable[Target]) -> Any:
-        from ..targets.kinds import key_env
-        from .redact import DEFAULT_PATTERNS, build
-
-        names = {*self.env, *(e for e in map(key_env, targets) if e)}
-        patterns = {**(DEFAULT_PATTERNS if self.default_patterns else {}), **self.patterns}
-        return build(names, patterns)
-
-
-@dataclass(frozen=True, slots=True)
 class Suite:
     root: Path
     file: str  # as shown in messages
@@ -71,23 +64,19 @@ class Suite:
     defaults: Defaults = DEFAULTS
     tools: Mapping[str, ToolSpec] = field(default_factory=dict)
     exclude: tuple[str, ...] = ()
-    judge: Any = None  # JudgeConfig
+    judge: JudgeConfig | None = None
     redact: RedactConfig = field(default_factory=lambda: RedactConfig())
     checks: Mapping[str, NamedCheck] = field(default_factory=dict)
-    history: Any = None  # history: as written (a URL, a file, false); None: the default
+    history: History = None  # history: as written (a URL, a file, false); None: the default
     compare: tuple[tuple[str, str], ...] = ()  # compare: target pairs (old, new)
     world: Mapping[str, WorldTable] = field(default_factory=dict)  # world: its tables
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
 
-    def judge_with(self, target: Target) -> Any:
+    def judge_with(self, target: Target) -> JudgeConfig:
         """The suite's judge settings with ``target`` judging (``--judge NAME``); the
         defaults when the suite has no ``judge:``."""
-        import dataclasses
-
-        from ..judge import JudgeConfig
-
         base = self.judge or JudgeConfig(target=target,
                                          cache_dir=self.root / DEFAULT_JUDGE_CACHE)
         return dataclasses.replace(base, target=target)
@@ -164,6 +153,7 @@ def load_suite(file: Path, diags: Collector, text: str | None = None) -> Suite:
     checks = named_checks(doc, data.get("checks") or {}, diags, world)
     history = data.get("history")
     if history is not None:  # the history's package only when the suite names one (plan)
+        # why: the history; plan or lint load this module without it
         from ..history.locate import setting_problem
 
         problem = setting_problem(history)
@@ -213,11 +203,10 @@ def _compare(doc: Document, data: Any, targets: Mapping[str, Target],
 
 
 def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
-           targets: Mapping[str, Target], diags: Collector) -> Any:
+           targets: Mapping[str, Target], diags: Collector) -> JudgeConfig | None:
     if data is None:
         return None
-    from ..judge import PROMPT_NAMES, JudgeConfig, Prompt
-    from ..judge.logprobs import Calibration
+    from ..judge.ask import PROMPT_NAMES, prompt_from_source  # why: Jinja, for a judge only
 
     name = data["target"]
     target = targets.get(name)
@@ -241,7 +230,7 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
                         f"the prompts are {quoted_list(PROMPT_NAMES, 'and')}")
             continue
         try:
-            prompts[pname] = Prompt.from_source(pname, path.read_text("utf-8"), str(path))
+            prompts[pname] = prompt_from_source(pname, path.read_text("utf-8"), str(path))
         except OSError as exc:
             diags.error(where, "E219", f"cannot read the judge prompt {file}: {exc.strerror}")
         except ValueError as exc:
@@ -264,8 +253,6 @@ def _judge(doc: Document, root: Path, data: Mapping[str, Any] | None,
 
 
 def _redact(doc: Document, data: Mapping[str, Any], diags: Collector) -> RedactConfig:
-    from ..source.saferegex import PatternError, compile_pattern
-
     patterns = {}
     for name, source in (data.get("patterns") or {}).items():
         compiled = compile_pattern(source)
@@ -291,6 +278,7 @@ def named_checks(doc: Document, data: Mapping[str, str], diags: Collector,
 
     typed = None
     if world:
+        # why: the world, only for a suite with one; not for plan, lint, run or recheck
         from .world import world_type
 
         typed = world_type(world)
@@ -349,8 +337,6 @@ def _kind(data: Any) -> str:
 
 def _target(doc: Document, root: Path, name: str, data: Mapping[str, Any],
             diags: Collector) -> Target:
-    from ..targets.kinds import KINDS
-
     path: DataPath = ("targets", name)
     kind = KINDS[data["kind"]]
     return Target(name=name, kind=kind.name, span=doc.key_span(path),

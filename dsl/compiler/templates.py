@@ -13,6 +13,7 @@ import datetime as dt
 import functools
 import json
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,11 +49,20 @@ def is_template(text: str) -> bool:
     return "{{" in text or "{%" in text
 
 
-# Templates people write are mostly of one small kind: text, values like
-# ``{{ args.date }}`` or ``{{ args.items | length }}``, and ``{% if system %}...{% endif %}``
-# (the default system prompt). Jinja compiles every template of that kind, so checking one
-# needs no Jinja (whose import alone costs a tenth of lint's budget); anything else — other
-# statements, arguments, operators, comments — is given to Jinja itself.
+# ---- the templates people mostly write, without Jinja ----------------------------------------
+#
+# Templates people write are mostly of one small kind: text, values like ``{{ args.date }}``
+# or ``{{ args.items | length }}``, and ``{% if system %}...{% endif %}`` (the default system
+# prompt). Checking one with Jinja costs ~0.3 ms (and importing Jinja ~70 ms, a tenth of
+# lint's budget); rendering one costs ~15 µs against ~2 µs (a fake tool's answer on every
+# call of a run; a case's text on every case). So :func:`scan` splits such a template into
+# its tokens exactly where Jinja's lexer splits it, and three questions are answered from
+# those tokens alone: does it compile (:func:`plainly_compiles`), what does it render over a
+# call (:class:`LazyTemplate`) and over a case (:class:`CaseTemplate`). Anything else —
+# other statements, arguments, operators, literals, comments, a filter at render time,
+# whitespace control at render time — is Jinja's. tests/compiler/test_templates.py proves
+# every answer equal to Jinja's over generated templates and values (hypothesis).
+
 _KEYWORDS = frozenset([
     "and", "or", "not", "in", "is", "if", "else", "elif", "endif", "for", "endfor",
     "block", "endblock", "extends", "include", "import", "from", "as", "with",
@@ -60,58 +70,193 @@ _KEYWORDS = frozenset([
     "endset", "raw", "endraw", "recursive", "true", "false", "none", "True", "False",
     "None",
 ])
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_DOTTED = rf"{_NAME}(?:\.{_NAME})*"
-_WS = r"[ \t\n]*"
+# The names the sandbox defines itself (``{{ range }}`` renders a function): a template
+# that reads one is Jinja's (a test keeps the list equal to both environments' globals).
+JINJA_GLOBALS = frozenset(["range", "dict", "cycler", "joiner", "namespace"])
 # built-in filters that need no argument (all of them in Jinja's sandbox; a test checks)
 PLAIN_FILTERS = frozenset([
     "abs", "capitalize", "count", "e", "escape", "first", "float", "int", "last",
     "length", "list", "lower", "reverse", "round", "sort", "string", "striptags",
     "title", "tojson", "trim", "unique", "upper", "urlencode", "wordcount",
 ])
+_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
+_DOTTED = rf"{_NAME}(?:\.{_NAME})*"
+_WS = r"[ \t\n]*"
 _OPEN = re.compile(r"\{[{%#]")
-_VALUE = re.compile(rf"\{{\{{-?{_WS}({_DOTTED})((?:{_WS}\|{_WS}{_NAME})*){_WS}-?\}}\}}")
-_STATEMENT = re.compile(
-    rf"\{{%-?{_WS}(if|elif|else|endif)(?:[ \t\n]+(not[ \t\n]+)?({_DOTTED}))?{_WS}-?%\}}")
+_TAG = re.compile(
+    rf"\{{\{{(-?){_WS}({_DOTTED})((?:{_WS}\|{_WS}{_NAME})*){_WS}(-?)\}}\}}"
+    rf"|\{{%(-?){_WS}(if|elif|else|endif)(?:[ \t\n]+(not[ \t\n]+)?({_DOTTED}))?{_WS}(-?)%\}}")
+# Jinja's lexer reads every \r\n and \r as \n (its newline_sequence, which we keep).
+_NEWLINES = re.compile(r"\r\n?")
 
 
-def _plain_name(text: str) -> bool:
-    return not any(part in _KEYWORDS for part in text.split("."))
+@dataclass(frozen=True, slots=True)
+class Value:
+    """``{{ args.date | length }}``: the names of the value and its filters; ``trimmed``
+    when a ``-`` strips the text beside it."""
+
+    path: tuple[str, ...]
+    filters: tuple[str, ...]
+    trimmed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Branch:
+    """``{% if [not] name %}``, ``{% elif ... %}``, ``{% else %}`` or ``{% endif %}``."""
+
+    head: str
+    negated: bool
+    path: tuple[str, ...] | None
+    trimmed: bool
+
+
+Token = str | Value | Branch
+
+
+@functools.lru_cache(maxsize=4096)
+def scan(source: str) -> tuple[Token, ...] | None:
+    """``source`` as Jinja's lexer splits it — text (its newlines as Jinja reads them),
+    values and ``if`` statements — when it holds nothing else, its names are plain names
+    (no keyword, no global of the sandbox), its filters need no argument and its ``if``
+    statements nest; None otherwise. ``Booked {{ args.date }}`` gives
+    ``("Booked ", Value(("args", "date"), (), False))``."""
+    source = _NEWLINES.sub("\n", source)
+    tokens: list[Token] = []
+    depth: list[bool] = []  # per open if: has its else been seen?
+    pos = 0
+    while (opener := _OPEN.search(source, pos)) is not None:
+        m = _TAG.match(source, opener.start())
+        if m is None:
+            return None
+        if opener.start() > pos:
+            tokens.append(source[pos:opener.start()])
+        pos = m.end()
+        if m.group(2) is not None:
+            path = tuple(m.group(2).split("."))
+            filters = tuple(f.strip(" \t\n") for f in m.group(3).split("|")[1:])
+            if not _plain(path) or not all(f in PLAIN_FILTERS for f in filters):
+                return None
+            tokens.append(Value(path, filters, bool(m.group(1) or m.group(4))))
+            continue
+        head, dotted = m.group(6), m.group(8)
+        trimmed = bool(m.group(5) or m.group(9))
+        if head in ("if", "elif"):
+            if dotted is None or not _plain(tuple(dotted.split("."))):
+                return None
+            if head == "if":
+                depth.append(False)
+            elif not depth or depth[-1]:
+                return None
+            tokens.append(Branch(head, m.group(7) is not None, tuple(dotted.split(".")),
+                                 trimmed))
+            continue
+        if dotted is not None or m.group(7) is not None or not depth:
+            return None
+        if head == "else":
+            if depth[-1]:
+                return None
+            depth[-1] = True
+        else:
+            depth.pop()
+        tokens.append(Branch(head, False, None, trimmed))
+    if depth:
+        return None
+    if pos < len(source):
+        tokens.append(source[pos:])
+    return tuple(tokens)
+
+
+def _plain(path: tuple[str, ...]) -> bool:
+    return path[0] not in JINJA_GLOBALS and not any(part in _KEYWORDS for part in path)
 
 
 def plainly_compiles(source: str) -> bool:
-    """True only when Jinja certainly compiles ``source``: text with ``{{ name.name }}``
-    values (optionally through argument-less filters) and properly nested
-    ``{% if [not] name %}``, ``{% elif ... %}``, ``{% else %}``, ``{% endif %}``."""
-    stack: list[bool] = []  # per open if: has its else been seen?
-    pos = 0
-    while (opener := _OPEN.search(source, pos)) is not None:
-        at = opener.start()
-        if (m := _VALUE.match(source, at)) is not None:
-            filters = [f.strip(" \t\n|") for f in m.group(2).split("|")[1:]]
-            if not _plain_name(m.group(1)) or not all(f in PLAIN_FILTERS for f in filters):
-                return False
-        elif (m := _STATEMENT.match(source, at)) is not None:
-            head, name = m.group(1), m.group(3)
-            if head in ("if", "elif"):
-                if name is None or not _plain_name(name):
-                    return False
+    """True only when Jinja certainly compiles ``source``: :func:`scan` reads it."""
+    return scan(source) is not None
+
+
+def renders_alone(tokens: tuple[Token, ...]) -> bool:
+    """Whether :func:`render_tokens` can render these tokens: no filter and no ``-``."""
+    return not any((isinstance(t, Branch) and t.trimmed)
+                   or (isinstance(t, Value) and (t.trimmed or t.filters)) for t in tokens)
+
+
+_UNDEFINED = object()  # a missing field: empty text and false, as ChainableUndefined is
+_PLAIN_VALUES = (str, int, float, bool, type(None))
+
+
+def render_tokens(tokens: tuple[Token, ...], names: Mapping[str, Any],
+                  more: Mapping[str, Any] | None = None, *, strict: bool = False
+                  ) -> str | None:
+    """What the sandbox renders for ``tokens`` (:func:`renders_alone`) over ``names``
+    (then ``more``), or None when that needs Jinja: a name it is not given (Jinja may know
+    it), a field of something other than a plain mapping or one a mapping has as a method
+    (``items``), a value shown that is not text, a number, a boolean or None, a missing
+    field when ``strict`` (StrictUndefined raises), or text past the sandbox's limit."""
+    out: list[str] = []
+    # per open if: (the text around it shows, a branch of it was shown already)
+    stack: list[tuple[bool, bool]] = []
+    showing = True
+    for token in tokens:
+        match token:
+            case str():
+                if showing:
+                    out.append(token)
+            case Value(path=path):
+                if not showing:
+                    continue
+                found = _look_up(path, names, more, strict)
+                if found is None:
+                    return None
+                value = found[0]
+                if value is _UNDEFINED:
+                    continue
+                if not isinstance(value, _PLAIN_VALUES):
+                    return None
+                out.append(str(value))
+            case Branch(head="endif"):
+                showing = stack.pop()[0]  # as the text around the if
+            case Branch(head=head, negated=negated, path=path):
                 if head == "if":
-                    stack.append(False)
-                elif not stack or stack[-1]:
-                    return False
-            elif name is not None or m.group(2) is not None or not stack:
-                return False
-            elif head == "else":
-                if stack[-1]:
-                    return False
-                stack[-1] = True
-            else:
-                stack.pop()
-        else:
-            return False
-        pos = m.end()
-    return not stack
+                    stack.append((showing, False))
+                around, taken = stack[-1]
+                if head == "else":
+                    shown = around and not taken
+                elif taken or not around:
+                    shown = False
+                else:  # if, elif
+                    found = _look_up(path or (), names, more, strict)
+                    if found is None:
+                        return None
+                    shown = bool(found[0] is not _UNDEFINED and found[0]) != negated
+                stack[-1] = (around, taken or shown)
+                showing = shown
+    text = "".join(out)
+    return text if len(text) <= MAX_RENDERED_CHARS else None
+
+
+def _look_up(path: tuple[str, ...], names: Mapping[str, Any],
+             more: Mapping[str, Any] | None, strict: bool) -> tuple[Any] | None:
+    """``(value,)`` of ``args.date`` (``_UNDEFINED`` for a missing field), or None when
+    Jinja must say."""
+    if not path:
+        return None
+    name = path[0]
+    if name in names:
+        value = names[name]
+    elif more is not None and name in more:
+        value = more[name]
+    else:
+        return None
+    for field in path[1:]:
+        if value is _UNDEFINED:
+            continue
+        if type(value) is not dict or hasattr(dict, field):
+            return None
+        value = value.get(field, _UNDEFINED)
+        if value is _UNDEFINED and strict:
+            return None
+    return (value,)
 
 
 def check_template(source: str) -> TemplateProblem | None:
@@ -139,22 +284,22 @@ def check_template(source: str) -> TemplateProblem | None:
 
 class LazyTemplate:
     """A template that was checked when the scenario compiled, and is compiled the first
-    time it renders (lint never renders, so it never pays for Jinja's compiler).
+    time it renders (lint never renders, so it never pays for Jinja's compiler); the
+    templates :func:`scan` reads render without Jinja, exactly as Jinja renders them.
     ``values``: a case's values (dsl/compiler/cases.py), which it reads beside the call's own
     names (``args``, ``now``, ``at``: those win)."""
 
-    __slots__ = ("parts", "source", "values")
+    __slots__ = ("source", "tokens", "values")
 
     def __init__(self, source: str, values: dict[str, Any] | None = None) -> None:
         self.source = source
         self.values = values
-        self.parts = value_parts(source)
+        tokens = scan(source)
+        self.tokens = tokens if tokens is not None and renders_alone(tokens) else None
 
     def render(self, *args: Any, **kwargs: Any) -> str:
-        if self.parts is not None and not args:
-            # text and {{ args.order }}: without Jinja, as Jinja renders it (issue 27: a
-            # fake tool's answer on every call of a run; a test compares the two)
-            out = _render_parts(self.parts, kwargs, self.values)
+        if self.tokens is not None and not args:
+            out = render_tokens(self.tokens, kwargs, self.values)
             if out is not None:
                 return out
         compiled = _compiled(self.source)
@@ -164,59 +309,6 @@ class LazyTemplate:
 
     def __repr__(self) -> str:
         return f"LazyTemplate({self.source!r})"
-
-
-_VALUE_ONLY = re.compile(r"\{\{[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)(?:\.([A-Za-z_][A-Za-z0-9_]*))?"
-                         r"[ \t\n]*\}\}")
-_PLAIN_VALUES = (str, int, float, bool, type(None))
-
-
-def value_parts(source: str) -> tuple[Any, ...] | None:
-    """``source`` as alternating text and ``(name, field or None)`` — for
-    ``Booked {{ args.date }}``: ``("Booked ", ("args", "date"), "")`` — when it is only text
-    and ``{{ name }}`` or ``{{ name.field }}`` values (no filters, statements, comments or
-    whitespace control); None otherwise."""
-    parts: list[Any] = []
-    pos = 0
-    for m in _VALUE_ONLY.finditer(source):
-        text = source[pos:m.start()]
-        if _OPEN.search(text) or m.group(1) in _KEYWORDS:
-            return None
-        parts += [text, (m.group(1), m.group(2))]
-        pos = m.end()
-    if not parts or _OPEN.search(source, pos) or "}}" in source[pos:]:
-        return None
-    parts.append(source[pos:])
-    return tuple(parts)
-
-
-def _render_parts(parts: tuple[Any, ...], kwargs: dict[str, Any],
-                  values: dict[str, Any] | None) -> str | None:
-    """What the sandbox (ChainableUndefined, no autoescape) renders for ``parts``, or None
-    when that needs Jinja: a name it is not given, a field of something other than a plain
-    mapping or one a mapping has as a method (``items``), a value other than text, a
-    number, a boolean or None, or text past the sandbox's limit."""
-    out: list[str] = []
-    for i, part in enumerate(parts):
-        if i % 2 == 0:
-            out.append(part)
-            continue
-        name, field = part
-        if name in kwargs:
-            value = kwargs[name]
-        elif values and name in values:
-            value = values[name]
-        else:
-            return None
-        if field is not None:
-            if type(value) is not dict or hasattr(dict, field):
-                return None
-            value = value.get(field, "")  # a missing field is empty text (Chainable)
-        if not isinstance(value, _PLAIN_VALUES):
-            return None
-        out.append(str(value))
-    text = "".join(out)
-    return text if len(text) <= MAX_RENDERED_CHARS else None
 
 
 # sandbox.MAX_TEMPLATE_CHARS (a test keeps them equal): importing the sandbox imports Jinja
@@ -317,43 +409,36 @@ def _compiled(source: str) -> Any:
 
 # ---- templates over a case's values (dsl/compiler/cases.py) ------------------------------------
 
-_NAME_ONLY = re.compile(r"\{\{[ \t\n]*([A-Za-z_][A-Za-z0-9_]*)[ \t\n]*\}\}")
-
-
-def simple_parts(source: str) -> tuple[str, ...] | None:
-    """``source`` as alternating text and names — ``("Hola ", "name", "!")`` for
-    ``Hola {{ name }}!`` — when it is only text and ``{{ name }}`` values (no dots,
-    filters, statements, comments or whitespace control); None otherwise. Such a template
-    renders exactly as Jinja renders it: each name's value through ``str``."""
-    parts: list[str] = []
-    pos = 0
-    for m in _NAME_ONLY.finditer(source):
-        text = source[pos:m.start()]
-        if _OPEN.search(text) or m.group(1) in _KEYWORDS:
-            return None
-        parts += [text, m.group(1)]
-        pos = m.end()
-    if _OPEN.search(source, pos):
-        return None
-    parts.append(source[pos:])
-    return tuple(parts)
+def single_name(source: str) -> str | None:
+    """The name when ``source`` is exactly one ``{{ name }}`` (a body template then sends
+    the value itself: a list, a number), else None."""
+    tokens = scan(source)
+    if tokens is not None and len(tokens) == 1 and type(tokens[0]) is Value:
+        value = tokens[0]
+        if len(value.path) == 1 and not value.filters and not value.trimmed:
+            return value.path[0]
+    return None
 
 
 class CaseTemplate:
     """A template over a case's values, strict: every name it reads must be a value of the
-    case (:attr:`names`, checked before it renders). Text and ``{{ name }}`` values render
-    without Jinja (:func:`simple_parts`); anything else in the sandbox of
+    case (:attr:`names`, checked before it renders). The templates :func:`scan` reads render
+    without Jinja, exactly as Jinja renders them; anything else in the sandbox of
     :func:`strict_environment`, with its limits."""
 
-    __slots__ = ("_compiled", "names", "parts", "source")
+    __slots__ = ("_compiled", "names", "source", "tokens")
 
     def __init__(self, source: str) -> None:
         """``source`` must compile (:func:`check_template`)."""
         self.source = source
-        self.parts = simple_parts(source)
+        tokens = scan(source)
         self._compiled: Any = None
-        if self.parts is not None:
-            self.names = frozenset(self.parts[1::2])
+        self.tokens: tuple[Token, ...] | None = None
+        if tokens is not None:
+            self.names = frozenset(t.path[0] for t in tokens
+                                   if not isinstance(t, str) and t.path is not None)
+            if renders_alone(tokens):
+                self.tokens = tokens
         else:
             from jinja2 import meta
 
@@ -363,11 +448,10 @@ class CaseTemplate:
 
     def render(self, values: dict[str, Any]) -> str:
         """The text for one case; raises what Jinja raises (a limit, an undefined field)."""
-        parts = self.parts
-        if parts is not None:
-            if len(parts) == 3 and not parts[0] and not parts[2]:
-                return str(values[parts[1]])
-            return "".join(p if i % 2 == 0 else str(values[p]) for i, p in enumerate(parts))
+        if self.tokens is not None:
+            out = render_tokens(self.tokens, values, strict=True)
+            if out is not None:
+                return out
         if self._compiled is None:
             self._compiled = strict_environment().from_string(self.source)
         return str(self._compiled.render(values))
@@ -420,11 +504,13 @@ def render_system(template: Any, system: str, at: dt.datetime) -> str:
 
 
 def default_system(system: str, at: dt.datetime) -> str:
-    """:data:`DEFAULT_SYSTEM_PROMPT` rendered for a scenario, without Jinja (most targets
-    keep the default prompt, and a run need not import Jinja before its first request):
-    the same text as :func:`render_system` gives (a test compares them)."""
-    text = f"{system}\n\n" if system else ""
-    return f"{text}Current date and time: {say(at)}.".strip()
+    """:data:`DEFAULT_SYSTEM_PROMPT` rendered for a scenario as :func:`render_system`
+    renders it (most targets keep the default prompt, and a run need not import Jinja
+    before its first request: :func:`scan` reads it)."""
+    return _DEFAULT_SYSTEM.render(system=system, now=say(at), at=at).strip()
+
+
+_DEFAULT_SYSTEM = LazyTemplate(DEFAULT_SYSTEM_PROMPT)
 
 
 def as_tool_text(value: Any) -> str:

@@ -37,7 +37,19 @@ from typing import Any
 from ..errors import Collector, Span, did_you_mean, quoted_list
 from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
 from ..source.load import DataPath, Document, display_path
-from .templates import LazyTemplate, as_tool_text, check_template, data_template, line_offset
+from .cases import read_table_file
+from .moment import say
+from .templates import (
+    CaseTemplate,
+    LazyTemplate,
+    as_tool_text,
+    bound,
+    check_template,
+    data_template,
+    is_template,
+    line_offset,
+    render_tool_output,
+)
 
 ID = "id"  # the column that identifies a row
 MAX_ROWS = 10_000  # rows of one table (as the cases of one scenario file)
@@ -87,8 +99,6 @@ def _inline(doc: Document, path: DataPath, name: str, rows: list[Any],
 
 def _from_file(doc: Document, path: DataPath, name: str, file: str, root: Path,
                diags: Collector) -> WorldTable | None:
-    from .cases import read_table_file
-
     at = doc.span((*path, "file"))
     suffix = Path(file).suffix.lower()
     if Path(file).is_absolute():
@@ -152,8 +162,6 @@ def _checked(table: WorldTable, diags: Collector, row_span: Any) -> WorldTable |
 def render_cases(table: WorldTable, values: Mapping[str, Any]) -> WorldTable:
     """A suite's table for one case: each ``{{ name }}`` of its values rendered over the
     case's values (a name the case lacks is left as it is written)."""
-    from .templates import CaseTemplate, is_template
-
     def one(v: Any) -> Any:
         if isinstance(v, str) and is_template(v) and check_template(v) is None:
             t = CaseTemplate(v)
@@ -250,8 +258,6 @@ def _value_template(doc: Document, path: DataPath, value: Any, what: str, diags:
 
 def bind_action(action: TableAction, values: dict[str, Any]) -> TableAction:
     """``action`` (compiled for one case) for another case: its templates read ``values``."""
-    from .templates import bound
-
     def rebind(items: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
         return tuple((k, bound(v, values)) for k, v in items)
 
@@ -384,7 +390,6 @@ def _render(value: Any, args: Mapping[str, Any], at: dt.datetime) -> Any:
         m = _ARG.match(value.source.strip())
         if m is not None and m.group(1) in args:
             return args[m.group(1)]
-        from .templates import render_tool_output
 
         return render_tool_output(value, dict(args), at)
     return value
@@ -418,8 +423,6 @@ def _project(row: Mapping[str, Any], fields: tuple[str, ...] | None) -> dict[str
 
 def _returns(tool: ToolSpec, args: Mapping[str, Any], at: dt.datetime,
              rows: list[dict[str, Any]]) -> str:
-    from ..compiler.moment import say
-
     if tool.template is None:
         return as_tool_text(tool.returns)
     try:
@@ -503,6 +506,7 @@ def world_type(tables: Mapping[str, WorldTable]) -> Any:
     """``world`` and ``world_before`` as lint types them: each table a list of rows, each
     column typed from the values the table holds (text, number, true/false; JSON when
     they differ)."""
+    # why: the expression language (Lark), only when used
     from ..expr.types import BOOL, JSON, NUMBER, TEXT, Type, world_of
 
     def kind(v: Any) -> Type | None:

@@ -1,7 +1,7 @@
 """The person's side of a conversation: scripted turns, confirmations and a simulated user.
 
 An agent answers one turn at a time — the agent loop over a model (dsl/execution/loop.py) and your
-own python agent (dsl/targets/python.py) both do — through a ``take_turn(kind, text,
+own python agent (dsl/clients/python.py) both do — through a ``take_turn(kind, text,
 simulated) -> Turn`` function. :func:`converse` plays the person: it takes the scenario's
 turns one by one (stopping at a turn that fails), or lets a model of the suite play the
 person (:class:`~dsl.model.SimulatedUser`) until it writes :data:`STOP_MARKER` or has
@@ -98,7 +98,7 @@ class Talk(Protocol):
 
 
 Person = Callable[[Talk], Awaitable[None]]
-# Someone at a terminal playing the person (``scenarist try``, dsl/execution/tryout.py): while set,
+# Someone at a terminal playing the person (``scenarist try``, dsl/pipeline/tryout.py): while set,
 # every conversation is theirs, whatever the scenario's turns say.
 PERSON: ContextVar[Person | None] = ContextVar("scenarist_person", default=None)
 

@@ -258,6 +258,7 @@ def open_world(scenario: Scenario) -> Any:
     :class:`dsl.compiler.world.World`, imported only by a scenario with a world."""
     if not scenario.world:
         return None
+    # why: the world, only for a suite with one; run or recheck load this module without it
     from ..compiler.world import World
 
     return World(scenario.world)

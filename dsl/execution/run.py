@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..compiler.redact import Redactor, redactor_for
 from ..errors import EndpointError
 from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target, WorldRun
 from ..store import (
@@ -32,8 +33,8 @@ from ..store import (
 )
 from ..store.records import failure_kind
 from ..store.runfile import JudgeStats
-from ..targets.base import Agent, AgentContext, Reply
-from ..targets.kinds import key_env, open_agent, open_model
+from ..targets.base import Agent, AgentContext, Clients, Reply
+from ..targets.cassette import Recorder
 from ..verdict import AttemptStatus
 from .loop import LoopEndpointError, LoopState
 from .schedule import AdaptiveLimit, Key, Scheduler
@@ -253,6 +254,7 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
 def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
     if data.world is None:
         return None
+    # why: the world, only for a suite with one; run or recheck load this module without it
     from ..compiler.world import changes
 
     return tuple(changes(data.world))
@@ -261,6 +263,7 @@ def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
 def _turn_changes(data: AttemptData) -> tuple[tuple[dict[str, Any], ...], ...]:
     if data.world is None or not data.world.turns or not data.turns:
         return ()
+    # why: the world, only for a suite with one; run or recheck load this module without it
     from ..compiler.world import changes
 
     run = data.world
@@ -341,10 +344,12 @@ async def execute(
     options: RunOptions,
     on_attempt: Callable[[AttemptRecord, Totals], None] | None = None,
     *,
+    clients: Clients,
     notify: Callable[[str], None] | None = None,
 ) -> RunState:
     """Run the plan's attempts (those the scheduler hands out), writing each record as
-    it ends. Returns when everything ran, a budget was reached, or Ctrl-C was pressed."""
+    it ends. Returns when everything ran, a budget was reached, or Ctrl-C was pressed.
+    ``clients`` opens the targets (the pipeline gives ``dsl.clients.open.CLIENTS``)."""
     scheduler = Scheduler(plan, options.early_stop, options.done, options.max_calls,
                           options.max_tokens)
     scheduler.prime(options.prior)
@@ -357,19 +362,18 @@ async def execute(
     try:
         if plan.judge is not None and any(c.judge for s in plan.scenarios
                                           for c in s.all_checks):
+            # why: the judge; run or recheck load this module without it
             from ..judge import Judge
 
             jt = plan.judge.target
-            jmodel: Any = open_model(jt, max(4, options.concurrency))
+            jmodel: Any = clients.open_model(jt, max(4, options.concurrency))
             if options.record_judge is not None:
-                from ..targets.cassette import Recorder
-
                 jmodel = Recorder(jmodel, options.record_judge, jt.name, redactor.value)
             judge = Judge(plan.judge, jmodel, redactor, use_cache=options.judge_cache)
         for t in plan.targets:
             cap = min(t.concurrency or options.concurrency, options.concurrency)
             limit = limits[t.name] = AdaptiveLimit(cap)
-            agents[t.name] = open_agent(t, AgentContext(
+            agents[t.name] = clients.open_agent(t, AgentContext(
                 max_connections=cap, suite_root=Path(plan.suite_root),
                 suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
                 on_throttle=limit.throttled, record=options.record, redact=redactor.value))
@@ -456,13 +460,9 @@ def _metering(scheduler: Scheduler, limit: AdaptiveLimit) -> Any:
     return on_reply
 
 
-def redactor_of(plan: Plan) -> Any:
+def redactor_of(plan: Plan) -> Redactor:
     """What the run redacts before anything reaches the judge or a file."""
-    if plan.redact is not None:
-        return plan.redact.redactor(plan.suite_targets)
-    from ..compiler.redact import build
-
-    return build({e for e in map(key_env, plan.suite_targets) if e})
+    return redactor_for(plan.redact, plan.suite_targets)
 
 
 def _breaker(rec: AttemptRecord, target: str, in_row: dict[str, int],

@@ -76,6 +76,7 @@ def parser() -> Lark:
 
 def tables_key(grammar: str) -> str:
     """What the saved tables must have been made from: the grammar and Lark's version."""
+    # why: Lark, only to build the parser's tables
     import lark
 
     digest = hashlib.sha256(grammar.encode("utf-8")).hexdigest()
@@ -84,6 +85,7 @@ def tables_key(grammar: str) -> str:
 
 def tables_json(grammar: str) -> dict[str, Any]:
     """The saved form of the parser of ``grammar`` (what grammar/expr.lark.json holds)."""
+    # why: Lark, only to build the parser's tables
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
 

@@ -16,27 +16,42 @@
   ``scenarist[postgresql]`` extra);
 * :mod:`~dsl.history.locate` — which store: ``SCENARIST_HISTORY``, else ``history:`` in
   scenarist.yaml, else the default; how a location is shown (never with its password);
-* :mod:`~dsl.history.entries` — a run folder as a :class:`RunEntry` (with the git commit
-  and branch the run recorded).
+  what the compiler asks of a suite's ``history:``, without opening anything;
+* :func:`open_history` (here) — the store at a location.
+
+A run folder becomes a :class:`RunEntry` in ``dsl/results/entries.py`` (with the git
+commit and branch the run recorded).
 
 Writing the history is the last thing a run does, after its folder is complete: a store
 that cannot be written (locked, server down) is a warning, never a lost run — and
 ``scenarist history import RUNDIR`` adds the run later.
 """
 
-from .entries import entry_from_run, git_info
+from pathlib import Path
+
 from .locate import (
     DEFAULT_HISTORY,
     HISTORY_ENV,
     Location,
     location_for,
     location_from_setting,
-    open_history,
     setting_problem,
 )
 from .store import HistoryError, HistoryStore, ResultEntry, RunEntry, TargetEntry, TrendPoint
 
 __all__ = ["DEFAULT_HISTORY", "HISTORY_ENV", "HistoryError", "HistoryStore", "Location",
-           "ResultEntry", "RunEntry", "TargetEntry", "TrendPoint", "entry_from_run",
-           "git_info", "location_for", "location_from_setting", "open_history",
-           "setting_problem"]
+           "ResultEntry", "RunEntry", "TargetEntry", "TrendPoint", "location_for",
+           "location_from_setting", "open_history", "setting_problem"]
+
+
+def open_history(location: Location) -> HistoryStore:
+    """The store at ``location``; it connects and migrates on first use (HistoryError)."""
+    if location.kind == "postgresql":
+        from .postgresql import PostgresHistory  # why: psycopg, only for a server's history
+
+        return PostgresHistory(location.target, location.shown)
+    if location.kind == "sqlite":
+        from .sqlite import SqliteHistory  # why: sqlite3, only for a file's history
+
+        return SqliteHistory(Path(location.target), location.shown)
+    raise HistoryError(f"unknown history kind {location.kind!r}")

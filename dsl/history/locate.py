@@ -23,8 +23,6 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import NotReady
-from .postgresql import without_password
-from .store import HistoryError, HistoryStore
 
 HISTORY_ENV = "SCENARIST_HISTORY"
 DEFAULT_HISTORY = ".scenarist/history.db"
@@ -43,6 +41,21 @@ class Location:
     @property
     def shown(self) -> str:
         return without_password(self.target) if self.kind == "postgresql" else self.target
+
+
+def without_password(url: str) -> str:
+    """The URL with its password (in the user part or a ``password=`` parameter) left out."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(a PostgreSQL URL that cannot be read)"
+    netloc = parts.netloc
+    if "@" in netloc:
+        user, host = netloc.rsplit("@", 1)
+        netloc = f"{user.split(':', 1)[0]}@{host}"
+    query = "&".join(q for q in parts.query.split("&")
+                     if q and not q.lower().startswith("password="))
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def has_password(url: str) -> bool:
@@ -129,16 +142,3 @@ def location_for(suite_root: Path | None, setting: Any = None,
 def kept_json(location: Location | None) -> dict[str, str] | None:
     """What run.json keeps of the history it was written to (never a password)."""
     return None if location is None else {"kind": location.kind, "target": location.shown}
-
-
-def open_history(location: Location) -> HistoryStore:
-    """The store at ``location``; it connects and migrates on first use (HistoryError)."""
-    if location.kind == "postgresql":
-        from .postgresql import PostgresHistory
-
-        return PostgresHistory(location.target, location.shown)
-    if location.kind == "sqlite":
-        from .sqlite import SqliteHistory
-
-        return SqliteHistory(Path(location.target), location.shown)
-    raise HistoryError(f"unknown history kind {location.kind!r}")

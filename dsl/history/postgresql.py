@@ -10,25 +10,9 @@ written by Scenarist: libpq reads it from ``PGPASSWORD`` or ``~/.pgpass``, or fr
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
+from .locate import without_password
 from .store import HistoryError, SqlHistory
-
-
-def without_password(url: str) -> str:
-    """The URL with its password (in the user part or a ``password=`` parameter) left out."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(a PostgreSQL URL that cannot be read)"
-    netloc = parts.netloc
-    if "@" in netloc:
-        user, host = netloc.rsplit("@", 1)
-        netloc = f"{user.split(':', 1)[0]}@{host}"
-    query = "&".join(q for q in parts.query.split("&")
-                     if q and not q.lower().startswith("password="))
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
-
 
 CONNECT_TIMEOUT_S = 10  # a server that is down answers nothing: do not wait for ever
 # Another session holding a lock on the history's tables, or a server too busy to answer,
@@ -47,6 +31,7 @@ class PostgresHistory(SqlHistory):
 
     def _connect(self) -> Any:
         try:
+            # why: psycopg, only for a PostgreSQL history
             import psycopg
         except ImportError:
             raise HistoryError(
@@ -84,6 +69,7 @@ class PostgresHistory(SqlHistory):
 
     def _errors(self) -> tuple[type[BaseException], ...]:
         try:
+            # why: psycopg, only for a PostgreSQL history
             import psycopg
         except ImportError:  # _connect says so in words
             return (OSError,)

@@ -12,6 +12,7 @@ cases against both.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
@@ -394,6 +395,4 @@ def _result(row: Sequence[Any]) -> ResultEntry:
 
 
 def _with(entry: RunEntry, **changes: Any) -> RunEntry:
-    import dataclasses
-
     return dataclasses.replace(entry, **changes)

@@ -35,20 +35,28 @@ import json
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..compiler.attachments import readable
 from ..compiler.moment import say
 from ..compiler.redact import NO_REDACTION, Redactor
+from ..compiler.templates import compile_template
 from ..errors import EndpointError
-from ..model import SCHEMA_VERSION, AttemptData, JudgeAnswer, Target
+from ..model import (
+    SCHEMA_VERSION,
+    AttemptData,
+    JudgeAnswer,
+    JudgeConfig,
+    Kind,
+    Prompt,
+)
+from ..store.runfile import JudgeStats
 from ..targets.base import ChatModel
 from .logprobs import (
     MALFORMED,
     TOP_LOGPROBS,
-    Calibration,
-    Kind,
     Reading,
     decide,
     first_token_options,
@@ -85,60 +93,34 @@ VERDICT_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
-    name: str
-    source: str
-    version: str
-    template: Any
-
-    @classmethod
-    def from_source(cls, name: str, source: str, origin: str = "builtin") -> Prompt:
-        from ..compiler.templates import compile_template
-
-        m = _VERSION.search(source)
-        version = m.group(1) if m and origin == "builtin" else \
-            "custom-" + hashlib.sha256(source.encode()).hexdigest()[:12]
-        template = compile_template(source)
-        if not hasattr(template, "render"):
-            raise ValueError(f"the judge prompt '{name}' does not compile: {template.message} "
-                             f"(line {template.line})")
-        return cls(name, source, f"{name}/{version}", template)
+def prompt_from_source(name: str, source: str, origin: str = "builtin") -> Prompt:
+    """A judge prompt compiled from its source: built in (versioned by its ``{# version #}``
+    comment) or the suite's own (versioned by its hash). ValueError when it does not
+    compile."""
+    m = _VERSION.search(source)
+    version = m.group(1) if m and origin == "builtin" else \
+        "custom-" + hashlib.sha256(source.encode()).hexdigest()[:12]
+    template = compile_template(source)
+    if not hasattr(template, "render"):
+        raise ValueError(f"the judge prompt '{name}' does not compile: {template.message} "
+                         f"(line {template.line})")
+    return Prompt(name, source, f"{name}/{version}", template)
 
 
 @functools.cache
 def builtin_prompt(name: str, mode: str = "json") -> Prompt:
     folder = Path(__file__).parent.parent / "assets" / "judge"
     path = (folder / "logprobs" if mode == "logprobs" else folder) / f"{name}.j2"
-    return Prompt.from_source(name, path.read_text("utf-8"))
+    return prompt_from_source(name, path.read_text("utf-8"))
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeConfig:
-    """``judge:`` in scenarist.yaml, compiled."""
+def prompt_of(config: JudgeConfig, name: str) -> Prompt:
+    """The prompt ``config`` asks ``name`` with: the suite's own, else the built-in one."""
+    return config.prompts.get(name) or builtin_prompt(name, config.mode)
 
-    target: Target
-    model: str | None = None  # overrides the target's model
-    temperature: float = 0.0
-    seed: int = 0
-    min_confidence: float = 0.8
-    max_attempts: int = 3
-    cache_dir: Path | None = None  # None: no cache
-    prompts: Mapping[str, Prompt] = field(default_factory=dict)  # overrides
-    mode: str = "json"  # json: the judge's own words; logprobs: its token probabilities
-    calibration: Calibration = field(default_factory=Calibration)  # logprobs mode
 
-    def prompt(self, name: str) -> Prompt:
-        return self.prompts.get(name) or builtin_prompt(name, self.mode)
-
-    @property
-    def tries(self) -> int:
-        """Requests per question at most: logprobs mode asks once (its reading does not
-        change with the seed); json mode asks again when the reply cannot be read."""
-        return 1 if self.mode == "logprobs" else self.max_attempts
-
-    def prompt_versions(self) -> dict[str, str]:
-        return {name: self.prompt(name).version for name in PROMPT_NAMES}
+def prompt_versions(config: JudgeConfig) -> dict[str, str]:
+    return {name: prompt_of(config, name).version for name in PROMPT_NAMES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,12 +285,8 @@ def conversation_text(attempt: AttemptData) -> str:
     def said(start: int, end: int) -> None:
         for m in messages[start:end]:
             content = m.get("content")
-            if isinstance(content, str):
-                text = content
-            else:  # what the person attached: named, a text file with its text
-                from ..compiler.attachments import readable
-
-                text = readable(content, attached)
+            # what the person attached: named, a text file with its text
+            text = content if isinstance(content, str) else readable(content, attached)
             if m.get("role") == "user":
                 lines.append(f"The person: {text}")
             elif m.get("role") == "assistant" and text.strip():
@@ -371,7 +349,7 @@ class Judge:
                   threshold: float | None = None) -> Verdict:
         """Ask one question. ``scale`` is the score's range (1 or 10); ``threshold`` the
         score a pass needs, which decides digit answers in logprobs mode."""
-        prompt = self.config.prompt(name)
+        prompt = prompt_of(self.config, name)
         rendered = self.redact(str(prompt.template.render(**ctx)).strip())
         key = self.key(prompt, rendered)
         kind: Kind = "digits" if name in DIGIT_PROMPTS else "yes_no"
@@ -430,7 +408,7 @@ class Judge:
             self.memory[v.key] = v
 
     def _body(self, rendered: str, seed: int, max_tokens: int) -> dict[str, Any]:
-        system = str(self.config.prompt("system").template.render()).strip()
+        system = str(prompt_of(self.config, "system").template.render()).strip()
         body: dict[str, Any] = {
             "model": self.model_name,
             "messages": [{"role": "system", "content": system},
@@ -548,7 +526,5 @@ class Judge:
 
     def stats(self) -> JudgeStats:
         """What it was asked so far (run.json keeps it)."""
-        from ..store.runfile import JudgeStats
-
         return JudgeStats(self.asked, self.cache_hits, self.tokens,
                           None if self.ask_missing else self.missing)

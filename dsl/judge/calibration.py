@@ -2,7 +2,7 @@
 calibration error, coverage — and the temperature that minimises the log loss.
 
 Pure functions over :class:`Case` values (the person's label, the judge's verdict, the
-judge's probability of pass); ``dsl/judge/check.py`` builds the cases by asking the judge.
+judge's probability of pass); ``dsl/pipeline/judgecheck.py`` builds the cases by asking the judge.
 
 * **agreement** and **kappa**: the judge's likelier verdict (pass when P(pass) ≥ 0.5) on
   every question, against the labels; a question without a probability (an unreadable

@@ -21,9 +21,9 @@ import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
-Kind = Literal["yes_no", "digits"]
+from ..model import Calibration, Kind
 
 YES_NO: tuple[str, str] = ("yes", "no")
 DIGITS: tuple[str, ...] = tuple(str(d) for d in range(10))
@@ -36,18 +36,6 @@ EPSILON = 1e-9  # boundaries: a probability of 0.8 computed through logs is 0.79
 LOGPROB_SLACK = 1e-3
 MALFORMED = "the judge's reply was malformed, so no verdict can be read from it: "
 _PUNCTUATION = " \t\r\n.,;:!?\"'`*_()[]{}<>"
-
-
-@dataclass(frozen=True, slots=True)
-class Calibration:
-    """``judge.calibration``: the temperature of each kind of question (1.0: as the model
-    says)."""
-
-    yes_no: float = 1.0
-    digits: float = 1.0
-
-    def of(self, kind: Kind) -> float:
-        return self.yes_no if kind == "yes_no" else self.digits
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,10 +30,11 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from .ask import JudgeConfig
+from ..model import JudgeConfig
+from ..targets.kinds import answered_by
+from .ask import prompt_versions
 
 VALIDATION_FILE = Path(".scenarist") / "judge-validation.json"
 SCHEMA_VERSION = 1
@@ -94,14 +95,12 @@ def validation_text(info: ValidationInfo | None) -> str:
 
 def judge_identity(config: JudgeConfig) -> dict[str, Any]:
     """Everything that makes a judge the judge that was measured (a JudgeConfig)."""
-    from ..targets.kinds import answered_by
-
     target = config.target
     model = config.model or answered_by(target)
     calibration = ({"yes_no": config.calibration.yes_no, "digits": config.calibration.digits}
                    if config.mode == "logprobs" else None)
     return {"target": target.name, "model": model, "mode": config.mode,
-            "prompts": config.prompt_versions(), "calibration": calibration,
+            "prompts": prompt_versions(config), "calibration": calibration,
             "min_confidence": config.min_confidence}
 
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import RunDirError
-from ..store.summaryfile import Summary, SummaryRow, Totals
+from ..store.summaryfile import SUMMARY, Summary, SummaryRow, Totals, kept_comparison, read_summary
 from ..verdict import words
 from .stats import Interval, newcombe
 
@@ -297,8 +297,6 @@ def kept_baseline(run_dir: Path) -> Summary | None:
     """The baseline that the run folder's summary.json was compared with (``run
     --baseline``, ``report --baseline``), as its counts, so that a summary made again —
     after a resume too — compares with the same baseline."""
-    from ..store.summaryfile import SUMMARY, kept_comparison
-
     try:
         kept = kept_comparison(run_dir / SUMMARY)
     except RunDirError:
@@ -312,12 +310,11 @@ def kept_baseline(run_dir: Path) -> Summary | None:
 def load_summary(path: Path) -> Summary:
     """A run's summary: a run folder (its summary.json, or summarized from its stored
     results when there is none) or a summary.json file itself."""
-    from ..store.summaryfile import SUMMARY, read_summary
-
     if path.is_dir():
         stored = path / SUMMARY
         if stored.exists():
             return read_summary(stored)
+        # why: the summary; diff loads this module without it
         from .summarize import summarize_dir
 
         return summarize_dir(path)

@@ -16,7 +16,7 @@ A behaviour's status is its scenario's verdict (:class:`dsl.verdict.Tally`, read
 summary) in the words of a certificate (:data:`CERTIFICATION`): a scenario that passes is
 *certified*, one that fails is *not certified*, one without a verdict (endpoint errors,
 an interrupted run) is *inconclusive*. The tool-call figures are the summary's
-(:mod:`dsl.execution.toolcalls`, :class:`dsl.results.stats.PRF`), the latency percentiles
+(:mod:`dsl.toolcalls`, :class:`dsl.results.stats.PRF`), the latency percentiles
 :func:`dsl.results.stats.percentile` over the stored attempts, and the regressions against an
 earlier conformance run :func:`dsl.results.baseline.compare`'s — with the baseline's rows put on
 this run's target, since a certificate is about one endpoint whatever the suite calls it.
@@ -34,8 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import Diagnostic, InputError, NotReady, Span
+from ..errors import Collector, Diagnostic, InputError, NotReady, RunDirError, Span
 from ..model import SCHEMA_VERSION
+from ..store import latest_records, read_json, write_json
+from ..store.planfile import read_plan
+from ..store.summaryfile import ToolCounts
+from .baseline import load_summary
 from .stats import PRF, percentile
 
 if TYPE_CHECKING:
@@ -184,6 +188,7 @@ def _ids(behaviours: Sequence[Behaviour]) -> str:
 
 def builtin_cases() -> tuple[Path, ...]:
     """The built-in cases, in the order they are shown."""
+    # why: discovery of a suite's files; report or merge load this module without it
     from ..compiler.discover import iter_yaml_files
 
     return tuple(iter_yaml_files(CASES_DIR))
@@ -200,6 +205,7 @@ def team_cases(paths: Sequence[Path], suite_file: Path | None
     out). The suite's ``exclude:`` does not apply: a team may keep its canonical cases in
     the suite's folder and out of everyday runs. A file under another suite's
     ``scenarist.yaml`` is refused (E211): its library is not this suite's."""
+    # why: discovery of a suite's files and more; report or merge load this module without it
     from ..compiler.discover import iter_yaml_files
     from ..compiler.suite import SUITE_FILE, display_path, find_suite_file
 
@@ -227,6 +233,7 @@ def team_cases(paths: Sequence[Path], suite_file: Path | None
 
 
 def _suite_file() -> Path | None:
+    # why: the suite's reader; report or merge load this module without it
     from ..compiler.suite import find_suite_file
 
     return find_suite_file(Path.cwd())
@@ -237,10 +244,10 @@ def list_cases(with_paths: Sequence[Path] = (), runs: int | None = None) -> list
     ``runs``, min_pass scaled as for a run). Against the suite of the current folder when
     there is one (the team's cases may use its tool library); the built-in cases need none.
     Raises InputError."""
+    # why: the compiler and more; report or merge load this module without it
     from ..compiler.compile import compile_files, compile_paths
     from ..compiler.discover import ScenarioFile
     from ..compiler.suite import display_path
-    from ..errors import Collector
 
     suite_file = _suite_file()
     team, problems = team_cases(with_paths, suite_file)
@@ -270,6 +277,7 @@ def cases_of(request: ConformanceRequest) -> tuple[Path, tuple[Path, ...]]:
     """The suite file of the current folder, the built-in cases and the team's (--with): a
     conformance run's files. InputError when there is no suite here, or a --with path is
     wrong."""
+    # why: the suite's reader; report or merge load this module without it
     from ..compiler.suite import SUITE_FILE
 
     suite_file = _suite_file()
@@ -289,9 +297,6 @@ def earlier_run(path: Path, target: str) -> Summary:
     """``--baseline``: the summary of an earlier conformance run, its rows put on
     ``target`` (a certificate is about one endpoint, whatever the suite named it). NotReady
     when the folder is not a conformance run."""
-    from ..errors import RunDirError
-    from .baseline import load_summary
-
     folder = path if path.is_dir() else path.parent
     if not (folder / CONFORMANCE).is_file():
         raise NotReady(f"--baseline {path} is not a conformance run (it has no {CONFORMANCE}); "
@@ -312,10 +317,6 @@ def certify(run_dir: Path, summary: Summary, comparison: Comparison | None,
             endpoint: str, builtin: Set[str] = frozenset()) -> Certificate:
     """The certificate of a conformance run folder, from its summary (and its comparison
     with the baseline, when there was one). ``builtin``: the ids of the built-in cases."""
-    from ..store import latest_records
-    from ..store.planfile import read_plan
-    from ..store.summaryfile import ToolCounts
-
     plan = read_plan(run_dir)
     (target,) = plan.target_names
     rows = {r.scenario: r for r in summary.scenarios}
@@ -351,9 +352,6 @@ def refresh_certificate(run_dir: Path, summary: Summary,
     """The certificate of a conformance run folder, made again after its summary was
     (``scenarist report``, ``scenarist run --resume``) and kept in place of the old one;
     None, and nothing written, when the folder is not a conformance run."""
-    from ..errors import RunDirError
-    from ..store import read_json, write_json
-
     path = run_dir / CONFORMANCE
     if not path.is_file():
         return None

@@ -2,7 +2,7 @@
 open, with no network request of any kind.
 
 Renders a summary it is given (dsl.results.summarize makes it, the after-run chain in
-dsl/pipeline.py chains them) with the stored attempts, so a report can be made again at any
+dsl/pipeline/ chains them) with the stored attempts, so a report can be made again at any
 time without calling a model. Three stages, each callable alone::
 
     build_view(plan, records, summary, run, comparison, trends) -> ReportView   # view model
@@ -53,7 +53,7 @@ from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
-from .words import failed_before_checks, not_evaluated_text, pct, target_what
+from .words import failed_before_checks, not_evaluated_text, pct, side_text, target_what
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -396,8 +396,6 @@ def _trend(points: Iterable[TrendPoint], row: SummaryRow, run_id: str,
 
 
 def _pairs(summary: Summary) -> tuple[PairView, ...]:
-    from .words import side_text
-
     out = []
     for data in summary.compare:
         c = Comparison.from_json(data)
@@ -878,6 +876,7 @@ def _assets() -> tuple[str, str, str]:
 
 @functools.cache
 def _env() -> Any:
+    # why: Jinja, only when a template is rendered
     from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
 
     # Compiling report.html.j2 is most of the report's time on a small run (issue 27):
@@ -927,6 +926,7 @@ def render(view: ReportView) -> str:
 
 def _chunks(view: ReportView) -> Iterator[str]:
     """The report's text, in the pieces Jinja makes it in."""
+    # why: Jinja's markupsafe, only for a report
     from markupsafe import Markup
 
     css, js, script_hash = _assets()

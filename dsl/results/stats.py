@@ -13,7 +13,7 @@ independent implementation (statsmodels, scipy) to 1e-9.
 * :func:`pass_hat_k` — pass^k, the chance that all k attempts pass:
   ``C(c, k) / C(n, k)`` (Yao et al. 2024, τ-bench).
 * :func:`prf` — precision, recall and F1 from true positives, false positives and false
-  negatives (tool calls: dsl/execution/toolcalls.py says what each is).
+  negatives (tool calls: dsl/toolcalls.py says what each is).
 """
 
 from __future__ import annotations

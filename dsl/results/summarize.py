@@ -14,7 +14,7 @@ is no row at all: it is listed under ``skipped``, with the reason (never failed)
 Every figure is kept at full precision (the statistics are :mod:`dsl.results.stats`'s); the
 terminal, the report and summary.md round them for display. Besides the pass rate and its
 interval, each row has each check's pass rate with its interval, pass@k and pass^k, and
-tool-call precision, recall and F1 (:mod:`dsl.execution.toolcalls` counts each attempt); the
+tool-call precision, recall and F1 (:mod:`dsl.toolcalls` counts each attempt); the
 summary has the same F1 for the suite and per target. (The comparisons — with a baseline,
 between the targets of the run — are :mod:`dsl.results.baseline`'s: the report stage adds them.)
 """
@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..execution.toolcalls import ToolExpectation
+from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
 from ..model import Tokens
 from ..store import AttemptRecord, CheckResult, latest_records
 from ..store.planfile import PlanFile, PlannedScenario, read_plan
@@ -45,6 +45,7 @@ from ..store.summaryfile import (
     ToolScores,
     Totals,
 )
+from ..toolcalls import ToolExpectation
 from ..verdict import Tally
 from .stats import PRF, Z95, pass_k_table, percentile, wilson
 
@@ -203,6 +204,7 @@ def _judge(use: JudgeUse | None) -> SummaryJudge | None:
     """The run's judge and whether it was measured (judge-check), in words."""
     if use is None:
         return None
+    # why: the judge; run, report, recheck or merge load this module without it
     from ..judge.validation import ValidationInfo, validation_text
 
     checked = ValidationInfo.from_json(use.validation)
@@ -314,8 +316,6 @@ def summarize_dir(run_dir: Path) -> Summary:
 def exit_code(summary: Summary) -> int:
     """EXIT_OK every scenario passed; EXIT_FAILED one failed; EXIT_NO_VERDICT endpoint
     errors left one undecided."""
-    from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
-
     t = summary.totals
     if t.failed:
         return EXIT_FAILED

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ..errors import explain, said_label
+
 if TYPE_CHECKING:
     from ..execution.run import Totals
     from ..store import AttemptRecord
@@ -73,6 +75,7 @@ CHANGE_STYLE = {"regressed": ("▼ regressed", "red"), "improved": ("▲ improve
 
 def _change(c: Change | None, color: bool) -> str:
     """The change against the baseline, when there is one worth a word."""
+    # why: the comparison with a baseline; not for plan, lint, runs, checks or schema
     from .baseline import pts
 
     if c is None or c.status == "unchanged":
@@ -93,8 +96,6 @@ def problem_lines(row: SummaryRow) -> list[str]:
     max_steps) in a scenario × target, with what it means in plain words and what the
     server said (or, when no server said anything, what happened) — the same sentences as
     the report's (dsl/errors.py)."""
-    from ..errors import explain, said_label
-
     out = []
     for kind, n in row.problem_kinds.items():
         out.append(f"{kind} ×{n}: {explain(kind)}")
@@ -108,6 +109,7 @@ def problem_lines(row: SummaryRow) -> list[str]:
 def fewer_attempts(summary: Summary) -> list[str]:
     """Why fewer attempts ran than the scenario files ask for: ``--runs`` asked fewer, or
     early stop did not need them (each such scenario's verdict was decided)."""
+    # why: the verdict rule; runs, checks or schema load this module without it
     from ..verdict import words
 
     rows = summary.scenarios
@@ -140,6 +142,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
+    # why: the verdict rule; runs, checks or schema load this module without it
     from ..verdict import check_title, words
 
     color = use_color()
@@ -229,6 +232,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
         echo(line)
     tools = summary.tool_calls.all
     if tools.relevant:
+        # why: the words of a row; plan, lint, runs, checks or schema load this module without it
         from .words import prf_text
 
         by_target = summary.tool_calls.by_target
@@ -244,6 +248,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
         line = f"Against {base}: " + (", ".join(said) or "nothing to compare")
         echo(style(line, color, fg="red", bold=True) if counts["regressed"] else line)
     for pair in summary.compare:
+        # why: the comparison with a baseline; not for plan, lint, runs, checks or schema
         from .baseline import Comparison as _Comparison
 
         echo("")
@@ -251,6 +256,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
 
 
 def _side(side: Any) -> str:
+    # why: the words of a row; plan, lint, runs, checks or schema load this module without it
     from .words import side_text
 
     return side_text(side)
@@ -274,6 +280,7 @@ def print_pair(c: Comparison, color: bool) -> None:
 
 
 def _change_words(c: Change, color: bool) -> str:
+    # why: the comparison with a baseline; not for plan, lint, runs, checks or schema
     from .baseline import describe_delta
 
     text, fg = CHANGE_WORDS[c.status]
@@ -298,6 +305,7 @@ def print_comparison(c: Comparison, *, quiet: bool = False) -> None:
     twidth = max((len(ch.target) for ch in rows), default=6)
     w_old = max((len(_side(ch.before)) for ch in rows), default=1)
     w_new = max((len(_side(ch.now)) for ch in rows), default=1)
+    # why: the words of a row; plan, lint, runs, checks or schema load this module without it
     from .words import runs_needed_text
 
     for ch in rows:
@@ -329,6 +337,7 @@ def _too_few_runs(ch: Change) -> tuple[float, float] | None:
 
 def _when(iso: str | None) -> str:
     """``2026-11-30 09:15`` (UTC) from an ISO time; ``–`` when there is none."""
+    # why: the moment in words; diff or schema load this module without it
     from ..compiler.moment import minute
 
     return minute(iso, missing="–")
@@ -376,6 +385,7 @@ def print_runs(runs: list[Any], where: str, trends: dict[Any, Any], scenario: st
 
 
 def _verdict_words(verdict: str) -> Any:
+    # why: the verdict rule; runs, checks or schema load this module without it
     from ..verdict import words
 
     return words(verdict)
@@ -426,6 +436,7 @@ def print_conformance(cert: Any) -> None:
     """``scenarist conformance``: each behaviour certified, not certified or inconclusive,
     tool-call precision, recall and F1, latency, the regressions against a baseline, and the
     conclusion (a :class:`dsl.results.conformance.Certificate`)."""
+    # why: the verdict rule and more; not for plan, lint, diff, runs, checks or schema
     from ..verdict import words
     from .baseline import describe_delta
     from .summarize import tool_counts

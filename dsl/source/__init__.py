@@ -9,6 +9,6 @@ the words the schemas share, ``resources``
 finds ``schemas/`` and ``grammar/`` in a checkout or a wheel, ``saferegex`` compiles and
 runs the regular expressions people write (bounded, with located errors).
 
-Imports go one way: ``source`` imports nothing of ``compiler``, ``execution`` or
-``results`` (``tests/e2e/test_imports.py``).
+Its layer is below every stage: ``source`` reaches none of the later ones, directly or
+through another package (``[tool.importlinter]`` in pyproject.toml, ``lint-imports``).
 """

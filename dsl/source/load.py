@@ -512,6 +512,7 @@ def _compose(text: str) -> Any:
 
 
 def _compose_pure(text: str) -> Any:
+    # why: ruamel's full YAML class, only off the fast path
     from ruamel.yaml import YAML
 
     return YAML(typ="base", pure=True).compose(text)
@@ -519,6 +520,7 @@ def _compose_pure(text: str) -> Any:
 
 def _too_deep(text: str, name: str) -> Diagnostic | None:
     """Walk the parser's events (no recursion) and stop at the first too-deep place."""
+    # why: ruamel's full YAML class, only off the fast path
     from ruamel.yaml import YAML
     from ruamel.yaml.events import (
         CollectionEndEvent,

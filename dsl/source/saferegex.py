@@ -67,6 +67,7 @@ def compile_pattern(pattern: str, *, ignore_case: bool = False) -> SafePattern |
     too_many = repetition_problem(pattern)
     if too_many is not None:
         return too_many
+    # why: regex; plan or checks load this module without it
     import regex
 
     flags = regex.IGNORECASE if ignore_case else 0

@@ -63,6 +63,7 @@ def _author_validator(schema: Mapping[str, Any]) -> Any:
     hit = _AUTHOR_VALIDATORS.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
+    # why: jsonschema, only to word a rejection; not for plan, lint, run, report, diff, recheck…
     from jsonschema import Draft202012Validator
 
     v = Draft202012Validator(schema)
@@ -78,6 +79,7 @@ def _fast_validator(schema: Mapping[str, Any]) -> Any:
     hit = _FAST_VALIDATORS.get(id(schema))
     if hit is not None and hit[0] is schema:
         return hit[1]
+    # why: the fast schema, only for a schema's own check; not for report, diff or merge
     from .fastschema import compile_schema
 
     v = compile_schema(schema)
@@ -93,6 +95,7 @@ def schema_problems(schema: Mapping[str, Any], instance: Any) -> list[str]:
     fast = _fast_validator(schema)
     if fast is not None and fast(instance):
         return []
+    # why: jsonschema, only to word a rejection; not for plan, lint, run, report, diff, recheck…
     from jsonschema.exceptions import relevance
 
     errors = sorted(_author_validator(schema).iter_errors(instance), key=relevance)

@@ -74,6 +74,7 @@ class BackgroundFile:
             self._make()
 
     def _make(self) -> None:
+        # why: the run folder's files; lint or runs load this module without it
         from .jsonfile import write_json
 
         try:

@@ -47,8 +47,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..execution.toolcalls import ToolExpectation
 from ..model import SCHEMA_VERSION
+from ..toolcalls import ToolExpectation
 from .fields import (
     JSONObject,
     each,

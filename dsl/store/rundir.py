@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import hashlib
 import os
 import secrets
 import time
@@ -23,11 +24,15 @@ from .jsonfile import (
     MAX_RECORD_BYTES,
     MAX_RESULTS_BYTES,
     NotJSONNumber,
+    from_json,
     loads_line,
     open_regular,
+    read_json,
     write_atomic,
 )
+from .planfile import PLAN, edited, plan_from_json, write_plan
 from .records import AttemptRecord, RecordError, record_from_json, record_line
+from .runfile import EarlyStop, RunInfo, read_run_info, read_run_info_if_any, write_run_info
 
 RESULTS = "results.jsonl"
 LOCK = ".lock"
@@ -91,6 +96,7 @@ class RunLock:
 
     def __enter__(self) -> RunLock:
         try:
+            # why: fcntl: POSIX only; report loads this module without it
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX: no lock
             return self
@@ -130,8 +136,6 @@ def store_attachments(run_dir: Path, files: Iterable[tuple[str, bytes]]) -> None
 def read_attachment(run_dir: Path, sha: str) -> bytes | None:
     """A kept attachment's bytes, or None when the run folder does not have it (or what it
     has is not that file: the name is checked, and the content against its hash)."""
-    import hashlib
-
     if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
         return None
     path = run_dir / ATTACHMENTS / sha
@@ -251,8 +255,6 @@ def truncate_torn(run_dir: Path) -> bool:
 def latest_records(run_dir: Path) -> Iterator[AttemptRecord]:
     """Each attempt's latest record. Only ``--resume --retry-errors`` writes an attempt
     twice (run.json says so); otherwise this streams the file once, in constant memory."""
-    from .runfile import read_run_info
-
     try:
         reran = read_run_info(run_dir).reran_errors
     except RunDirError:
@@ -276,10 +278,6 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
     two of them), a shard whose results hold an attempt its plan does not (a scenario it
     does not have, a run beyond its runs), and a shard's plan.json edited after its run
     (:func:`dsl.store.planfile.edited`)."""
-    from .jsonfile import from_json, read_json
-    from .planfile import PLAN, edited, plan_from_json, write_plan
-    from .runfile import EarlyStop, RunInfo, read_run_info_if_any, write_run_info
-
     plans = []
     for d in run_dirs:
         raw = read_json(d / PLAN)

@@ -26,7 +26,7 @@ out, except ``suite``, ``started_at``, ``targets``, ``git`` and ``history``, and
 
 ``history`` says which history the run was recorded in (never a password); it is a record,
 never an instruction: commands that read a run folder choose their history from the
-suite's own configuration or ``SCENARIST_HISTORY`` (dsl/pipeline.py).
+suite's own configuration or ``SCENARIST_HISTORY`` (dsl/pipeline/).
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..checks import REGISTRY
+from ..compiler.moment import MomentError, parse_moment, say
 from ..source.schemawords import CHECK_MODIFIERS
 from .fields import Shape, describe, fits, shortest, values_of
 from .tables import TABLE_OPS, cell_text, edit_inline, inline_model
@@ -148,8 +149,6 @@ def _number(value: Any) -> int | float | None:
 def _moment_words(text: str | None) -> str | None:
     """The moment as the agent is told it: ``Tuesday 29 September 2026, 10:00 (UTC-03:00)``
     (None when it is not a moment: lint says why)."""
-    from ..compiler.moment import MomentError, parse_moment, say
-
     if text is None:
         return None
     try:

@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InputError, NotReady, RunDirError, render
+from ..pipeline import Hooks, RunRequest, run_suite
+from ..verdict import words
 
 if TYPE_CHECKING:
     from ..execution.run import Totals
@@ -70,8 +72,6 @@ class Runs:
         return job
 
     def _run(self, job: Job, paths: tuple[Path, ...], target: str | None) -> None:
-        from ..pipeline import Hooks, RunRequest, run_suite
-
         argv = ("run", *(str(p) for p in paths), *(("--target", target) if target else ()))
         request = RunRequest(paths=paths, targets=(target,) if target else (),
                              out=self.root / "runs", argv=("studio", *argv))
@@ -117,8 +117,6 @@ class RunBusy(Exception):
 def verdict_words(summary: Summary) -> str:
     """The run's verdict in a sentence: how many scenario × target pairs passed, failed
     or had no verdict."""
-    from ..verdict import words
-
     rows = summary.scenarios
     if not rows:
         return "The run ended with nothing run."

@@ -58,7 +58,12 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from .. import __version__
-from ..errors import Collector, Diagnostic
+from ..checks import REGISTRY
+from ..compiler.lint import lint_text
+from ..compiler.suite import load_suite
+from ..errors import Collector, Diagnostic, without_userinfo
+from ..source.resources import load_schema
+from . import form, suiteform, tables
 from .form import FormError, SuiteContext, check_takes, shape_of
 from .runs import RunBusy, Runs
 from .trying import Conversation, TryError
@@ -285,8 +290,6 @@ class Studio:
         return await self._guarded(self._suite)
 
     def _context(self) -> tuple[Any, SuiteContext]:
-        from ..compiler.suite import load_suite
-
         suite = load_suite(self.space.suite_file, Collector())
         tables = {name: (tuple(t.columns), tuple(_cell(r.get("id")) for r in t.rows))
                   for name, t in suite.world.items()}
@@ -294,9 +297,6 @@ class Studio:
         return suite, SuiteContext(tuple(suite.tools), models, tables)
 
     def _suite(self) -> dict[str, Any]:
-        from ..checks import REGISTRY
-        from ..source.resources import load_schema
-
         suite, ctx = self._context()
         schema = load_schema("scenario.schema.json")
         keys = {k: v.get("description", "") for k, v in schema["properties"].items()}
@@ -347,9 +347,6 @@ class Studio:
                                                       _field(body, "text")))
 
     def _lint(self, rel: str, text: str) -> dict[str, Any]:
-        from ..compiler.lint import lint_text
-        from ..compiler.suite import load_suite
-
         path = self.space.resolve(rel)
         kind = self.space.kind(path)
         text = text.replace("\r\n", "\n")
@@ -378,8 +375,6 @@ class Studio:
                                                       _field(body, "text"), edits))
 
     def _form(self, rel: str, text: str, edits: list[Any]) -> dict[str, Any]:
-        from . import form, suiteform, tables
-
         path = self.space.resolve(rel)
         kind = self.space.kind(path)
         text = text.replace("\r\n", "\n")
@@ -608,9 +603,7 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 def _cell(value: Any) -> str:
-    from .tables import cell_text
-
-    return cell_text(value)
+    return tables.cell_text(value)
 
 
 def _same_file(d: Diagnostic, path: Path) -> bool:
@@ -644,9 +637,8 @@ def _models(base_url: str, key_env: str) -> dict[str, Any]:
     """What an OpenAI-compatible endpoint answers at ``base_url/models``: the models it
     serves, or why it cannot be asked (``error``, in words). The key, when the target
     names its variable, is read from the environment and sent, never shown."""
+    # why: httpx (a TLS-capable client) only when a target's models are asked for
     import httpx
-
-    from ..errors import without_userinfo
 
     url = base_url.strip().rstrip("/")
     shown = without_userinfo(url)
@@ -754,6 +746,7 @@ def serve(root: Path, port: int, open_browser: bool,
           echo: Callable[[str], None] = print) -> None:
     """Serve the suite at ``root`` until Ctrl-C; the first line printed is the address
     with a one-time code."""
+    # why: uvicorn, when a server starts, only when used
     import uvicorn
 
     keys = Keys()
@@ -773,6 +766,7 @@ def serve(root: Path, port: int, open_browser: bool,
                                 timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)
         if open_browser:
+            # why: the browser, only when asked to open one
             import webbrowser
 
             code = keys.code()

@@ -26,6 +26,8 @@ from typing import Any
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
+from ..source.load import resolve_plain
+from ..source.resources import load_schema
 from .tables import TABLE_OPS, edit_inline, inline_model
 from .yamltext import FormError, YamlText, filled, flow_map, flow_seq, insert, rename
 
@@ -41,8 +43,6 @@ _ARG = re.compile(r"^\{\{\s*args\.([A-Za-z_][A-Za-z0-9_]*)\s*\}\}$")
 def target_kinds() -> dict[str, tuple[str, ...]]:
     """Each ``kind:`` of target, with the keys it requires besides ``kind`` — read from
     the suite's JSON Schema."""
-    from ..source.resources import load_schema
-
     target = load_schema("suite.schema.json")["$defs"]["target"]
     kinds = {str(k): () for k in target["properties"]["kind"]["enum"]}
     out: dict[str, tuple[str, ...]] = dict(kinds)
@@ -57,8 +57,6 @@ def target_kinds() -> dict[str, tuple[str, ...]]:
 @functools.cache
 def _kind_keys(kind: str) -> frozenset[str] | None:
     """The keys a target of ``kind`` may have (None: any)."""
-    from ..source.resources import load_schema
-
     target = load_schema("suite.schema.json")["$defs"]["target"]
     for rule in target.get("allOf", []):
         if rule.get("if", {}).get("properties", {}).get("kind", {}).get("const") == kind:
@@ -222,8 +220,6 @@ def parse_pairs(text: str, args: Sequence[str]) -> list[tuple[str, Any]]:
 
 def _typed(value: str) -> Any:
     """A value typed in Where or Set: a number or true/false as such, else text."""
-    from ..source.load import resolve_plain
-
     read = resolve_plain(value)
     if isinstance(read, (bool, int, float)):
         return read

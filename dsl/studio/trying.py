@@ -1,4 +1,4 @@
-"""Try on the page: ``scenarist try``'s own conversation (:func:`dsl.execution.tryout.play`)
+"""Try on the page: ``scenarist try``'s own conversation (:func:`dsl.pipeline.tryout.play`)
 played in a thread, with the page as the person's terminal.
 
 The thread writes what the terminal would print (the same words: tool calls, fake
@@ -21,6 +21,7 @@ from typing import Any
 
 from ..errors import InputError, NotReady, render
 from ..model import WorldRun
+from ..pipeline.tryout import NotTryable, Terminal, check_lines, intro, play, session_for
 
 CONFIRM = "  confirm "  # how tryout asks about a held call
 WAIT_S = 120.0  # the longest the page waits for one turn of the agent
@@ -57,8 +58,6 @@ class Conversation:
     ids = itertools.count(1)
 
     def __init__(self, path: Path, target: str | None) -> None:
-        from ..execution.tryout import NotTryable, Terminal, intro, session_for
-
         try:
             self.session = session_for(path, target, None, None)
         except InputError as exc:
@@ -81,8 +80,6 @@ class Conversation:
         self.thread.start()
 
     def _play(self) -> None:
-        from ..execution.tryout import play
-
         try:
             self._outcome = play(self.session, self.terminal)
         except Exception as exc:  # shown on the page rather than lost in a thread
@@ -142,8 +139,6 @@ class Conversation:
             return self._reply()
 
     def _reply(self) -> Reply:
-        from ..execution.tryout import check_lines
-
         lines, self._lines = self._lines, []
         world, self._world = self._world, []
         if self._waiting != "ended":
@@ -210,6 +205,7 @@ def plain_words(line: str) -> str:
 def world_tables(run: WorldRun, made: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The changes of one turn by table: each changed row, with the columns that
     changed, before → after (an added row: every column after; a removed one: before)."""
+    # why: the world's module is imported only by a scenario that has a world
     from ..compiler.world import shown
 
     out: dict[str, dict[str, Any]] = {}

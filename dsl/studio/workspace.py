@@ -27,6 +27,7 @@ with CRLF line ends keeps them.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import hashlib
 import os
 import re
@@ -38,7 +39,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..compiler.compile import compile_paths
+from ..compiler.discover import _exclude_patterns, _excluded, discover
 from ..compiler.suite import SUITE_FILE, find_suite_file
+from ..history import HistoryError, location_for, open_history
+from ..source.load import file_kind, read_file
+from ..verdict import words
 
 MAX_TEXT = 5 * 1024 * 1024  # the largest file the page may save or the studio reads
 MAX_PATH = 1024  # characters of a path the page may send
@@ -182,8 +188,6 @@ class Workspace:
     def _would_be_scenario(self, path: Path) -> bool:
         """A scenario file of this suite, or one it would be once written: no suite below
         the suite's folder is nearer, and the suite does not exclude it."""
-        from ..compiler.discover import _exclude_patterns, _excluded
-
         folder = path.parent
         while folder != self.root:
             if (folder / SUITE_FILE).exists():
@@ -196,8 +200,6 @@ class Workspace:
     def named_tables(self) -> set[Path]:
         """The CSV and JSONL files the suite's world and its scenarios' worlds and
         ``cases_file`` name (resolved; only those inside the suite)."""
-        from ..source.load import read_file
-
         out: set[Path] = set()
 
         def add(base: Path, name: Any) -> None:
@@ -236,8 +238,6 @@ class Workspace:
     def scenario_files(self) -> list[Path]:
         """The suite's scenario files, as ``run`` and ``lint`` find them (the suite's
         ``exclude:`` applied; the files of a suite nested below belong to it, not here)."""
-        from ..compiler.discover import discover
-
         found = discover([self.root])
         return [f.path for g in found.groups if g.suite_file == self.suite_file
                 for f in g.files if f.path.is_relative_to(self.root)]  # no link that leads out
@@ -304,8 +304,6 @@ class Workspace:
     def diff(self, rel: Any, mine: str) -> dict[str, Any]:
         """What changed on disk since the page opened the file: a unified diff of the text
         it opened (``mine``) against the file now, and the file's text and version."""
-        import difflib
-
         try:
             now = self.read(rel)
         except Missing:
@@ -361,8 +359,6 @@ _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXE
 def _read_regular(path: Path, rel: Any) -> bytes:
     """The bytes of a regular file of at most MAX_TEXT bytes: Missing when there is none,
     Refused for a FIFO, a device or a folder (never waited on), or a larger file."""
-    from ..source.load import file_kind
-
     try:
         fd = os.open(path, _OPEN_FLAGS)  # O_NONBLOCK: a FIFO would wait for a writer
     except FileNotFoundError:
@@ -396,8 +392,6 @@ def replace_atomically(path: Path, data: bytes) -> None:
     same folder (hidden, so no scenario search meets it), flushed, then moved over the
     old file, whose permissions it keeps. Refused when what is at ``path`` is not a
     regular file (a FIFO, a device, a folder)."""
-    from ..source.load import file_kind
-
     try:
         st: os.stat_result | None = os.stat(path)
     except FileNotFoundError:
@@ -432,10 +426,6 @@ def _last_verdicts(root: Path, files: list[Path]) -> dict[Path, str]:
     into, its latest run, over every target of that run (failed when any target failed);
     of several scenarios in one file (cases), the worst. Files that do not compile, or
     never ran, have none."""
-    from ..compiler.compile import compile_paths
-    from ..history import HistoryError, location_for, open_history
-    from ..verdict import words
-
     compiled = compile_paths([root])
     if compiled.suite is None or not compiled.scenarios:
         return {}

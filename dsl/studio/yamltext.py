@@ -33,7 +33,7 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
-from ..source.load import resolve_plain
+from ..source.load import load_bytes, resolve_plain
 
 # mapping indent, sequence indent, sequence dash offset: the styles tried, commonest first
 STYLES = tuple(itertools.product((2, 4), ((4, 2), (2, 0), (4, 0), (3, 1), (6, 4))))
@@ -110,8 +110,6 @@ def syntax_words(text: str, exc: YAMLError) -> str:
     """A YAML syntax error as the form says it: the words and place Problems shows for it
     (Scenarist's loader's own diagnostic: ``4:7 Y101 the file ends inside a quoted
     string``), so both tabs say the same."""
-    from ..source.load import load_bytes
-
     found = [d for d in load_bytes(text.encode("utf-8", "surrogatepass"), "-").diagnostics
              if d.severity == "error"]
     if found:

@@ -4,9 +4,11 @@
   returns the :class:`~dsl.model.AttemptData` the checks read, or raises
   :class:`~dsl.errors.EndpointError` when the system could not be asked. The agent loop
   over a model endpoint (:class:`dsl.execution.loop.LoopAgent`) and your own python agent
-  (:class:`dsl.targets.python.PythonAgent`) are both agents.
+  (:class:`dsl.clients.python.PythonAgent`) are both agents.
 * :class:`ChatModel` — a model endpoint: one chat completion at a time. What the agent loop,
   the judge and python agents' clients talk to.
+* :class:`Clients` — how the run stage opens both without importing a client: the
+  pipeline hands it ``dsl.clients.open.CLIENTS``.
 
 A reply is untrusted data. :func:`read_reply_json` and :func:`parse_completion` are the
 one place that reads it: anything that is not a chat completion Scenarist can use — JSON
@@ -22,13 +24,11 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
-from ..model import AttemptData, Scenario, Tokens
-
-if TYPE_CHECKING:
-    from ..model import Target
+from ..errors import EndpointError
+from ..model import AttemptData, Scenario, Target, Tokens
 
 # A reply's JSON may nest this deep (a chat completion needs about 6 levels; tool
 # arguments a few more). Deeper data is refused before any other code walks it.
@@ -91,6 +91,17 @@ class AgentContext:
     on_throttle: Callable[[], None] | None = None  # the endpoint answered HTTP 429
     record: Path | None = None  # --record FILE: a cassette of every exchange
     redact: Callable[[Any], Any] | None = None  # a JSON-like value → its redacted copy
+
+
+class Clients(Protocol):
+    """How a run reaches its targets: ``dsl/clients/open.py`` opens them (``CLIENTS``),
+    and the pipeline hands that to the run stage, which imports no client itself (the
+    clients play conversations with the run stage's loop: they sit above it)."""
+
+    def open_agent(self, target: Target, context: AgentContext) -> Agent: ...
+
+    def open_model(self, target: Target, max_connections: int = 4,
+                   on_throttle: Callable[[], None] | None = None) -> ChatModel: ...
 
 
 class Metered:
@@ -163,8 +174,6 @@ def snippet(text: str) -> str:
 
 
 def _malformed(message: str) -> NoReturn:
-    from ..errors import EndpointError
-
     raise EndpointError("malformed", message)
 
 

@@ -21,10 +21,12 @@ import hashlib
 import json
 import os
 import stat
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+from ..compiler.attachments import data_url_hash
 from ..errors import CassetteMiss, EndpointError, RunDirError
 from ..source.load import file_kind
 from .base import (
@@ -61,8 +63,6 @@ def canonical(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def _by_hash(message: dict[str, Any]) -> dict[str, Any]:
-    from ..compiler.attachments import data_url_hash
-
     parts = []
     for p in message["content"]:
         if isinstance(p, dict) and p.get("type") == "image_url":
@@ -378,8 +378,6 @@ class ReplayModel:
 def _holder(f: IO[str]) -> str:
     """Who holds a cassette's lock, as it wrote it: its pid, and its run folder once it has
     made one (a moment after it took the lock: waited for, briefly)."""
-    import time
-
     holder = ""
     for _ in range(40):
         f.seek(0)
@@ -416,6 +414,7 @@ class CassetteLock:
 
     def _take(self, cassette: Path) -> None:
         try:
+            # why: fcntl: POSIX only
             import fcntl
         except ImportError:  # pragma: no cover - not POSIX: no lock
             return

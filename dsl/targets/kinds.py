@@ -5,37 +5,32 @@ A kind gives:
 
 * its **settings** — one frozen dataclass per kind (``OpenAISettings``,
   ``ReplaySettings``, ``PythonSettings``, ``HttpSettings``, ``CommandSettings`` in
-  dsl/targets/settings.py), held by
-  :attr:`Target.config`;
+  dsl/settings.py), held by :attr:`Target.config`;
 * its **schema** — the keys of its entry in ``scenarist.yaml`` (the suite's JSON Schema is
   generated from it);
 * how to **compile** a validated entry into its settings (with located diagnostics);
 * how to **describe** it to people and write it down (never a key: only its variable);
-* how to **open** it: every kind opens an :class:`~dsl.targets.base.Agent` (one attempt at
-  a time: ``run(scenario, run_index) -> AttemptData``); kinds that are model endpoints also
-  open a :class:`~dsl.targets.base.ChatModel`, which the judge, the simulated user and
-  python agents use.
+* whether it is a **model** endpoint (it can judge, play a simulated user and serve python
+  agents) and what it puts in every request (``request_settings``).
 
-Adding a kind is a settings class (settings.py), a schema and an entry in :data:`KINDS`
-here, plus the module that talks to it in this folder. Nothing else in Scenarist branches
-on ``kind``.
-
-This module stays light (no HTTP client): ``lint`` imports it. The clients are imported
-when a target is opened.
+How a kind is **opened** — the clients that talk to it — is in ``dsl/clients/open.py``
+(``OPENERS``), above the run stage: the compiler reads this table and imports no client.
+Adding a kind is a settings class (dsl/settings.py), a schema and an entry in :data:`KINDS`
+here, an entry in ``OPENERS`` and the module that talks to it in ``dsl/clients/``. Nothing
+else in Scenarist branches on ``kind``.
 """
 
 from __future__ import annotations
 
-import functools
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from ..errors import Collector, Diagnostic, EndpointError, InputError, without_userinfo
+from ..errors import Collector, RunDirError, did_you_mean, without_userinfo
 from ..model import Target
-from ..source.schemawords import schema_doc
-from .settings import (
+from ..settings import (
     CommandSettings,
     HttpSettings,
     OpenAISettings,
@@ -43,11 +38,17 @@ from .settings import (
     ReplaySettings,
     Retry,
 )
+from ..source.schemawords import schema_doc
+from .base import RequestSettings, header_problem, url_problem
 
 if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
     from ..source.load import DataPath, Document
-    from .base import Agent, AgentContext, ChatModel, RequestSettings
-    from .ownloop import OwnLoopAgent
+
+# What a template in an http target's body may read (docs/targets.md says each one).
+TEMPLATE_NAMES = ("message", "turn", "session", "mcp_url", "at", "seed", "scenario",
+                  "system", "messages", "confirmed", "cancelled")
+# The body sent when the target gives none: every name, under its own name.
+DEFAULT_BODY = {name: "{{ " + name + " }}" for name in TEMPLATE_NAMES}
 
 
 class WrittenTarget(Protocol):
@@ -74,11 +75,10 @@ class TargetKind:
     # the keys of its written form (as_json) that say what it runs, in the order they are
     # shown (junit.xml's properties); the first one set names it (reports, the history)
     shown: tuple[str, ...]
-    open_agent: Callable[[Target, AgentContext], Agent]
-    open_model: Callable[[Target, int, Callable[[], None] | None], ChatModel] | None = None
     key_env: Callable[[Any], str | None] = lambda settings: None
     attempt_timeout: bool = True  # accepts attempt_timeout_ms
-    # a model endpoint: what it puts in every request (model, temperature, params)
+    # a model endpoint: what it puts in every request (model, temperature, params); None:
+    # the kind is not a model endpoint
     request_settings: Callable[[Any], RequestSettings] | None = None
     # the model its settings name ("": none; a replay's model is its cassette's)
     model: Callable[[Any], str] = lambda settings: ""
@@ -89,7 +89,7 @@ class TargetKind:
     @property
     def is_model(self) -> bool:
         """A model endpoint: it can judge, play the user, serve a python agent."""
-        return self.open_model is not None
+        return self.request_settings is not None
 
 
 def kind_of(target: Target) -> TargetKind:
@@ -157,24 +157,8 @@ def is_model(target: Target) -> bool:
     return kind_of(target).is_model
 
 
-def open_model(target: Target, max_connections: int = 4,
-               on_throttle: Callable[[], None] | None = None) -> ChatModel:
-    """The endpoint client of a model target. Raises InputError when it cannot be opened
-    (a missing cassette), ValueError for a kind that is not a model."""
-    opener = kind_of(target).open_model
-    if opener is None:
-        raise ValueError(f"{target.kind} targets are not model endpoints")
-    return opener(target, max_connections, on_throttle)
-
-
-def open_agent(target: Target, context: AgentContext) -> Agent:
-    return kind_of(target).open_agent(target, context)
-
-
 def missing_keys(targets: Mapping[str, Target] | tuple[Target, ...]) -> list[str]:
     """One sentence per target whose API key variable is not set."""
-    import os
-
     items = targets.values() if isinstance(targets, Mapping) else targets
     out = []
     for t in items:
@@ -189,6 +173,7 @@ def missing_keys(targets: Mapping[str, Target] | tuple[Target, ...]) -> list[str
 
 def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                     root: Path, diags: Collector) -> OpenAISettings:
+    # why: compiling a target only (reports and the history read this table too)
     from ..compiler.templates import DEFAULT_SYSTEM_PROMPT, check_template, line_offset
 
     prompt = data.get("system_prompt", DEFAULT_SYSTEM_PROMPT)
@@ -226,8 +211,6 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
                       diags: Collector) -> None:
     """What the schema lets through but no HTTP request can carry: a port above 65535, an
     unbalanced IPv6 address, a header that is not ASCII or holds a line break."""
-    from .base import url_problem
-
     url = data["base_url"]
     problem = url_problem(url)
     if problem is not None:
@@ -243,8 +226,6 @@ def _check_headers(doc: Document, path: DataPath, data: Mapping[str, Any],
                    diags: Collector) -> None:
     """S105 for a header whose name or value cannot be sent (not ASCII, a line break):
     at the name when the name is wrong, else at the value."""
-    from .base import header_problem
-
     for hname, value in (data.get("headers") or {}).items():
         trouble = header_problem(hname, value)
         if trouble is not None:
@@ -273,13 +254,6 @@ def _openai_json(s: OpenAISettings) -> dict[str, Any]:
             "api_key_env": s.api_key_env, "temperature": s.temperature, "params": dict(s.params)}
 
 
-def _open_openai(target: Target, max_connections: int,
-                 on_throttle: Callable[[], None] | None) -> ChatModel:
-    from .openai import OpenAIModel
-
-    return OpenAIModel(target, max_connections=max_connections, on_throttle=on_throttle)
-
-
 def request_settings(target: Target) -> RequestSettings:
     """What a model target puts in every request, without opening it. Raises RunDirError
     for a replay target whose cassette cannot be read."""
@@ -289,71 +263,14 @@ def request_settings(target: Target) -> RequestSettings:
     return settings_of(target.config)
 
 
-class SimulatedUsers:
-    """The models that play simulated users for one agent target, each opened the first
-    time a scenario needs it. A live target's run asks each user's own target (recorded
-    into the agent's cassette with ``--record``); a replay target answers the users'
-    requests from its own cassette, built with the user targets' settings — offline."""
-
-    def __init__(self, open_one: Callable[[Target], ChatModel]) -> None:
-        self._open_one = open_one
-        self._models: dict[str, ChatModel] = {}
-
-    def open(self, target: Target) -> ChatModel:
-        model = self._models.get(target.name)
-        if model is None:
-            try:
-                model = self._models[target.name] = self._open_one(target)
-            except InputError as exc:
-                raise agent_error(exc) from None
-        return model
-
-    async def aclose(self) -> None:
-        for m in self._models.values():
-            await m.aclose()
-
-
-def _open_model_agent(target: Target, context: AgentContext) -> Agent:
-    """A model endpoint under test: the agent loop, with the run's recording and metering,
-    and the models of its simulated users."""
-    from ..execution.loop import LoopAgent
-    from .base import Metered
-
-    model = open_model(target, context.max_connections, context.on_throttle)
-    agent_model = model
-    recorder = None
-    if context.record is not None:
-        from .cassette import Recorder
-
-        model = recorder = Recorder(model, context.record, target.name, context.redact)
-
-    def open_user(user: Target) -> ChatModel:
-        from ..errors import RunDirError
-        from .cassette import Answering
-
-        if target.kind == "replay":  # the users' replies were recorded in this cassette
-            try:
-                return Metered(Answering(agent_model, request_settings(user)),
-                               context.on_reply)
-            except RunDirError as exc:
-                raise EndpointError("cassette", str(exc)) from None
-        live = open_model(user, 4)
-        return Metered(recorder.tap(live) if recorder is not None else live,
-                       context.on_reply)
-
-    return LoopAgent(Metered(model, context.on_reply), SimulatedUsers(open_user))
-
-
 def _openai_request(s: OpenAISettings) -> RequestSettings:
-    from .base import RequestSettings
-
     return RequestSettings(s.model, s.temperature, dict(s.params), s.system_prompt)
 
 
 # ---- replay --------------------------------------------------------------------------------
 
 def _replay_request(s: ReplaySettings) -> RequestSettings:
-    from .cassette import header_settings, read_header
+    from .cassette import header_settings, read_header  # why: only for a replay target
 
     return header_settings(read_header(Path(s.cassette)))
 
@@ -365,10 +282,9 @@ def _compile_replay(doc: Document, path: DataPath, name: str, data: Mapping[str,
 
 def _replay_json(s: ReplaySettings) -> dict[str, Any]:
     out: dict[str, Any] = {"cassette": s.cassette}
-    try:
-        from ..errors import RunDirError
-        from .cassette import read_header
+    from .cassette import read_header  # why: only for a replay target
 
+    try:
         settings = read_header(Path(s.cassette)).get("settings") or {}
         out.update(model=settings.get("model"), temperature=settings.get("temperature"))
     except RunDirError:
@@ -376,50 +292,10 @@ def _replay_json(s: ReplaySettings) -> dict[str, Any]:
     return out
 
 
-def _open_replay(target: Target, max_connections: int,
-                 on_throttle: Callable[[], None] | None) -> ChatModel:
-    from ..errors import RunDirError
-    from .cassette import ReplayModel
-
-    path = target.config.cassette
-    try:
-        return ReplayModel(Path(path))
-    except (RunDirError, FileNotFoundError) as exc:
-        msg = str(exc) if isinstance(exc, RunDirError) else f"the cassette {path} does not exist"
-        raise InputError([Diagnostic(target.span, "E206",
-                                     f"the replay target '{target.name}' cannot be used: {msg}",
-                                     "record one with scenarist run --target <live> "
-                                     "--record FILE")]) from None
-
-
-def _open_replay_agent(target: Target, context: AgentContext) -> Agent:
-    """A replay: of an agent that runs its own loop when the cassette recorded one
-    (dsl/targets/exchanges.py), else of a model endpoint."""
-    from ..errors import RunDirError
-    from .exchanges import is_agent_cassette, open_replay_agent
-
-    path = Path(target.config.cassette)
-    try:
-        agent = is_agent_cassette(path)
-    except RunDirError:
-        agent = None  # said when the model's cassette is opened
-    if agent is None:
-        return _open_model_agent(target, context)
-    try:
-        return _with_users(open_replay_agent(target, context, path), context)
-    except RunDirError as exc:
-        raise InputError([Diagnostic(target.span, "E206",
-                                     f"the replay target '{target.name}' cannot be used: {exc}",
-                                     "record one with scenarist run --target <live> "
-                                     "--record FILE")]) from None
-
-
 # ---- http and command: agents that run their own loop ------------------------------------
 
 def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                   root: Path, diags: Collector) -> HttpSettings:
-    from .base import url_problem
-
     url = data["url"]
     problem = url_problem(url)
     if problem is not None and not problem.startswith("it has a query"):
@@ -450,8 +326,6 @@ def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, A
 
 
 def _default_body() -> dict[str, str]:
-    from .ownloop import DEFAULT_BODY
-
     return dict(DEFAULT_BODY)
 
 
@@ -459,9 +333,8 @@ def _check_body(doc: Document, path: DataPath, name: str, body: Any,
                 diags: Collector) -> None:
     """Each template string of an http target's body compiles and reads only the names a
     turn has (E208, at the string)."""
-    from ..compiler.templates import check_template, line_offset, template_strings
-    from ..errors import did_you_mean
-    from .ownloop import TEMPLATE_NAMES, template_names
+    # why: compiling a target only (reports and the history read this table too)
+    from ..compiler.templates import CaseTemplate, check_template, line_offset, template_strings
 
     for inner, text in template_strings(body):
         here = (*path, *inner)
@@ -473,7 +346,7 @@ def _check_body(doc: Document, path: DataPath, name: str, body: Any,
                         problem.hint("write a value as {{ message }}; the names are "
                                      + ", ".join(TEMPLATE_NAMES)))
             continue
-        for unknown in sorted(template_names(text) - set(TEMPLATE_NAMES)):
+        for unknown in sorted(CaseTemplate(text).names - set(TEMPLATE_NAMES)):
             at = max(0, text.find(unknown))
             diags.error(doc.span_in_string(here, at), "E208",
                         f"the body of the target '{name}' reads '{unknown}', which is not a "
@@ -488,36 +361,6 @@ def _http_json(s: HttpSettings) -> dict[str, Any]:
             "pending": ".".join(s.pending) if s.pending else None}
 
 
-def _open_http(target: Target, context: AgentContext) -> Agent:
-    from .http import open_http
-
-    return _with_users(open_http(target, context), context)
-
-
-def _with_users(agent: OwnLoopAgent, context: AgentContext) -> OwnLoopAgent:
-    """An agent that runs its own loop, with the models that play its conversations'
-    simulated users: the suite's model targets, each opened when a scenario first needs
-    it, asked live (into the agent's cassette with ``--record``) — or, for a replay,
-    answered from its cassette. Their replies count against the run's budgets."""
-    from .base import Metered
-
-    def open_user(user: Target) -> ChatModel:
-        if agent.replayed_users is not None:
-            from ..errors import RunDirError
-
-            try:
-                settings = request_settings(user)
-            except RunDirError as exc:
-                raise EndpointError("cassette", str(exc)) from None
-            return Metered(agent.replayed_users(settings), context.on_reply)
-        live = open_model(user, 4)
-        recorder = agent.recorder
-        return Metered(recorder.tap(live) if recorder is not None else live, context.on_reply)
-
-    agent.users = SimulatedUsers(open_user)
-    return agent
-
-
 def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                      root: Path, diags: Collector) -> CommandSettings:
     return CommandSettings(command=tuple(data["command"]), cwd=str(root.resolve()),
@@ -525,26 +368,11 @@ def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str
                            timeout_ms=data.get("timeout_ms", 60_000))
 
 
-def _open_command(target: Target, context: AgentContext) -> Agent:
-    from .command import open_command
-
-    return _with_users(open_command(target, context), context)
-
-
 # ---- python --------------------------------------------------------------------------------
 
 def _compile_python(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                     root: Path, diags: Collector) -> PythonSettings:
     return PythonSettings(entry=data["entry"])
-
-
-def _open_python(target: Target, context: AgentContext) -> Agent:
-    from .python import PythonAgent
-
-    # the suite's model targets, opened when the agent first uses one
-    models = {t.name: functools.partial(open_model, t, 4)
-              for t in context.suite_targets if is_model(t)}
-    return PythonAgent(target, context, models)
 
 
 # ---- the table -----------------------------------------------------------------------------
@@ -661,8 +489,6 @@ KINDS: dict[str, TargetKind] = {
         as_json=_openai_json,
         shown=("model", "base_url"),
         model=lambda s: s.model,
-        open_agent=_open_model_agent,
-        open_model=_open_openai,
         key_env=lambda s: s.api_key_env,
         request_settings=_openai_request,
     ),
@@ -678,8 +504,6 @@ KINDS: dict[str, TargetKind] = {
         as_json=_replay_json,
         shown=("model", "cassette"),  # the model the cassette recorded, else the file
         stands_for=lambda s: f"replay of {Path(s.cassette).name}",
-        open_agent=_open_replay_agent,
-        open_model=_open_replay,
         attempt_timeout=False,
         request_settings=_replay_request,
     ),
@@ -693,7 +517,6 @@ KINDS: dict[str, TargetKind] = {
         describe=lambda s: f"python {s.entry}",
         as_json=lambda s: {"entry": s.entry},
         shown=("entry",),
-        open_agent=_open_python,
     ),
 }
 
@@ -707,7 +530,6 @@ KINDS["http"] = TargetKind(
     describe=lambda s: f"agent service at {without_userinfo(s.url)}",
     as_json=_http_json,
     shown=("url",),
-    open_agent=_open_http,
     key_env=lambda s: s.api_key_env,
 )
 KINDS["command"] = TargetKind(
@@ -719,10 +541,4 @@ KINDS["command"] = TargetKind(
     describe=lambda s: "command " + " ".join(s.command),
     as_json=lambda s: {"command": list(s.command), "env": sorted(s.env)},
     shown=("command",),
-    open_agent=_open_command,
 )
-
-
-def agent_error(exc: InputError) -> EndpointError:
-    """A target that cannot be opened from inside an attempt (a python agent's client)."""
-    return EndpointError("agent", exc.diagnostics[0].message)

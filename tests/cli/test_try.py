@@ -1,4 +1,4 @@
-"""``scenarist try`` (dsl/execution/tryout.py): a person chats with the agent inside a scenario's
+"""``scenarist try`` (dsl/pipeline/tryout.py): a person chats with the agent inside a scenario's
 world, through a real pseudo-terminal (pexpect) against the scripted server process, as
 someone would type into it; the endings, the confirmations, /save and its replay, and the
 errors word for word."""

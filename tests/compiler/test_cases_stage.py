@@ -16,7 +16,6 @@ import pytest
 
 from dsl.compiler.cases import csv_rows, read_table
 from dsl.compiler.discover import Selection
-from dsl.compiler.templates import CaseTemplate, simple_parts, strict_environment
 from dsl.errors import Collector, Span
 from dsl.source.load import load_text
 from dsl.source.validate import fast_validator, string_rule
@@ -98,35 +97,6 @@ def test_case_overrides_are_read_from_text_and_data(tmp_path: Path) -> None:
     assert [dict(c.overrides) for c in t.cases] == [
         {"runs": 3, "tags": ["slow", "nightly", "smoke"]},
         {"runs": 8, "min_pass": 0, "tags": ["a", "b"]}]
-
-
-# ---- templates over a case ------------------------------------------------------------------
-
-VALUES: list[Any] = ["Ana", 3, 2.5, True, None, ["a", 1], {"k": "v"}, "", "ñ 🦷", 10**20]
-
-
-@pytest.mark.parametrize("value", VALUES, ids=repr)
-def test_a_plain_template_renders_exactly_as_jinja_does(value: Any) -> None:
-    source = "Hola {{ name }}, {{name}}!\n{{ name }}"
-    assert simple_parts(source) is not None
-    jinja = strict_environment().from_string(source).render(name=value)
-    assert CaseTemplate(source).render({"name": value}) == jinja
-
-
-@pytest.mark.parametrize("source", ["{{ a.b }}", "{{ a | upper }}", "{% if a %}x{% endif %}",
-                                    "{{- a }}", "{# c #}{{ a }}", "{{ true }}", "{{ a }}{{"])
-def test_anything_else_goes_to_jinja(source: str) -> None:
-    assert simple_parts(source) is None
-
-
-def test_a_template_over_a_case_is_strict_and_bounded() -> None:
-    t = CaseTemplate("{{ patient.name }} {{ dose | default('?') }}")
-    assert t.names == {"patient", "dose"}
-    assert t.render({"patient": {"name": "Ana"}, "dose": 2}) == "Ana 2"
-    with pytest.raises(Exception, match="has no attribute 'name'"):
-        t.render({"patient": "Ana", "dose": 1})
-    with pytest.raises(Exception, match="repeating a value"):
-        CaseTemplate("{{ x * 100000000 }}").render({"x": "ab"})
 
 
 # ---- the loader's merge keys ---------------------------------------------------------------

@@ -100,10 +100,11 @@ def test_what_a_run_writes_of_a_target_and_an_endpoint_s_errors_hold_no_userinfo
         tmp_path: Path) -> None:
     """Past lint (a target made in code): plan.json's and run.json's target, the terminal's
     description of it, and the endpoint's error in results.jsonl."""
+    from dsl.clients.open import open_model
     from dsl.errors import Span
     from dsl.model import Target
-    from dsl.targets.kinds import describe, open_model, target_json
-    from dsl.targets.settings import OpenAISettings, Retry
+    from dsl.settings import OpenAISettings, Retry
+    from dsl.targets.kinds import describe, target_json
 
     settings = OpenAISettings(model="m", base_url=f"http://u:{PASSWORD}@127.0.0.1:9/v1",
                               retry=Retry(max_attempts=1, backoff_ms=1), timeout_ms=2000)

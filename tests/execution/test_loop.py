@@ -75,6 +75,7 @@ def test_tool_loop_passes_and_sends_what_the_model_needs(tmp_path: Path, server:
 def test_results_are_written_as_each_attempt_ends(tmp_path: Path, server: FakeServer) -> None:
     import asyncio
 
+    from dsl.clients.open import CLIENTS
     from dsl.compiler.compile import build_plan
     from dsl.execution.run import RunOptions, execute
 
@@ -90,7 +91,8 @@ def test_results_are_written_as_each_attempt_ends(tmp_path: Path, server: FakeSe
         seen.append(len(lines))
         assert json.loads(lines[-1])["run"] == rec.run
 
-    asyncio.run(execute(plan, run_dir, RunOptions(1, early_stop=False), on_attempt))
+    asyncio.run(execute(plan, run_dir, RunOptions(1, early_stop=False), on_attempt,
+                        clients=CLIENTS))
     assert seen == [1, 2, 3]
 
 

@@ -83,10 +83,10 @@ def _plan(tmp_path: Path, url: str) -> Any:
 
 def test_every_kind_opens_an_agent_that_follows_one_protocol(tmp_path: Path,
                                                              server: FakeServer) -> None:
+    from dsl.clients.open import open_agent
     from dsl.execution.run import run_one
     from dsl.store import AttemptRecord, record_from_json, record_json
     from dsl.targets.base import AgentContext, Reply
-    from dsl.targets.kinds import open_agent
 
     server.script(TOOL_THEN_ANSWER)
     plan = _plan(tmp_path, server.url)
@@ -119,9 +119,9 @@ def test_every_kind_opens_an_agent_that_follows_one_protocol(tmp_path: Path,
 
 def test_an_endpoint_that_fails_half_way_keeps_what_happened(tmp_path: Path,
                                                              server: FakeServer) -> None:
+    from dsl.clients.open import open_agent
     from dsl.execution.run import run_one
     from dsl.targets.base import AgentContext
-    from dsl.targets.kinds import open_agent
 
     server.script({"rules": [{"match": "hora", "replies": [
         {"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},

@@ -26,10 +26,10 @@ FORBIDDEN_PACKAGES = (
     "aiohttp", "pygments", "rich",
 )
 FORBIDDEN_MODULES = (
-    "dsl.judge", "dsl.studio", "dsl._buildtools", "dsl.execution.tryout",
-    "dsl.results.recheck", "dsl.expr", "dsl.expr.docs", "dsl.expr.sample",
-    "dsl.targets.toolserver", "dsl.targets.mcpserve", "dsl.targets.ownloop",
-    "dsl.targets.command", "dsl.targets.http", "dsl.targets.python",
+    "dsl.judge", "dsl.studio", "dsl._buildtools", "dsl.pipeline.tryout",
+    "dsl.pipeline.recheck", "dsl.expr", "dsl.expr.docs", "dsl.expr.sample",
+    "dsl.clients.toolserver", "dsl.clients.mcpserve", "dsl.clients.ownloop",
+    "dsl.clients.command", "dsl.clients.http", "dsl.clients.python",
     "dsl.compiler.lint",
 )
 # Scenarist's own modules a plain run imports (91 when this was written, 2026-12,
@@ -107,5 +107,5 @@ def test_plan_imports_neither_the_history_nor_the_runner(tmp_path: Path) -> None
                  if m.split(".")[0] in ("asyncio", "jinja2", "sqlite3", "httpx", "jsonschema",
                                         "lark", "regex")
                  or m.startswith(("dsl.history", "dsl.execution.run", "dsl.execution.loop",
-                                  "dsl.results.report", "dsl.targets.openai", "dsl.expr")))
+                                  "dsl.results.report", "dsl.clients.openai", "dsl.expr")))
     assert bad == []

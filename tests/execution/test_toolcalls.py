@@ -13,9 +13,9 @@ import pytest
 from dsl.checks import REGISTRY, CheckContext
 from dsl.checks.tools import tool_correctness_score, tool_expectation
 from dsl.errors import Collector, Span
-from dsl.execution.toolcalls import ToolExpectation, expectation_of
 from dsl.model import AttemptData, Call, Tokens, ToolSpec, Turn
 from dsl.source.load import load_text
+from dsl.toolcalls import ToolExpectation, expectation_of
 from tests.conftest import FakeServer, run_cli, suite_yaml, write
 
 SPAN = Span("t.yaml", 1, 1)

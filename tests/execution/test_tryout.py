@@ -1,4 +1,4 @@
-"""``scenarist try`` (dsl/execution/tryout.py), function by function: the session a file
+"""``scenarist try`` (dsl/pipeline/tryout.py), function by function: the session a file
 gives, what the person reads first, a conversation played through :func:`play` with the
 terminal's two functions scripted (the model is the scripted server, over HTTP), the
 ``/commands``, ``/save`` and the closing check lines. The command in a real terminal is in
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from dsl.errors import explain
-from dsl.execution.tryout import (
+from dsl.pipeline.tryout import (
     HELP,
     SHOWN,
     NotTryable,

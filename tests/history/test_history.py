@@ -15,9 +15,13 @@ from typing import Any
 import pytest
 
 from dsl.history import HistoryError, Location, ResultEntry, RunEntry, TargetEntry, open_history
-from dsl.history.locate import location_for, location_from_setting, setting_problem
+from dsl.history.locate import (
+    location_for,
+    location_from_setting,
+    setting_problem,
+    without_password,
+)
 from dsl.history.migrations import CREATE_SCHEMA_TABLE, MIGRATIONS, SCHEMA_VERSION
-from dsl.history.postgresql import without_password
 from dsl.history.store import HistoryStore
 from tests.conftest import Postgres
 

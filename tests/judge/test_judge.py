@@ -348,7 +348,7 @@ def test_unreadable_replies(text: str, problem: str) -> None:
 
 
 def test_cohen_kappa() -> None:
-    from dsl.judge.check import cohen_kappa
+    from dsl.pipeline.judgecheck import cohen_kappa
 
     pairs = [("pass", "pass"), ("pass", "pass"), ("pass", "fail"), ("fail", "fail"),
              ("fail", "fail"), ("fail", "pass")]

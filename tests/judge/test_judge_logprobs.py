@@ -17,8 +17,9 @@ from click.testing import CliRunner
 
 from dsl.cli import main
 from dsl.judge.calibration import Case, brier, expected_calibration_error, figures, fit_temperature
-from dsl.judge.logprobs import Calibration, Reading, decide, first_token_options, read_answers
+from dsl.judge.logprobs import Reading, decide, first_token_options, read_answers
 from dsl.judge.validation import NOT_VALIDATED, validation_for, validation_text
+from dsl.model import Calibration
 from tests.conftest import FakeServer, start_fake_server, suite_yaml, write
 
 ASKED = "¿Hasta qué hora atendemos hoy?"

@@ -1,4 +1,4 @@
-"""The recheck stage (dsl/results/recheck.py) as functions, beside the end-to-end tests of
+"""The recheck stage (dsl/pipeline/recheck.py) as functions, beside the end-to-end tests of
 ``scenarist recheck`` (tests/results/test_recheck.py): which changes make a different question,
 which attempts can be read again, what a stored attempt gives the checks back, the
 checks applied again, and the run folder written."""
@@ -16,7 +16,7 @@ from dsl.compiler.compile import build_plan
 from dsl.compiler.plan import planned_scenario
 from dsl.errors import NotReady
 from dsl.model import Call, Plan
-from dsl.results.recheck import (
+from dsl.pipeline.recheck import (
     attempt_data,
     changed_fields,
     has_transcript,

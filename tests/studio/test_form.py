@@ -229,7 +229,8 @@ def test_a_new_check_takes_the_scenarios_own_tools_and_world_never_an_example() 
     assert new.endswith('  - calls: "request_refill"\n'
                         '  - world: {prescriptions: {RX-1001: {refills_left: ""}}}\n'
                         '  - tool_correctness: [request_refill]\n')
-    assert "book_appointment" not in new and "cards" not in new
+    assert "book_appointment" not in new
+    assert "cards" not in new
 
 
 def test_a_world_check_is_chosen_by_table_row_and_column() -> None:

@@ -363,10 +363,10 @@ def test_target_values_no_request_can_carry_are_found_by_lint(
 
 def test_the_target_constructor_never_tracebacks(tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from dsl.clients.openai import OpenAIModel
     from dsl.errors import InputError, Span
     from dsl.model import Target
-    from dsl.targets.openai import OpenAIModel
-    from dsl.targets.settings import OpenAISettings
+    from dsl.settings import OpenAISettings
 
     def target(**settings: Any) -> Target:
         return Target("t", "openai", Span("s.yaml", 2, 3), OpenAISettings(model="m", **settings))

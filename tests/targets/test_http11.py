@@ -1,4 +1,4 @@
-"""The lean HTTP/1.1 client (dsl/targets/http11.py) against a raw server that sends exactly
+"""The lean HTTP/1.1 client (dsl/clients/http11.py) against a raw server that sends exactly
 the bytes each case scripts: the framings HTTP/1.1 allows, keep-alive, a connection the
 server closed while idle, and each way a reply can be broken."""
 
@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from dsl.targets.http11 import (
+from dsl.clients.http11 import (
     ConnectFailed,
     LeanPool,
     ProtocolFailed,

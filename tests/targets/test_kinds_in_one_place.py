@@ -1,12 +1,14 @@
-"""What a target kind is lives in ``dsl/targets/`` alone: nothing else reads a kind's own
-settings by name (``getattr(settings, "model", "")``, ``target.get("cassette")``). A new kind
-whose identity is a ``url`` or a ``command`` then touches only ``dsl/targets/``."""
+"""What a target kind is lives in ``dsl/targets/`` (and how it is opened, in
+``dsl/clients/``) alone: nothing else reads a kind's own settings by name
+(``getattr(settings, "model", "")``, ``target.get("cassette")``). A new kind whose identity
+is a ``url`` or a ``command`` then touches only those two."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
+from dsl.clients.open import OPENERS
 from dsl.store.planfile import PlannedTarget
 from dsl.targets.kinds import KINDS, answered_by, model_named, shown_settings, what_it_runs
 from tests.conftest import REPO
@@ -46,12 +48,20 @@ def test_the_finder_finds_duck_typing() -> None:
 def test_no_module_outside_dsl_targets_knows_a_kinds_settings() -> None:
     found = {}
     for f in sorted((REPO / "dsl").rglob("*.py")):
-        if Path("dsl", "targets") in f.relative_to(REPO).parents:
+        if {Path("dsl", "targets"), Path("dsl", "clients")} & set(f.relative_to(REPO).parents):
             continue
         hits = duck_typing(f.read_text("utf-8"))
         if hits:
             found[str(f.relative_to(REPO))] = hits
     assert found == {}
+
+
+def test_every_kind_is_opened_one_way() -> None:
+    """The kinds' table (what the compiler reads) and the openers' (what a run opens) name
+    the same kinds, and a kind is a model endpoint exactly when it opens a model."""
+    assert set(OPENERS) == set(KINDS)
+    assert {k for k, o in OPENERS.items() if o.model is not None} == \
+        {k for k, kind in KINDS.items() if kind.is_model}
 
 
 def written(kind: str, **settings: object) -> PlannedTarget:
@@ -80,7 +90,7 @@ def test_what_a_written_target_runs_is_its_kinds_word() -> None:
 def test_what_answers_a_judge_in_words(tmp_path: Path) -> None:
     from dsl.errors import Span
     from dsl.model import Target
-    from dsl.targets.settings import OpenAISettings, PythonSettings, ReplaySettings
+    from dsl.settings import OpenAISettings, PythonSettings, ReplaySettings
 
     def target(kind: str, config: object) -> Target:
         return Target("j", kind, Span("scenarist.yaml", 1, 1), config)

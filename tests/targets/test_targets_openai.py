@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from dsl.targets.openai import backoff_seconds, retry_after_seconds
+from dsl.clients.openai import backoff_seconds, retry_after_seconds
 from tests.conftest import (
     HOURS,
     ONE_RUN,

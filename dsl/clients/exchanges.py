@@ -15,7 +15,7 @@ so a recorded conversation replays offline.
 
 The request is kept without secrets: the key travels in a header, never in a body, and
 every line is redacted as results are. The ``key`` is a hash of what the agent was told
-that decides its answer (:meth:`~dsl.targets.ownloop.TurnInput.key_values`: the turn, the
+that decides its answer (:meth:`~dsl.clients.ownloop.TurnInput.key_values`: the turn, the
 person's words, the moment, the run index, the conversation so far, the calls decided —
 not the session id or the endpoint's address, new in every attempt).
 
@@ -36,7 +36,7 @@ from typing import IO, Any
 
 from ..errors import CassetteMiss, EndpointError, RunDirError
 from ..model import Scenario, Target
-from .base import (
+from ..targets.base import (
     AgentContext,
     ChatModel,
     Reply,
@@ -45,7 +45,7 @@ from .base import (
     parse_completion,
     read_reply_json,
 )
-from .cassette import (
+from ..targets.cassette import (
     CASSETTE_VERSION,
     _header,
     canonical,

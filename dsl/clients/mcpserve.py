@@ -1,5 +1,5 @@
 """``scenarist mcp SCENARIO [--case ID] [--port N] [--stdio]``: one scenario's fake tools
-served on their own (dsl/targets/toolserver.py), for a developer wiring an agent, an IDE or
+served on their own (dsl/clients/toolserver.py), for a developer wiring an agent, an IDE or
 a desktop app to the scenario's world. The click command (dsl/cli.py) parses its options
 and calls :func:`scenario_of` and :func:`serve`."""
 
@@ -10,6 +10,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+from ..compiler.compile import compile_paths
+from ..errors import InputError
 from ..model import Call, Scenario
 from .toolserver import PATH, Endpoint, ToolServer, mcp_server
 
@@ -21,9 +23,6 @@ class NotServable(Exception):
 def scenario_of(path: Path, case: str | None) -> Scenario:
     """The one scenario of ``path`` (with ``case``: that case's), compiled against its
     suite. Raises InputError for the files, NotServable for a choice to make."""
-    from ..compiler.compile import compile_paths
-    from ..errors import InputError
-
     compiled = compile_paths([path])
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
@@ -63,6 +62,7 @@ async def serve(scenario: Scenario, port: int, stdio: bool,
         say(shown_call(call))
 
     if stdio:
+        # why: the MCP SDK, for own-loop agents only
         from mcp.server.stdio import stdio_server
 
         endpoint = Endpoint(scenario, PATH, "stdio", on_call)

@@ -22,10 +22,10 @@ import signal
 
 from ..errors import EndpointError
 from ..model import Scenario, Target
-from .base import AgentContext, Unreadable, read_reply_json, snippet
+from ..settings import CommandSettings
+from ..targets.base import AgentContext, Unreadable, read_reply_json, snippet
 from .exchanges import recorder_for
 from .ownloop import Answered, OwnLoopAgent, Session, TurnInput, pending_calls
-from .settings import CommandSettings
 from .toolserver import Endpoint
 
 MAX_STDERR = 32 * 1024  # bytes of a program's standard error kept (its end)
@@ -151,7 +151,7 @@ async def start(settings: CommandSettings, first: TurnInput) -> CommandSession:
 
 
 def open_command(target: Target, context: AgentContext) -> OwnLoopAgent:
-    settings: CommandSettings = target.config
+    settings = target.settings(CommandSettings)
 
     async def session(scenario: Scenario, run: int, first: TurnInput) -> Session:
         return await start(settings, first)

@@ -27,12 +27,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..clients.open import open_agent, open_model
 from ..compiler.moment import say as say_moment
 from ..errors import EndpointError, RunDirError, explain
+from ..execution.conversation import PERSON, Talk
+from ..execution.run import attempt_status, evaluate, redacted_data, redactor_of
 from ..model import AttemptData, Call, Plan, Scenario, Target, TurnSpec, WorldRun
 from ..store.records import CheckResult
 from ..targets.base import AgentContext
-from .conversation import PERSON, Talk
+from ..targets.cassette import NotACassette, read_cassette, read_header
+from ..targets.kinds import describe
+from . import RunRequest, plan_for
 
 QUIT = ("/quit", "/exit")
 HELP = ("Write what the person says and press Enter. Commands: /save [FILE] keeps this "
@@ -72,8 +77,6 @@ def session_for(path: Path, target: str | None, scenario_id: str | None,
     """Compile the scenario file against its suite, for one target, as a run would
     (:func:`dsl.pipeline.plan_for`). Raises InputError for the files, NotReady for what
     the environment lacks (an API key) and NotTryable for a choice to make."""
-    from ..pipeline import RunRequest, plan_for
-
     plan = plan_for(RunRequest(paths=(path,), targets=(target,) if target else (), runs=1))
     scenarios = plan.scenarios
     if scenario_id is not None:
@@ -133,7 +136,6 @@ def play(session: Session, terminal: Terminal) -> Outcome:
 def intro(session: Session) -> list[str]:
     """What the person reads before the first message."""
     s, t = session.scenario, session.target
-    from ..targets.kinds import describe
 
     tools = ", ".join(f"{x.name} (asks to confirm)" if x.confirm else x.name
                       for x in s.tools) or "none"
@@ -155,9 +157,6 @@ def intro(session: Session) -> list[str]:
 
 
 async def _play(session: Session, terminal: Terminal) -> Outcome:
-    from ..targets.kinds import open_agent
-    from .run import attempt_status, evaluate, redacted_data, redactor_of
-
     s = session.scenario
     # played as a conversation (the person's turns), checked as the scenario's own then
     played = dataclasses.replace(s, turns=(TurnSpec("say", s.message, s.span),), user=None)
@@ -192,8 +191,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
         return Outcome(None, (), "none", "nothing was said", skipped)
     judge = None
     if session.plan.judge is not None and any(c.judge for c in checked.checks):
+        # why: the judge, only when used
         from ..judge import Judge
-        from ..targets.kinds import open_model
 
         judge = Judge(session.plan.judge, open_model(session.plan.judge.target, 2), redactor)
     try:
@@ -297,6 +296,7 @@ class _Person:
 
     def _world(self, run: WorldRun) -> None:
         """What the turn changed in the world, in words (and to the terminal's ``world``)."""
+        # why: the world's module is imported only by a scenario that has a world
         from ..compiler.world import changes, said
 
         made = changes(run)
@@ -334,8 +334,6 @@ class _Saver:
         self.saved = 0  # exchange lines of the scratch file already saved
 
     def save(self, path: Path | None) -> str:
-        from ..targets.cassette import NotACassette, read_cassette, read_header
-
         dest = path or self.default
         if not self.scratch.exists():
             return ("This target is your own agent (kind: python): its conversations "

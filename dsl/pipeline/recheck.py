@@ -28,11 +28,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .. import __version__
+from ..compiler.compile import build_plan
+from ..compiler.plan import plan_file, planned_scenario
 from ..errors import NotReady, RunDirError
+from ..execution.run import attempt_status, evaluate, loop_failure, redacted_data, redactor_of
 from ..model import AttemptData, Plan, Scenario, WorldRun
-from ..store import AttemptError, AttemptRecord
-from ..store.planfile import PlanFile, PlannedScenario
-from ..store.runfile import HistoryKept, JudgeStats, RunInfo
+from ..store import (
+    AttemptError,
+    AttemptRecord,
+    ResultsWriter,
+    copy_attachments,
+    create_run_dir,
+    latest_records,
+)
+from ..store.planfile import PlanFile, PlannedScenario, read_plan, write_plan
+from ..store.records import failure_kind
+from ..store.runfile import (
+    HistoryKept,
+    JudgeStats,
+    JudgeUse,
+    Refused,
+    RunInfo,
+    read_run_info,
+    write_run_info,
+)
 
 if TYPE_CHECKING:
     from ..judge import Judge
@@ -85,11 +105,6 @@ def changed_fields(old: PlannedScenario, new: PlannedScenario) -> list[str]:
 def prepare(run_dir: Path) -> RecheckPlan:
     """Compile the scenarios the run folder ran, as they are now, and decide which can be
     rechecked. NotReady when the folder cannot be rechecked at all."""
-    from ..compiler.compile import build_plan
-    from ..compiler.plan import planned_scenario
-    from ..store.planfile import read_plan
-    from ..store.runfile import read_run_info
-
     try:
         old_plan = read_plan(run_dir)
         old_run = read_run_info(run_dir)
@@ -132,9 +147,6 @@ def prepare(run_dir: Path) -> RecheckPlan:
 def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
     """What a stored attempt produced, as the checks see it (the scenario gives what the
     record does not keep: the message, the moment and the tools, unchanged since)."""
-    from ..execution.run import loop_failure
-    from ..store.records import failure_kind
-
     failure = loop_failure(record)
     return AttemptData(
         message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
@@ -157,6 +169,7 @@ def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
     the run: given_when says so) and the changes the record kept."""
     if not scenario.world:
         return None
+    # why: the world, only for a suite with one; recheck loads this module without it
     from ..compiler.world import apply
 
     before = {t.name: t.rows for t in scenario.world}
@@ -174,15 +187,14 @@ def has_transcript(record: AttemptRecord) -> bool:
 async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: bool
                           ) -> tuple[list[AttemptRecord], JudgeStats | None]:
     """Each record with the current checks' results; the judge's figures when it judged."""
-    from ..execution.run import attempt_status, evaluate, redacted_data, redactor_of
-
     scenarios = {s.id: s for s in plan.scenarios}
     redactor = redactor_of(plan)
     judge: Judge | None = None
     model: ChatModel | None = None
     if plan.judge is not None and any(c.judge for s in plan.scenarios for c in s.all_checks):
+        # why: the clients and more; recheck loads this module without it
+        from ..clients.open import open_model
         from ..judge import Judge
-        from ..targets.kinds import open_model
 
         model = open_model(plan.judge.target, 4)
         judge = Judge(plan.judge, model, redactor, ask_missing=ask_judge)
@@ -216,13 +228,6 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
                 history: HistoryKept | None = None) -> Path:
     """Write the recheck's run folder into ``out``; returns it. ``history``: the history it
     is to be recorded in (run.json says so; never the old run's, which the folder names)."""
-    from .. import __version__
-    from ..compiler.plan import plan_file
-    from ..execution.run import redactor_of
-    from ..store import ResultsWriter, copy_attachments, create_run_dir, latest_records
-    from ..store.planfile import write_plan
-    from ..store.runfile import JudgeUse, Refused, write_run_info
-
     plan = prepared.plan
     wanted = {s.id for s in plan.scenarios}
     records = [r for r in latest_records(run_dir) if r.scenario in wanted]

@@ -25,7 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
-from .base import (
+from ..settings import HttpSettings, OpenAISettings
+from ..targets.base import (
     Reply,
     RequestSettings,
     Unreadable,
@@ -38,7 +39,6 @@ from .base import (
 from .http11 import BadEncoding as _BadEncoding
 from .http11 import ConnectFailed, Decoder, LeanPool, ProtocolFailed, TransportFailed, plain_url
 from .http11 import TooLarge as _TooLarge
-from .settings import HttpSettings, OpenAISettings
 
 if TYPE_CHECKING:
     import httpx
@@ -209,7 +209,9 @@ class JsonEndpoint:
         from .. import __version__
 
         self.of = of
-        target: OpenAISettings | HttpSettings = of.config
+        target = of.config
+        if not isinstance(target, OpenAISettings | HttpSettings):
+            raise TypeError(f"the target '{of.name}' has no HTTP endpoint")
         self.target = target
         where = without_userinfo(where)  # what messages show: never a URL's credentials
         self.where = where
@@ -380,7 +382,7 @@ class OpenAIModel(JsonEndpoint):
     def __init__(self, of: Target, *, max_connections: int = 16,
                  on_throttle: Any = None) -> None:
         """``of``: a ``kind: openai`` target (its settings: ``of.config``)."""
-        target: OpenAISettings = of.config
+        target = of.settings(OpenAISettings)
         self.settings = RequestSettings(
             target.model, target.temperature, dict(target.params), target.system_prompt
         )

@@ -18,6 +18,13 @@ is recorded. Each stage can also be called alone (``dsl.compiler.compile.build_p
 Problems in the user's files raise :class:`~dsl.errors.InputError` (every diagnostic);
 a run that cannot start as things are (an API key not set, a folder that cannot be
 resumed) raises :class:`~dsl.errors.NotReady` before anything is sent.
+
+In: what a command asked for (a :class:`RunRequest`, a run folder, a request of
+conformance). Out: what it should print (a :class:`RunResult`, a :class:`Finished`…) and
+the files the stages wrote. The other orchestrations sit beside this chain, in the same
+layer — the only one that may call every stage (and the clients): ``tryout`` (``scenarist
+try``), ``recheck`` (the current checks on stored transcripts) and ``judgecheck``
+(``scenarist judge-check``). Only the command line and the studio import this package.
 """
 
 from __future__ import annotations
@@ -33,20 +40,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from .errors import NotReady, RunDirError
-from .exits import EXIT_FAILED, EXIT_INTERRUPTED
-from .model import Plan
-from .store.background import BackgroundFile
+from ..errors import NotReady, RunDirError
+from ..exits import EXIT_FAILED, EXIT_INTERRUPTED
+from ..model import Plan
+from ..source.suitefile import find_suite_file
+from ..store.background import BackgroundFile
 
 if TYPE_CHECKING:
-    from .compiler.discover import Selection
-    from .execution.run import RunState, Totals
-    from .history import HistoryStore, Location
-    from .history.store import TrendPoint
-    from .results.baseline import Change, Comparison
-    from .results.conformance import Certificate, ConformanceRequest
-    from .store import AttemptRecord, RunInfo, Summary
-    from .store.runfile import HistoryKept, RunSettings
+    from ..compiler.discover import Selection
+    from ..execution.run import RunState, Totals
+    from ..history import HistoryStore, Location
+    from ..history.store import TrendPoint
+    from ..results.baseline import Change, Comparison
+    from ..results.conformance import Certificate, ConformanceRequest
+    from ..store import AttemptRecord, RunInfo, Summary
+    from ..store.runfile import HistoryKept, RunSettings
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +111,8 @@ class Hooks:
 def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     """The request of the run that ``run_dir`` holds (``--resume``): its paths, targets,
     runs, shard, early stop and judge, as run.json recorded them."""
-    from .store import read_run_info
+    # why: the run folder's files; plan or runs load this module without it
+    from ..store import read_run_info
 
     try:
         info = read_run_info(run_dir)
@@ -112,7 +121,8 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     saved = info.settings
     if saved is None or not saved.paths:
         raise NotReady(f"cannot resume {run_dir}: its run.json does not say what it ran")
-    from .compiler.discover import Selection
+    # why: discovery of a suite's files; report, runs or merge load this module without it
+    from ..compiler.discover import Selection
 
     return dataclasses.replace(
         request, paths=tuple(Path(p) for p in saved.paths),
@@ -124,7 +134,8 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
 
 def _settings(request: RunRequest) -> RunSettings:
     """What run.json keeps so that ``--resume`` can run the same plan again."""
-    from .store.runfile import RunSettings
+    # why: the run folder's files; plan or runs load this module without it
+    from ..store.runfile import RunSettings
 
     selection = request.selection
     return RunSettings(
@@ -151,9 +162,10 @@ def _write(step: Callable[[], T], run_dir: Path) -> T:
 def plan_for(request: RunRequest) -> Plan:
     """Compile the request's paths into a plan that can start: InputError for the files,
     NotReady for what the environment lacks."""
-    from .compiler.compile import build_plan
-    from .compiler.discover import EVERYTHING
-    from .targets.kinds import missing_keys
+    # why: the compiler and more; report, runs or merge load this module without it
+    from ..compiler.compile import build_plan
+    from ..compiler.discover import EVERYTHING
+    from ..targets.kinds import missing_keys
 
     plan, _ = build_plan(request.paths or (Path("."),), targets=request.targets,
                          runs=request.runs, concurrency=request.concurrency,
@@ -211,15 +223,17 @@ def compiled_apart(make: Callable[[], T]) -> T:
 
 
 def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
-    from .history import location_for
-    from .store import RunLock, create_run_dir, write_run_info
-    from .targets.cassette import CassetteLock
+    # why: the history and more; plan, report, runs or merge load this module without it
+    from ..history import location_for
+    from ..store import RunLock, create_run_dir, write_run_info
+    from ..targets.cassette import CassetteLock
 
     if request.resume is not None:
         request = resume_request(request.resume, request)
     baseline = request.baseline
     if isinstance(baseline, Path):
-        from .results.baseline import load_summary
+        # why: the comparison with a baseline; plan or runs load this module without it
+        from ..results.baseline import load_summary
 
         baseline = load_summary(baseline)
     plan = compiled_apart(lambda: plan_for(request))
@@ -259,9 +273,10 @@ def _resumed(run_dir: Path, request: RunRequest, planned: PlanWriter, started: d
     """``--resume``: the run.json of the run it finishes, and the records it keeps (those
     of endpoint errors are run again with ``--retry-errors``). NotReady when the plan
     changed since the run started."""
-    from .compiler.plan import plan_changes
-    from .store import latest_records, read_plan, read_run_info, truncate_torn
-    from .store.planfile import plan_json
+    # why: plan.json's contents and more; plan, report, runs or merge load this module without it
+    from ..compiler.plan import plan_changes
+    from ..store import latest_records, read_plan, read_run_info, truncate_torn
+    from ..store.planfile import plan_json
 
     try:
         old_plan = read_plan(run_dir)
@@ -284,10 +299,11 @@ def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
              started: dt.datetime, location: Location | None) -> RunInfo:
     """A new run: its run.json as it starts, plan.json aimed at its folder (made once the
     first requests are out), and the files its scenarios attach kept there."""
-    from .compiler.plan import planned_target
-    from .history import git_info
-    from .store import PLAN, store_attachments
-    from .store.runfile import new_run_info
+    # why: plan.json's contents and more; plan, report, runs or merge load this module without it
+    from ..compiler.plan import planned_target
+    from ..results.entries import git_info
+    from ..store import PLAN, store_attachments
+    from ..store.runfile import new_run_info
 
     planned.aim(run_dir / PLAN)
     attached = {a.sha256: a.stored for s in plan.scenarios
@@ -307,8 +323,10 @@ def _execute(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
     recorded became, in words."""
     import asyncio  # here, not at the top: lint's start-up does without it
 
-    from .execution.run import RunOptions, execute
-    from .targets.cassette import Recording
+    # why: the clients and more; plan, report, recheck, runs or merge load this module without it
+    from ..clients.open import CLIENTS
+    from ..execution.run import RunOptions, execute
+    from ..targets.cassette import Recording
 
     done = frozenset(r.key for r in prior)
     hooks.started(plan.attempts - len(done))
@@ -322,7 +340,7 @@ def _execute(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
         before_results=planned.wait, start_plan=planned.start)
     try:
         state = asyncio.run(execute(plan, run_dir, options, hooks.on_attempt,
-                                    notify=hooks.notify))
+                                    clients=CLIENTS, notify=hooks.notify))
     finally:
         planned.wait_quietly()
     if planned.error is not None and state.write_error is None:
@@ -335,7 +353,8 @@ def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: 
            ) -> RunInfo:
     """run.json as the run ends: when, how long, whether it was interrupted, what early
     stop saved, the targets given up on or throttled, what the judge was asked."""
-    from .store.runfile import JudgeUse
+    # why: the run folder's files; plan or runs load this module without it
+    from ..store.runfile import JudgeUse
 
     sched = state.scheduler
     info = info.replace(
@@ -348,7 +367,8 @@ def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: 
     if state.lowest_concurrency:
         info = info.replace(throttled=state.lowest_concurrency)
     if state.judge is not None:
-        from .judge.validation import validation_for
+        # why: the judge; plan, run, report, recheck, runs or merge load this module without it
+        from ..judge.validation import validation_for
 
         checked = validation_for(Path(plan.suite_root), plan.judge) if plan.judge else None
         info = info.replace(judge=JudgeUse.of(
@@ -360,7 +380,8 @@ def _ended(info: RunInfo, request: RunRequest, plan: Plan, state: RunState, t0: 
 def _result(run_dir: Path, request: RunRequest, state: RunState, finished: Finished,
             kept: list[str]) -> RunResult:
     """What the run did, for the command line: its exit code and the notes for stderr."""
-    from .results.summarize import exit_code
+    # why: the summary; plan or runs load this module without it
+    from ..results.summarize import exit_code
 
     summary, comparison = finished.summary, finished.comparison
     sched = state.scheduler
@@ -399,7 +420,7 @@ class PlanWriter(BackgroundFile):
 
 
 def _plan_json(plan: Plan) -> dict[str, Any]:
-    from .compiler import plan as planned  # looked up now: a test may stand in for it
+    from ..compiler import plan as planned  # looked up now: a test may stand in for it
 
     return planned.plan_json(plan)
 
@@ -407,7 +428,8 @@ def _plan_json(plan: Plan) -> dict[str, Any]:
 def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]:
     """Every regression: against the baseline, and between the targets compared in the run
     (``--fail-on-regression`` exits 1 on any)."""
-    from .results.baseline import Comparison
+    # why: the comparison with a baseline; plan or runs load this module without it
+    from ..results.baseline import Comparison
 
     found = list(comparison.regressions) if comparison is not None else []
     for pair in summary.compare:
@@ -417,7 +439,8 @@ def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]
 
 def _kept(location: Location | None) -> HistoryKept | None:
     """What run.json keeps of the history a run is recorded in (never a password)."""
-    from .store.runfile import HistoryKept
+    # why: the run folder's files; plan or runs load this module without it
+    from ..store.runfile import HistoryKept
 
     return None if location is None else HistoryKept(location.kind, location.shown)
 
@@ -436,7 +459,8 @@ class History:
 
     def _open(self) -> HistoryStore | None:
         if self._store is None and self.location is not None and not self._failed:
-            from .history import open_history
+            # why: the history; plan loads this module without it
+            from ..history import open_history
 
             self._store = open_history(self.location)
         return self._store
@@ -462,7 +486,8 @@ class History:
 
     def trends(self, keys: list[tuple[str, str]], run_dir: Path
                ) -> dict[tuple[str, str], list[TrendPoint]]:
-        from .history import HistoryError
+        # why: the history; plan loads this module without it
+        from ..history import HistoryError
 
         try:
             store = self._open()
@@ -475,7 +500,9 @@ class History:
 
     def record(self, run_dir: Path, summary: Summary, info: RunInfo | None,
                replaces: tuple[str, ...] = ()) -> None:
-        from .history import HistoryError, entry_from_run
+        # why: the history and more; plan, report or runs load this module without it
+        from ..history import HistoryError
+        from ..results.entries import entry_from_run
 
         if self._failed:
             return
@@ -529,13 +556,14 @@ def finish(run_dir: Path, after: AfterRun = AfterRun()) -> Finished:
     reading results.jsonl once (the report keeps its transcripts as the summary reads the
     records). RunDirError when the folder cannot be read, or written (with ``after.then``);
     a history that cannot be used is a warning in :attr:`Finished.notes`."""
-    from .results.baseline import kept_baseline, with_comparisons
-    from .results.cioutputs import write_ci_outputs
-    from .results.conformance import refresh_certificate
-    from .results.report import REPORT, Transcripts, build_view, collector_paused, write_report
-    from .results.summarize import summarize_records
-    from .store import latest_records, read_attachment, read_plan, write_summary
-    from .store.runfile import read_run_info_if_any
+    # why: the comparison with a baseline and more; plan or runs load this module without it
+    from ..results.baseline import kept_baseline, with_comparisons
+    from ..results.cioutputs import write_ci_outputs
+    from ..results.conformance import refresh_certificate
+    from ..results.report import REPORT, Transcripts, build_view, collector_paused, write_report
+    from ..results.summarize import summarize_records
+    from ..store import latest_records, read_attachment, read_plan, write_summary
+    from ..store.runfile import read_run_info_if_any
 
     plan = read_plan(run_dir)
     run = read_run_info_if_any(run_dir)
@@ -596,8 +624,6 @@ def runs_folder(out: Path | None, suite_root: Path | None) -> Path:
 def suite_root_here(cwd: Path | None = None) -> Path | None:
     """The folder of the ``scenarist.yaml`` of ``cwd`` (the current folder) or its nearest
     parent; None when there is none."""
-    from .source.suitefile import find_suite_file
-
     found = find_suite_file(cwd or Path.cwd())
     return found.parent if found is not None else None
 
@@ -608,8 +634,8 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
     ``cwd`` (the current folder) or its parents; else that suite's default — never one a
     run folder names (run.json keeps where a run was recorded; a tampered folder must not
     choose what is connected to). (None, why in words) when there is none."""
-    from .history import HISTORY_ENV, location_for, setting_problem
-    from .source.suitefile import find_suite_file
+    # why: the history; plan loads this module without it
+    from ..history import HISTORY_ENV, location_for, setting_problem
 
     if os.environ.get(HISTORY_ENV, "").strip():
         try:
@@ -621,7 +647,7 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
         if suite is None:
             return None, (f"no scenarist.yaml here or in a parent folder, so no history; run "
                           f"this from the suite's folder, or set {HISTORY_ENV}")
-        from .source.load import read_file  # (only when there is a suite to read)
+        from ..source.load import read_file  # (only when there is a suite to read)
 
         doc = read_file(suite, str(suite))
         setting = doc.data.get("history") if isinstance(doc.data, dict) else None
@@ -637,8 +663,9 @@ def history_here(cwd: Path | None = None) -> tuple[Location | None, str | None]:
 def _unusable(location: Location | None, problem: str | None) -> str | None:
     """For the commands that go on without a history (report, merge): the problem of a
     SCENARIST_HISTORY that names no history Scenarist can use (not one that is off)."""
-    from .history import HISTORY_ENV
-    from .history.locate import OFF
+    # why: the history; plan loads this module without it
+    from ..history import HISTORY_ENV
+    from ..history.locate import OFF
 
     value = os.environ.get(HISTORY_ENV, "").strip()
     return problem if location is None and value and value.lower() not in OFF else None
@@ -662,9 +689,10 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
     run folder in ``out`` (default: the folder that holds RUNDIR), then the after-run chain
     with the history of the suite the scenarios are in. Raises InputError (the scenario
     files), NotReady (nothing can be rechecked) or RunDirError."""
-    from .history import location_for
-    from .results.recheck import prepare, run_recheck
-    from .results.summarize import exit_code
+    # why: the history and more; plan, run, report, runs or merge load this module without it
+    from ..history import location_for
+    from ..results.summarize import exit_code
+    from .recheck import prepare, run_recheck
 
     prepared = prepare(run_dir)
     notes = [f"refused {r.scenario}: {r.why}; run it again with scenarist run"
@@ -691,7 +719,8 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
 
 def finished_judge(run_dir: Path) -> int:
     """The judge questions a recheck left unasked (not in the cache, no ``--judge``)."""
-    from .store import read_run_info
+    # why: the run folder's files; plan or runs load this module without it
+    from ..store import read_run_info
 
     info = read_run_info(run_dir)
     return (info.judge.not_cached or 0) if info.judge else 0
@@ -711,8 +740,9 @@ def merge_shards(run_dirs: list[Path], out: Path | None = None) -> Merged:
     after-run chain — the merged run replaces its shards in the history of the suite here
     (its report has no trend: the shards would be its earlier runs). RunDirError when they
     cannot be merged."""
-    from .results.summarize import exit_code
-    from .store import merge_runs, read_run_info
+    # why: the summary and more; plan or runs load this module without it
+    from ..results.summarize import exit_code
+    from ..store import merge_runs, read_run_info
 
     merged, warnings = merge_runs(run_dirs, runs_folder(out, suite_root_here()))
     shards = []
@@ -751,9 +781,10 @@ def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
     normal run (results, summary, report, junit.xml), then the certificate, kept in the run
     folder as conformance.json. Raises InputError, NotReady or RunDirError before anything
     is sent."""
-    from .results.conformance import CONFORMANCE, builtin_cases, cases_of, certify, earlier_run
-    from .store import write_json
-    from .targets.kinds import describe
+    # why: the conformance certificate and more; plan or runs load this module without it
+    from ..results.conformance import CONFORMANCE, builtin_cases, cases_of, certify, earlier_run
+    from ..store import write_json
+    from ..targets.kinds import describe
 
     suite_file, files = cases_of(request)
     run = RunRequest(paths=(suite_file,), extra_files=files, targets=(request.target,),
@@ -782,9 +813,11 @@ def import_runs(run_dirs: list[Path], location: Location) -> list[Imported]:
     """``scenarist history import``: each run folder into the history (its summary.json, or
     a summary made from its results); a folder that cannot be read is reported, the others
     are imported. HistoryError when the history itself cannot be written."""
-    from .history import entry_from_run, open_history
-    from .results.baseline import load_summary
-    from .store.runfile import read_run_info_if_any
+    # why: the history and more; plan, report or runs load this module without it
+    from ..history import open_history
+    from ..results.baseline import load_summary
+    from ..results.entries import entry_from_run
+    from ..store.runfile import read_run_info_if_any
 
     out = []
     with open_history(location) as store:

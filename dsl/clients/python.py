@@ -39,9 +39,13 @@ from pathlib import Path
 from typing import Any
 
 from ..compiler.attachments import user_content, wire_messages
+from ..compiler.faketools import take
 from ..errors import EndpointError, InputError
+from ..execution.conversation import converse, settle
+from ..execution.loop import open_world
 from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn, ending
-from .base import AgentContext, ChatModel, Metered, Reply
+from ..settings import PythonSettings
+from ..targets.base import AgentContext, ChatModel, Metered, Reply
 
 
 @dataclass(slots=True)
@@ -65,8 +69,6 @@ class Tool:
         self.input_schema: Mapping[str, Any] = spec.input_schema
 
     def __call__(self, **args: Any) -> str | None:
-        from ..compiler.faketools import take
-
         with self._record.lock:
             n = len(self._record.calls)
             call = take({self.name: self.spec}, self.name, args,
@@ -183,7 +185,7 @@ class PythonAgent:
             raise self._load_error
         if self._func is None:
             try:
-                self._func = load_entry(self.target.config.entry, self.root)
+                self._func = load_entry(self.target.settings(PythonSettings).entry, self.root)
             except EndpointError as exc:
                 self._load_error = exc
                 raise
@@ -204,8 +206,6 @@ class PythonAgent:
                 for name in self._targets}
 
     async def run(self, scenario: Scenario, run: int) -> AttemptData:
-        from ..execution.conversation import converse
-
         func = self._entry()
         talk = _Conversation(func, scenario, run, self._clients)
         started = time.perf_counter()
@@ -265,8 +265,6 @@ class _Conversation:
         self.run = run
         self.record = _Record()
         if scenario.world:
-            from ..execution.loop import open_world
-
             self.record.world = open_world(scenario)
         self.tools = {t.name: Tool(t, scenario, self.record) for t in scenario.tools}
         self.targets = clients(self.record, run)
@@ -281,8 +279,6 @@ class _Conversation:
 
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
-        from ..execution.conversation import settle
-
         scenario = self.scenario
         settled = settle(self.calls, kind, text, scenario, pick, self.record.world)
         self.calls = settled.calls

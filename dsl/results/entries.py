@@ -8,7 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .store import ResultEntry, RunEntry, TargetEntry
+from ..history.store import ResultEntry, RunEntry, TargetEntry
+from ..store.runfile import Git
+from ..targets.kinds import what_it_runs
 
 if TYPE_CHECKING:  # (the suite's reader imports the history: it never needs the store)
     from ..store.runfile import Git, RunInfo
@@ -39,7 +41,6 @@ def git_info(root: Path, env: Mapping[str, str] | None = None) -> Git | None:
         env = os.environ if env is None else env
         branch = next((env[k] for k in BRANCH_ENV if env.get(k)), None)
     dirty = _git(root, "status", "--porcelain", "--untracked-files=no")
-    from ..store.runfile import Git
 
     return Git(commit, branch, "yes" if dirty else None)
 
@@ -47,8 +48,6 @@ def git_info(root: Path, env: Mapping[str, str] | None = None) -> Git | None:
 def entry_from_run(run_dir: Path, summary: Summary, run: RunInfo | None) -> RunEntry:
     """The history's entry of a run: its summary's totals and rows, and what run.json
     says (the time, the git commit, whether it is a recheck)."""
-    from ..targets.kinds import what_it_runs
-
     git = run.git if run is not None else None
     t = summary.totals
     results = tuple(

@@ -31,6 +31,9 @@ import socket
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from .. import __version__
+from ..compiler.faketools import take
+from ..compiler.world import World
 from ..model import Call, Scenario
 
 # What a held call's result says to the agent (it has not run).
@@ -57,8 +60,6 @@ class Endpoint:
         self.open = True
         self.world: Any = None  # the attempt's world (dsl/compiler/world.py)
         if scenario.world:
-            from ..compiler.world import World
-
             self.world = World(scenario.world)
         self._on_call = on_call
         self._forget = forget
@@ -66,8 +67,6 @@ class Endpoint:
     def take(self, name: str, args: Any) -> Call:
         """Answer one call (recorded in :attr:`calls`); raises :class:`Ended` once the
         attempt is over."""
-        from ..compiler.faketools import take
-
         if not self.open:
             raise Ended(ENDED)
         raw = json.dumps(args, ensure_ascii=False)
@@ -91,11 +90,10 @@ class Ended(Exception):
 def mcp_server(resolve: Callable[[Any], Endpoint | None]) -> Any:
     """The low-level MCP server whose ``tools/list`` and ``tools/call`` answer from the
     endpoint ``resolve(ctx)`` finds for each request (None: refused)."""
+    # why: the MCP SDK, for own-loop agents only
     import mcp_types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
-
-    from .. import __version__
 
     def endpoint_of(ctx: Any) -> Endpoint:
         endpoint = resolve(ctx)
@@ -164,6 +162,7 @@ class ToolServer:
     async def start(self) -> None:
         """Listen on 127.0.0.1 (``port``, or one the system picks); returns once requests
         can arrive. Raises OSError when the port cannot be had."""
+        # why: uvicorn, when a server starts and the MCP SDK, for own-loop agents only
         import uvicorn
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
         from mcp.server.transport_security import TransportSecuritySettings
@@ -257,6 +256,7 @@ async def _refuse(send: Any, status: int, text: str) -> None:
 
 
 def _quiet_server_class() -> Any:
+    # why: uvicorn, when a server starts, only when used
     import uvicorn
 
     class Quiet(uvicorn.Server):

@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..model import Call, Turn, turn_calls
+from .model import Call, Turn, turn_calls
 
 Outcome = Literal["tp", "fp", "fn", "tn"]
 

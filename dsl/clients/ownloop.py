@@ -3,7 +3,7 @@
 they are told about, the template of what is sent, and the conversation kept around them.
 
 Each attempt gets an unguessable ``session`` id and its own MCP endpoint (``mcp_url``,
-dsl/targets/toolserver.py) serving the scenario's fake tools; the calls the agent makes
+dsl/clients/toolserver.py) serving the scenario's fake tools; the calls the agent makes
 there are the attempt's calls, in order. Each turn the agent is told a :class:`TurnInput`
 (the person's words, the calls the person confirmed or cancelled, the conversation so far
 in OpenAI's format) and answers with text, and possibly the calls it holds itself for the
@@ -13,7 +13,7 @@ every target (:func:`dsl.execution.conversation.settle`).
 
 A target kind gives :class:`OwnLoopAgent` a way to open one attempt's :class:`Session`
 (``ask`` once per turn, ``end`` when the attempt ends). ``--record FILE`` writes each
-turn's exchange to a cassette (dsl/targets/exchanges.py) that ``kind: replay`` answers
+turn's exchange to a cassette (dsl/clients/exchanges.py) that ``kind: replay`` answers
 from, offline.
 """
 
@@ -26,16 +26,15 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from ..compiler.attachments import user_content, wire_messages
+from ..compiler.templates import CaseTemplate, is_template, single_name
 from ..errors import EndpointError
+from ..execution.conversation import converse, settle
+from ..execution.loop import LoopEndpointError, LoopState
 from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
-from .base import AgentContext, ChatModel, Reply, RequestSettings
+from ..targets.base import AgentContext, ChatModel, Reply, RequestSettings
+from ..targets.kinds import TEMPLATE_NAMES
 from .toolserver import Endpoint, ToolServer
-
-# What a template in an http target's body may read (docs/targets.md says each one).
-TEMPLATE_NAMES = ("message", "turn", "session", "mcp_url", "at", "seed", "scenario",
-                  "system", "messages", "confirmed", "cancelled")
-# The body sent when the target gives none: every name, under its own name.
-DEFAULT_BODY = {name: "{{ " + name + " }}" for name in TEMPLATE_NAMES}
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,12 +94,7 @@ OpenSession = Callable[[Scenario, int, TurnInput], Awaitable[Session]]
 def exact_name(text: str) -> str | None:
     """The name when ``text`` is exactly one ``{{ name }}`` (it then becomes the value
     itself: a list, a number), else None."""
-    from ..compiler.templates import simple_parts
-
-    parts = simple_parts(text)
-    if parts is not None and len(parts) == 3 and not parts[0] and not parts[2]:
-        return parts[1]
-    return None
+    return single_name(text)
 
 
 def render_body(body: Any, values: dict[str, Any]) -> Any:
@@ -110,7 +104,6 @@ def render_body(body: Any, values: dict[str, Any]) -> Any:
         name = exact_name(body)
         if name is not None:
             return values[name]
-        from ..compiler.templates import CaseTemplate, is_template
 
         return CaseTemplate(body).render(values) if is_template(body) else body
     if isinstance(body, dict):
@@ -118,13 +111,6 @@ def render_body(body: Any, values: dict[str, Any]) -> Any:
     if isinstance(body, list):
         return [render_body(v, values) for v in body]
     return body
-
-
-def template_names(text: str) -> frozenset[str]:
-    """The names a body string reads (it compiles: lint checked it)."""
-    from ..compiler.templates import CaseTemplate
-
-    return CaseTemplate(text).names
 
 
 def value_at(data: Any, path: tuple[str, ...]) -> tuple[bool, Any]:
@@ -182,7 +168,7 @@ def _as_messages(made: list[Call], answer: str) -> list[dict[str, Any]]:
 # ---- the attempt -------------------------------------------------------------------------
 
 class Users(Protocol):
-    """The models that play simulated users (dsl/targets/kinds.py's ``SimulatedUsers``)."""
+    """The models that play simulated users (dsl/clients/open.py's ``SimulatedUsers``)."""
 
     def open(self, target: Target) -> ChatModel: ...
 
@@ -199,7 +185,7 @@ class OwnLoopAgent:
                  closing: Callable[[], Awaitable[None]] | None = None) -> None:
         """``served``: the tools are served over MCP (False: a replay, whose calls are
         answered without a server); ``recorder``: an ExchangeRecorder (--record FILE,
-        dsl/targets/exchanges.py); ``closing``: what ends with the agent (a client)."""
+        dsl/clients/exchanges.py); ``closing``: what ends with the agent (a client)."""
         self.target = target
         self._closing = closing
         self._recorder = recorder
@@ -210,7 +196,7 @@ class OwnLoopAgent:
         # the models that play simulated users (set by dsl/targets/kinds.py when it opens
         # the agent; None: a conversation with a simulated user is an endpoint error)
         self.users: Users | None = None
-        # a replay's simulated users, answered from its cassette (dsl/targets/exchanges.py)
+        # a replay's simulated users, answered from its cassette (dsl/clients/exchanges.py)
         self.replayed_users: Callable[[RequestSettings], ChatModel] | None = None
 
     @property
@@ -222,6 +208,7 @@ class OwnLoopAgent:
         if not self._served:
             return Endpoint(scenario, "", "")
         if self._server is None:
+            # why: the clients, only when used
             from . import toolserver
 
             try:
@@ -232,8 +219,6 @@ class OwnLoopAgent:
         return self._server.endpoint(scenario)
 
     async def run(self, scenario: Scenario, run: int) -> AttemptData:
-        from ..execution.conversation import converse
-
         tools = await self._tools(scenario)
         first = TurnInput(1, "", secrets.token_urlsafe(16), tools.url,
                           scenario.at.isoformat(), run, scenario.id, scenario.system, [], [],
@@ -287,6 +272,7 @@ class OwnLoopAgent:
         if self._recorder is not None:
             self._recorder.close()
         if self._server is not None:
+            # why: the clients, only when used
             from . import toolserver
 
             server, self._server = self._server, None
@@ -321,9 +307,6 @@ class _Talk:
 
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
-        from ..compiler.attachments import user_content, wire_messages
-        from ..execution.conversation import settle
-
         scenario = self.scenario
         settled = settle(self.calls, kind, text, scenario, pick, self.tools.world)
         self.calls = settled.calls
@@ -390,8 +373,6 @@ class _Talk:
     def failed(self, exc: EndpointError) -> EndpointError:
         """The endpoint error, with what the attempt had done (the calls made in the turn
         that failed included) and the agent's log."""
-        from ..execution.loop import LoopEndpointError, LoopState
-
         made = self.tools.calls[self.done:]
         progress = LoopState(messages=self.messages, calls=[*self.calls, *made],
                              steps=self.steps, turns=self.turns, stderr=self.stderr,

@@ -7,7 +7,7 @@ the socket per request) cost more CPU than the rest of an attempt together: meas
 speaks HTTP/1.1 on asyncio's own transports (one :class:`asyncio.Protocol` per connection,
 keep-alive, Content-Length, chunked or until-close bodies) and does nothing else.
 
-It keeps the contract of the httpx path in :mod:`dsl.targets.openai` exactly, without
+It keeps the contract of the httpx path in :mod:`dsl.clients.openai` exactly, without
 importing httpx (a tenth of a second of start-up): failures are :class:`ConnectFailed`
 (from the ``OSError``, as httpx's ``ConnectError``), :class:`ProtocolFailed` (the server
 closes mid-reply or speaks something that is not HTTP, as ``RemoteProtocolError``) and
@@ -344,7 +344,7 @@ def plain_url(url: str) -> PlainURL | None:
 
 class LeanPool:
     """A target's connections to one ``http://host:port`` (at most ``max_connections``);
-    the same ``send`` as :class:`dsl.targets.openai._Shards`."""
+    the same ``send`` as :class:`dsl.clients.openai._Shards`."""
 
     def __init__(self, url: PlainURL, headers: list[tuple[bytes, bytes]],
                  max_connections: int, connect_timeout_s: float) -> None:

@@ -48,10 +48,10 @@ class PythonSettings:
 
 @dataclass(frozen=True, slots=True)
 class HttpSettings:
-    """``kind: http`` — your agent service: one POST per turn (dsl/targets/http.py)."""
+    """``kind: http`` — your agent service: one POST per turn (dsl/clients/http.py)."""
 
     url: str
-    body: Any  # the JSON sent: every string a template over the turn (dsl/targets/ownloop.py)
+    body: Any  # the JSON sent: every string a template over the turn (dsl/clients/ownloop.py)
     answer: tuple[str, ...] = ("answer",)  # where the answer is in the JSON reply
     pending: tuple[str, ...] | None = None  # where the calls the agent holds itself are
     api_key_env: str | None = None
@@ -64,9 +64,13 @@ class HttpSettings:
 @dataclass(frozen=True, slots=True)
 class CommandSettings:
     """``kind: command`` — any program: one process per attempt, JSON lines
-    (dsl/targets/command.py)."""
+    (dsl/clients/command.py)."""
 
     command: tuple[str, ...]  # the argv, run in ``cwd``
     cwd: str  # the suite's folder (absolute)
     env: Mapping[str, str] = field(default_factory=dict)
     timeout_ms: int = 60_000  # the most one turn's answer may take
+
+
+# What :attr:`dsl.model.Target.config` holds: the settings of the target's kind.
+TargetSettings = OpenAISettings | ReplaySettings | PythonSettings | HttpSettings | CommandSettings

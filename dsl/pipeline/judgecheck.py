@@ -23,20 +23,23 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..checks import REGISTRY, CheckContext
+from ..checks.grounded import grounded
+from ..clients.open import open_model
 from ..compiler.moment import MomentError, parse_moment
+from ..compiler.redact import redactor_for
 from ..compiler.suite import display_path, find_suite_file, load_suite
 from ..errors import Collector, Diagnostic, InputError, Span
-from ..model import AttemptData, Call, Target, Tokens
+from ..judge.ask import Judge
+from ..judge.calibration import Case, Figures, cohen_kappa, figures, fit_temperature, log_loss
+from ..judge.logprobs import MIN_ANSWER_MASS, probability_of_pass
+from ..judge.validation import ValidationFileError, record_validation
+from ..model import AttemptData, Calibration, Call, JudgeConfig, Kind, Target, Tokens
 from ..source.load import read_file
 from ..source.validate import validate
-from .calibration import Case, Figures, cohen_kappa, figures, fit_temperature, log_loss
-from .logprobs import MIN_ANSWER_MASS, Calibration, Kind, probability_of_pass
-
-if TYPE_CHECKING:
-    from .ask import Judge, JudgeConfig
+from ..targets.kinds import is_model
 
 DEFAULT_AT = "2026-01-01T12:00:00Z"
 
@@ -180,7 +183,6 @@ async def replay(results: Sequence[Result], judge: Judge, calibration: Calibrati
                  ) -> list[Result]:
     """The same questions decided again under another calibration, from the readings the
     judge kept in its memory: nothing is asked."""
-    from .ask import Judge
 
     config = dataclasses.replace(judge.config, calibration=calibration)
     again = Judge(config, judge.model, judge.redact, use_cache=False, memory=judge.memory)
@@ -307,7 +309,6 @@ def calibration_json(c: Calibrated) -> dict[str, Any]:
 def grounded_figures(examples: Sequence[Example]) -> Figures | None:
     """The deterministic ``grounded`` check on the labelled ``faithful`` questions: how
     often it agrees with the people, with no judge at all."""
-    from ..checks.grounded import grounded
 
     faithful = [e for e in examples if e.check == "faithful"]
     if not faithful:
@@ -385,9 +386,8 @@ def check_judge(request: JudgeCheck) -> JudgeChecked:
     """``scenarist judge-check``: ask the judge every labelled question, measure it (and,
     with ``calibrate``, fit and measure its calibration), and keep the measurement beside
     scenarist.yaml. Raises InputError (the labels file), NoJudge."""
-    from ..targets.kinds import is_model, open_model
-    from .ask import Judge
-    from .validation import ValidationFileError, record_validation
+    # why: the judge, only when used
+    from ..judge.ask import Judge
 
     examples, suite, file_judge = load_examples(request.labels)
     name = (request.judge_target or file_judge
@@ -402,7 +402,7 @@ def check_judge(request: JudgeCheck) -> JudgeChecked:
 
     async def ask() -> tuple[list[Result], Calibrated]:
         model = open_model(target, 4)
-        judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
+        judge = Judge(config, model, redactor_for(suite.redact, suite.targets.values()),
                       use_cache=request.use_cache, memory={})
         try:
             results = await ask_all(examples, judge,

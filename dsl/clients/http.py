@@ -1,11 +1,11 @@
 """``kind: http`` — your agent service: one POST per turn.
 
 The body is the target's ``body`` with every string rendered over the turn
-(:class:`~dsl.targets.ownloop.TurnInput`; a string that is exactly one ``{{ name }}``
+(:class:`~dsl.clients.ownloop.TurnInput`; a string that is exactly one ``{{ name }}``
 becomes that value itself); the reply is JSON whose ``answer`` path holds the answer's
 text and whose ``pending`` path (when the target names one) the calls the agent holds for
 the person's confirmation. The connection is an openai target's
-(:class:`~dsl.targets.openai.JsonEndpoint`): the same timeouts, retries on 429 and the
+(:class:`~dsl.clients.openai.JsonEndpoint`): the same timeouts, retries on 429 and the
 configured 5xx statuses, ``Retry-After``, reply size limit, and the key from
 ``api_key_env`` sent as ``Authorization: Bearer …`` and never written anywhere.
 """
@@ -17,7 +17,8 @@ from typing import Any
 
 from ..errors import EndpointError
 from ..model import Scenario, Target
-from .base import AgentContext, snippet
+from ..settings import HttpSettings
+from ..targets.base import AgentContext, snippet
 from .exchanges import recorder_for
 from .openai import JsonEndpoint
 from .ownloop import (
@@ -29,7 +30,6 @@ from .ownloop import (
     render_body,
     value_at,
 )
-from .settings import HttpSettings
 from .toolserver import Endpoint
 
 
@@ -77,7 +77,7 @@ def _what(value: Any) -> str:
 
 
 def open_http(target: Target, context: AgentContext) -> OwnLoopAgent:
-    settings: HttpSettings = target.config
+    settings = target.settings(HttpSettings)
     client = JsonEndpoint(target, settings.url, settings.url, "url",
                           max_connections=context.max_connections,
                           on_throttle=context.on_throttle)
