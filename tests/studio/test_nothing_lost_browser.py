@@ -184,6 +184,8 @@ def test_a_whole_flow_with_the_keyboard_alone(browser: Any, studio_on: Any, serv
     expect(page.get_by_text("Typed “not_con”: 1 check(s) hold it; Enter takes not_contains.")
            ).to_be_visible()
     kb.press("Enter")
+    expect(page.locator("#form[aria-busy]")).to_have_count(0)  # drawn anew, focus kept
+    expect(chooser).to_be_focused()
     value = page.get_by_role("textbox", name="Value", exact=True).last
     expect(value).to_have_value("")
     tab_to(page, "Value")

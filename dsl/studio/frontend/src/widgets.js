@@ -100,10 +100,11 @@ export function selectField(label, value, options, send, { hint, empty } = {}) {
 // "Check": a native select of every check (so it is chosen with the mouse, the arrow
 // keys or a screen reader as any list is) that also takes typed text: what is typed
 // filters the list to the checks whose name holds it and picks the best match — the
-// exact name, else the first that starts with it. A choice is sent when the person
-// stops (a moment without typing), presses Enter or leaves the field: the form is never
-// redrawn while they type. Text that arrives all at once (pasted, or put by a tool) is
-// taken the same way: the select is marked contenteditable so that such text reaches it.
+// exact name, else the first that starts with it. A typed choice is sent when the person
+// stops (a moment without typing), presses Enter or leaves the field, or at once when
+// what is typed is the whole name of one check: the form is never redrawn while they
+// type. Text that arrives all at once (pasted, or put by a tool) is taken the same way:
+// the select is marked contenteditable so that such text reaches it.
 export function checkChooser(label, value, checks, send) {
   const fid = id("check");
   const hid = id("h");
@@ -155,7 +156,13 @@ export function checkChooser(label, value, checks, send) {
   const typed = (text, replace) => {
     filter = replace ? text : filter + text;
     best();
-    soon();
+    const low = filter.toLowerCase();
+    // the whole name of one check, and of no longer one: taken at once
+    if (checks.some((k) => k.name === low) && !checks.some((k) => k.name !== low && k.name.startsWith(low))) {
+      commit();
+    } else {
+      soon();
+    }
   };
   select.addEventListener("keydown", (ev) => {
     if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
@@ -184,7 +191,8 @@ export function checkChooser(label, value, checks, send) {
     else if (ev.inputType === "insertParagraph" || ev.inputType === "insertLineBreak") commit();
     else if (ev.inputType.startsWith("delete")) { filter = ""; best(); }
   });
-  select.addEventListener("change", soon);
+  // a choice made in the list itself (the mouse, the arrow keys) is taken at once
+  select.addEventListener("change", () => (filter ? soon() : commit()));
   select.addEventListener("blur", commit);
   fill(checks);
   select.value = known ? value : "";
