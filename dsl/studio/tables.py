@@ -239,11 +239,7 @@ def read_csv(text: str) -> tuple[list[str], list[list[str]]]:
     text = text.removeprefix("\ufeff")
     if not text.strip():
         raise FormError("the CSV file is empty: it needs a header row with the column names")
-    try:
-        dialect: Any = csv.Sniffer().sniff(text.split("\n", 1)[0], delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    rows = [r for r in csv.reader(io.StringIO(text), dialect) if r]
+    rows = [r for r in csv.reader(io.StringIO(text), _dialect(text)) if r]
     header = [h.strip() for h in rows[0]]
     if any(not h for h in header) or len(set(header)) != len(header):
         raise FormError("the CSV file's first row must name each column once "
@@ -274,10 +270,7 @@ class _Records:
             self._read_jsonl(body)
 
     def _read_csv(self, body: str) -> None:
-        try:
-            self.dialect: Any = csv.Sniffer().sniff(body.split("\n", 1)[0], delimiters=",;\t")
-        except csv.Error:
-            self.dialect = csv.excel
+        self.dialect = _dialect(body)
         lines = body.splitlines(keepends=True)
         reader = csv.reader(io.StringIO(body, newline=""), self.dialect)
         at = 0
@@ -339,6 +332,20 @@ class _Records:
 
     def touch_all(self) -> None:
         self.texts = [None] * len(self.rows)
+
+
+class _Spreadsheet(csv.excel):
+    """A spreadsheet's CSV: quotes doubled inside quoted cells; the delimiter found."""
+
+
+def _dialect(text: str) -> type[csv.Dialect]:
+    """csv.excel with the delimiter of the header row (``,``, ``;`` or tab), as
+    csv.Sniffer finds it."""
+    try:
+        found = csv.Sniffer().sniff(text.split("\n", 1)[0], delimiters=",;\t").delimiter
+    except csv.Error:
+        found = ","
+    return type("_Found", (_Spreadsheet,), {"delimiter": found})
 
 
 def file_model(name: str, path: str, text: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import io
 import itertools
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -91,7 +92,8 @@ class YamlText:
             raise FormError(f"The form shows {what}: keys such as {keys}. Write them in the "
                             "YAML tab first.")
         self.data = data
-        self.style = _style_of(data, self.original)
+        self.json = _json_style(self.original)
+        self.style = _style_of(data, self.original) if self.json is None else STYLES[0]
         self._before = self._dump()
 
     def _dump(self) -> str:
@@ -101,6 +103,13 @@ class YamlText:
 
     def text(self) -> str:
         """The original text with the lines the tree's edits changed, and only those."""
+        if self.json is not None:  # JSON (YAML's subset): written back as JSON, as it was
+            indent, ascii_only = self.json
+            new = json.dumps(plain(self.data), indent=indent, ensure_ascii=ascii_only)
+            new += "\n" if self.original.endswith("\n") else ""
+            if json.loads(new) == json.loads(self.original):
+                return self.original.replace("\n", "\r\n") if self.crlf else self.original
+            return new.replace("\n", "\r\n") if self.crlf else new
         after = self._dump()
         new = patch_lines(self.original, self._before, after)
         return new.replace("\n", "\r\n") if self.crlf else new
@@ -122,6 +131,20 @@ def syntax_words(text: str, exc: YAMLError) -> str:
         where = f"{mark.line + 1}:{mark.column + 1} " if mark is not None else ""
         said = where + (str(getattr(exc, "problem", "") or "").strip() or _first_line(exc))
     return f"The form needs YAML it can read; fix this in the YAML tab first: {said}"
+
+
+def _json_style(text: str) -> tuple[int | None, bool] | None:
+    """How a file written as JSON is indented (and whether it escapes non-ASCII text);
+    None for a file that is not JSON."""
+    if not text.lstrip().startswith("{"):
+        return None
+    try:
+        json.loads(text)
+    except ValueError:
+        return None
+    lines = text.splitlines()
+    indent = len(lines[1]) - len(lines[1].lstrip(" ")) if len(lines) > 1 else None
+    return (indent or None) if len(lines) > 1 else None, text.isascii()
 
 
 def _first_line(exc: Exception) -> str:
