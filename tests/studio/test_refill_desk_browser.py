@@ -135,6 +135,7 @@ def test_the_refill_desk_with_no_yaml_typed(browser: Any, studio_on: Any, server
     finder.get_by_role("checkbox", name="Required").check()
     finder.get_by_role("combobox", name="Acts on table").select_option("prescriptions")
     fill_and_leave(page, finder.get_by_role("textbox", name="Where"), "id = rx")
+    page.evaluate("document.getElementById('defaults-h').scrollIntoView()")
     shot(page, "studio-suite.png")
     page.get_by_role("button", name="Save", exact=True).click()
     expect(page.get_by_role("status")).to_have_text("Saved")
@@ -201,6 +202,7 @@ def test_the_refill_desk_with_no_yaml_typed(browser: Any, studio_on: Any, server
             fill_and_leave(page, page.get_by_role("textbox", name="Value", exact=True).last,
                            check[1])
         if path == "refills/one_left":
+            page.get_by_role("combobox", name="Table").last.scroll_into_view_if_needed()
             shot(page, "studio-world-check.png")
         page.get_by_role("button", name="Save", exact=True).click()
         expect(page.get_by_role("status")).to_have_text("Saved")
