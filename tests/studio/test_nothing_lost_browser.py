@@ -8,6 +8,7 @@ from opening a scenario to reading the run's verdict."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,9 +67,13 @@ def test_unsaved_edits_are_marked_kept_asked_about_and_reverted(
     # Save and run saves first
     page.get_by_role("button", name="Run", exact=True).click()
     page.get_by_role("button", name="Save and run").click()
-    expect(result).to_have_text(re.compile(r"The run ended: hours passed"), timeout=30000)
-    assert "description: A receptionist asks, changed.\n" in (suite / "hours.yaml").read_text()
     expect(nav.get_by_role("listitem").first).not_to_contain_text("unsaved")
+    assert "description: A receptionist asks, changed.\n" in (suite / "hours.yaml").read_text()
+    deadline = time.monotonic() + 60  # the second run's folder, with its report
+    while len(list((suite / "runs").glob("*/report.html"))) < 2:
+        assert time.monotonic() < deadline, "the second run never ended"
+        time.sleep(0.1)
+    expect(result).to_have_text(re.compile(r"The run ended: hours passed"), timeout=30000)
     # Revert returns to the saved file
     description.fill("Something else.")
     description.press("Tab")

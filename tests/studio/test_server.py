@@ -317,3 +317,46 @@ def test_what_lint_finds_in_the_suite_file_is_listed_apart(studio_on: Any, tmp_p
     assert r["problems"] == []
     assert [x.split(": warning ")[1][:4] for x in r["elsewhere"]] == ["W403"] * 3
     assert all(x.startswith("scenarist.yaml:") for x in r["elsewhere"])
+
+
+def test_suite_settings_and_a_table_file_are_edited_and_saved_through_the_api(
+        studio_on: Any, tmp_path: Path, server: FakeServer) -> None:
+    server.script({"models": ["m1", "m2"]})
+    folder = make_suite(tmp_path / "suite", server.url)
+    data = json.loads((folder / "scenarist.yaml").read_text())
+    data["world"] = {"cards": {"file": "data/cards.csv"}}
+    (folder / "scenarist.yaml").write_text(json.dumps(data, indent=2) + "\n")
+    write(folder / "data" / "cards.csv", "id,status\nC-1,active\n")
+    studio = studio_on(folder)
+    with studio.client() as c:
+        suite = c.get("/api/suite").json()
+        assert suite["tables"] == [{"name": "cards", "columns": ["id", "status"],
+                                    "ids": ["C-1"], "file": "data/cards.csv"}]
+        opened = c.get("/api/file", params={"path": "scenarist.yaml"}).json()
+        form = c.post("/api/form", json={"path": "scenarist.yaml", "text": opened["text"],
+                                         "edits": [{"op": "defaults_set", "key": "runs",
+                                                    "value": 4}]}).json()
+        assert form["kind"] == "suite"
+        assert form["form"]["defaults"]["runs"] == 4
+        assert form["problems"] == []
+        saved = c.post("/api/save", json={"path": "scenarist.yaml", "text": form["text"],
+                                          "version": opened["version"]})
+        assert saved.status_code == 200
+        table = c.get("/api/file", params={"path": "data/cards.csv"}).json()
+        grid = c.post("/api/form", json={"path": "data/cards.csv", "text": table["text"],
+                                         "edits": [{"op": "set_cell", "row": 0,
+                                                    "column": "status", "value": "blocked"}]}
+                      ).json()
+        assert grid["form"]["rows"] == [["C-1", "blocked"]]
+        assert c.post("/api/save", json={"path": "data/cards.csv", "text": grid["text"],
+                                         "version": table["version"]}).status_code == 200
+        found = c.post("/api/models", json={"base_url": server.url}).json()
+        down = c.post("/api/models", json={"base_url": "http://127.0.0.1:9/v1"}).json()
+        odd = c.post("/api/models", json={"base_url": "ftp://x"}).json()
+    assert json.loads((folder / "scenarist.yaml").read_text())["defaults"]["runs"] == 4
+    assert (folder / "data" / "cards.csv").read_text() == "id,status\nC-1,blocked\n"
+    assert found == {"models": ["m1", "m2"], "error": ""}
+    assert down == {"models": [], "error": "cannot reach http://127.0.0.1:9/v1: the connection "
+                                           "was refused (is the server running?)"}
+    assert odd["error"] == ("'ftp://x' is not an address the studio can ask: write it as "
+                            "http://HOST:PORT/v1")
