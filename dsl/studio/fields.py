@@ -91,7 +91,7 @@ def _object_form(schema: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return None
 
 
-def _kind(schema: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+def kind_of(schema: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
     """A setting's kind (and choices) from its schema; None when the form cannot edit it."""
     title = schema.get("title")
     if "enum" in schema:
@@ -144,7 +144,7 @@ def describe(name: str, schema: Mapping[str, Any]) -> Shape:
         for key, sub in props.items():
             if not isinstance(sub, Mapping):
                 return Shape("yaml")
-            kind = _kind(sub)
+            kind = kind_of(sub)
             if kind is None:
                 return Shape("yaml")
             label = str(sub.get("title") or ("Value" if key == main else words(key)))
@@ -159,7 +159,7 @@ def describe(name: str, schema: Mapping[str, Any]) -> Shape:
         return Shape("fields", tuple(fields), main, short, mapping=True)
     if types == ["boolean", "object"] or "boolean" in types:
         return Shape("yaml")
-    kind = _kind(schema)
+    kind = kind_of(schema)
     if kind is None:
         return Shape("yaml")
     label = str(schema.get("title") or "Value")

@@ -28,6 +28,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..source.load import resolve_plain
 from ..source.resources import load_schema
+from .fields import Field, fits, kind_of, words
 from .tables import TABLE_OPS, edit_inline, inline_model
 from .yamltext import FormError, YamlText, filled, flow_map, flow_seq, insert, rename
 
@@ -52,6 +53,29 @@ def target_kinds() -> dict[str, tuple[str, ...]]:
             out[kind] = tuple(str(k) for k in rule.get("then", {}).get("required", [])
                               if k != "kind")
     return out
+
+
+HANDLED = ("description", "input_schema", "action", "confirm", "returns", "table", "where",
+           "set", "row")
+
+
+@functools.cache
+def tool_settings() -> tuple[Field, ...]:
+    """The settings of a library tool the form shows as plain fields beyond the ones it
+    knows by name — every key of the suite schema's ``library_tool`` whose value is text,
+    a number, yes/no, a choice or a list of texts (a key added to the schema tomorrow
+    gets its field with no change here); the others stay in the YAML tab."""
+    props = load_schema("suite.schema.json")["$defs"]["library_tool"]["properties"]
+    out = []
+    for key, sub in props.items():
+        if key in HANDLED or not isinstance(sub, Mapping):
+            continue
+        kind = kind_of(sub)
+        if kind is None or kind[0] in ("map", "tool", "tools"):
+            continue
+        out.append(Field(key, str(sub.get("title") or words(key)), kind[0], kind[1],
+                         doc=str(sub.get("description") or "")))
+    return tuple(out)
 
 
 @functools.cache
@@ -126,8 +150,8 @@ def _tool_of(name: str, t: Any) -> dict[str, Any]:
     table = str(t.get("table") or "")
     names = [a["name"] for a in args]
     writes = t.get("row") if action == "create" else t.get("set")
-    known = ("description", "input_schema", "action", "confirm", "returns", "table", "where",
-             "set", "row")
+    more = [{**f.as_json(), "value": t.get(f.key)} for f in tool_settings()]
+    simple = {f.key for f in tool_settings()}
     return {
         "name": name,
         "description": "" if t.get("description") is None else str(t.get("description")),
@@ -140,7 +164,8 @@ def _tool_of(name: str, t: Any) -> dict[str, Any]:
         "set": pairs_text(writes, names),
         "returns": returns if isinstance(returns, str) else "",
         "returns_yaml": returns is not None and not isinstance(returns, str),
-        "yaml_only": [str(k) for k in t if str(k) not in known],
+        "more": more,
+        "yaml_only": [str(k) for k in t if str(k) not in HANDLED and str(k) not in simple],
     }
 
 
@@ -623,4 +648,35 @@ def _tool_set(tool: CommentedMap, key: str, value: Any) -> None:
                 after = ("where", "table") if target != "where" else ("table",)
                 insert(tool, target, new, after)
         case _:
-            raise FormError(f"the form has no tool setting '{key}'")
+            _more_set(tool, key, value)
+
+
+def _more_set(tool: CommentedMap, key: str, value: Any) -> None:
+    """One of :func:`tool_settings`: set as its kind says; empty, no or nothing removes
+    it."""
+    f = next((x for x in tool_settings() if x.key == key), None)
+    if f is None:
+        raise FormError(f"the form has no tool setting '{key}'")
+    if value in (None, "", False, []):
+        if key in tool:
+            del tool[key]
+        return
+    if f.kind in ("number", "integer"):
+        try:
+            value = int(value) if f.kind == "integer" else float(value)
+        except (TypeError, ValueError):
+            raise FormError(f"{f.label} is a number; '{value}' is not one") from None
+    elif f.kind == "texts":
+        items = value if isinstance(value, list) else str(value).split(",")
+        value = flow_seq([filled(None, str(x).strip()) for x in items if str(x).strip()])
+    elif f.kind == "bool":
+        value = value is True
+    elif not fits(f, value):
+        raise FormError(f"{f.label} takes {f.kind}, not {value!r}")
+    else:
+        value = filled(tool.get(key) if isinstance(tool.get(key), str) else None, str(value))
+    if key in tool:
+        tool[key] = value
+    else:
+        insert(tool, key, value, ("set", "row", "where", "table", "returns", "confirm",
+                                  "action", "input_schema", "description"))

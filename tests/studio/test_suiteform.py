@@ -168,3 +168,20 @@ def test_every_edit_changes_only_its_lines_in_the_suites_we_ship(text: str) -> N
     assert "9" in diff[1]
     if text.startswith("{"):
         assert json.loads(text)["defaults"]["runs"] == 3
+
+
+def test_a_tools_other_settings_come_from_the_suite_schema() -> None:
+    """Every simple key of the schema's library_tool gets a field with no change to the
+    form (the business rules of issue 33 will too); the rest stays in the YAML tab."""
+    text = "tools:\n  x:\n    description: d\n    table: cards\n    answers: []\n"
+    new = apply(text, [{"op": "tool_set", "tool": "x", "key": "one", "value": True},
+                       {"op": "tool_set", "tool": "x", "key": "fields", "value": "id, status"}])
+    assert new.endswith("    table: cards\n    fields: [id, status]\n    one: true\n"
+                        "    answers: []\n")
+    tool = form_of(new)["tools"][0]
+    assert [(m["key"], m["label"], m["kind"], m["value"]) for m in tool["more"]] == [
+        ("error", "Error", "text", None), ("fields", "Fields", "texts", ["id", "status"]),
+        ("one", "One", "bool", True)]
+    assert tool["yaml_only"] == ["answers"]
+    off = apply(new, [{"op": "tool_set", "tool": "x", "key": "one", "value": False}])
+    assert "one:" not in off

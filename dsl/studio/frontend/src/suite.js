@@ -106,6 +106,18 @@ function toolItem(t, model, ctx) {
       multiline: true, hint: t.table ? "Optional: replaces the rows the agent gets; may use {{ rows }} and {{ args.NAME }}."
         : "What the tool answers; {{ args.NAME }} is replaced by an argument." }));
   }
+  if (t.more.length) {
+    const more = el("details", { class: "more" }, el("summary", { text: `More settings of ${t.name}` }));
+    for (const f of t.more) {
+      const send = set(f.key, f.kind === "bool" || f.kind === "enum");
+      if (f.kind === "bool") more.append(checkboxField(f.label, f.value === true, send, { hint: f.doc }));
+      else if (f.kind === "enum") more.append(selectField(f.label, f.value ?? "", f.options, send, { hint: f.doc, empty: "(not set)" }));
+      else if (f.kind === "number" || f.kind === "integer") more.append(numberField(f.label, f.value, send, { hint: f.doc }));
+      else if (f.kind === "texts") more.append(textField(f.label, Array.isArray(f.value) ? f.value.join(", ") : (f.value ?? ""), send, { hint: `${f.doc} (separated by commas)` }));
+      else more.append(textField(f.label, f.value ?? "", send, { hint: f.doc }));
+    }
+    box.append(more);
+  }
   if (t.yaml_only.length) {
     box.append(el("p", { class: "hint", text: `Kept only in the YAML tab: ${t.yaml_only.join(", ")}.` }));
   }
