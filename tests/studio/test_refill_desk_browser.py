@@ -157,8 +157,14 @@ def test_the_refill_desk_with_no_yaml_typed(browser: Any, studio_on: Any, server
             "    set: {refills_left: 1}\n") in text
     expect(page.get_by_text("No problems.")).to_be_visible()
 
-    # five scenarios through the form
+    # a scenario that was there sees the new tools and targets at once
     nav = page.get_by_role("navigation", name="Scenarios")
+    nav.get_by_role("link", name="refill_no_refills_left.yaml").click()
+    page.get_by_role("tab", name="Form").click()
+    expect(page.get_by_role("checkbox", name="request_refill", exact=True)).not_to_be_checked()
+    expect(page.get_by_role("combobox", name="Target")).to_contain_text("desk")
+
+    # five scenarios through the form
     specs = [
         ("refills/one_left", "A patient asks to refill RX-1001, which has refills left.",
          "Please refill my prescription RX-1001.", ["request_refill"],

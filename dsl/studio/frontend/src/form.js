@@ -282,8 +282,9 @@ export function renderForm(container, model, ctx) {
     numberField("Runs", f.runs, (v) => edit({ op: "runs", value: v }), { hint: "How many times to try it (empty: the suite's default)." }),
     numberField("Min pass", f.min_pass, (v) => edit({ op: "min_pass", value: v }), { hint: "How many of the runs must pass." }));
   if (f.min_pass_rate !== null && f.min_pass_rate !== undefined) {
-    counts.append(numberField("Min pass rate", f.min_pass_rate, (v) => edit({ op: "min_pass_rate", value: v }),
-      { hint: "A share of the runs instead (0 to 1); Min pass replaces it." }));
+    counts.append(numberField("Share of runs that must pass", f.min_pass_rate,
+      (v) => edit({ op: "min_pass_rate", value: v }),
+      { hint: "min_pass_rate: a share of the runs (0 to 1) instead of a count; Min pass replaces it." }));
   }
   container.append(counts);
 

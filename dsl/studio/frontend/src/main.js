@@ -549,6 +549,7 @@ async function save(overwrite = false) {
   const path = state.path;
   if (!path) return false;
   let all = true;
+  const saved = [];
   for (const p of pageFiles()) {
     const b = buffer(p);
     if (!b || (!dirty(b) && !overwrite && p !== path)) continue;
@@ -557,6 +558,7 @@ async function save(overwrite = false) {
       const r = await post("/api/save", { path: p, text, version: b.version, overwrite });
       b.version = r.version;
       b.saved = text;
+      saved.push(p);
       channel.postMessage({ path: p, version: r.version });
     } catch (e) {
       all = false;
@@ -565,6 +567,14 @@ async function save(overwrite = false) {
     }
   }
   markDirty();
+  if (saved.some((p) => p === SUITE || (buffer(p) && buffer(p).kind === "table"))) {
+    try {
+      await loadSuite(); // the suite's tools, tables and targets, as the scenarios see them
+    } catch (e) {
+      say(e.message);
+      return false;
+    }
+  }
   if (all && state.path === path) {
     $("#conflict").hidden = true;
     say("Saved");
