@@ -15,13 +15,25 @@ none) — and prints the wall time of each run, the best and the median, and the
 file after start-up (start-up measured as ``scenarist lint`` on one file).
 
     python bench/lint_bench.py [--files 1000] [--repeat 5] [--bad 0] [--no-expect] [--nice -15]
-                               [--keep DIR] [-- -j1]
+                               [--keep DIR] [--base DIR] [--against-check-jsonschema]
+                               [-- -j1]
 
 Target (issue 4): ≤ 1.0 s for 1,000 files on the project's 2-core machine.
-Reference: check-jsonschema 0.39 validates 1,000 small YAML files in 1.98 s there.
 
 ``--no-expect`` leaves the expression out (built-in checks only), to see what expressions
 cost.
+
+Alternating, in the same session (each repeat runs every contender once, in turn, so that
+whatever else the machine does weighs on all alike):
+
+* ``--base DIR``: the same ``scenarist lint`` from another checkout (its ``.venv/bin/python``,
+  or this Python when it has none), e.g. main before a change; prints the ratio of the
+  medians (goal, issue 31: ≤ 1.10×).
+* ``--against-check-jsonschema``: check-jsonschema (the test extra installs it) validating
+  the same files against ``schemas/scenario.schema.json``, the reference of issue 31;
+  prints the ratio of Scenarist's lint to it (goal: ≤ 0.5×). check-jsonschema only
+  validates; lint also compiles every file (tools, checks, expressions, templates) and
+  warns.
 """
 
 from __future__ import annotations
@@ -241,19 +253,48 @@ def _priority() -> None:
     os.nice(NICE)
 
 
-def lint_once(root: Path, target: str, *extra: str) -> tuple[float, float, int, str]:
+def python_of(checkout: Path) -> str:
+    venv = checkout / ".venv" / "bin" / "python"
+    return str(venv) if venv.exists() else sys.executable
+
+
+def lint_command(checkout: Path, target: str, *extra: str) -> tuple[list[str], dict[str, str]]:
+    """``scenarist lint`` from ``checkout`` (the package from that checkout, whatever the
+    current folder) and its environment."""
+    env = {**os.environ, "NO_COLOR": "1",
+           "PYTHONPATH": str(checkout) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)  # as a user runs it: with its .pyc files
+    return [python_of(checkout), "-m", "dsl", "lint", *extra, target], env
+
+
+def check_jsonschema_command(root: Path) -> tuple[list[str], dict[str, str]]:
+    """check-jsonschema on every scenario file against the scenario schema."""
+    files = sorted(str(p.relative_to(root)) for p in (root / "scenarios").glob("*.yaml"))
+    exe = Path(sys.executable).parent / "check-jsonschema"
+    head = [str(exe)] if exe.exists() else [sys.executable, "-m", "check_jsonschema"]
+    schema = REPO / "schemas" / "scenario.schema.json"
+    env = {**os.environ, "NO_COLOR": "1"}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return [*head, "--schemafile", str(schema), *files], env
+
+
+def timed(root: Path, cmd: list[str], env: dict[str, str]) -> tuple[float, float, int, str]:
     """Wall time, CPU time (user + system, every process of the run), exit status, and
     the end of the output."""
-    env = {**os.environ, "NO_COLOR": "1"}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "dsl", "lint", *extra, target], cwd=root,
-                          env=env, capture_output=True, text=True, check=False,
-                          preexec_fn=_priority if NICE else None)
+    proc = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True,
+                          check=False, preexec_fn=_priority if NICE else None)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     return wall, cpu, proc.returncode, proc.stdout[-400:] + proc.stderr[-2000:]
+
+
+def lint_once(root: Path, target: str, *extra: str,
+              checkout: Path = REPO) -> tuple[float, float, int, str]:
+    """One ``scenarist lint`` (of ``checkout``): wall, CPU, exit status, output's end."""
+    return timed(root, *lint_command(checkout, target, *extra))
 
 
 def main() -> int:
@@ -267,6 +308,10 @@ def main() -> int:
     ap.add_argument("--nice", type=int, default=0,
                     help="scheduling priority of the lint runs (e.g. -15, as root: ahead of "
                     "other work on a shared machine, to approximate an idle one)")
+    ap.add_argument("--base", type=Path,
+                    help="another checkout whose lint runs alternately with this one's")
+    ap.add_argument("--against-check-jsonschema", action="store_true",
+                    help="run check-jsonschema on the same files alternately, print the ratio")
     ap.add_argument("lint_args", nargs="*", help="extra options for scenarist lint, after --")
     args = ap.parse_args()
     global NICE
@@ -276,28 +321,54 @@ def main() -> int:
     try:
         load0 = f"{os.getloadavg()[0]:.2f}"
         generate(tmp, args.files, args.bad, expect=not args.no_expect)
-        # the package from this checkout, whatever the current folder
-        os.environ["PYTHONPATH"] = str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", "")
         size = sum(p.stat().st_size for p in (tmp / "scenarios").iterdir())
         print(f"{args.files} files, {size / args.files:,.0f} bytes each on average; "
               f"python {sys.version.split()[0]}, {os.cpu_count()} cores")
+        want = 1 if args.bad else 0
+        contenders: list[tuple[str, list[str], dict[str, str], tuple[int, ...]]] = [
+            ("lint", *lint_command(REPO, "scenarios", *args.lint_args), (want,))]
+        if args.base is not None:
+            contenders.append((f"lint ({args.base.name})",
+                               *lint_command(args.base.resolve(), "scenarios",
+                                             *args.lint_args), (want,)))
+        if args.against_check_jsonschema:
+            contenders.append(("check-jsonschema", *check_jsonschema_command(tmp),
+                               (0, 1) if args.bad else (0,)))
+        for _, cmd, env, _ in contenders:  # once each, unmeasured: .pyc files, disk cache
+            timed(tmp, cmd, env)
         one = min(lint_once(tmp, "scenarios/s0000.yaml")[0] for _ in range(3))
-        rows = []
+        rows: dict[str, list[tuple[float, float]]] = {label: [] for label, *_ in contenders}
         for _ in range(args.repeat):
-            wall, cpu, code, out = lint_once(tmp, "scenarios", *args.lint_args)
-            want = 1 if args.bad else 0
-            if code != want:
-                print(out)
-                print(f"unexpected exit code {code} (wanted {want})")
-                return 1
-            rows.append((wall, cpu))
-            print(f"  lint {args.files} files: {wall:.3f} s wall, {cpu:.3f} s CPU "
-                  f"(exit {code})")
-        walls = [w for w, _ in rows]
+            for label, cmd, env, codes in contenders:
+                wall, cpu, code, out = timed(tmp, cmd, env)
+                if code not in codes:
+                    print(out)
+                    print(f"{label}: unexpected exit code {code} (wanted {codes[0]})")
+                    return 1
+                rows[label].append((wall, cpu))
+                print(f"  {label:>18}, {args.files} files: {wall:.3f} s wall, {cpu:.3f} s CPU "
+                      f"(exit {code})")
+        for label, got in rows.items():
+            walls = [w for w, _ in got]
+            print(f"{label:>18}: best {min(walls):.3f} s · median {statistics.median(walls):.3f} s "
+                  f"· least CPU {min(c for _, c in got):.3f} s")
+        walls = [w for w, _ in rows["lint"]]
         best, med = min(walls), statistics.median(walls)
-        print(f"best {best:.3f} s · median {med:.3f} s · least CPU "
-              f"{min(c for _, c in rows):.3f} s · one file {one:.3f} s (start-up) · "
+        print(f"one file {one:.3f} s (start-up) · "
               f"{(best - one) / args.files * 1000:.2f} ms per file after start-up")
+        for label, goal in ((f"lint ({args.base.name})" if args.base else "", 1.10),
+                            ("check-jsonschema" if args.against_check_jsonschema else "", 0.5)):
+            if label:
+                other = [w for w, _ in rows[label]]
+                ratios = [a / b for (a, _), (b, _) in zip(rows["lint"], rows[label],
+                                                          strict=True)]
+                ratio = med / statistics.median(other)
+                cpu = (statistics.median(c for _, c in rows["lint"])
+                       / statistics.median(c for _, c in rows[label]))
+                print(f"lint / {label}: {ratio:.2f}× (medians), {statistics.median(ratios):.2f}× "
+                      f"(median of per-round ratios), {best / min(other):.2f}× (bests), "
+                      f"CPU {cpu:.2f}× (medians); "
+                      f"goal ≤ {goal:.2f}×: {'met' if ratio <= goal else 'NOT met'}")
         print(f"load average before/after: {load0} / {os.getloadavg()[0]:.2f} "
               "(other work on the machine slows every figure)"
               + (f"; lint ran at nice {NICE}" if NICE else ""))

@@ -522,7 +522,7 @@ def check_schema() -> dict[str, Any]:
             "properties": {k: {d: v[d] for d in ("description", "markdownDescription",
                                                   "examples") if d in v}
                            for k, v in MODIFIERS.items()},
-            "allOf": branches,  # only the branches: fastschema dispatches them by key
+            "allOf": branches,  # one if/then per check, chosen by its key
             # exactly one key is a check, the others modifiers: with the keys limited to
             # checks and modifiers, that is a count of keys (cheaper than a oneOf of every
             # check: lint checks it on every item of every file)

@@ -13,7 +13,7 @@ from ..compiler.arguments import report_arguments
 from ..compiler.faketools import args_match
 from ..errors import did_you_mean, quoted_list
 from ..model import AttemptData, Call, CompiledCheck, Outcome, Scenario, ToolSpec
-from ..source.schemawords import schema_problems
+from ..source import schemacheck
 from ..toolcalls import ToolExpectation
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
@@ -503,7 +503,7 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
             return failed(f"the call to {c.name} fits no schema: the scenario has no tool "
                           f"named {c.name}" + (f" (its tools: {names})" if names else
                                                " (it has no tools)"))
-        problems = schema_problems(tool.input_schema, c.args)
+        problems = schemacheck.problems(tool.input_schema, c.args)
         if problems:
             return failed(f"the call to {c.name} has invalid arguments: {problems[0]} "
                           f"(arguments: {_args_text(c.args)})")

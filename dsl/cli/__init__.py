@@ -9,13 +9,22 @@ One module per family of commands, each registering its commands on :func:`main`
 * :mod:`~dsl.cli.judge` — ``judge-check``;
 * :mod:`~dsl.cli.history` — ``runs list``, ``runs show``, ``history import``;
 * :mod:`~dsl.cli.conformance` — ``conformance``;
-* :mod:`~dsl.cli.serve` — ``mcp``, ``studio``.
+* :mod:`~dsl.cli.serve` — ``mcp``, ``studio``;
+* :mod:`~dsl.cli.importing` — ``import``.
 
 Each imports at its top only what its ``--help`` needs; a command imports its stages when it
 runs (``scenarist run``'s start-up stays short).
 """
 
-from . import authoring, conformance, history, judge, run, serve  # noqa: F401 (they register)
+from . import (  # noqa: F401 (they register)
+    authoring,
+    conformance,
+    history,
+    importing,
+    judge,
+    run,
+    serve,
+)
 from .common import main
 
 __all__ = ["main"]

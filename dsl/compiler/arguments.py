@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import Collector, Severity, did_you_mean, quoted_list
 from ..model import ToolSpec
-from ..source.fastschema import equal
+from ..source import schemacheck
 from ..source.load import DataPath, Document
 from ..source.validate import type_name, yaml_text
 
@@ -84,62 +84,24 @@ def argument_problems(tool: ToolSpec, args: Mapping[str, Any]) -> list[ArgumentP
     return out
 
 
-# A property schema with only these keys is checked here directly (most are: {type:
-# string, description: ...}); any other goes to the compiled schema, and jsonschema words
-# what is wrong. Lint stays quick on the many files whose arguments are fine.
-_SIMPLE = frozenset({"type", "enum", "description", "title", "examples", "default",
-                     "format", "markdownDescription"})
-_JSON_TYPES: dict[str, Any] = {
-    "string": lambda v: isinstance(v, str),
-    "boolean": lambda v: isinstance(v, bool),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-    "array": lambda v: isinstance(v, list),
-    "object": lambda v: isinstance(v, dict),
-    "null": lambda v: v is None,
-}
-
-
-def _fits(schema: Mapping[str, Any], name: str, value: Any) -> bool | None:
-    """Whether ``value`` fits the property ``name`` of ``schema``; None when that takes
-    more than this quick look (then jsonschema decides)."""
-    sub = schema["properties"][name]
-    if sub is True or sub == {}:
-        return True
-    if not isinstance(sub, dict) or not set(sub) <= _SIMPLE:
-        return None
-    kind = sub.get("type")
-    if kind is not None:
-        kinds = kind if isinstance(kind, list) else [kind]
-        if not all(isinstance(k, str) and k in _JSON_TYPES for k in kinds):
-            return None
-        if not any(_JSON_TYPES[k](value) for k in kinds):
-            return False
-    if "enum" in sub:
-        return isinstance(sub["enum"], list) and any(equal(value, o) for o in sub["enum"])
-    return True
-
-
 def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
                     value: Any) -> list[ArgumentProblem]:
     """The schema's verdict on one argument's value: the value alone, inside the whole
     schema (so that ``$ref`` and ``$defs`` resolve), its other arguments left out."""
-    if _fits(schema, name, value):
+    check = schemacheck.checker(schema, without=("required", "minProperties"))
+    alone = {name: value}
+    if check.is_valid(alone):
         return []
-    # why: jsonschema, only to word a rejection; not for plan, lint, run, recheck or checks
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError, relevance
-
-    whole = {k: v for k, v in schema.items() if k not in ("required", "minProperties")}
     try:
-        errors = [e for e in Draft202012Validator(whole).iter_errors({name: value})
-                  if tuple(e.absolute_path)[:1] == (name,)]
-    except SchemaError:  # reported as E214 where the tool is defined
-        return []
+        errors = [e for e in check.errors(alone) if tuple(e.absolute_path)[:1] == (name,)]
+    except Exception:  # a schema jsonschema cannot read: jsonschema-rs's words
+        said = [m for where, m in check.rs_errors(alone) if where[:1] == (name,)]
+        return [ArgumentProblem((name,), False, "E233",
+                                f"the argument '{name}' of the tool '{tool.name}' does not "
+                                f"fit its input_schema: {said[0]}", "")] if said else []
     if not errors:
         return []
-    e = min(errors, key=relevance)
+    e = schemacheck.by_relevance(errors)[0]
     where = tuple(e.absolute_path)
     inner = "" if len(where) == 1 else " (" + "".join(
         f"[{k}]" if isinstance(k, int) else f".{k}" for k in where[1:]).lstrip(".") + ")"

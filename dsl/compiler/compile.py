@@ -46,7 +46,6 @@ from ..source.validate import (
     VALID,
     Shape,
     failing_paths,
-    string_rule,
     validate,
     validate_shape,
 )
@@ -277,9 +276,6 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
     shared = Shared(expansion.touched, expansion.bound)
     shape = case_type(table)
     programs: dict[str, Any] = {}  # the file's expressions, compiled for its cases
-    # the template is valid: a case is, when each string it renders fits where it goes
-    fits = {} if deferred else {t.path: string_rule("scenario.schema.json", doc.data, t.path)
-                                for t in expansion.templates if not t.call}
     base_id = _plain_id(doc, root)
     reads: set[str] = set()
     out: list[Scenario] = []
@@ -294,10 +290,8 @@ def compile_file(doc: Document, suite: Suite | None, root: Path, diags: Collecto
             diags.extend(local.diagnostics)
             continue
         binding = CaseBinding(case.info(), shape, base_id, programs=programs)
-        valid = all((rule := fits.get(path)) is not None and rule(text)
-                    for path, text in inst.rendered.items())
         scenario = compile_document(inst.doc, suite, root, local, runs=runs, case=binding,
-                                    shared=shared, valid=valid)
+                                    shared=shared)
         compiled_any = True
         reads |= binding.reads
         diags.extend(_about_case(expansion, inst, local.diagnostics, reported))
@@ -499,12 +493,11 @@ def compile_document(
     runs: int | None = None,
     case: CaseBinding | None = None,
     shared: Shared | None = None,
-    valid: bool = False,
 ) -> Scenario | None:
     """One scenario file → a Scenario (or None, with its diagnostics in ``diags``). For a
-    case of a file with cases (:func:`compile_file`), ``doc`` is the case's document,
-    ``case`` the case, ``shared`` what its cases share, and ``valid`` says it is known to
-    fit the schema (its template does, and so does each string it renders).
+    case of a file with cases (:func:`compile_file`), ``doc`` is the case's document
+    (validated whole: jsonschema-rs takes a few microseconds), ``case`` the case and
+    ``shared`` what its cases share.
 
     A file with mistakes is compiled as far as it can be, so that one pass reports every
     independent one: the schema says which places are wrong (:class:`dsl.source.validate.Shape`),
@@ -518,8 +511,7 @@ def compile_document(
     if mapping is None:
         return None
     doc = mapping
-    shape = VALID if valid else validate_shape(doc, "scenario.schema.json", "the scenario",
-                                               checks=REGISTRY)
+    shape = validate_shape(doc, "scenario.schema.json", "the scenario", checks=REGISTRY)
     diags.extend(shape.diagnostics)
     data: dict[str, Any] = doc.data
     local = Collector()  # the scenario's own problems: it compiles when there is no error

@@ -29,7 +29,7 @@ from typing import Any, NamedTuple
 
 from ..errors import Collector, did_you_mean
 from ..model import Action, Call, ToolAnswer, ToolSpec
-from ..source.fastschema import plainly_valid_schema
+from ..source import schemacheck
 from ..source.load import DataPath, Document
 from .arguments import report_arguments
 from .templates import (
@@ -128,8 +128,7 @@ def compile_tool(
     # whether the author wrote the input_schema (None: it is not valid, so it cannot be
     # trusted): lint checks arguments against it only when True (dsl/compiler/arguments.py)
     declared: bool | None = "input_schema" in data
-    if (declared and not plainly_valid_schema(schema)
-            and not _check_input_schema(doc, path, name, schema, diags)):
+    if declared and not _check_input_schema(doc, path, name, schema, diags):
         declared = None
     error = data.get("error")
     if error is not None:
@@ -239,24 +238,18 @@ def _template(doc: Document, path: DataPath, value: Any, what: str,
 def _check_input_schema(doc: Document, path: DataPath, name: str, schema: Any,
                         diags: Collector) -> bool:
     """Whether ``schema`` is a valid JSON Schema (E214 where it is not)."""
-    # why: jsonschema, only to word a rejection; not for plan, lint, run, recheck or checks
-    from jsonschema import Draft202012Validator
-    from jsonschema.exceptions import SchemaError
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        where = list(exc.absolute_path)
-        at = doc.span((*path, "input_schema", *where))
-        problem = exc.message
-        if where and where[-1] == "type" and isinstance(exc.instance, str):
-            types = ["string", "number", "integer", "boolean", "object", "array", "null"]
-            problem = (f"'{exc.instance}' is not a JSON Schema type"
-                       f"{did_you_mean(exc.instance, types)}")
-        diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
-                                f"Schema: {problem}",
-                    "types are string, number, integer, boolean, object, array and null; "
-                    "see https://json-schema.org/understanding-json-schema/")
-        return False
-    return True
-
+    problem = schemacheck.schema_problem(schema)
+    if problem is None:
+        return True
+    where = list(problem.where)
+    at = doc.span((*path, "input_schema", *where))
+    said = problem.message
+    if where and where[-1] == "type" and isinstance(problem.instance, str):
+        types = ["string", "number", "integer", "boolean", "object", "array", "null"]
+        said = (f"'{problem.instance}' is not a JSON Schema type"
+                f"{did_you_mean(problem.instance, types)}")
+    diags.error(at, "E214", f"input_schema of the tool '{name}' is not a valid JSON "
+                            f"Schema: {said}",
+                "types are string, number, integer, boolean, object, array and null; "
+                "see https://json-schema.org/understanding-json-schema/")
+    return False

@@ -52,8 +52,8 @@ from ..errors import (
     render,
 )
 from ..model import Scenario
-from ..source.fastschema import equal
 from ..source.load import DataPath, Document, load_bytes, read_file, source_lines
+from ..source.schemacheck import same_json
 from ..store.background import forkable
 from ..verdict import min_pass_for
 from .compile import CheckItem, compile_file, id_span, nothing_selected, read_check_item
@@ -425,7 +425,7 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
         titles: dict[str, CheckItem] = {}
         for item in in_list:
             same = earlier.setdefault(item.check, [])
-            first = next((e for e in same if equal(e.param, item.param)), None)
+            first = next((e for e in same if same_json(e.param, item.param)), None)
             if first is not None:
                 line = _check_place(doc, first).line
                 out.warning(_check_place(doc, item), "W406",

@@ -1,11 +1,12 @@
 """Source: reading and checking the files people write.
 
 In: a path. Out: a :class:`~dsl.source.load.Document` (plain data with the ``Span`` of
-every value), located ``Diagnostic``\\ s from the JSON Schemas (``validate``, with the fast
-schema of ``fastschema`` on the hot path) and which places are sound (``Shape``).
+every value), located ``Diagnostic``\\ s from the JSON Schemas (``validate``) and which
+places are sound (``Shape``).
 
-``load`` → ``validate``; ``suitefile`` finds a suite's scenarist.yaml, ``schemawords`` are
-the words the schemas share, ``resources``
+``load`` → ``validate``; ``schemacheck`` is the one JSON Schema engine (jsonschema-rs says
+whether a value is valid, jsonschema words what it rejects) for every stage, ``suitefile``
+finds a suite's scenarist.yaml, ``schemawords`` are the words the schemas share, ``resources``
 finds ``schemas/`` and ``grammar/`` in a checkout or a wheel, ``saferegex`` compiles and
 runs the regular expressions people write (bounded, with located errors).
 

@@ -1,9 +1,11 @@
 """Validate: a loaded :class:`~dsl.source.load.Document` against its JSON Schema (2020-12).
 
-jsonschema yields every error lazily; we group them by place, keep the best one per place
-(``best_match``), and rewrite each into a sentence for the person who wrote the file, at the
-right ``line:col`` — an unknown key at the key itself, a wrong value at the value. The
-sentence for each JSON Schema keyword is looked up in :data:`KEYWORDS`.
+jsonschema-rs says whether the document is valid (:mod:`dsl.source.schemacheck`); only a
+document it rejects is explained. jsonschema yields every error lazily; we group them by
+place, keep the best one per place (``best_match``), and rewrite each into a sentence for
+the person who wrote the file, at the right ``line:col`` — an unknown key at the key
+itself, a wrong value at the value. The sentence for each JSON Schema keyword is looked up
+in :data:`KEYWORDS`.
 
 The check registry is not imported here (it imports the checks, which use the schema words
 of :mod:`dsl.source.schemawords`): the caller passes the checks a scenario may name, for the
@@ -12,6 +14,7 @@ sentences about a check written without its parameter.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import json
@@ -23,8 +26,10 @@ from types import MappingProxyType
 from typing import Any, Protocol
 
 from ..errors import Diagnostic, Span, did_you_mean, quoted_list
+from . import schemacheck
 from .load import DataPath, Document, value_at
 from .resources import load_schema
+from .schemacheck import Checker, best_match
 from .schemawords import CHECK_MODIFIERS, describe_path
 
 
@@ -49,191 +54,14 @@ _TYPE_WORDS = {
 }
 
 
-@functools.cache
+def checker(name: str) -> Checker:
+    """The compiled check of one of our schemas (``scenario.schema.json``, ...)."""
+    return schemacheck.checker(load_schema(name))
+
+
 def validator(name: str) -> Any:
-    from jsonschema import Draft202012Validator
-
-    return Draft202012Validator(load_schema(name))
-
-
-@functools.cache
-def fast_validator(name: str) -> Callable[[Any], bool] | None:
-    """A compiled yes/no check for one of our schemas (``None`` when it cannot be
-    compiled: then jsonschema does all the work)."""
-    from .fastschema import compile_schema
-
-    return compile_schema(load_schema(name))
-
-
-# ---- what a string may be, where it is (the cases of a scenario, dsl/compiler/cases.py) ---
-
-_ANNOTATIONS = frozenset({"description", "markdownDescription", "examples", "title",
-                          "default", "$comment", "deprecated", "readOnly", "writeOnly",
-                          "format", "$schema", "$id", "$defs", "contentMediaType",
-                          "contentEncoding"})
-# keywords that say nothing about a string (they apply to other types)
-_NOT_FOR_STRINGS = frozenset({"properties", "patternProperties", "additionalProperties",
-                              "required", "minProperties", "maxProperties", "propertyNames",
-                              "dependentRequired", "unevaluatedProperties", "items",
-                              "prefixItems", "minItems", "maxItems", "uniqueItems",
-                              "contains", "unevaluatedItems", "minimum", "maximum",
-                              "exclusiveMinimum", "exclusiveMaximum", "multipleOf"})
-_STRING_WORDS = frozenset({"type", "enum", "const", "minLength", "maxLength", "pattern"})
-_FOLLOWED = frozenset({"$ref", "allOf", "if", "then", "else"})  # by _applying
-_Unknown = object()
-
-
-def string_rule(schema_name: str, data: Any, path: DataPath) -> Callable[[str], bool] | None:
-    """Whether ``data`` — valid against the schema, with a string at ``path`` — stays valid
-    when that string is replaced by another: a predicate over the new string, or None
-    when the schema's rules there are more than this follows (then validate the whole
-    document). The cases of a scenario share their template's validation this way: only
-    the strings a case renders are checked again."""
-    root = load_schema(schema_name)
-    current: list[Any] = [root]
-    value = data
-    for key in path:
-        schemas = _applying(current, value, root)
-        if schemas is None:
-            return None
-        nxt: list[Any] = []
-        for sch in schemas:
-            if isinstance(key, str):
-                props = sch.get("properties", {})
-                found = key in props
-                if found:
-                    nxt.append(props[key])
-                for pattern, sub in sch.get("patternProperties", {}).items():
-                    if re.search(pattern, key):
-                        nxt.append(sub)
-                        found = True
-                extra = sch.get("additionalProperties")
-                if not found and isinstance(extra, dict):
-                    nxt.append(extra)
-            else:
-                if sch.get("uniqueItems") or "prefixItems" in sch or "contains" in sch:
-                    return None  # the item's value matters to its list
-                if isinstance(sch.get("items"), dict):
-                    nxt.append(sch["items"])
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
-            return None
-        current = nxt
-    leaf = _applying(current, value, root)
-    if leaf is None or not isinstance(value, str):
-        return None
-    checks: list[Callable[[str], bool]] = []
-    for sch in leaf:
-        for word, want in sch.items():
-            if word in _ANNOTATIONS or word in _NOT_FOR_STRINGS or word in _FOLLOWED:
-                continue
-            if word not in _STRING_WORDS:
-                return None
-            checks.append(_string_check(word, want))
-    return lambda text: all(c(text) for c in checks)
-
-
-def _string_check(word: str, want: Any) -> Callable[[str], bool]:
-    match word:
-        case "type":
-            kinds = want if isinstance(want, list) else [want]
-            return lambda text: "string" in kinds
-        case "enum":
-            return lambda text: text in want
-        case "const":
-            return lambda text: bool(text == want)
-        case "minLength":
-            return lambda text: len(text) >= want
-        case "maxLength":
-            return lambda text: len(text) <= want
-    pattern = re.compile(want)
-    return lambda text: pattern.search(text) is not None
-
-
-def _applying(schemas: list[Any], value: Any, root: Mapping[str, Any]) -> list[Any] | None:
-    """The schemas that apply to ``value``: these, and what their ``$ref``, ``allOf`` and
-    ``if``/``then``/``else`` bring (None: something this does not follow)."""
-    out: list[Any] = []
-    todo = list(schemas)
-    while todo:
-        sch = todo.pop()
-        if sch is True or sch == {}:
-            continue
-        if not isinstance(sch, dict) or any(k in sch for k in ("anyOf", "oneOf", "not",
-                                                               "dependentSchemas",
-                                                               "$dynamicRef")):
-            return None
-        out.append(sch)
-        ref = sch.get("$ref")
-        if ref is not None:
-            target = _resolve(root, ref)
-            if target is None:
-                return None
-            todo.append(target)
-        todo.extend(sch.get("allOf", ()))
-        if "if" in sch:
-            holds = _holds(sch["if"], value)
-            if holds is _Unknown:
-                return None
-            branch = sch.get("then" if holds else "else")
-            if branch is not None:
-                todo.append(branch)
-    return out
-
-
-def _resolve(root: Mapping[str, Any], ref: str) -> Any:
-    if not ref.startswith("#/"):
-        return None
-    node: Any = root
-    for part in ref[2:].split("/"):
-        if not isinstance(node, dict) or part not in node:
-            return None
-        node = node[part]
-    return node
-
-
-_JSON_TYPES: dict[str, Callable[[Any], bool]] = {
-    "string": lambda v: isinstance(v, str),
-    "object": lambda v: isinstance(v, dict),
-    "array": lambda v: isinstance(v, list),
-    "boolean": lambda v: isinstance(v, bool),
-    "null": lambda v: v is None,
-    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
-    "number": lambda v: isinstance(v, int | float) and not isinstance(v, bool),
-}
-
-
-def _holds(cond: Any, value: Any) -> Any:
-    """An ``if`` condition on ``value``, when it tests only types, required keys and the
-    properties' types — never a string's content (a case may change it): True, False,
-    or _Unknown."""
-    if not isinstance(cond, dict):
-        return _Unknown
-    for word, want in cond.items():
-        if word in _ANNOTATIONS:
-            continue
-        if word == "type":
-            kinds = want if isinstance(want, list) else [want]
-            if not any(_JSON_TYPES[k](value) for k in kinds if k in _JSON_TYPES):
-                return False
-        elif word == "required":
-            if isinstance(value, dict) and not all(k in value for k in want):
-                return False
-        elif word in ("minProperties", "maxProperties"):  # a count of keys (check items)
-            if isinstance(value, dict) and not (
-                    len(value) >= want if word == "minProperties" else len(value) <= want):
-                return False
-        elif word == "properties":
-            if isinstance(value, dict):
-                for k, sub in want.items():
-                    if k in value:
-                        inner = _holds(sub, value[k])
-                        if inner is not True:
-                            return inner
-        else:
-            return _Unknown
-    return True
+    """jsonschema's validator of one of our schemas: the errors that are worded."""
+    return checker(name).words
 
 
 def type_name(value: Any) -> str:
@@ -310,10 +138,7 @@ def validate(doc: Document, schema_name: str, what: str, *,
 def validate_shape(doc: Document, schema_name: str, what: str, *,
                    checks: Mapping[str, CheckExample] = NO_CHECKS) -> Shape:
     """:func:`validate`, with the places where something is wrong (:class:`Shape`)."""
-    if doc.data is None:
-        return VALID
-    fast = fast_validator(schema_name)
-    if fast is not None and fast(doc.data):
+    if doc.data is None or checker(schema_name).is_valid(doc.data):
         return VALID  # valid: jsonschema (and its import) is needed only to explain errors
     errors = _errors(schema_name, doc.data)
     if not errors:
@@ -322,39 +147,33 @@ def validate_shape(doc: Document, schema_name: str, what: str, *,
                  frozenset(tuple(e.absolute_path) for e in errors))
 
 
-# The list whose items jsonschema checks one by one, each only when the fast check refuses it:
+# The list whose items jsonschema words one by one, each only when jsonschema-rs refuses it:
 # most of a scenario's schema is its checks (every check's parameter is an if/then branch),
 # and in a file with one wrong check the others need no explaining.
 ITEMWISE: dict[str, str] = {"scenario.schema.json": "then"}
 
 
 @functools.cache
-def _itemwise(name: str, key: str) -> tuple[Any, Any, Callable[[Any], bool] | None]:
-    """The schema without ``key``'s items, a validator of one item, and its fast check."""
-    import copy
-
-    from jsonschema import Draft202012Validator
-
-    from .fastschema import compile_schema
-
+def _itemwise(name: str, key: str) -> tuple[Checker, Checker]:
+    """The check of the schema without ``key``'s items, and the check of one item."""
     schema = load_schema(name)
     rest = copy.deepcopy(dict(schema))
     item = {"$defs": schema.get("$defs", {}), **rest["properties"][key].pop("items")}
-    return (Draft202012Validator(rest), Draft202012Validator(item), compile_schema(item))
+    return schemacheck.checker(rest), schemacheck.checker(item)
 
 
 def _errors(schema_name: str, data: Any) -> list[Any]:
     """Every jsonschema error of ``data`` (what :func:`validate` words)."""
     key = ITEMWISE.get(schema_name)
     if key is None or not isinstance(data, dict):
-        return list(validator(schema_name).iter_errors(data))
-    rest, one, fast = _itemwise(schema_name, key)
-    errors = list(rest.iter_errors(data))
+        return checker(schema_name).errors(data)
+    rest, one = _itemwise(schema_name, key)
+    errors = rest.errors(data)
     items = data.get(key)
     for i, item in enumerate(items if isinstance(items, list) else ()):
-        if fast is not None and fast(item):
+        if one.is_valid(item):
             continue
-        for e in one.iter_errors(item):
+        for e in one.errors(item):
             e.path.appendleft(i)  # the item's errors, at their place in the file
             e.path.appendleft(key)
             errors.append(e)
@@ -363,16 +182,14 @@ def _errors(schema_name: str, data: Any) -> list[Any]:
 
 def failing_paths(doc: Document, schema_name: str) -> set[DataPath]:
     """The paths of the values the schema rejects in ``doc`` (empty when it is valid)."""
-    fast = fast_validator(schema_name)
-    if doc.data is None or (fast is not None and fast(doc.data)):
+    check = checker(schema_name)
+    if doc.data is None or check.is_valid(doc.data):
         return set()
-    return {tuple(e.absolute_path) for e in validator(schema_name).iter_errors(doc.data)}
+    return {tuple(e.absolute_path) for e in check.errors(doc.data)}
 
 
 def _diagnose(doc: Document, errors: list[Any], what: str,
               checks: Mapping[str, CheckExample]) -> list[Diagnostic]:
-    from jsonschema.exceptions import best_match
-
     by_place: dict[DataPath, list[Any]] = defaultdict(list)
     for e in errors:
         by_place[tuple(e.absolute_path)].append(e)

@@ -18,7 +18,8 @@ one reader and its one writer, checking ``schema_version`` and every field's typ
   process when that is safe (:func:`~dsl.store.background.forkable`, which lint asks too).
 
 The other stages that write files write their own artifact through :func:`write_atomic`
-and :func:`write_json` (the report, junit.xml, summary.md, the judge's cache, cassettes).
+and :func:`write_json` (the report, junit.xml, summary.md, the judge's cache, cassettes);
+:func:`write_new` writes a file that must not replace one (``scenarist import``).
 
 The names below are imported from their module when first used: a command that reads no
 run folder (``lint`` asks :func:`~dsl.store.background.forkable`) pays for none of them.
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
         read_json,
         write_atomic,
         write_json,
+        write_new,
     )
     from .planfile import (
         PLAN,
@@ -121,6 +123,7 @@ _HOME = {
     "truncate_torn": "rundir",
     "write_atomic": "jsonfile",
     "write_json": "jsonfile",
+    "write_new": "jsonfile",
     "write_plan": "planfile",
     "write_run_info": "runfile",
     "write_summary": "summaryfile",
@@ -164,6 +167,7 @@ __all__ = [
     "truncate_torn",
     "write_atomic",
     "write_json",
+    "write_new",
     "write_plan",
     "write_run_info",
     "write_summary",

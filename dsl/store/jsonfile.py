@@ -63,6 +63,26 @@ def write_atomic(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+def write_new(path: Path, data: bytes) -> None:
+    """Write a new file atomically, never replacing one: into a new file beside it, then
+    linked into place, which fails with FileExistsError when something is already there
+    (a file made meanwhile included). Where the file system has no hard links, the file is
+    made with O_EXCL and written (still never replacing one)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with create_new(tmp) as f:
+        f.write(data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        raise
+    except OSError:  # no hard links here: O_EXCL keeps the promise, not the atomicity
+        with open(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as out:
+            out.write(data)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+
+
 def create_new(path: Path) -> IO[bytes]:
     """A new, empty file at ``path`` opened for writing: whatever is there (a symlink a
     tampered run folder planted, say) is removed first, and the file is made with O_EXCL,

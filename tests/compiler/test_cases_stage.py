@@ -1,7 +1,7 @@
 """The cases stage and what it rests on, one piece at a time: CSV and JSONL read with the
 place of every value, the templates over a case (Jinja's sandbox, strict; the path without
-Jinja renders the same), merge keys in the loader, a case's document validated only where
-its strings changed (exactly as the whole document would be), the command line's selection,
+Jinja renders the same), merge keys in the loader, a case's document validated whole
+(reported exactly when the whole document is invalid), the command line's selection,
 and the cassette's canonical form of a request with attachments."""
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from dsl.compiler.cases import csv_rows, read_table
 from dsl.compiler.discover import Selection
 from dsl.errors import Collector, Span
 from dsl.source.load import load_text
-from dsl.source.validate import fast_validator, string_rule
 from dsl.targets.cassette import canonical, request_key
 
 # ---- CSV -----------------------------------------------------------------------------------
@@ -124,7 +123,7 @@ def test_a_merge_key_is_counted_against_the_alias_bomb_limit() -> None:
     assert [d.code for d in doc.diagnostics] == ["Y109"]
 
 
-# ---- a case's document is validated where its strings changed -------------------------------
+# ---- a case's document is validated whole ----------------------------------------------------
 
 SCENARIO = """\
 id: x
@@ -155,7 +154,7 @@ PATHS = [("id",), ("description",), ("tags", 0), ("given", "at"), ("given", "sys
          ("then", 3, "calls", "name"), ("then", 3, "calls", "args", "a"),
          ("then", 4, "expect"), ("then", 5, "contains"), ("then", 5, "name")]
 TEXTS = ["", "x", "non_empty", "valid_args", "a b", "has space", "Ñandú", "-dash", "a.b/c",
-         "9", "{}", "a" * 70, "book-2"]
+         "9", "{}", "a" * 70, "book-2", "b", "a\n"]
 
 
 def put(data: Any, path: tuple[Any, ...], text: str) -> Any:
@@ -168,27 +167,31 @@ def put(data: Any, path: tuple[Any, ...], text: str) -> Any:
 
 
 @pytest.mark.parametrize("path", PATHS, ids=lambda p: ".".join(map(str, p)))
-def test_a_rendered_string_is_valid_exactly_when_the_whole_document_is(
-        path: tuple[Any, ...]) -> None:
-    doc = load_text(SCENARIO, "s.yaml")
-    whole = fast_validator("scenario.schema.json")
-    assert whole is not None
-    assert whole(doc.data)
-    rule = string_rule("scenario.schema.json", doc.data, path)
-    if rule is None:  # a place whose rules it does not follow: validated whole
-        return
+def test_a_case_breaks_the_schema_exactly_when_its_whole_document_would(
+        path: tuple[Any, ...], tmp_path: Path) -> None:
+    """Each case's rendering is validated as a file of its own (jsonschema-rs, then
+    jsonschema's words): a case is reported with a schema problem (S1xx) exactly when the
+    scenario with its text written in would be invalid, by jsonschema as the reference."""
+    from jsonschema import Draft202012Validator
+
+    from dsl.compiler.compile import compile_file
+    from dsl.source.resources import load_schema
+
+    data = load_text(SCENARIO, "s.yaml").data
+    reference = Draft202012Validator(load_schema("scenario.schema.json"))
+    assert reference.is_valid(data)
     rng = random.Random(13)
-    for text in [*TEXTS, *("".join(rng.choices("aZ9 _-.:/ñ", k=rng.randint(0, 9)))
-                           for _ in range(30))]:
-        assert rule(text) == whole(put(doc.data, path, text)), (path, text)
-
-
-def test_the_usual_places_of_a_template_need_no_whole_validation() -> None:
-    """A check item's count of keys (``maxProperties``: one check, or one with its
-    modifiers) is followed, so the strings of checks keep their cheap rule."""
-    doc = load_text(SCENARIO, "s.yaml")
-    followed = [p for p in PATHS if string_rule("scenario.schema.json", doc.data, p)]
-    assert followed == [p for p in PATHS if p != ("tags", 0)]  # tags: unique items
+    texts = [*TEXTS, *("".join(rng.choices("aZ9 _-.:/ñ", k=rng.randint(0, 9)))
+                       for _ in range(20))]
+    template = put(data, path, "{{ v }}")
+    refused = []
+    for text in texts:  # a file per case: each schema problem is that case's
+        template["cases"] = [{"v": text}]
+        diags = Collector()
+        compile_file(load_text(json.dumps(template), "s.yaml"), None, tmp_path, diags)
+        if any(d.code.startswith("S") for d in diags.diagnostics):
+            refused.append(text)
+    assert refused == [t for t in texts if not reference.is_valid(put(data, path, t))]
 
 
 # ---- the selection -------------------------------------------------------------------------

@@ -426,3 +426,33 @@ sys.stdin.readline()
     stderr = attempt[13]
     assert (strings[stderr] if isinstance(stderr, int) else stderr) == rec["stderr"]
     assert attempt[11:13] == [None, None]
+
+
+def test_arguments_sent_over_mcp_are_checked_by_the_one_schema_engine(tmp_path: Path) -> None:
+    """The calls an own-loop agent makes over MCP are judged by ``valid_args`` as the agent
+    loop's are (dsl/source/schemacheck.py: jsonschema-rs says no, jsonschema words it)."""
+    root = suite(tmp_path, {"cmd": command_target()}, ("args", """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools: [book_appointment]
+when: 'CALL book_appointment {"date": 20261001, "time": "10:00"}'
+then:
+  - valid_args
+runs: 1
+"""), ("fine", """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools: [book_appointment]
+when: 'CALL book_appointment {"date": "2026-10-01", "time": "10:00"}'
+then:
+  - valid_args
+runs: 1
+"""))
+    run_cli("run", ".", "--out", "runs", "--no-early-stop", cwd=root)
+    got = {r["scenario"]: (r["status"], r["checks"][0]["reason"])
+           for r in records_of(the_run(root / "runs"))}
+    assert got == {
+        "args": ("fail", "the call to book_appointment has invalid arguments: 'date': "
+                         "20261001 is not of type 'string' (arguments: date=20261001, "
+                         "time=\"10:00\")"),
+        "fine": ("pass", "the arguments of all 1 call(s) fit their tools' schemas")}
