@@ -32,6 +32,7 @@ a Content-Security-Policy that lets the page load only its own files and
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import hashlib
 import hmac
@@ -62,6 +63,7 @@ from ..checks import REGISTRY
 from ..compiler.lint import lint_text
 from ..compiler.suite import load_suite
 from ..errors import Collector, Diagnostic, without_userinfo
+from ..importing import ImportRefused, Upload, default_folder, import_conversations
 from ..source.resources import load_schema
 from . import form, suiteform, tables
 from .form import FormError, SuiteContext, check_takes, shape_of
@@ -85,6 +87,8 @@ SAFE = ("GET", "HEAD")
 HEADER = "x-scenarist-token"
 EVENT_POLL_S = 0.1
 MAX_BODY = 2 * MAX_TEXT + 64 * 1024  # a file's text as JSON, with room for the rest
+MAX_IMPORT_BODY = 64 * 2**20  # the logs chosen for Import conversations, in base64
+MAX_IMPORT_FILES = 20
 MAX_NESTING = 32  # of arrays and objects in a request's JSON
 MODELS_TIMEOUT_S = 5.0
 MAX_MODELS_BYTES = 2 * 2**20
@@ -425,6 +429,35 @@ class Studio:
         return await self._guarded(lambda: _models(
             _field(body, "base_url"), key_env if isinstance(key_env, str) else ""))
 
+    async def import_logs(self, request: Request) -> Response:
+        """Import conversations: the files the person chose (a gateway log, an OTLP/JSON
+        export) become scenarios in the suite's ``imported/`` folder, through
+        :func:`dsl.importing.import_conversations` as ``scenarist import`` calls it."""
+        body = await _body(request, MAX_IMPORT_BODY)
+        files = body.get("files")
+        if not isinstance(files, list) or not files or len(files) > MAX_IMPORT_FILES:
+            return _error(400, f"choose from 1 to {MAX_IMPORT_FILES} files to import")
+        uploads = []
+        for f in files:
+            name, data = (f.get("name"), f.get("data")) if isinstance(f, dict) else (None, None)
+            if not isinstance(name, str) or not isinstance(data, str):
+                return _error(400, "each file is {name, data}, its data in base64")
+            try:
+                uploads.append(Upload(name[:200], base64.b64decode(data, validate=True)))
+            except ValueError:
+                return _error(400, f"the data of '{name[:80]}' is not base64")
+
+        def work() -> dict[str, Any]:
+            try:
+                result = import_conversations(uploads, default_folder(self.space.root))
+            except ImportRefused as exc:
+                raise Changed(str(exc)) from None
+            return {"written": [{"path": self.space.relative(w.path), "turns": w.turns,
+                                 "calls": w.calls} for w in result.written],
+                    "problems": [str(p) for p in result.problems]}
+
+        return await self._guarded(work)
+
     # ------------------------------------------------------------------ try
 
     async def try_start(self, request: Request) -> Response:
@@ -538,21 +571,20 @@ def _short(text: str) -> str:
 _JSON_TOKENS = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
-async def _body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, read no further than MAX_BODY bytes and nested no
+async def _body(request: Request, limit: int = MAX_BODY) -> dict[str, Any]:
+    """The request's JSON object, read no further than ``limit`` bytes and nested no
     deeper than MAX_NESTING, with no lone surrogate in it; _BadRequest (400 or 413)
     otherwise."""
     length = request.headers.get("content-length")
-    if length is not None and (not length.isdigit() or int(length) > MAX_BODY):
-        raise _BadRequest(f"the request is larger than the studio takes "
-                          f"({MAX_BODY // 2**20} MiB)", 413)
+    too_large = f"the request is larger than the studio takes ({limit // 2**20} MiB)"
+    if length is not None and (not length.isdigit() or int(length) > limit):
+        raise _BadRequest(too_large, 413)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
-        if size > MAX_BODY:
-            raise _BadRequest(f"the request is larger than the studio takes "
-                              f"({MAX_BODY // 2**20} MiB)", 413)
+        if size > limit:
+            raise _BadRequest(too_large, 413)
         chunks.append(chunk)
     raw = b"".join(chunks)
     depth = 0
@@ -716,6 +748,7 @@ def make_app(root: Path, keys: Keys, port: int) -> ASGIApp:
         Route("/api/diff", s.diff, methods=["POST"]),
         Route("/api/versions", s.versions, methods=["POST"]),
         Route("/api/models", s.models, methods=["POST"]),
+        Route("/api/import", s.import_logs, methods=["POST"]),
         Route("/api/try", s.try_start, methods=["POST"]),
         Route("/api/try/{id}", s.try_send, methods=["POST"]),
         Route("/api/run", s.run_start, methods=["POST"]),

@@ -217,3 +217,36 @@ def test_a_whole_flow_with_the_keyboard_alone(browser: Any, studio_on: Any, serv
         re.compile(r"The run ended: hours passed with fake"), timeout=30000)
     assert errors == []
     ctx.close()
+
+
+def test_import_conversations_adds_scenarios_to_the_list(browser: Any, studio_on: Any,
+                                                         tmp_path: Path) -> None:
+    """Import conversations (issue 34, item 6): a gateway log chosen in the page becomes
+    scenarios in the suite's imported/ folder, listed at once; what could not be read is
+    said in a list of its own, at its line."""
+    from tests.importing.test_importer import TRANSCRIPT
+    from tests.importing.test_scenario import gateway_log
+
+    suite = make_suite(tmp_path / "clinic", "http://127.0.0.1:9/v1")
+    log = gateway_log(tmp_path / "production.jsonl", [TRANSCRIPT])
+    broken = tmp_path / "cut.jsonl"
+    broken.write_bytes(b'{"request": {"messages": [\n')
+    studio = studio_on(suite)
+    ctx, page, errors = open_page(browser, studio)
+    nav = page.get_by_role("navigation", name="Scenarios")
+    with page.expect_file_chooser() as chooser:
+        nav.get_by_role("button", name="Import conversations").click()
+    chooser.value.set_files([str(log), str(broken)])
+    expect(page.get_by_role("status")).to_have_text(
+        "Imported 1 scenario(s): imported/abren_el_sabado.yaml")
+    expect(nav.get_by_role("link", name="imported/abren_el_sabado.yaml")).to_be_visible()
+    expect(page.get_by_role("list", name="What the import left out")).to_have_text([
+        "cut.jsonl:1: the line is cut off: its JSON stops in the middle, at column 26; "
+        "skipped"])
+    assert (suite / "imported" / "abren_el_sabado.yaml").is_file()
+    # the same file again: refused whole, nothing replaced
+    page.get_by_label("Import conversations").set_input_files(str(log))
+    expect(page.get_by_role("status")).to_contain_text(
+        "Not imported: imported/abren_el_sabado.yaml already exists")
+    assert errors == []
+    ctx.close()

@@ -696,6 +696,45 @@ function setupNew() {
   });
 }
 
+// ------------------------------------------------------------------ import
+
+function base64(buffer) {
+  const bytes = new Uint8Array(buffer);
+  let text = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) {
+    text += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  }
+  return btoa(text);
+}
+
+// Import conversations: the chosen files (gateway logs, OTLP/JSON exports) become
+// scenarios in the suite's imported/ folder, as `scenarist import` makes them; they
+// appear in the Scenarios list.
+function setupImport() {
+  const input = $("#import-files");
+  $("#import").addEventListener("click", () => input.click());
+  input.addEventListener("change", async () => {
+    const chosen = [...(input.files || [])];
+    input.value = "";
+    if (!chosen.length) return;
+    say(`Importing ${chosen.map((f) => f.name).join(", ")}…`);
+    let r;
+    try {
+      const files = await Promise.all(chosen.map(async (f) => ({ name: f.name, data: base64(await f.arrayBuffer()) })));
+      r = await post("/api/import", { files });
+    } catch (e) {
+      say(`Not imported: ${e.message}`);
+      return;
+    }
+    await loadSuite();
+    const names = r.written.map((w) => w.path);
+    say(names.length ? `Imported ${names.length} scenario(s): ${names.join(", ")}`
+      : "No scenario was imported: see what the import left out.");
+    $("#import-problems").replaceChildren(...r.problems.map((p) => el("li", { text: p })));
+    $("#import-box").hidden = r.problems.length === 0;
+  });
+}
+
 // ------------------------------------------------------------------ try
 
 function logLine(text, kind) {
@@ -950,6 +989,7 @@ function setupRun() {
 async function start() {
   setupTabs();
   setupNew();
+  setupImport();
   setupTry();
   setupRun();
   $("#target").addEventListener("change", resetTry);
