@@ -491,18 +491,24 @@ function ask(title, label, action) {
 
 // Ask a target's endpoint which models it serves: say so beside the target (or that it
 // cannot be reached); with `offer`, list them to choose one for Model.
-async function reach(name, baseUrl, keyEnv, out, offer) {
+// What each endpoint answered, so that drawing the form again asks it nothing new.
+const reached = new Map();
+
+async function reach(name, baseUrl, keyEnv, out, offer, fresh = false) {
   if (!baseUrl) {
     out.textContent = "";
     return;
   }
-  out.textContent = `Asking ${baseUrl}…`;
-  let r;
-  try {
-    r = await post("/api/models", { base_url: baseUrl, api_key_env: keyEnv });
-  } catch (e) {
-    out.textContent = e.message;
-    return;
+  let r = !offer && !fresh ? reached.get(baseUrl) : undefined;
+  if (!r) {
+    out.textContent = `Asking ${baseUrl}…`;
+    try {
+      r = await post("/api/models", { base_url: baseUrl, api_key_env: keyEnv });
+    } catch (e) {
+      out.textContent = e.message;
+      return;
+    }
+    reached.set(baseUrl, r);
   }
   if (r.error) {
     out.textContent = `Target ${name}: ${r.error.charAt(0).toUpperCase()}${r.error.slice(1)}.`;

@@ -29,7 +29,7 @@ function targetItem(t, model, ctx) {
     const label = WORDS[key] || key;
     const field = textField(label, value, (v) => {
       edit({ op: "target_set", target: t.name, key, value: v });
-      if (key === "base_url") ctx.reach(t.name, v, t.fields.api_key_env || "", reach, null);
+      if (key === "base_url") ctx.reach(t.name, v, t.fields.api_key_env || "", reach, null, true);
     }, { hint: HINTS[key] });
     box.append(field);
     if (key === "model" && t.kind === "openai") {
