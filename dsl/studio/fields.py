@@ -25,13 +25,15 @@ from typing import Any
 
 from ..source.schemawords import CHECK_MODIFIERS
 
-KINDS = ("text", "texts", "bool", "number", "integer", "enum", "map", "tool", "tools")
+KINDS = ("text", "texts", "bool", "number", "integer", "enum", "map", "tool", "tools", "rows")
 
 
 @dataclass(frozen=True, slots=True)
 class Field:
     """One setting of a check: its key (``""`` for a check whose parameter is a bare
-    value), label, kind (:data:`KINDS`), choices (``enum``), and whether it is required."""
+    value), label, kind (:data:`KINDS`), choices (``enum``), and whether it is required.
+    A ``rows`` setting is a list of items, each with the fields ``item`` (``item_main``:
+    the one an item written as a bare value stands for)."""
 
     key: str
     label: str
@@ -39,10 +41,13 @@ class Field:
     options: tuple[str, ...] = ()
     required: bool = False
     doc: str = ""
+    item: tuple[Field, ...] = ()
+    item_main: str | None = None
 
     def as_json(self) -> dict[str, Any]:
         return {"key": self.key, "label": self.label, "kind": self.kind,
-                "options": list(self.options), "required": self.required, "doc": self.doc}
+                "options": list(self.options), "required": self.required, "doc": self.doc,
+                "item": [f.as_json() for f in self.item], "item_main": self.item_main}
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +126,43 @@ def kind_of(schema: Mapping[str, Any]) -> tuple[str, tuple[str, ...]] | None:
     return None
 
 
+def rows_of(schema: Mapping[str, Any]) -> tuple[tuple[Field, ...], str | None] | None:
+    """A list whose items are mappings of simple settings (``require: [{if, else}]``, the
+    calls of ``same_world_as``): the fields of one item, and the one a bare item stands
+    for; None for any other schema."""
+    if _types(schema) != ["array"]:
+        return None
+    items = schema.get("items")
+    if not isinstance(items, Mapping):
+        return None
+    obj = _object_form(items)
+    if obj is None or not isinstance(obj.get("properties"), Mapping):
+        return None
+    required = [str(k) for k in obj.get("required") or []]
+    bare = "string" in _types(items)
+    main = required[0] if bare and len(required) == 1 else None
+    out = []
+    for key, sub in obj["properties"].items():
+        kind = kind_of(sub) if isinstance(sub, Mapping) else None
+        if kind is None or kind[0] in ("tools", "texts"):
+            return None
+        out.append(Field(str(key), str(sub.get("title") or words(str(key))), kind[0], kind[1],
+                         str(key) in required, _doc(sub)))
+    return tuple(out), main
+
+
+def field_of(key: str, schema: Mapping[str, Any], label: str, required: bool = False
+             ) -> Field | None:
+    """The field of one setting with ``schema`` (None: the form cannot edit it)."""
+    rows = rows_of(schema)
+    if rows is not None:
+        return Field(key, label, "rows", (), required, _doc(schema), rows[0], rows[1])
+    kind = kind_of(schema)
+    if kind is None:
+        return None
+    return Field(key, label, kind[0], kind[1], required, _doc(schema))
+
+
 def _doc(schema: Mapping[str, Any]) -> str:
     return str(schema.get("description") or "")
 
@@ -144,13 +186,13 @@ def describe(name: str, schema: Mapping[str, Any]) -> Shape:
         for key, sub in props.items():
             if not isinstance(sub, Mapping):
                 return Shape("yaml")
-            kind = kind_of(sub)
-            if kind is None:
-                return Shape("yaml")
             label = str(sub.get("title") or ("Value" if key == main else words(key)))
             if key in CHECK_MODIFIERS and key != main:
                 label = f"{label} of the {name} check"  # not the item's own `name:`
-            fields.append(Field(str(key), label, kind[0], kind[1], key in required, _doc(sub)))
+            found = field_of(str(key), sub, label, key in required)
+            if found is None:
+                return Shape("yaml")
+            fields.append(found)
         if "array" in short and main is not None:
             main_kind = next(f.kind for f in fields if f.key == main)
             if main_kind not in ("texts", "tools"):
@@ -159,12 +201,11 @@ def describe(name: str, schema: Mapping[str, Any]) -> Shape:
         return Shape("fields", tuple(fields), main, short, mapping=True)
     if types == ["boolean", "object"] or "boolean" in types:
         return Shape("yaml")
-    kind = kind_of(schema)
-    if kind is None:
+    label = str(schema.get("title") or (words(name) if "array" in types else "Value"))
+    found = field_of("", schema, label, True)
+    if found is None:
         return Shape("yaml")
-    label = str(schema.get("title") or "Value")
-    return Shape("fields", (Field("", label, kind[0], kind[1], True, _doc(schema)),), "",
-                 short, mapping=False)
+    return Shape("fields", (found,), "", short, mapping=False)
 
 
 def values_of(shape: Shape, param: Any) -> dict[str, Any] | None:
@@ -208,6 +249,13 @@ def _fits(f: Field, value: Any) -> bool:
             return str(value) in f.options
         case "map":
             return isinstance(value, Mapping)
+        case "rows":
+            return isinstance(value, list) and all(
+                (isinstance(v, str) and f.item_main is not None) or (
+                    isinstance(v, Mapping) and all(
+                        (x := next((i for i in f.item if i.key == k), None)) is not None
+                        and _fits(x, w) for k, w in v.items()))
+                for v in value)
     return False
 
 

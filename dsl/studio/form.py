@@ -640,6 +640,8 @@ def _new_check(name: str, data: CommentedMap, suite: SuiteContext) -> Any:
                 values[f.key] = False
             case "enum":
                 values[f.key] = f.options[0]
+            case "rows" | "map":
+                values[f.key] = [] if f.kind == "rows" else {}
             case _:
                 values[f.key] = 0
     return CommentedMap([(name, _yaml_param(shortest(shape, values)))])

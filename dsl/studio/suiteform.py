@@ -28,9 +28,18 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..source.load import resolve_plain
 from ..source.resources import load_schema
-from .fields import Field, fits, kind_of, words
+from .fields import Field, field_of, fits, words
 from .tables import TABLE_OPS, edit_inline, inline_model
-from .yamltext import FormError, YamlText, filled, flow_map, flow_seq, insert, rename
+from .yamltext import (
+    FormError,
+    YamlText,
+    filled,
+    flow_map,
+    flow_seq,
+    flow_value,
+    insert,
+    rename,
+)
 
 FORM_KEYS = ("targets", "defaults", "world", "tools")
 ACTIONS = ("read", "create", "update", "delete")
@@ -70,11 +79,10 @@ def tool_settings() -> tuple[Field, ...]:
     for key, sub in props.items():
         if key in HANDLED or not isinstance(sub, Mapping):
             continue
-        kind = kind_of(sub)
-        if kind is None or kind[0] in ("map", "tool", "tools"):
+        found = field_of(key, sub, str(sub.get("title") or words(key)))
+        if found is None or found.kind in ("tool", "tools"):
             continue
-        out.append(Field(key, str(sub.get("title") or words(key)), kind[0], kind[1],
-                         doc=str(sub.get("description") or "")))
+        out.append(found)
     return tuple(out)
 
 
@@ -427,6 +435,18 @@ def _apply_one(data: CommentedMap, edit: Mapping[str, Any]) -> None:
             _required(tool, key, False)
 
 
+def _flow(value: Any) -> Any:
+    """A mapping or a list the form sent, written on one line, its texts quoted only when
+    they must be."""
+    if isinstance(value, Mapping):
+        return flow_map([(str(k), _flow(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return flow_seq([_flow(v) for v in value])
+    if isinstance(value, str):
+        return flow_value(value)
+    return value
+
+
 def _follow_rename(data: CommentedMap, old: str, new: str) -> None:
     """A renamed target is renamed where the suite names it (defaults.target)."""
     defaults = data.get("defaults")
@@ -671,6 +691,8 @@ def _more_set(tool: CommentedMap, key: str, value: Any) -> None:
         value = flow_seq([filled(None, str(x).strip()) for x in items if str(x).strip()])
     elif f.kind == "bool":
         value = value is True
+    elif f.kind in ("map", "rows") and fits(f, value):
+        value = _flow(value)
     elif not fits(f, value):
         raise FormError(f"{f.label} takes {f.kind}, not {value!r}")
     else:

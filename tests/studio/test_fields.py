@@ -17,7 +17,9 @@ def test_every_check_has_a_shape_and_the_main_ones_their_words() -> None:
     shapes = {name: describe(name, c.schema) for name, c in REGISTRY.items()}
     assert all(s.kind in ("flag", "fields", "world", "yaml") for s in shapes.values())
     labels = {n: [(f.label, f.kind) for f in s.fields] for n, s in shapes.items()}
-    assert labels["contains"] == [("Value", "texts"), ("Ignore case", "bool")]
+    assert labels["contains"][:2] == [("Value", "texts"), ("Ignore case", "bool")]
+    assert all(kind == "bool" for _, kind in labels["contains"][2:])  # issue 33's, for free
+    assert labels["same_world_as"] == [("Same world as", "rows")]
     assert labels["calls"] == [("Tool", "tool"), ("Arguments", "map"), ("Times", "integer")]
     assert labels["not_calls"] == [("Tool", "tool"), ("Arguments", "map")]
     assert labels["tool_correctness"] == [("Tools", "tools"), ("Mode", "enum"),

@@ -340,3 +340,19 @@ def test_a_syntax_error_is_said_as_problems_says_it() -> None:
     assert str(caught.value) == (
         "The form needs YAML it can read; fix this in the YAML tab first: 2:7 Y101 the file "
         "ends inside a quoted string (hint: close the quote that was opened here)")
+
+
+def test_same_world_as_takes_its_calls_as_rows() -> None:
+    """Issue 33's check gets its fields from its schema: the right calls, each a tool and
+    its arguments; a call with no arguments written as the tool's name."""
+    new = apply(CHECKS, [{"op": "add_check", "list": None, "check": "same_world_as"},
+                         {"op": "check_field", "list": None, "index": 2, "key": "",
+                          "value": ["find_prescription",
+                                    {"name": "request_refill", "args": {"rx": "RX-1001"}}]}],
+                SUITE)
+    assert new.endswith("  - same_world_as: [find_prescription, {name: request_refill, args: "
+                        "{rx: RX-1001}}]\n")
+    check = form_of(new, SUITE)["checks"][2]
+    assert check["shape"] == "fields"
+    assert check["values"] == {"": ["find_prescription",
+                                    {"name": "request_refill", "args": {"rx": "RX-1001"}}]}

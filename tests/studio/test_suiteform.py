@@ -180,8 +180,32 @@ def test_a_tools_other_settings_come_from_the_suite_schema() -> None:
                         "    answers: []\n")
     tool = form_of(new)["tools"][0]
     assert [(m["key"], m["label"], m["kind"], m["value"]) for m in tool["more"]] == [
-        ("error", "Error", "text", None), ("fields", "Fields", "texts", ["id", "status"]),
-        ("one", "One", "bool", True)]
+        ("error", "Error", "text", None),
+        ("ends_conversation", "Ends conversation", "bool", None),
+        ("fields", "Fields", "texts", ["id", "status"]), ("one", "One", "bool", True),
+        ("require", "Require", "rows", None), ("compute", "Compute", "map", None),
+        ("append", "Append", "map", None)]
     assert tool["yaml_only"] == ["answers"]
     off = apply(new, [{"op": "tool_set", "tool": "x", "key": "one", "value": False}])
     assert "one:" not in off
+
+
+def test_the_business_rules_of_a_table_tool_are_fields() -> None:
+    """Issue 33's keys: require (rules as rows of if and else), compute (columns worked out
+    by expressions), ends_conversation (a checkbox) — from the suite schema."""
+    text = "tools:\n  x:\n    description: d\n    table: cards\n    action: update\n"
+    new = apply(text, [
+        {"op": "tool_set", "tool": "x", "key": "require", "value": [
+            {"if": "row.status == 'active'", "else": "card {{ args.id }} is not active"}]},
+        {"op": "tool_set", "tool": "x", "key": "compute",
+         "value": {"balance": "row.balance - args.amount"}},
+        {"op": "tool_set", "tool": "x", "key": "ends_conversation", "value": True}])
+    assert "    require: [{if: row.status == 'active', else: \"card {{ args.id }} is not " \
+           "active\"}]\n" in new
+    assert "    compute: {balance: row.balance - args.amount}\n" in new
+    assert "    ends_conversation: true\n" in new
+    more = {m["key"]: m for m in form_of(new)["tools"][0]["more"]}
+    assert more["require"]["kind"] == "rows"
+    assert [i["key"] for i in more["require"]["item"]] == ["if", "else"]
+    assert more["require"]["value"] == [{"if": "row.status == 'active'",
+                                         "else": "card {{ args.id }} is not active"}]

@@ -6,7 +6,7 @@
 
 import {
   el, id, button, textField, numberField, checkboxField, selectField, checkChooser,
-  flushPending,
+  flushPending, pairsField, rowsField,
 } from "./widgets.js";
 import { renderGrid } from "./grid.js";
 
@@ -76,34 +76,13 @@ function fieldOf(f, values, check, tools, ctx, main) {
     case "enum":
       return selectField(f.label, value ?? "", f.options, set, { hint: f.doc, empty: "(default)" });
     case "map": {
-      const pairs = Object.entries(value || {});
       const arg = f.label === "Arguments";
-      const wrap = el("fieldset", { class: "pairs" }, el("legend", { text: f.label }));
-      const send = (next) => set(Object.keys(next).length ? next : null);
-      pairs.forEach(([k, v], j) => {
-        const rest = () => Object.fromEntries(pairs.filter((_, x) => x !== j));
-        wrap.append(el("div", { class: "row" },
-          textField(arg ? "Argument" : "Field", k, (nk) => {
-            const next = {};
-            pairs.forEach(([a, b], x) => { next[x === j ? nk : a] = b; });
-            send(next);
-          }),
-          textField("Equal to", typeof v === "string" ? v : JSON.stringify(v), (nv) => {
-            const next = Object.fromEntries(pairs);
-            next[k] = nv;
-            send(next);
-          }),
-          button(`Remove ${arg ? "argument" : "field"} ${k}`, () => send(rest()), "small")));
-      });
-      wrap.append(button(arg ? "Add an argument to match" : "Add a field", () => {
-        const next = Object.fromEntries(pairs);
-        let n = pairs.length + 1;
-        while (`${arg ? "argument" : "field"}_${n}` in next) n++;
-        next[`${arg ? "argument" : "field"}_${n}`] = "";
-        send(next);
-      }, "small"));
-      return wrap;
+      return pairsField(f.label, value, set, { key: arg ? "Argument" : "Field", val: "Equal to",
+        add: arg ? "Add an argument to match" : "Add a field", hint: f.doc });
     }
+    case "rows":
+      return rowsField(f, value, set, (sub, v, send) => fieldOf(sub, { [sub.key]: v },
+        { edit: (op) => send(op.value), list, index }, tools, ctx, null) || el("span"));
     default:
       return null;
   }

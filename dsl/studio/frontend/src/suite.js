@@ -3,7 +3,9 @@
 // for a tool, the form asks what an author knows and the server writes the JSON Schema
 // and the table keys.
 
-import { el, button, textField, numberField, checkboxField, selectField } from "./widgets.js";
+import {
+  el, button, textField, numberField, checkboxField, selectField, pairsField, rowsField,
+} from "./widgets.js";
 
 const WORDS = { base_url: "Base URL", model: "Model", api_key_env: "API key variable",
                 cassette: "Cassette", entry: "Entry", url: "URL", command: "Command" };
@@ -114,6 +116,8 @@ function toolItem(t, model, ctx) {
       else if (f.kind === "enum") more.append(selectField(f.label, f.value ?? "", f.options, send, { hint: f.doc, empty: "(not set)" }));
       else if (f.kind === "number" || f.kind === "integer") more.append(numberField(f.label, f.value, send, { hint: f.doc }));
       else if (f.kind === "texts") more.append(textField(f.label, Array.isArray(f.value) ? f.value.join(", ") : (f.value ?? ""), send, { hint: `${f.doc} (separated by commas)` }));
+      else if (f.kind === "map") more.append(pairsField(f.label, f.value, set(f.key, true), { key: "Column", val: "Value of the column", add: `Add a column to ${f.label.toLowerCase()}`, hint: f.doc }));
+      else if (f.kind === "rows") more.append(rowsField(f, f.value, set(f.key, true), (sub, v, s2) => textField(sub.label, v ?? "", s2, { hint: sub.doc })));
       else more.append(textField(f.label, f.value ?? "", send, { hint: f.doc }));
     }
     box.append(more);

@@ -204,3 +204,67 @@ export function checkChooser(label, value, checks, send) {
 export function button(text, onclick, cls = "", adds = undefined) {
   return el("button", { type: "button", class: cls, text, onclick, "data-add": adds });
 }
+
+// A mapping of names to values as rows (a call's arguments, a tool's computed columns):
+// a name and a value each, Add and Remove. `send` gets the whole mapping (null: empty).
+export function pairsField(label, value, send, { key = "Name", val = "Equal to", add = "Add a row", hint } = {}) {
+  const pairs = Object.entries(value || {});
+  const wrap = el("fieldset", { class: "pairs" }, el("legend", { text: label }));
+  if (hint) wrap.append(el("p", { class: "hint", text: hint }));
+  const out = (next) => send(Object.keys(next).length ? next : null);
+  pairs.forEach(([k, v], j) => {
+    wrap.append(el("div", { class: "row" },
+      textField(key, k, (nk) => {
+        const next = {};
+        pairs.forEach(([a, b], x) => { next[x === j ? nk : a] = b; });
+        out(next);
+      }),
+      textField(val, typeof v === "string" ? v : JSON.stringify(v), (nv) => {
+        const next = Object.fromEntries(pairs);
+        next[k] = nv;
+        out(next);
+      }),
+      button(`Remove ${k}`, () => out(Object.fromEntries(pairs.filter((_, x) => x !== j))), "small")));
+  });
+  wrap.append(button(add, () => {
+    const next = Object.fromEntries(pairs);
+    let n = pairs.length + 1;
+    while (`${key.toLowerCase().replace(/\W+/g, "_")}_${n}` in next) n++;
+    next[`${key.toLowerCase().replace(/\W+/g, "_")}_${n}`] = "";
+    out(next);
+  }, "small"));
+  return wrap;
+}
+
+// A list of items, each a few settings (a tool's rules {if, else}, the calls of
+// same_world_as {name, args}): one group per item, Add and Remove. `itemField(f, value,
+// set)` draws one setting of an item; `send` gets the whole list, an item that holds only
+// its main setting written as that value alone.
+export function rowsField(f, value, send, itemField) {
+  const items = (Array.isArray(value) ? value : []).map((v) =>
+    (typeof v === "string" && f.item_main ? { [f.item_main]: v } : { ...v }));
+  const packed = (list) => list.map((v) => (f.item_main && Object.keys(v).length === 1 && f.item_main in v
+    ? v[f.item_main] : v));
+  const wrap = el("fieldset", { class: "rows-field" }, el("legend", { text: f.label }));
+  if (f.doc) wrap.append(el("p", { class: "hint", text: f.doc }));
+  const noun = f.label.replace(/s$/, "").toLowerCase();
+  items.forEach((item, k) => {
+    const group = el("fieldset", { class: "item" }, el("legend", { text: `${f.label} ${k + 1}` }));
+    for (const sub of f.item) {
+      group.append(itemField(sub, item[sub.key], (v) => {
+        const next = items.map((x) => ({ ...x }));
+        if (v === null || v === "" || v === false) delete next[k][sub.key];
+        else next[k][sub.key] = v;
+        send(packed(next));
+      }));
+    }
+    group.append(button(`Remove ${noun} ${k + 1}`, () => send(packed(items.filter((_, j) => j !== k))), "small"));
+    wrap.append(group);
+  });
+  wrap.append(button(`Add ${f.label === "Same world as" ? "a call" : `a ${noun}`}`, () => {
+    const fresh = {};
+    for (const sub of f.item) if (sub.required) fresh[sub.key] = "";
+    send(packed([...items, fresh]));
+  }, "small"));
+  return wrap;
+}
