@@ -263,3 +263,42 @@ def test_the_refill_desk_with_no_yaml_typed(browser: Any, studio_on: Any, server
     expect(result).to_have_text("The run ended: 5 of 6 passed, 1 failed.", timeout=60000)
     assert errors == []
     ctx.close()
+
+
+def test_the_business_rules_have_their_fields(browser: Any, studio_on: Any,
+                                              tmp_path: Path) -> None:
+    """Issue 33's keys, drawn from the schemas: a tool's rules (If, Else) and whether it
+    ends the conversation; the same_world_as check's calls (Tool, Arguments)."""
+    suite = init_suite(tmp_path / "refills")
+    studio = studio_on(suite)
+    ctx = browser.new_context(viewport={"width": 1280, "height": 1400})
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(studio.url)
+    page.get_by_role("button", name="Suite settings").click()
+    tool = page.get_by_role("group", name="Tool create_refill_request")
+    tool.get_by_text("More settings of create_refill_request").click()
+    tool.get_by_role("checkbox", name="Ends conversation").check()
+    tool.get_by_role("button", name="Add a require").click()  # still open, drawn anew
+    fill_and_leave(page, tool.get_by_role("textbox", name="If"), "args.rx != 'RX-0'")
+    fill_and_leave(page, tool.get_by_role("textbox", name="Else"), "RX-0 cannot be refilled")
+    page.get_by_role("button", name="Save", exact=True).click()
+    expect(page.get_by_role("status")).to_have_text("Saved")
+    text = (suite / "scenarist.yaml").read_text()
+    assert "    ends_conversation: true\n" in text
+    assert "    require: [{if: args.rx != 'RX-0', else: RX-0 cannot be refilled}]\n" in text
+    page.get_by_role("navigation", name="Scenarios").get_by_role(
+        "link", name="refill_no_refills_left.yaml").click()
+    page.get_by_role("tab", name="Form").click()
+    page.get_by_role("button", name="Add check", exact=True).click()
+    page.get_by_role("combobox", name="Check", exact=True).last.fill("same_world_as")
+    calls = page.get_by_role("group", name="Same world as")
+    calls.get_by_role("button", name="Add a call").click()
+    page.get_by_role("group", name="Same world as").get_by_role(
+        "combobox", name="Tool").select_option("check_prescription")
+    page.get_by_role("tab", name="YAML").click()
+    expect(page.get_by_role("textbox", name="Scenario YAML")).to_contain_text(
+        "- same_world_as: [check_prescription]")
+    assert errors == []
+    ctx.close()

@@ -351,8 +351,11 @@ async function drawForm(model) {
   box.classList.remove("busy");
   box.removeAttribute("aria-busy");
   const ctx = { vocab: state.suite, edit: formEdit, ask, grid: gridFor, reach };
+  // what the person opened stays open when the form is drawn anew
+  const open = new Set([...box.querySelectorAll("details[open] > summary")].map((s) => s.textContent));
   if (buffer() && buffer().kind === "suite") renderSuite(box, model, ctx);
   else renderForm(box, model, ctx);
+  for (const s of box.querySelectorAll("details > summary")) if (open.has(s.textContent)) s.parentNode.open = true;
   $("#form-note").hidden = true;
   const wanted = forms.focus;
   forms.focus = null;
