@@ -230,13 +230,20 @@ class EndpointError(ScenaristError):
     not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
     the agent loop turns it into a failed attempt. :data:`EXPLANATIONS` says what each kind
     means in one sentence for the person reading the terminal or the report.
+
+    ``maybe_processed``: the request (or one of its tries) may have reached the endpoint and
+    been acted on — it was written before the failure (a timeout, a connection lost after
+    the request went out, an error status, a reply that cannot be read). False only when it
+    provably never left (no connection). An agent that runs its own loop must not send
+    such a turn again by itself (dsl/clients/transport.py).
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retries: int = 0) -> None:
+                 retries: int = 0, maybe_processed: bool = False) -> None:
         self.kind = kind
         self.status = status
         self.retries = retries
+        self.maybe_processed = maybe_processed
         super().__init__(message)
 
     @property
@@ -258,7 +265,8 @@ EXPLANATIONS: dict[str, str] = {
     "status": "The endpoint answered with an error (or sent Scenarist elsewhere) instead of "
               f"a reply — a server that is overloaded, or set up wrong; {NEITHER}.",
     "malformed": "The endpoint's reply was not a chat answer Scenarist could read — the "
-                 f"wrong kind of server, or a reply cut short or too large; {NEITHER}.",
+                 "wrong kind of server, a reply that breaks HTTP, or one cut short or too "
+                 f"large; {NEITHER}.",
     "unsupported_tools": "The endpoint refuses to give this model tools, so the agent could "
                          f"not be given its tools; {NEITHER}.",
     "tool_call_as_text": "The server gave the model's tool call back as plain text, so no "

@@ -30,6 +30,7 @@ class OpenAISettings:
     headers: Mapping[str, str] = field(default_factory=dict)
     retry: Retry = Retry()
     max_reply_bytes: int = 8 * 2**20  # the most a reply may hold, once decoded
+    ca_file: str | None = None  # absolute: a PEM file of authorities to trust for https://
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,7 @@ class HttpSettings:
     timeout_ms: int = 60_000
     retry: Retry = Retry()
     max_reply_bytes: int = 8 * 2**20
+    ca_file: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -204,7 +204,24 @@ def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str,
             retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
         ),
         **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data else {}),
+        ca_file=_ca_file(doc, path, name, data, root, diags),
     )
+
+
+def _ca_file(doc: Document, path: DataPath, name: str, data: Mapping[str, Any], root: Path,
+             diags: Collector) -> str | None:
+    """The target's ``ca_file``, absolute (S105 at it when it is not a file)."""
+    given = data.get("ca_file")
+    if given is None:
+        return None
+    found = (root / given).resolve()
+    if not found.is_file():
+        what = "is not a regular file" if found.exists() else "does not exist"
+        diags.error(doc.span((*path, "ca_file")), "S105",
+                    f"the ca_file {given!r} of the target '{name}' {what}",
+                    "name the PEM file of the certificate authority that signed the "
+                    "endpoint's certificate, relative to scenarist.yaml")
+    return str(found)
 
 
 def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
@@ -322,6 +339,7 @@ def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, A
             retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
         ),
         **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data else {}),
+        ca_file=_ca_file(doc, path, name, data, root, diags),
     )
 
 
@@ -433,6 +451,12 @@ OPENAI_SCHEMA: dict[str, Any] = {
              "You are a clinic assistant.\n{{ system }}\nCurrent date and time: {{ now }}."),
     },
     "retry": _RETRY,
+    "ca_file": {"type": "string", "minLength": 1,
+                **schema_doc("For an https:// endpoint whose certificate a certificate "
+                             "authority of your own signed (a company's, a test server's): "
+                             "that authority's certificate, a PEM file, relative to "
+                             "scenarist.yaml. It is trusted besides the usual public ones.",
+                             "certs/company-ca.pem")},
 }
 
 _DOTTED_PATH = {
@@ -463,6 +487,7 @@ HTTP_SCHEMA: dict[str, Any] = {
     "timeout_ms": OPENAI_SCHEMA["timeout_ms"],
     "max_reply_bytes": OPENAI_SCHEMA["max_reply_bytes"],
     "retry": _RETRY,
+    "ca_file": OPENAI_SCHEMA["ca_file"],
 }
 
 COMMAND_SCHEMA: dict[str, Any] = {
