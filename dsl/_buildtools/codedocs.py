@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import CODES
+from ..errors import CODES, docs_anchor
 
 Where = Literal["scenario", "suite", "prose", "command"]
 
@@ -57,6 +57,17 @@ when: ¿Hasta qué hora atienden hoy?
 then:
   - contains: "18:00"
 """
+
+# an http agent beside EXAMPLE_SUITE's model target ({tools}: more of its body)
+_SERVICE = """  service:
+    kind: http
+    url: http://127.0.0.1:8000/chat
+    body:
+      message: "{{{{ message }}}}"
+      session: "{{{{ session }}}}"
+{tools}judge: {{target: local}}"""
+
+_DECIDED = '      confirmed: "{{ confirmed }}"\n      cancelled: "{{ cancelled }}"\n'
 
 # beside suite examples: a scenario that uses every tool of EXAMPLE_SUITE
 USES_ALL_TOOLS = """\
@@ -702,6 +713,28 @@ EXAMPLES: dict[str, Example] = {
              "`no_secrets`; check for the `[REDACTED:NAME]` mark when the answer should "
              "hold a redacted value.",
     ),
+    "W430": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(tools=_DECIDED)),
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(
+            tools='      tools_url: "{{ mcp_url }}"\n' + _DECIDED)),
+        where="suite",
+        note="An agent that runs its own loop (`kind: http`) reaches the scenario's fake tools "
+             "only at the attempt's MCP endpoint, which the body must send it "
+             "([targets.md](targets.md#your-agent-service-kind-http)); without it the agent "
+             "uses its own tools or none, and every `calls` check fails with \"the agent "
+             "never connected to its MCP endpoint\".",
+    ),
+    "W431": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(
+            tools='      tools_url: "{{ mcp_url }}"\n')),
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(
+            tools='      tools_url: "{{ mcp_url }}"\n' + _DECIDED)),
+        where="suite",
+        note="A `confirm: true` tool's call is held until the person confirms or cancels it "
+             "in a later turn; Scenarist tells the agent what the person decided only "
+             "through `{{ confirmed }}` (the calls it ran, with their results) and `{{ "
+             "cancelled }}`.",
+    ),
     "W409": Example(
         _s('  - {calls: list_business_hours, name: looks the hours up}\n'
            '  - {contains: "18:00", name: looks the hours up}\n'),
@@ -725,7 +758,7 @@ def codes_markdown() -> str:
     ]
     for code in CODES.values():
         sev = "warning" if code.id.startswith("W") else "error"
-        lines.append(f"| [{code.id}](#{code.id.lower()}-{code.name}) | `{code.name}` | "
+        lines.append(f"| [{code.id}](#{docs_anchor(code.id)}) | `{code.name}` | "
                      f"{code.summary} | {sev} |")
     for code in CODES.values():
         ex = EXAMPLES[code.id]

@@ -85,8 +85,8 @@ class Suite:
 
 
 def load_suite(file: Path, diags: Collector, text: str | None = None) -> Suite:
-    """Load, validate and compile ``scenarist.yaml``. Problems go to ``diags``. ``text``:
-    what the file will hold, read instead of it (an editor's unsaved buffer)."""
+    """Load, validate and compile ``scenarist.yaml`` (or ``text``, read as that file: an
+    editor's unsaved text). Problems go to ``diags``."""
     name = display_path(file)
     doc = read_file(file, name) if text is None else load_bytes(text.encode("utf-8"), name)
     diags.extend(doc.diagnostics)

@@ -29,6 +29,7 @@ from ruamel.yaml.scalarstring import DoubleQuotedScalarString
 
 from ..checks import REGISTRY
 from ..compiler.moment import MomentError, parse_moment, say
+from ..compiler.vocabulary import check_takes
 from ..source.schemawords import CHECK_MODIFIERS
 from .fields import Shape, describe, fits, shortest, values_of
 from .tables import TABLE_OPS, cell_text, edit_inline, inline_model
@@ -79,17 +80,6 @@ def shape_of(name: str) -> Shape:
     """The form's shape of a registered check (yaml for an unknown one)."""
     check = REGISTRY.get(name)
     return describe(name, check.schema) if check is not None else Shape("yaml")
-
-
-def check_takes(name: str) -> str:
-    """What the first studio's form asked of a check: ``flag`` (nothing), ``text`` (a
-    "Value"), or ``other`` (more settings). Kept for the API's readers."""
-    shape = shape_of(name)
-    if shape.kind == "flag":
-        return "flag"
-    if shape.kind == "fields" and shape.main is not None and "string" in shape.short:
-        return "text"
-    return "other"
 
 
 # ---------------------------------------------------------------- the form's model

@@ -59,14 +59,13 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from .. import __version__
-from ..checks import REGISTRY
+from ..compiler import vocabulary
 from ..compiler.lint import lint_text
 from ..compiler.suite import load_suite
 from ..errors import Collector, Diagnostic, without_userinfo
 from ..importing import ImportRefused, Upload, default_folder, import_conversations
-from ..source.resources import load_schema
 from . import form, suiteform, tables
-from .form import FormError, SuiteContext, check_takes, shape_of
+from .form import FormError, SuiteContext, shape_of
 from .runs import RunBusy, Runs
 from .trying import Conversation, TryError
 from .workspace import MAX_TEXT, Changed, Missing, Refused, Workspace
@@ -302,9 +301,7 @@ class Studio:
 
     def _suite(self) -> dict[str, Any]:
         suite, ctx = self._context()
-        schema = load_schema("scenario.schema.json")
-        keys = {k: v.get("description", "") for k, v in schema["properties"].items()}
-        given = schema["properties"]["given"]["properties"]
+        scenario = vocabulary.schema_of(False)
         tables = []
         for name, t in suite.world.items():
             path = self.space.relative(Path(t.file).resolve()) if t.file else None
@@ -323,14 +320,15 @@ class Studio:
                        "action": t.action,
                        "table": t.table.table if t.table is not None else None}
                       for t in suite.tools.values()],
-            "checks": [{"name": c.name, "doc": c.doc, "takes": check_takes(c.name),
+            "checks": [{"name": c.name, "doc": c.doc, "takes": c.takes,
                         "shape": shape_of(c.name).as_json(),
-                        "params": _parameters(c.schema, {}),
-                        "examples": list(c.examples), "judge": c.judge, "group": c.group}
-                       for c in REGISTRY.values()],
+                        "params": dict(c.params), "examples": list(c.examples),
+                        "judge": c.judge, "group": c.group}
+                       for c in vocabulary.checks().values()],
             "named_checks": list(suite.checks),
-            "keys": keys,
-            "given_keys": {k: v.get("description", "") for k, v in given.items()},
+            "keys": {k: w.doc for k, w in vocabulary.keys_at(scenario, ()).items()},
+            "given_keys": {k: w.doc for k, w in
+                           vocabulary.keys_at(scenario, ("given",)).items()},
             "tables": tables,
         }
 
@@ -358,17 +356,16 @@ class Studio:
             diags = Collector()
             load_suite(path, diags, text)
             found: list[Diagnostic] = list(diags.diagnostics)
+            mine = [d for d in found if not d.span.file.startswith("<")
+                    and Path(d.span.file).absolute().resolve() == path]
         elif kind == "scenario":
-            found = list(lint_text(path, text).diagnostics)
+            result = lint_text(path, text)
+            found, mine = list(result.diagnostics), result.of_file(path)
         else:
-            found = []
-        mine, others = [], []
-        for d in found:
-            if _same_file(d, path):
-                mine.append(_problem(d))
-            else:
-                others.append(f"{d.span}: {d.severity} {d.code} {d.message}")
-        return {"problems": mine, "elsewhere": others}
+            found = mine = []
+        others = [f"{d.span}: {d.severity} {d.code} {d.message}" for d in found
+                  if d not in mine]
+        return {"problems": [_problem(d) for d in mine], "elsewhere": others}
 
     async def form(self, request: Request) -> Response:
         body = await _body(request)
@@ -638,27 +635,6 @@ def _cell(value: Any) -> str:
     return tables.cell_text(value)
 
 
-def _same_file(d: Diagnostic, path: Path) -> bool:
-    if d.span.file.startswith("<"):
-        return False
-    shown = Path(d.span.file)
-    return (shown if shown.is_absolute() else Path.cwd() / shown).resolve() == path
-
-
-def _parameters(schema: Any, out: dict[str, str]) -> dict[str, str]:
-    """A check's parameters (the keys of its mapping form) and what each means, from its
-    JSON Schema, for completion."""
-    if isinstance(schema, dict):
-        for name, sub in (schema.get("properties") or {}).items():
-            out.setdefault(name, str(sub.get("description") or "") if isinstance(sub, dict)
-                           else "")
-        for key in ("then", "else", "anyOf", "oneOf", "allOf"):
-            more = schema.get(key)
-            for sub in more if isinstance(more, list) else [more]:
-                _parameters(sub, out)
-    return out
-
-
 def _problem(d: Diagnostic) -> dict[str, Any]:
     return {"line": d.span.line, "col": d.span.col, "code": d.code, "message": d.message,
             "hint": d.hint, "severity": d.severity,
@@ -794,7 +770,9 @@ def serve(root: Path, port: int, open_browser: bool,
         echo(f"Studio: {url}")
         echo("Press Ctrl-C to stop it.")
         sys.stdout.flush()
-        config = uvicorn.Config(make_app(root, keys, port), log_level="warning",
+        # log_level error: uvicorn's warnings are about what clients sent ("Invalid HTTP
+        # request received."), not for the person who started the studio
+        config = uvicorn.Config(make_app(root, keys, port), log_level="error",
                                 access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)
