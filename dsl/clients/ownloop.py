@@ -305,6 +305,10 @@ class _Talk:
     def __post_init__(self) -> None:
         self.messages = [dict(m) for m in self.scenario.history]
 
+    @property
+    def world(self) -> Any:
+        return self.tools.world
+
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         scenario = self.scenario
