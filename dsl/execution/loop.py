@@ -35,7 +35,17 @@ from ..compiler.templates import (
     render_system,
 )
 from ..errors import EndpointError
-from ..model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn, ending
+from ..model import (
+    Attachment,
+    AttemptData,
+    Call,
+    Retried,
+    Scenario,
+    Tokens,
+    ToolSpec,
+    Turn,
+    ending,
+)
 from ..targets.base import ChatModel, Unreadable, read_reply_json
 from .conversation import OpenUser, converse, settle
 
@@ -56,6 +66,7 @@ class LoopState:
     failure_kind: str | None = None
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
     user_messages: list[str] = field(default_factory=list)  # what a simulated user wrote
+    retried: list[Retried] = field(default_factory=list)  # own-loop turns sent again, why
 
 
 class LoopEndpointError(EndpointError):

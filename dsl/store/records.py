@@ -32,6 +32,7 @@ the conversation — only with a simulated user)::
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
      "stderr"?: TEXT, "ended_by"?: TOOL,
+     "retried"?: [{"turn", "kind", "reason", "discarded": [{"name", "args", "output"}]}],
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
                  "removed": ROW}],
      "world_turns"?: [[CHANGE, ...], ...]}
@@ -46,6 +47,12 @@ call ended the conversation (a transfer to a human): no turn after it was played
 
 ``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
 wrote to its standard error, at most 32 KiB, redacted as everything else.
+
+``retried`` (only when it happened: an ``http`` agent with ``retry: {turns: true}``) lists
+each turn sent again after a try that failed when the agent may have acted: the turn, the
+endpoint error's kind and words, and the calls that try made — discarded (not in
+``calls``), what they changed in the world undone. ``retries`` counts every request sent
+again, these included.
 
 ``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
@@ -79,6 +86,7 @@ from ..model import (
     CriterionResult,
     Evidence,
     JudgeAnswer,
+    Retried,
     Tokens,
     Turn,
 )
@@ -162,6 +170,7 @@ class AttemptRecord:
     world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
     user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
     ended_by: str | None = None  # the ends_conversation tool whose call ended it
+    retried: tuple[Retried, ...] = ()  # own-loop turns sent again, and why
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -270,6 +279,9 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         d["stderr"] = r.stderr
     if r.ended_by is not None:
         d["ended_by"] = r.ended_by
+    if r.retried:
+        d["retried"] = [{"turn": t.turn, "kind": t.kind, "reason": t.reason,
+                         "discarded": [dict(c) for c in t.discarded]} for t in r.retried]
     if r.world is not None:
         d["world"] = [dict(c) for c in r.world]
         if r.world_turns:
@@ -556,7 +568,18 @@ def record_from_json(d: Any) -> AttemptRecord:
                           _get(d, "world_turns", list, ())),
         user_messages=_texts(_get(d, "user_messages", list, ()), "a user message"),
         ended_by=_get(d, "ended_by", str, None),
+        retried=tuple([_retried(t) for t in _get(d, "retried", list, ())]),
     )
+
+
+def _retried(d: Any) -> Retried:
+    t = _obj(d, "a turn sent again")
+    turn, kind, reason = t.get("turn"), t.get("kind"), t.get("reason")
+    if type(turn) is not int:
+        raise RecordError("a turn sent again has no 'turn' (a number)")
+    gone = _get(t, "discarded", list, ())
+    return Retried(turn, kind if type(kind) is str else "", reason if type(reason) is str
+                   else "", tuple(_obj(c, "a discarded call") for c in gone))
 
 
 def _texts(values: list[Any], what: str) -> tuple[str, ...]:

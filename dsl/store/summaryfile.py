@@ -34,10 +34,15 @@ turn was never played)::
                                    "ci_high"}]}],
            "failing_checks": [{"label", "count", "always"?}],
            "latency_ms": {"mean", "p50", "p95"}, "tokens": {"prompt", "completion", "total"},
-           "model_calls", "retries", "error_kinds": {KIND: N}, "failure_kinds": {KIND: N},
+           "model_calls", "retries", "turns_retried"?, "error_kinds": {KIND: N},
+           "failure_kinds": {KIND: N},
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
     COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1"}
+
+``turns_retried`` (only when not 0) counts the turns of an agent that runs its own loop
+sent again after a try that failed when the agent may have acted (``retry: {turns: true}``;
+results.jsonl's ``retried`` says why).
 
 ``baseline`` and ``compare`` are comparisons as :class:`dsl.results.baseline.Comparison`
 writes and reads them. Summaries written before a field existed read with its default.
@@ -198,6 +203,7 @@ class SummaryRow:
     error_messages: Mapping[str, str] = dataclasses.field(default_factory=dict)
     tool_calls: ToolCounts | None = None  # None: its checks say nothing about tools
     judge: RowJudge | None = None
+    turns_retried: int = 0  # own-loop turns sent again after a failed try (results' retried)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -337,6 +343,7 @@ def row_json(r: SummaryRow) -> dict[str, Any]:
         "tokens": {"prompt": r.tokens.prompt, "completion": r.tokens.completion,
                    "total": r.tokens.total},
         "model_calls": r.model_calls, "retries": r.retries,
+        **({"turns_retried": r.turns_retried} if r.turns_retried else {}),
         "error_kinds": dict(r.error_kinds), "failure_kinds": dict(r.failure_kinds),
         "error_messages": dict(r.error_messages),
         "tool_calls": None if r.tool_calls is None else counts_json(r.tool_calls),
@@ -442,7 +449,7 @@ def _rates(d: JSONObject, key: str) -> dict[str, float]:
 
 
 _COUNTS = ("passes", "decided", "planned", "runs", "fails", "unsure", "errors", "saved",
-           "not_run", "min_pass", "always_broken", "model_calls", "retries")
+           "not_run", "min_pass", "always_broken", "model_calls", "retries", "turns_retried")
 _RATES = ("pass_rate", "ci_low", "ci_high")
 
 
@@ -489,7 +496,8 @@ def row_from_json(d: Any) -> SummaryRow:
         error_kinds=counts(d, "error_kinds"), failure_kinds=counts(d, "failure_kinds"),
         error_messages=counts(d, "error_messages", str),
         tool_calls=None if d.get("tool_calls") is None else inner(d, "tool_calls", _counts),
-        judge=maybe_inner(d, "judge", _row_judge)))
+        judge=maybe_inner(d, "judge", _row_judge),
+        turns_retried=maybe(d, "turns_retried", int, 0)))
 
 
 def _skipped(d: Any) -> Skipped:
