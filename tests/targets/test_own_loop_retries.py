@@ -215,3 +215,30 @@ def test_lint_knows_the_setting(tmp_path: Path, service: str) -> None:
     assert result.exit_code != 0
     assert ("unknown key 'turn' in 'retry' in targets.svc; did you mean 'turns'?"
             in result.output), result.output
+
+
+def test_a_failed_try_still_at_work_records_nothing(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The failed try calls a tool once more after its 500, while the turn's second try is
+    still running: its endpoint has moved, so the late call is refused, not recorded."""
+    monkeypatch.setenv("AGENT_TOKEN", TOKEN)
+    log = tmp_path / "late.log"
+    proc = subprocess.Popen([sys.executable, str(AGENT), "serve"], stdout=subprocess.PIPE,
+                            text=True, env={**os.environ, "OWNAGENT_LOG": str(log)})
+    assert proc.stdout is not None
+    port = int(proc.stdout.readline().split()[1])
+    try:
+        root = suite(tmp_path / "suite", f"http://127.0.0.1:{port}",
+                     retry={"turns": True, "backoff_ms": 10})
+        scenario(root, "order", "FAIL 500 SLEEP 3 LATE get_card")
+        run_cli("run", ".", "--out", "runs", cwd=root)
+    finally:
+        proc.terminate()
+        proc.wait()
+    rec = only_record(root)
+    assert rec["status"] == "pass", rec["checks"]
+    assert [c["name"] for c in rec["calls"]] == ["order_replacement"]
+    # the first try's late call came during the second try (which sleeps 3 s): refused
+    first = log.read_text().splitlines()[0]
+    assert first == ("get_card: refused (MCPError: no such endpoint (or its attempt has "
+                     "ended))"), first
