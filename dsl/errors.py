@@ -170,6 +170,11 @@ CODES: dict[str, Code] = {
                                     "the start."),
         Code("W412", "redacted-literal", "A check's text would be redacted before the check "
                                          "sees it."),
+        Code("W430", "agent-without-tools", "An http agent's body never sends {{ mcp_url }}, "
+                                            "so the agent never reaches the fake tools."),
+        Code("W431", "agent-without-confirmations", "An http agent's body never sends "
+                                                    "{{ confirmed }} or {{ cancelled }}, while "
+                                                    "the scenarios hold calls."),
     )
 }
 
@@ -306,6 +311,62 @@ def said_label(kind: str) -> str:
     """How the terminal and the CI files introduce a kind's message: ``the server said``
     only when a server said it, else ``what happened``."""
     return "the server said" if kind in SERVER_WORDS else "what happened"
+
+
+def said_short(text: str, limit: int) -> str:
+    """An endpoint's message cut to ``limit`` characters for a terminal or a summary,
+    whitespace collapsed. A message that quotes an agent program's standard error keeps
+    that quote's end — where the exception is — rather than its start."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    at = text.find(STDERR_QUOTE)
+    if at >= 0:
+        head = text[:at]
+        if len(head) > limit // 2:
+            head = head[: limit // 2 - 1] + "…"
+        room = limit - len(head) - len(STDERR_QUOTE) - 1
+        quote = text[at + len(STDERR_QUOTE):]
+        if room > 0:
+            return f"{head}{STDERR_QUOTE}…{quote[-room:]}"
+    return text[: limit - 1] + "…"
+
+
+# How an endpoint error's message introduces the end of an agent program's standard error
+# (dsl/clients/command.py); said_short keeps what follows it.
+STDERR_QUOTE = "; its standard error ends: "
+
+
+# ---- text from outside, on a terminal ----------------------------------------------------
+
+# An escape sequence: CSI (ESC [ or the 8-bit CSI, parameters, a final byte); a control
+# string — OSC (a window title, a hyperlink), DCS, SOS, PM, APC — up to BEL or ST (or the
+# text's end); any other ESC and the character after it.
+_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?")
+# every other control character but the line break and the tab, and the bidi overrides
+# and isolates (which reorder what follows them)
+_CONTROL_CHAR = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def on_terminal(text: str) -> str:
+    """Text a model, a tool, an agent, a server or a client wrote, as Scenarist prints it
+    on a terminal (``run``, ``try``, ``mcp``, ``studio``): every escape sequence removed —
+    colours, cursor moves, screen clears, window titles, hyperlinks — and every other
+    control character (a carriage return that would rewrite the line, a bell, a bidi
+    override) shown as an escape (``\\x0d``, ``\\u202e``). Line breaks and tabs stay. The
+    one function every terminal surface passes such text through."""
+    if text.isprintable():
+        return text
+    text = _SEQUENCE.sub("", text)
+    return _CONTROL_CHAR.sub(_escaped, text)
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 UNKNOWN_KIND = (f"The endpoint failed in a way Scenarist has no words for; {NEITHER}.")

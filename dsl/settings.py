@@ -78,6 +78,8 @@ class CommandSettings:
     cwd: str  # the suite's folder (absolute)
     env: Mapping[str, str] = field(default_factory=dict)
     timeout_ms: int = 60_000  # the most one turn's answer may take
+    pass_env: tuple[str, ...] = ()  # variables passed on from the run's environment
+    inherit_env: bool = False  # the run's whole environment (less the suite's secrets)
 
 
 # What :attr:`dsl.model.Target.config` holds: the settings of the target's kind.

@@ -12,7 +12,11 @@ exchange::
               and, for an answer that is an error, its kind,
      "confirmed": [{"name", "args", "output"}] the held calls the person confirmed before
                   the turn (what the agent was told they answered),
-     "answer": TEXT, "pending": [{"name", "args"}]}
+     "answer": TEXT, "pending": [{"name", "args"}], "mcp": "listed" | "connected" | "never"}
+
+(``mcp``: how the agent had used its MCP endpoint by the turn's end — it listed the tools,
+only connected, or never connected; a cassette recorded before it was kept replays
+without it.)
 
 With a simulated user, its model's exchanges are in the same cassette, one a line, as a
 model cassette keeps them, marked ``"user": true``: ``{"key": SHA-256 of the request,
@@ -49,7 +53,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import CassetteMiss, EndpointError, RunDirError
-from ..model import Call, Scenario, Target
+from ..model import MCP_USES, Call, Scenario, Target
 from ..targets.base import (
     AgentContext,
     ChatModel,
@@ -105,12 +109,14 @@ class ExchangeRecorder:
             self._file.write(json.dumps(obj) + "\n")
         self._file.flush()
 
-    def write(self, turn: TurnInput, answered: Answered, made: list[Call]) -> None:
+    def write(self, turn: TurnInput, answered: Answered, made: list[Call],
+              mcp: str | None = None) -> None:
         self._write({"key": exchange_key(turn), "scenario": turn.scenario, "seed": turn.seed,
                      "turn": turn.turn, "request": answered.request, "reply": answered.reply,
                      "calls": [recorded_call(c) for c in made],
                      "confirmed": turn.confirmed,
-                     "answer": answered.answer, "pending": answered.pending})
+                     "answer": answered.answer, "pending": answered.pending,
+                     "mcp": mcp})
 
     def tap(self, inner: ChatModel) -> ChatModel:
         """The model that plays a simulated user, its exchanges written here too."""
@@ -239,8 +245,12 @@ class ExchangeReplay:
                     f"agent called {_named(c)} and got {_said(c.get('output'), c.get('error'))}"
                     f", but the tool now answers {_said(now, call.error)} — the scenario's "
                     f"tools or data changed since it was recorded; {AGAIN}")
+        used = entry.get("mcp")
+        if used in MCP_USES:  # how the agent had used its endpoint by the turn's end
+            tools.listed = tools.listed or used == "listed"
+            tools.connected = tools.connected or used != "never"
         return Answered(entry["answer"], entry["pending"], entry.get("request"),
-                        entry.get("reply"))
+                        entry.get("reply"), mcp=used if used in MCP_USES else None)
 
     def _shown(self, value: Any) -> Any:
         """``value`` as the cassette keeps it (redacted)."""

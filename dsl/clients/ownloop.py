@@ -75,6 +75,7 @@ class Answered:
     request: Any  # what was sent (an http body; a command's input line)
     reply: Any  # what came back (the JSON reply; the output line)
     retries: int = 0  # tries that never reached the agent, sent again
+    mcp: str | None = None  # a replay: how the recorded agent had used its endpoint by then
 
 
 class Session(Protocol):
@@ -310,7 +311,9 @@ class OwnLoopAgent:
             goal_reached=goal, user_messages=tuple(talk.said),
             attachments=scenario.all_attachments, stderr=talk.stderr,
             world=tools.world.run() if tools.world is not None else None,
-            retries=talk.retries, retried=tuple(talk.retried))
+            retries=talk.retries, retried=tuple(talk.retried),
+            mcp=tools.used if self._served or talk.replayed_use else None,
+            tokens_known=False)
 
     async def aclose(self) -> None:
         if self.users is not None:
@@ -344,6 +347,7 @@ class _Talk:
     steps: int = 0
     stderr: str = ""
     done: int = 0  # the endpoint's calls taken into the attempt so far
+    replayed_use: bool = False  # a replay's cassette said how the agent used its endpoint
     said: list[str] = field(default_factory=list)  # what a simulated user wrote
     retries: int = 0  # requests sent again (turns, and tries that never reached the agent)
     retried: list[Retried] = field(default_factory=list)  # the turns sent again, and why
@@ -381,11 +385,12 @@ class _Talk:
             [{"name": c.name, "args": c.args} for c in decided if c.decision == "cancelled"])
         tools.step = number
         answered = await self._ask(asked)
+        self.replayed_use = self.replayed_use or answered.mcp is not None
         self.steps += 1
         made = list(tools.calls[self.done:])
         self.done = len(tools.calls)
         if self.agent._recorder is not None:
-            self.agent._recorder.write(asked, answered, made)
+            self.agent._recorder.write(asked, answered, made, tools.used)
         n = len(tools.calls)
         held: list[Call] = []
         for k, p in enumerate(answered.pending, 1):
@@ -463,5 +468,5 @@ class _Talk:
         progress = LoopState(messages=self.messages, calls=[*self.calls, *made],
                              steps=self.steps, turns=self.turns, stderr=self.stderr,
                              user_messages=self.said, retries=self.retries,
-                             retried=self.retried)
+                             retried=self.retried, tokens_known=False)
         return LoopEndpointError(exc, progress)
