@@ -677,6 +677,8 @@ def _reruns(rec: AttemptRecord, start: int) -> set[int]:
     run at the person's word in a later turn (dsl/clients/ownloop.py): the call again, its
     result after it — not a call the agent made again. Only a transcript that holds more
     calls than the record has them."""
+    if not any(t.decided for t in rec.turns):  # most attempts: no held call was decided
+        return set()
     messages = rec.messages
     made = sum(len(m.get("tool_calls") or ()) for m in messages[start:]
                if m.get("role") == "assistant" and type(m.get("tool_calls")) is list)
