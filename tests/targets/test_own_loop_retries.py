@@ -119,6 +119,9 @@ def test_with_turn_retries_the_failed_try_is_discarded_and_the_retry_recorded(
     rec = only_record(root)
     assert rec["status"] == "pass", (result.output, rec["checks"])
     assert [(c["id"], c["name"]) for c in rec["calls"]] == [("mcp_1", "order_replacement")]
+    # the second try found the world as the turn did: R-1 was free again (not "id taken")
+    assert "error" not in rec["calls"][0]
+    assert rec["calls"][0]["output"] == '{"id": "R-1", "card": "C-1", "status": "ordered"}'
     assert rec["world"] == [{"table": "replacements", "id": "R-1",
                              "added": {"id": "R-1", "card": "C-1", "status": "ordered"}}]
     assert rec["retries"] == 1
