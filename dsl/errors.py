@@ -400,6 +400,22 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
+_SUGGESTION = re.compile(r"'(?P<wrong>[^'\n]+)'[^']*; did you mean '(?P<right>[^'\n]+)'\?")
+
+
+def suggestion(message: str) -> tuple[str, str] | None:
+    """What a message made with :func:`did_you_mean` suggests: (the word written, the word
+    meant) — ``("contians", "contains")`` — or None. An editor's quick fix applies it."""
+    # the last quoted word before "; did you mean" is the one written
+    found = list(_SUGGESTION.finditer(message))
+    return (found[-1]["wrong"], found[-1]["right"]) if found else None
+
+
+def docs_anchor(code: str) -> str:
+    """The anchor of a code's section in docs/lint.md: ``s101-unknown-check``."""
+    return f"{code.lower()}-{CODES[code].name}"
+
+
 def quoted_list(items: Iterable[str], conj: str = "or") -> str:
     """``'a', 'b' or 'c'`` — a list written the way people write it."""
     q = [f"'{i}'" for i in items]

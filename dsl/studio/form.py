@@ -31,6 +31,7 @@ from ruamel.yaml.scalarstring import (
 
 from ..checks import REGISTRY
 from ..compiler.moment import MomentError, parse_moment, say
+from ..compiler.vocabulary import check_takes
 from ..source.load import resolve_plain
 from ..source.schemawords import CHECK_MODIFIERS
 
@@ -179,20 +180,6 @@ def _turn_of(turn: Any) -> dict[str, Any]:
 
 def _checks_of(then: Any) -> list[dict[str, Any]]:
     return [_check_of(item) for item in then] if isinstance(then, list) else []
-
-
-def check_takes(name: str) -> str:
-    """What the form asks of a check: ``flag`` (nothing), ``text`` (a "Value"), or
-    ``other`` (a parameter written in the YAML tab)."""
-    check = REGISTRY.get(name)
-    if check is None:
-        return "other"
-    schema = dict(check.schema)
-    if "const" in schema:
-        return "flag"
-    types = schema.get("type")
-    types = [types] if isinstance(types, str) else list(types or [])
-    return "text" if "string" in types else "other"
 
 
 def _check_of(item: Any) -> dict[str, Any]:

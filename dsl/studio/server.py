@@ -36,12 +36,11 @@ from starlette.responses import FileResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 
 from .. import __version__
-from ..checks import REGISTRY
+from ..compiler import vocabulary
 from ..compiler.lint import lint_text
 from ..compiler.suite import SUITE_FILE, load_suite
 from ..errors import Collector, Diagnostic
-from ..source.resources import load_schema
-from .form import FormError, apply, check_takes, form_of
+from .form import FormError, apply, form_of
 from .runs import RunBusy, Runs
 from .trying import Conversation, TryError
 from .workspace import Changed, Missing, Refused, Workspace
@@ -174,9 +173,7 @@ class Studio:
 
     def _suite(self) -> dict[str, Any]:
         suite = load_suite(self.space.root / SUITE_FILE, Collector())
-        schema = load_schema("scenario.schema.json")
-        keys = {k: v.get("description", "") for k, v in schema["properties"].items()}
-        given = schema["properties"]["given"]["properties"]
+        scenario = vocabulary.schema_of(False)
         return {
             "root": str(self.space.root),
             "name": self.space.root.name,
@@ -185,13 +182,14 @@ class Studio:
             "default_target": suite.defaults.target,
             "tools": [{"name": t.name, "description": t.description, "confirm": t.confirm,
                        "action": t.action} for t in suite.tools.values()],
-            "checks": [{"name": c.name, "doc": c.doc, "takes": check_takes(c.name),
-                        "params": _parameters(c.schema, {}),
-                        "examples": list(c.examples), "judge": c.judge, "group": c.group}
-                       for c in REGISTRY.values()],
+            "checks": [{"name": c.name, "doc": c.doc, "takes": c.takes,
+                        "params": dict(c.params), "examples": list(c.examples),
+                        "judge": c.judge, "group": c.group}
+                       for c in vocabulary.checks().values()],
             "named_checks": list(suite.checks),
-            "keys": keys,
-            "given_keys": {k: v.get("description", "") for k, v in given.items()},
+            "keys": {k: w.doc for k, w in vocabulary.keys_at(scenario, ()).items()},
+            "given_keys": {k: w.doc for k, w in
+                           vocabulary.keys_at(scenario, ("given",)).items()},
         }
 
     # ------------------------------------------------------------------ a file
@@ -212,13 +210,10 @@ class Studio:
     def _lint(self, rel: str, text: str) -> dict[str, Any]:
         path = self.space.resolve(rel)
         result = lint_text(path, text)
-        mine, others = [], []
-        for d in result.diagnostics:
-            if _same_file(d, path, self.space.root):
-                mine.append(_problem(d))
-            else:
-                others.append(f"{d.span}: {d.severity} {d.code} {d.message}")
-        return {"problems": mine, "elsewhere": others}
+        mine = result.of_file(path)
+        others = [f"{d.span}: {d.severity} {d.code} {d.message}" for d in result.diagnostics
+                  if d not in mine]
+        return {"problems": [_problem(d) for d in mine], "elsewhere": others}
 
     async def form(self, request: Request) -> Response:
         body = await _body(request)
@@ -357,27 +352,6 @@ def _field(body: dict[str, Any], name: str) -> str:
 
 def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
-
-
-def _same_file(d: Diagnostic, path: Path, root: Path) -> bool:
-    if d.span.file.startswith("<"):
-        return False
-    shown = Path(d.span.file)
-    return (shown if shown.is_absolute() else Path.cwd() / shown).resolve() == path
-
-
-def _parameters(schema: Any, out: dict[str, str]) -> dict[str, str]:
-    """A check's parameters (the keys of its mapping form) and what each means, from its
-    JSON Schema, for completion."""
-    if isinstance(schema, dict):
-        for name, sub in (schema.get("properties") or {}).items():
-            out.setdefault(name, str(sub.get("description") or "") if isinstance(sub, dict)
-                           else "")
-        for key in ("then", "else", "anyOf", "oneOf", "allOf"):
-            more = schema.get(key)
-            for sub in more if isinstance(more, list) else [more]:
-                _parameters(sub, out)
-    return out
 
 
 def _problem(d: Diagnostic) -> dict[str, Any]:
