@@ -239,15 +239,18 @@ class EndpointError(ScenaristError):
     been acted on — it was written before the failure (a timeout, a connection lost after
     the request went out, an error status, a reply that cannot be read). False only when it
     provably never left (no connection). An agent that runs its own loop must not send
-    such a turn again by itself (dsl/clients/transport.py).
+    such a turn again by itself (dsl/clients/transport.py). ``retry_after``: the seconds
+    the server asked to wait before trying again (its ``Retry-After``), when it said.
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retries: int = 0, maybe_processed: bool = False) -> None:
+                 retries: int = 0, maybe_processed: bool = False,
+                 retry_after: float | None = None) -> None:
         self.kind = kind
         self.status = status
         self.retries = retries
         self.maybe_processed = maybe_processed
+        self.retry_after = retry_after
         super().__init__(message)
 
     @property

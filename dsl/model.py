@@ -685,6 +685,18 @@ class Turn(msgspec.Struct, frozen=True, gc=False):
     simulated: bool = False  # said by the simulated user
 
 
+class Retried(msgspec.Struct, frozen=True, gc=False):
+    """A turn of an agent that runs its own loop sent again after a try that failed when
+    the agent may have acted (an ``http`` target's ``retry: {turns: true}``): which turn,
+    why (the endpoint error's kind and words), and the calls that try made — discarded,
+    each ``{name, args, output}``, with what they changed in the world undone."""
+
+    turn: int
+    kind: str = ""
+    reason: str = ""
+    discarded: tuple[Mapping[str, Any], ...] = ()
+
+
 def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],
                index: int) -> tuple[Call, ...]:
     """The calls the agent made in turn ``index`` (0-based), as they stood when that turn
@@ -763,6 +775,7 @@ class AttemptData(msgspec.Struct, frozen=True):
     # how an agent that runs its own loop (http, command) used its MCP endpoint: MCP_USES;
     # None: not such an agent (or a replay of a cassette that did not keep it)
     mcp: str | None = None
+    retried: tuple[Retried, ...] = ()  # turns of an own-loop agent sent again, and why
 
     def attached(self) -> dict[str, Attachment]:
         """The attachments by their hash (the key a message's attachment part holds)."""

@@ -39,6 +39,7 @@ from ..model import (
     Attachment,
     AttemptData,
     Call,
+    Retried,
     Scenario,
     Tokens,
     ToolSpec,
@@ -67,6 +68,7 @@ class LoopState:
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
     tokens_known: bool = True  # False: the agent does not say what it used (http, command)
     user_messages: list[str] = field(default_factory=list)  # what a simulated user wrote
+    retried: list[Retried] = field(default_factory=list)  # own-loop turns sent again, why
 
 
 class LoopEndpointError(EndpointError):

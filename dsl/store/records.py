@@ -36,7 +36,9 @@ the conversation — only with a simulated user)::
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
                  "removed": ROW}],
      "world_turns"?: [[CHANGE, ...], ...], "user_messages"?: [TEXT],
-     "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never", "seed": N}
+     "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never",
+     "retried"?: [{"turn", "kind", "reason", "discarded": [{"name", "args", "output"}]}],
+     "seed": N}
 
 (Lines written before Scenarist read them with msgspec had the same keys in another order:
 ``seed`` after ``run``, a conversation's keys after ``messages``.)
@@ -58,6 +60,12 @@ unknown, never 0.
 ``mcp`` (only for an agent that runs its own loop, ``kind: http`` or ``command``) says how
 it used its attempt's MCP endpoint: it listed the fake tools, only connected, or never
 connected — the tool checks say so when an expected call never came.
+
+``retried`` (only when it happened: an ``http`` agent with ``retry: {turns: true}``) lists
+each turn sent again after a try that failed when the agent may have acted: the turn, the
+endpoint error's kind and words, and the calls that try made — discarded (not in
+``calls``), what they changed in the world undone. ``retries`` counts every request sent
+again, these included.
 
 ``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
@@ -93,6 +101,7 @@ from ..model import (
     CriterionResult,
     Evidence,
     JudgeAnswer,
+    Retried,
     Tokens,
     Turn,
 )
@@ -174,7 +183,7 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
 
     only_when_set: ClassVar[tuple[str, ...]] = (
         "failure", "failure_kind", "turns", "history", "goal_reached", "stderr", "world",
-        "world_turns", "user_messages", "ended_by", "mcp")
+        "world_turns", "user_messages", "ended_by", "mcp", "retried")
 
     scenario: str
     target: str
@@ -207,6 +216,7 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
     user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
     ended_by: str | None = None  # the ends_conversation tool whose call ended it
     mcp: str | None = None  # how an own-loop agent used its MCP endpoint (model.MCP_USES)
+    retried: tuple[Retried, ...] = ()  # own-loop turns sent again, and why
     seed: int = 0  # always the run index (written for those who look for a seed)
 
     def __post_init__(self) -> None:

@@ -38,7 +38,8 @@ turn was never played)::
            "failing_checks": [{"label", "count", "always"?}],
            "latency_ms": {"mean", "p50", "p95"},
            "tokens": {"prompt", "completion", "total"} | null,
-           "model_calls", "retries", "error_kinds": {KIND: N}, "failure_kinds": {KIND: N},
+           "model_calls", "retries", "turns_retried"?, "error_kinds": {KIND: N},
+           "failure_kinds": {KIND: N},
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
     COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1"}
@@ -47,6 +48,10 @@ turn was never played)::
 used (``kind: http``, ``command``): a row's when none of its attempts' are, the totals'
 when no row's is. ``tokens_unknown`` (only when not empty) names the targets whose tokens
 are unknown; the totals' ``tokens`` counts the others'.
+
+``turns_retried`` (only when not 0) counts the turns of an agent that runs its own loop
+sent again after a try that failed when the agent may have acted (``retry: {turns: true}``;
+results.jsonl's ``retried`` says why).
 
 ``baseline`` and ``compare`` are comparisons as :class:`dsl.results.baseline.Comparison`
 writes and reads them. Summaries written before a field existed read with its default.
@@ -165,6 +170,8 @@ class SummaryRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     ``passed``, ``file_runs`` (when not given: ``planned``) and ``unsure_rate`` follow from
     the others: the file keeps them for its readers."""
 
+    only_when_set: ClassVar[tuple[str, ...]] = ("turns_retried",)
+
     scenario: str
     target: str
     file: str = ""
@@ -197,6 +204,7 @@ class SummaryRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     tokens: Tokens | None = Tokens()  # None: unknown (an agent that does not say them)
     model_calls: Count = 0
     retries: Count = 0
+    turns_retried: Count = 0  # own-loop turns sent again after a failed try (results' retried)
     error_kinds: Mapping[str, int] = msgspec.field(default_factory=dict)
     failure_kinds: Mapping[str, int] = msgspec.field(default_factory=dict)
     error_messages: Mapping[str, str] = msgspec.field(default_factory=dict)
