@@ -7,8 +7,9 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..compiler.arguments import report_arguments
 from ..compiler.faketools import args_match
@@ -85,8 +86,7 @@ def _times(n: int) -> str:
 # ---------------------------------------------------------------- calls
 
 
-@dataclass(frozen=True, slots=True)
-class CallsParams:
+class CallsParams(msgspec.Struct, frozen=True):
     name: str
     args: dict[str, Any] | None
     times: int | None
@@ -188,8 +188,7 @@ def prepare_known_names(param: Any, ctx: CheckContext) -> tuple[str, ...] | None
     return names if ok else None
 
 
-@dataclass(frozen=True, slots=True)
-class Forbidden:
+class Forbidden(msgspec.Struct, frozen=True):
     """One call ``not_calls`` forbids: any call to ``name``, or (``args``) only a call that
     has these arguments with these values (matched as ``calls`` matches them)."""
 
@@ -330,8 +329,7 @@ def lcs_length(a: list[str] | tuple[str, ...], b: list[str] | tuple[str, ...]) -
     return prev[-1]
 
 
-@dataclass(frozen=True, slots=True)
-class OrderParams:
+class OrderParams(msgspec.Struct, frozen=True):
     tools: tuple[str, ...]
     threshold: float
     mode: str = "ordered"
