@@ -30,16 +30,16 @@ when a part is; else TN.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from .model import Call, Turn, turn_calls
 
 Outcome = Literal["tp", "fp", "fn", "tn"]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExpectation:
+class ToolExpectation(msgspec.Struct, frozen=True):
     """The tool calls a scenario expects (see the module's docstring)."""
 
     expected: tuple[str, ...] = ()

@@ -24,9 +24,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import regex
 
 from ..model import RedactConfig, Target
@@ -49,8 +49,7 @@ DEFAULT_PATTERNS: dict[str, str] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Redactor:
+class Redactor(msgspec.Struct, frozen=True):
     # One pattern per NAME, applied in turn: each keeps its literal-prefix fast path (one
     # alternation of them all was 400x slower on a results line).
     patterns: tuple[tuple[regex.Pattern[str], str], ...]

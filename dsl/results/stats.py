@@ -19,14 +19,14 @@ independent implementation (statsmodels, scipy) to 1e-9.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+
+import msgspec
 
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
 PASS_K = (1, 3, 5, 10)  # the k of pass@k and pass^k that a summary reports (k ≤ attempts)
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
+class Interval(msgspec.Struct, frozen=True):
     """A 95% confidence interval, ends included."""
 
     low: float
@@ -93,8 +93,7 @@ def pass_k_table(n: int, c: int) -> tuple[dict[str, float], dict[str, float]]:
             {str(k): pass_hat_k(n, c, k) for k in ks})
 
 
-@dataclass(frozen=True, slots=True)
-class PRF:
+class PRF(msgspec.Struct, frozen=True):
     """Precision, recall and F1 of a confusion count (true negatives play no part).
 
     A ratio with nothing to count is 1: precision when nothing was predicted, recall when
@@ -166,8 +165,7 @@ def pass_chance(runs: int, min_pass: int, p: float) -> float:
                      for k in range(min_pass, runs + 1))
 
 
-@dataclass(frozen=True, slots=True)
-class Power:
+class Power(msgspec.Struct, frozen=True):
     """What a gate (``runs``, ``min_pass``) does with an agent whose true pass rate is
     ``p_good`` and with one whose rate is ``p_bad``; and the smallest gate that passes the
     good one and fails the bad one, each at least :data:`POWER` of the time (None: not
