@@ -25,6 +25,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
 from ..settings import HttpSettings, OpenAISettings
@@ -100,6 +102,46 @@ def backoff_seconds(retry_index: int, base_ms: int) -> float:
     """Exponential backoff with full jitter: uniform in [b/2, b], b = base × 2^i."""
     b: float = base_ms / 1000 * 2.0**retry_index
     return b / 2 + random.random() * b / 2  # noqa: S311 - jitter, not cryptography
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def request_body(body: Any) -> bytes:
+    """A request's JSON body, compact, in UTF-8 (msgspec: a fifth of the json module's
+    time). What msgspec cannot write as the json module would — a lone surrogate (half an
+    emoji), a value that is not a number, a key that is not text — is written by the json
+    module (a lone surrogate escaped)."""
+    try:
+        content = _ENCODER.encode(body)
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError):
+        pass  # (UnicodeEncodeError is a ValueError)
+    else:
+        if b"null" not in content or not _has_nan(body):
+            return content
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # a lone surrogate: sent escaped
+        return json.dumps(body, separators=(",", ":")).encode()
+
+
+def _has_nan(data: Any) -> bool:
+    """Whether ``data`` holds a float that is not a finite number (msgspec writes those
+    as null; the json module as NaN or Infinity)."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if type(value) is float:
+            if value != value or value in (_INF, -_INF):
+                return True
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+    return False
+
+
+_INF = float("inf")
 
 
 def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
@@ -192,10 +234,7 @@ class JsonEndpoint:
         have and ``resend`` is off, the request is not tried again. The EndpointError raised
         at the end is marked ``maybe_processed`` when any try may have been processed."""
         retry = self.target.retry
-        try:
-            content = json.dumps(body, ensure_ascii=False).encode()
-        except UnicodeEncodeError:  # a lone surrogate (half an emoji): send it escaped
-            content = json.dumps(body).encode()
+        content = request_body(body)
         started = time.perf_counter()
         last: EndpointError | None = None
         processed = False

@@ -142,15 +142,22 @@ def read_reply_json(text: str) -> Any:
     text. (A lone surrogate, half an emoji cut by max_tokens, is kept: the files written
     keep it as a ``\\ud83d`` escape.)"""
     try:
-        data = json.loads(text)
-    except RecursionError:
-        raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP) from None
-    except ValueError as exc:
-        raise Unreadable(f"is not JSON: {snippet(text)}", str(exc)) from None
+        data = msgspec.json.decode(text)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        data = _loads(text)  # (NaN, a lone surrogate, 1e400, not JSON: the json module's)
     if (text.count("[") + text.count("{") > MAX_REPLY_DEPTH
             and deeper_than(data, MAX_REPLY_DEPTH)):
         raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP)
     return data
+
+
+def _loads(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP) from None
+    except ValueError as exc:
+        raise Unreadable(f"is not JSON: {snippet(text)}", str(exc)) from None
 
 
 def deeper_than(data: Any, limit: int) -> bool:
