@@ -71,15 +71,21 @@ class Redactor(msgspec.Struct, frozen=True):
     def value(self, data: Any) -> Any:
         """``data`` (a JSON-like value) with every secret in it redacted; ``data`` itself
         when it holds none (the common case costs one search per pattern)."""
-        if not self.patterns:
+        if self.clean(data):
             return data
-        if self.probe:
-            texts: list[str] = []
-            _texts(data, texts)
-            joined = "\n\x00\n".join(texts)
-            if not any(p.search(joined) for p, _ in self.patterns):
-                return data
         return self._value(data)
+
+    def clean(self, data: Any) -> bool:
+        """True when ``data`` (a JSON-like value) surely holds nothing to redact: one search
+        per pattern of its texts joined (the probe); False when it may."""
+        if not self.patterns:
+            return True
+        if not self.probe:
+            return False
+        texts: list[str] = []
+        _texts(data, texts)
+        joined = "\n\x00\n".join(texts)
+        return not any(p.search(joined) for p, _ in self.patterns)
 
     def _value(self, data: Any) -> Any:
         if isinstance(data, str):

@@ -295,6 +295,10 @@ def redacted_data(data: AttemptData, redact: Any) -> AttemptData:
     when it holds no secret (one search of its texts per pattern)."""
     if redact is None or not redact.patterns:
         return data
+    if redact.clean([data.answer, [[c.args, c.raw_args, c.output] for c in data.calls],
+                     data.messages, [[t.text, t.answer, t.failure] for t in data.turns],
+                     data.failure]):
+        return data  # (the usual attempt: one probe of all its texts)
     answer = redact(data.answer)
     calls = redact.value([[c.args, c.raw_args, c.output] for c in data.calls]) \
         if data.calls else []
