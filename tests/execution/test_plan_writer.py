@@ -236,5 +236,5 @@ def test_a_run_smaller_than_plan_apart_at_makes_its_plan_without_a_fork(
     assert result["forks"] == 0
     assert result["exit"] in (0, 1), r.stderr  # the run ran (its verdict is not the point)
     (plan_file,) = (tmp_path / "runs").glob("*/plan.json")
-    assert (plan_file.parent / "results.jsonl").read_text("utf-8").count("\n") == 1
+    assert (plan_file.parent / "results.jsonl").read_text("utf-8").count("\n") >= 1
     assert json.loads(plan_file.read_text("utf-8"))["scenarios"][0]["id"] == "hours"
