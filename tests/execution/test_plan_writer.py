@@ -225,6 +225,8 @@ print("RESULT " + json.dumps({"exit": code, "forks": len(forks)}))
 
 def test_a_run_smaller_than_plan_apart_at_makes_its_plan_without_a_fork(
         tmp_path: Path, server: FakeServer) -> None:
+    # the first record comes well after the moment a larger plan would be forked (50 ms)
+    server.script({"rules": [{"replies": [{"text": "Hasta las 18:00.", "delay_ms": 400}]}]})
     plain_suite(tmp_path, server.url)
     write(tmp_path / "hours.yaml", HOURS)
     r = subprocess.run([sys.executable, "-c", SMALL_RUN], cwd=tmp_path, timeout=120,
