@@ -7,35 +7,81 @@ with :func:`dsl.checks.tools.tool_expectation`): the tools that ``calls``, ``cal
 no other tool may be called; ``not_calls`` names tools that must not be called, and when it
 names every tool of the scenario (or ``tool_correctness: []``), *none is expected*.
 
-Each attempt counts once, as one of:
+Each attempt counts once. Its calls are *right* when they are what the expectation asks:
+every expected tool (with the arguments ``calls`` gives, when it gives some), no call that
+``not_calls`` forbids (any call to the tool, or a call with the arguments it names) and,
+with ``calls_only``, no other tool; when none is expected, no call at all. Then it is:
 
-* **TP** — a tool was expected and the right one was called: every expected tool, none
-  that ``not_calls`` forbids (and, with ``calls_only``, none other);
-* **FP** — a tool was called when none was expected, or the wrong tool (an expected one
-  missing, a forbidden one called);
-* **FN** — a tool was expected and none was called;
+* **TP** — a tool was expected and the calls are right;
+* **FN** — a tool was expected and no tool was called;
+* **wrong** — a tool was expected and tools were called, but not the right calls (the wrong
+  tool instead of the expected one, one expected tool missing, a forbidden call beside the
+  expected ones). It counts as an FP (it called tools, and not the right ones) *and* an FN
+  (the expected calls were not made right), so it lowers precision and recall alike;
+* **FP** — no tool was expected and one was called;
 * **TN** — none was expected and none was called (it plays no part in the figures).
+
+So precision is the share of attempts that called tools whose calls were right, and recall
+the share of attempts that expected a call whose calls were right. :data:`COUNTS` says which
+of the sums (TP, FP, FN, TN) each outcome adds one to.
 
 A scenario whose checks say nothing about tools has no expectation: its attempts are not
 counted. Calls held for confirmation count as calls (the agent asked for them).
 
 In a conversation, a turn's own tool checks apply to that turn's calls only (a turn that
 says ``not_calls: X`` says nothing of the turn after it, which may expect X), and the
-scenario's own ``then`` to every call of the conversation. Each part is counted as above
-and the attempt still counts once: FP when a part is FP, or when one part is FN while
-another called the right tool (an expected tool missing); else FN when a part is; else TP
-when a part is; else TN.
+scenario's own ``then`` to every call of the conversation. The attempt's calls are right
+when each part's are (each part counted as above is TP or TN); a tool was expected when one
+part expects one; then the attempt is counted as above.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .model import Call, Turn, turn_calls
 
-Outcome = Literal["tp", "fp", "fn", "tn"]
+Outcome = Literal["tp", "fp", "fn", "tn", "wrong"]
+
+# which of the sums each outcome adds one to (the tool-call figures: dsl.results.stats.PRF)
+COUNTS: dict[Outcome, tuple[str, ...]] = {
+    "tp": ("tp",), "fp": ("fp",), "fn": ("fn",), "tn": ("tn",), "wrong": ("fp", "fn")}
+
+
+def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
+    """Each expected key is present with an equal value; extra arguments are allowed."""
+    if not isinstance(actual, dict):
+        return False
+    return all(k in actual and actual[k] == v for k, v in expected.items())
+
+
+@dataclass(frozen=True, slots=True)
+class CallRule:
+    """A call to ``name`` that has these arguments with these values (extra arguments do
+    not matter): one a ``calls`` check expects, or one ``not_calls`` forbids."""
+
+    name: str
+    args: Mapping[str, Any]
+
+    def matches(self, call: Call) -> bool:
+        return call.name == self.name and args_match(self.args, call.args)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "args": dict(self.args)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> CallRule | None:
+        if (isinstance(data, Mapping) and isinstance(data.get("name"), str)
+                and isinstance(data.get("args"), Mapping)):
+            return cls(data["name"], dict(data["args"]))
+        return None
+
+
+def _rules(data: Any) -> tuple[CallRule, ...]:
+    rules = (CallRule.from_json(x) for x in data) if isinstance(data, list) else ()
+    return tuple(r for r in rules if r is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +97,10 @@ class ToolExpectation:
     # scenario's own checks expect nothing of the conversation's calls)
     turns: tuple[tuple[int, ToolExpectation], ...] = ()
     whole: bool = True
+    # calls with args: an expected tool counts as called only by a call with these values
+    expected_calls: tuple[CallRule, ...] = ()
+    # not_calls with args: a call with these values is unwanted (the tool itself is not)
+    forbidden_calls: tuple[CallRule, ...] = ()
 
     @property
     def all_expected(self) -> tuple[str, ...]:
@@ -59,33 +109,41 @@ class ToolExpectation:
         return tuple(dict.fromkeys(names))
 
     def classify_attempt(self, calls: Sequence[Call], turns: Sequence[Turn]) -> Outcome:
-        """One attempt as TP, FP, FN or TN: each turn's expectation on that turn's calls,
-        the scenario's on all of them (see the module's docstring)."""
-        parts = [self.classify(c.name for c in calls)] if self.whole else []
+        """One attempt as TP, FP, FN, wrong or TN: each turn's expectation on that turn's
+        calls, the scenario's on all of them (see the module's docstring)."""
+        parts = [self.classify(calls)] if self.whole else []
+        expects = self.whole and self.expects
         for index, expectation in self.turns:
             mine = turn_calls(tuple(calls), tuple(turns), index) if index < len(turns) else ()
-            parts.append(expectation.classify(c.name for c in mine))
-        if "fp" in parts or ("fn" in parts and "tp" in parts):
-            return "fp"
-        if "fn" in parts:
-            return "fn"
-        return "tp" if "tp" in parts else "tn"
+            parts.append(expectation.classify(mine))
+            expects = expects or expectation.expects
+        return _outcome(expects, all(p in ("tp", "tn") for p in parts), bool(calls))
 
-    def classify(self, called: Iterable[str]) -> Outcome:
-        """One attempt's calls (their names, in any order) as TP, FP, FN or TN."""
-        made = set(called)
-        if self.none or not self.expected:
-            return "fp" if made else "tn"
-        if not made:
-            return "fn"
-        right = (made.issuperset(self.expected) and made.isdisjoint(self.forbidden)
-                 and (not self.only or made.issubset(self.expected)))
-        return "tp" if right else "fp"
+    @property
+    def expects(self) -> bool:
+        """A tool is expected to be called (not: none may be)."""
+        return bool(self.expected) and not self.none
+
+    def classify(self, calls: Sequence[Call]) -> Outcome:
+        """One attempt's calls (in any order) as TP, FP, FN, wrong or TN."""
+        made = {c.name for c in calls}
+        if not self.expects:
+            return _outcome(False, not made, bool(made))
+        right = (made.issuperset(self.expected)
+                 and all(any(rule.matches(c) for c in calls) for rule in self.expected_calls)
+                 and made.isdisjoint(self.forbidden)
+                 and not (self.only and not made.issubset(self.expected))
+                 and not any(rule.matches(c) for rule in self.forbidden_calls for c in calls))
+        return _outcome(True, right, bool(made))
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"expected": list(self.expected),
                                "forbidden": list(self.forbidden),
                                "only": self.only, "none": self.none}
+        if self.expected_calls:
+            out["expected_calls"] = [r.as_json() for r in self.expected_calls]
+        if self.forbidden_calls:
+            out["forbidden_calls"] = [r.as_json() for r in self.forbidden_calls]
         if self.turns:  # 1-based, as people count turns
             out["turns"] = [{"turn": i + 1, **e.as_json()} for i, e in self.turns]
         if not self.whole:
@@ -107,7 +165,16 @@ class ToolExpectation:
         return cls(tuple(str(x) for x in data.get("expected") or ()),
                    tuple(str(x) for x in data.get("forbidden") or ()),
                    bool(data.get("only")), bool(data.get("none")), tuple(turns),
-                   data.get("whole") is not False)
+                   data.get("whole") is not False, _rules(data.get("expected_calls")),
+                   _rules(data.get("forbidden_calls")))
+
+
+def _outcome(expects: bool, right: bool, called: bool) -> Outcome:
+    if right:
+        return "tp" if expects else "tn"
+    if expects:
+        return "wrong" if called else "fn"
+    return "fp"
 
 
 def expectation_of(spec: Mapping[str, Any]) -> ToolExpectation | None:

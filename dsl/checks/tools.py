@@ -10,11 +10,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..compiler.arguments import report_arguments
-from ..compiler.faketools import args_match
 from ..errors import did_you_mean, quoted_list
 from ..model import AttemptData, Call, CompiledCheck, Outcome, Scenario, ToolSpec
 from ..source import schemacheck
-from ..toolcalls import ToolExpectation
+from ..toolcalls import CallRule, ToolExpectation, args_match
 from .answer import TRUE_SCHEMA, prepare_true
 from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
 
@@ -619,29 +618,39 @@ def tool_expectation(checks: Sequence[CompiledCheck],
     scenario means none is expected, as ``tool_correctness: []`` does."""
     expected: list[str] = []
     forbidden: list[str] = []
+    expected_calls: list[CallRule] = []
+    forbidden_calls: list[CallRule] = []
     only = False
     nothing = False
     for c in checks:
         names: tuple[str, ...] = ()
         match c.name, c.params:
-            case "calls", CallsParams(name=name):
+            case "calls", CallsParams(name=name, args=args):
                 names = (name,)
+                if args and CallRule(name, args) not in expected_calls:
+                    expected_calls.append(CallRule(name, args))
             case "calls_only", tuple(listed):
                 names, only = tuple(map(str, listed)), True
             case ("calls_in_order" | "tool_correctness") as kind, OrderParams(tools=listed):
                 names = listed
                 nothing = nothing or (kind == "tool_correctness" and not listed)
             case "not_calls", tuple(rules):
-                # a call forbidden only with some arguments: not a tool
-                forbidden.extend(f.name for f in rules if isinstance(f, Forbidden)
-                                 and f.args is None and f.name not in forbidden)
+                for f in rules:
+                    if not isinstance(f, Forbidden):
+                        continue
+                    if f.args is None:  # the tool itself is forbidden
+                        forbidden.extend([f.name] if f.name not in forbidden else [])
+                    elif CallRule(f.name, f.args) not in forbidden_calls:  # these values only
+                        forbidden_calls.append(CallRule(f.name, f.args))
         expected.extend(n for n in names if n not in expected)
     every = {t.name for t in tools}
     if not expected and every and every.issubset(forbidden):
         nothing = True
     if not expected and not nothing:
         return None
-    return ToolExpectation(tuple(expected), tuple(forbidden), only, nothing and not expected)
+    return ToolExpectation(tuple(expected), tuple(forbidden), only, nothing and not expected,
+                           expected_calls=tuple(expected_calls),
+                           forbidden_calls=tuple(forbidden_calls))
 
 
 def scenario_expectation(scenario: Scenario) -> ToolExpectation | None:

@@ -6,8 +6,8 @@ A call is answered, in order, by:
 
 1. ``error: TEXT`` — the tool always fails: the model gets ``error: TEXT``;
 2. ``answers`` — the first entry whose ``when`` arguments are all in the call with equal
-   values (:func:`args_match`, the rule of the ``calls`` check's ``args``) gives its
-   ``returns``, or fails with its ``error``;
+   values (:func:`dsl.toolcalls.args_match`, the rule of the ``calls`` check's ``args``)
+   gives its ``returns``, or fails with its ``error``;
 3. ``returns`` — fixed text or data (a mapping or a list is sent as JSON), ``OK`` when the
    tool says nothing;
 4. neither — when the tool has ``answers`` and no ``returns``, a call that matches none
@@ -31,6 +31,7 @@ from ..errors import Collector, did_you_mean
 from ..model import Action, Call, ToolAnswer, ToolSpec
 from ..source import schemacheck
 from ..source.load import DataPath, Document
+from ..toolcalls import args_match
 from .arguments import report_arguments
 from .templates import (
     as_tool_text,
@@ -52,13 +53,6 @@ class ToolResult(NamedTuple):
 
     output: str
     error: str | None = None
-
-
-def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
-    """Each expected key is present with an equal value; extra arguments are allowed."""
-    if not isinstance(actual, dict):
-        return False
-    return all(k in actual and actual[k] == v for k, v in expected.items())
 
 
 def error_text(text: str) -> str:

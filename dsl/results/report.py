@@ -53,7 +53,14 @@ from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
-from .words import failed_before_checks, not_evaluated_text, pct, side_text, target_what
+from .words import (
+    failed_before_checks,
+    not_evaluated_text,
+    pct,
+    recall_text,
+    side_text,
+    target_what,
+)
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -272,6 +279,7 @@ class ToolScore:
     tp: int
     fp: int
     fn: int
+    tn: int
     precision: float
     recall: float
     f1: float
@@ -411,7 +419,8 @@ def _tool_scores(summary: Summary) -> tuple[ToolScore, ...]:
     named = [("all targets", scores.all)]
     if len(scores.by_target) > 1:
         named += list(scores.by_target.items())
-    return tuple(ToolScore(visible(n), d.tp, d.fp, d.fn, d.precision, d.recall, d.f1)
+    return tuple(ToolScore(visible(n), d.tp, d.fp, d.fn, d.tn, d.precision, d.recall,
+                           d.f1)
                  for n, d in named if d.relevant)
 
 
@@ -895,6 +904,7 @@ def _env() -> Any:
         bytecode_cache=cache,
     )
     env.filters["pct"] = pct
+    env.filters["recall"] = recall_text
     env.filters["pts"] = pts
     env.filters["num"] = lambda x: f"{x:,}"
     env.globals["VERDICT_WORDS"] = {v: w.word for v, w in VERDICTS.items()}

@@ -45,7 +45,7 @@ from ..store.summaryfile import (
     ToolScores,
     Totals,
 )
-from ..toolcalls import ToolExpectation
+from ..toolcalls import COUNTS, ToolExpectation
 from ..verdict import Tally
 from .stats import PRF, Z95, pass_k_table, percentile, wilson
 
@@ -140,7 +140,8 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
                     a.always_failing.add(c.label)
         expectation = a.expectation
         if expectation is not None:
-            a.tools[expectation.classify_attempt(r.calls, r.turns)] += 1
+            for counted in COUNTS[expectation.classify_attempt(r.calls, r.turns)]:
+                a.tools[counted] += 1
 
     early = run.early_stop if run is not None else None
     saved = {(x.scenario, x.target): x.runs for x in early.by_scenario} if early else {}

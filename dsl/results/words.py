@@ -7,6 +7,7 @@ a comparison's are dsl/results/baseline.py's.)"""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Protocol
 
 from ..store.planfile import PlannedTarget
 from ..store.summaryfile import CheckRow, SummaryRow, ToolCounts
@@ -46,12 +47,37 @@ def check_text(check: CheckRow) -> str:
             f"{check.ci_high * 100:.0f}%")
 
 
+class Counted(Protocol):
+    """Tool-call counts as a summary or the report keeps them."""
+
+    @property
+    def tp(self) -> int: ...
+    @property
+    def fp(self) -> int: ...
+    @property
+    def fn(self) -> int: ...
+    @property
+    def tn(self) -> int: ...
+    @property
+    def recall(self) -> float: ...
+
+
+def recall_text(t: Counted) -> str:
+    """``recall 85%``; when no counted attempt expected a call, recall has nothing to
+    measure and says why: ``no calls were expected`` (attempts that expected none were
+    counted) or ``no attempt was counted`` (every attempt ended in an error)."""
+    if t.tp + t.fn:
+        return f"recall {pct(t.recall)}"
+    return "no calls were expected" if t.fp + t.tn else "no attempt was counted"
+
+
 def prf_text(t: ToolCounts) -> str:
     """``F1 87% (precision 90%, recall 85%; 17 right, 2 wrong, 3 missed)``; when no call
     was expected anywhere, recall has nothing to measure and says so: ``F1 0% (precision
-    0%, no calls were expected; 0 right, 2 wrong, 0 missed)``."""
-    recall = (f"recall {pct(t.recall)}" if t.tp + t.fn else "no calls were expected")
-    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, {recall}; "
+    0%, no calls were expected; 0 right, 2 wrong, 0 missed)`` (:func:`recall_text`). An
+    attempt that called another tool instead of the expected one is both wrong and missed
+    (dsl/toolcalls.py)."""
+    return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, {recall_text(t)}; "
             f"{t.tp} right, {t.fp} wrong, {t.fn} missed)")
 
 
