@@ -364,16 +364,6 @@ class Scenario:
         (``always: true``)."""
         return any(c.always for c in self.all_checks)
 
-    @property
-    def most_calls(self) -> int:
-        """The most model calls this scenario can make against one target (a simulated
-        user's own calls included)."""
-        if self.user is not None:
-            per = self.user.max_turns * (self.max_steps + 1) + 1
-        else:
-            per = self.max_steps * max(1, len(self.turns))
-        return self.runs * per
-
     def tool(self, name: str) -> ToolSpec | None:
         for t in self.tools:
             if t.name == name:
@@ -505,10 +495,6 @@ class Plan:
     @property
     def attempts(self) -> int:
         return sum(s.runs * self.targets_of(s) for s in self.scenarios)
-
-    @property
-    def max_model_calls(self) -> int:
-        return sum(s.most_calls * self.targets_of(s) for s in self.scenarios)
 
     @property
     def judge_calls(self) -> int:

@@ -14,7 +14,15 @@ from ..store.summaryfile import CheckRow, SummaryRow, ToolCounts
 from ..targets.kinds import what_it_runs
 from ..verdict import check_title
 from .baseline import Side
-from .stats import MAX_POWER_RUNS, POWER, gate_power, runs_to_see, smallest_gate, wilson
+from .stats import (
+    MAX_POWER_RUNS,
+    POWER,
+    GateRule,
+    gate_power,
+    runs_to_see,
+    smallest_gate,
+    wilson,
+)
 
 
 def pct(x: float | None) -> str:
@@ -159,34 +167,83 @@ def target_what(target: PlannedTarget) -> str:
     return what_it_runs(target) or target.kind
 
 
-def power_lines(gates: list[tuple[str, int, int]], p_good: float, p_bad: float) -> list[str]:
-    """``scenarist plan --power``: for each scenario (id, runs, min_pass), how often its
-    gate passes an agent at ``p_good`` and one at ``p_bad``; then the smallest gate that
-    tells them apart (docs/statistics.md)."""
+def power_lines(gates: list[tuple[str, int, int, GateRule]], p_good: float, p_bad: float
+                ) -> list[str]:
+    """``scenarist plan --power``: for each scenario (id, runs, min_pass, its rule:
+    :func:`dsl.results.stats.gate_rule`), how often its gate passes an agent at ``p_good``
+    and one at ``p_bad`` (:func:`dsl.results.stats.gate_power`, as ``--json`` says it); then
+    the smallest gate that tells them apart — one for the gates without an ``always`` rule,
+    one for those with (docs/statistics.md)."""
     good, bad = pct(p_good), pct(p_bad)
     width = max([len("scenario"), *(len(g[0]) for g in gates)])
+    powers = [(sid, runs, need, gate_power(runs, need, p_good, p_bad, rule))
+              for sid, runs, need, rule in gates]
+    cells = [(_chance(pw.pass_chance_good, pw.good_most),
+              _chance(pw.pass_chance_bad, None) if pw.bad_least is None
+              else _chance(pw.bad_least, pw.pass_chance_bad)) for *_, pw in powers]
+    wide = max([11, *(len(c) for pair in cells for c in pair)])
+    named = [f"{need}/{runs}" + (" always" if pw.rule != "min_pass" else "")
+             for _, runs, need, pw in powers]
+    gw = max([7, *map(len, named)])
     out = [f"How often each gate passes an agent whose true pass rate is {good}, and one "
            f"whose rate is {bad} (exact binomial):",
-           f"{'scenario':<{width}}  {'gate':<7}  {'passes ' + good:>11}  "
-           f"{'passes ' + bad:>11}"]
-    for sid, runs, need in gates:
-        pw = gate_power(runs, need, p_good, p_bad)
-        ok = (pw.pass_chance_good >= POWER and pw.pass_chance_bad <= 1 - POWER)
-        out.append(f"{sid:<{width}}  {f'{need}/{runs}':<7}  {pct1(pw.pass_chance_good):>11}"
-                   f"  {pct1(pw.pass_chance_bad):>11}" + ("" if ok else "  ✗"))
-    if any(line.endswith("✗") for line in out):
+           f"{'scenario':<{width}}  {'gate':<{gw}}  {'passes ' + good:>{wide}}  "
+           f"{'passes ' + bad:>{wide}}"]
+    for (sid, *_, pw), gate, (on_good, on_bad) in zip(powers, named, cells, strict=True):
+        out.append(f"{sid:<{width}}  {gate:<{gw}}  {on_good:>{wide}}  {on_bad:>{wide}}"
+                   + ("" if pw.tells_apart else "  ✗"))
+    if any(not pw.tells_apart for *_, pw in powers):
         out.append(f"✗: this gate does not pass the {good} agent and fail the {bad} one "
                    f"{POWER * 100:.0f}% of the time each.")
-    best = smallest_gate(p_good, p_bad)
+    rules = [pw.rule for *_, pw in powers]
+    if "every" in rules or "some" in rules:
+        out.append("always: the scenario has a check marked always: true, and an attempt that "
+                   "breaks it fails the scenario whatever min_pass says. When every check is "
+                   "one, every attempt must pass; when some are, the chance lies between "
+                   "that and min_pass alone.")
     target = (f"pass a {good} agent and fail a {bad} one, each at least "
               f"{POWER * 100:.0f}% of the time")
-    if best is None:
-        out.append(f"To {target}: {MAX_POWER_RUNS} runs are not enough; compare rates further "
-                   "apart, or accept more risk.")
-    else:
-        out.append(f"To {target}: runs: {best[0]} with min_pass: {best[1]} (the fewest runs "
-                   "that can).")
+    if "min_pass" in rules or not rules:
+        best = smallest_gate(p_good, p_bad)
+        if best is None:
+            out.append(f"To {target}: {MAX_POWER_RUNS} runs are not enough; compare rates "
+                       "further apart, or accept more risk.")
+        else:
+            out.append(f"To {target}: runs: {best[0]} with min_pass: {best[1]} (the fewest "
+                       "runs that can).")
+    said: dict[str, list[str]] = {}  # what is suggested -> the scenarios it is for
+    for sid, *_, pw in powers:
+        if pw.rule != "min_pass":
+            said.setdefault(_always_gate(p_good, p_bad, pw.rule), []).append(sid)
+    for text, ids in said.items():
+        out.append(f"With an always rule ({', '.join(ids)}), to {target}: {text}")
     return out
+
+
+def _chance(low: float, high: float | None) -> str:
+    """A chance (``91.9%``), or the range it lies in (``59.0–91.9%``)."""
+    if high is None:
+        return pct1(low)
+    if f"{low * 100:.1f}" == f"{high * 100:.1f}":
+        return pct1(low)
+    return f"{low * 100:.1f}–{high * 100:.1f}%"
+
+
+def _always_gate(p_good: float, p_bad: float, rule: GateRule) -> str:
+    """The smallest gate of an always rule, or why there is none, in words."""
+    best = smallest_gate(p_good, p_bad, rule=rule)
+    if best is not None:
+        return f"runs: {best[0]} with min_pass: {best[1]} (the fewest runs that can)."
+    good = pct(p_good)
+    if p_good < POWER:
+        return (f"no number of runs can: the good agent is sure to pass only when every "
+                f"attempt passes, and a {good} agent passes even one attempt only "
+                f"{pct1(p_good)} of the time; make the rule's own check pass more surely, or "
+                "drop always: true from it.")
+    return (f"no number of runs can: the good agent is sure to pass only when every attempt "
+            f"passes, which a {good} agent does {POWER * 100:.0f}% of the time in too few "
+            f"runs to fail a {pct(p_bad)} agent as surely; compare rates further apart, or "
+            "accept more risk.")
 
 
 def pct1(x: float) -> str:
