@@ -140,6 +140,13 @@ CODES: dict[str, Code] = {
         Code("E244", "table-action-mismatch", "set or row on a tool whose action does not "
                                               "fit (set: update; row: create; one: read)."),
         Code("E245", "duplicate-row-id", "Two rows of one world table have the same id."),
+        Code("E246", "append-not-list", "A table tool's append adds to a column whose values "
+                                        "are not lists."),
+        Code("E247", "reference-call-refused", "A call of same_world_as that the scenario's "
+                                               "tools refuse, or that matches no row."),
+        Code("E248", "reference-call-arguments", "A call of same_world_as whose arguments do "
+                                                 "not fit its tool's input_schema (one it "
+                                                 "requires is missing)."),
         # X: the expression language
         Code("X301", "expr-syntax", "An expression that cannot be parsed."),
         Code("X302", "expr-unknown-name", "An expression uses a name that does not exist."),

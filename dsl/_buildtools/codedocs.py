@@ -546,6 +546,39 @@ EXAMPLES: dict[str, Example] = {
         note="A row is known by its `id`: the tools' `where` and the `world` check find it "
              "by that.",
     ),
+    "E246": Example(
+        _w("      action: update\n      table: cards\n"
+           "      where: {id: \"{{ args.card_id }}\"}\n      set: {status: blocked}\n"
+           "      append: {status: blocked}\n"),
+        _w("      action: update\n      table: cards\n"
+           "      where: {id: \"{{ args.card_id }}\"}\n      set: {status: blocked}\n"
+           "      append: {history: blocked}\n",
+           world="    cards:\n      - {id: C-1, type: debit, status: active, history: []}\n"
+                 "      - {id: C-2, type: credit, status: active, history: []}\n"),
+        note="`append` adds a value at the end of a column whose values are lists (a "
+             "payment history, the items of an order); to change a value itself, use `set` "
+             "or `compute`.",
+    ),
+    "E247": Example(
+        _w(_BLOCK, then="  - same_world_as: [{name: block_card, args: {card_id: C-9}}]\n"),
+        _w(_BLOCK, then="  - same_world_as: [{name: block_card, args: {card_id: C-2}}]\n"),
+        note="Lint makes the right actions on the scenario's world, through its tools, as the "
+             "check will: a call that is refused (a rule of its `require`, arguments that "
+             "break its input_schema) or that matches no row could never be the right "
+             "action. In a scenario with cases lint cannot tell; the check then ends as "
+             "*error*, naming the call.",
+    ),
+    "E248": Example(
+        _w(_BLOCK.replace("      action", "      action").replace(
+            "table: cards", "table: cards"),
+           then="  - same_world_as: [{name: block_card, args: {}}]\n").replace(
+            "{card_id: {type: string}}}", "{card_id: {type: string}}, required: [card_id]}"),
+        _w(_BLOCK, then="  - same_world_as: [{name: block_card, args: {card_id: C-2}}]\n"
+           ).replace("{card_id: {type: string}}}",
+                     "{card_id: {type: string}}, required: [card_id]}"),
+        note="A call of `same_world_as` is a whole call, as the right agent sends it: every "
+             "argument the tool requires, each a value its input_schema allows.",
+    ),
     # ------------------------------------------------------------------ X: expressions
     "X301": Example(
         _s("  - expect: \"count(calls) <= 2 && '18:00' in answer\"\n"),

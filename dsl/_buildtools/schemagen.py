@@ -111,6 +111,15 @@ def _tool(named: bool) -> dict[str, Any]:
                 "The booking system is down.",
             ),
         },
+        "ends_conversation": {
+            "type": "boolean",
+            **schema_doc(
+                "When true (a transfer to a human), calling this tool ends the conversation: "
+                "the turn it is called in is the last one (later turns and the simulated "
+                "user are not played). Recorded as `ended_by` and shown in the report.",
+                True,
+            ),
+        },
         **_table_keys(),
     }
     schema: dict[str, Any] = {
@@ -145,6 +154,11 @@ def _columns(what: str, example: dict[str, Any]) -> dict[str, Any]:
 
 def _table_keys() -> dict[str, Any]:
     """A fake tool's keys that make it act on a table of the world."""
+    return {**_step_keys(), **_rule_keys(), "effects": _effects()}
+
+
+def _step_keys() -> dict[str, Any]:
+    """A table step's table, where, set, row, fields and one."""
     return {
         "table": {
             "type": "string",
@@ -184,6 +198,105 @@ def _table_keys() -> dict[str, Any]:
             **schema_doc("`action: read`: answer the single matching row (a JSON object), "
                          "or an error when none matches.", True),
         },
+    }
+
+
+def _effects() -> dict[str, Any]:
+    return {
+            "type": "array",
+            "minItems": 1,
+            "items": _effect(),
+            **schema_doc(
+                "Further steps of the same call, applied in order after the tool's own: "
+                "each acts on a table as a table tool does. All or nothing: when a step is "
+                "refused or matches no row, no table changes and the agent gets that "
+                "step's error.",
+                [{"table": "payment_methods", "action": "update",
+                  "where": {"id": "{{ args.payment_method_id }}"},
+                  "if": "row.source == 'gift_card'",
+                  "compute": {"balance": "row.balance + args.amount"}}]),
+    }
+
+
+_EXPRESSION = {"type": "string", "minLength": 1}
+
+
+def _rule_keys() -> dict[str, Any]:
+    """A table step's rules and computed changes (the tool's own, and each effect's)."""
+    return {
+        "require": {
+            "type": "array",
+            "minItems": 1,
+            "items": {
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["if", "else"],
+                "properties": {
+                    "if": {**_EXPRESSION, **schema_doc(
+                        "What must be true for the call to run: an expression (the language "
+                        "of `expect`) reading `args`, `row` and `world`.",
+                        "row.status == 'pending'")},
+                    "else": {"type": "string", "minLength": 1, **schema_doc(
+                        "What the agent gets when it is false (a template over `args` and "
+                        "`row`); the call is recorded with the error kind `refused`.",
+                        "Error: non-pending order cannot be cancelled")},
+                },
+                **schema_doc("One rule: `{if: EXPRESSION, else: TEXT}`.",
+                             {"if": "row.status == 'pending'",
+                              "else": "Error: non-pending order cannot be cancelled"}),
+            },
+            **schema_doc(
+                "Rules the call must keep, checked in order before anything changes: the "
+                "first that is false refuses the call with its `else` text, and nothing "
+                "changes. For several rows, each must keep them.",
+                [{"if": "row.status == 'pending'",
+                  "else": "Error: non-pending order cannot be cancelled"},
+                 {"if": "any(world.payment_methods, id == args.payment_method_id and "
+                        "user_id == row.user_id)",
+                  "else": "Error: payment method not found"}]),
+        },
+        "compute": _columns(
+            "`action: update` or `create`: columns worked out by an expression (the language "
+            "of `expect`) reading `args`, `row` (the row before the change) and `world`. "
+            "Numbers with decimals stay exact.",
+            {"balance": "row.balance + args.amount", "item_ids": "sorted(args.item_ids)"})
+        | {"additionalProperties": _EXPRESSION},
+        "append": _columns(
+            "`action: update`: a value added at the end of a list column (a mapping or "
+            "text; templates allowed).",
+            {"payment_history": {"transaction_type": "refund",
+                                 "amount": "{{ row.payment_history[0].amount }}"}}),
+    }
+
+
+def _effect() -> dict[str, Any]:
+    """One step of ``effects``."""
+    table = _step_keys()
+    props: dict[str, Any] = {
+        "table": table["table"],
+        "action": {
+            "enum": list(ACTIONS),
+            **schema_doc("What the step does to its table: `read` (its rules only check), "
+                         "`create`, `update` (the default) or `delete`.", "update"),
+        },
+        "where": table["where"],
+        "set": table["set"],
+        "row": table["row"],
+        **_rule_keys(),
+        "if": {**_EXPRESSION, **schema_doc(
+            "The step happens only when this expression is true (asked of each row its "
+            "`where` matches).", "row.source == 'gift_card'")},
+    }
+    return {
+        "type": "object",
+        "additionalProperties": False,
+        "required": ["table"],
+        "properties": props,
+        **schema_doc("A further step of the call: a table, an action, and its where, set, "
+                     "compute, row, append, require and if.",
+                     {"table": "payment_methods", "action": "update",
+                      "where": {"id": "{{ args.payment_method_id }}"},
+                      "compute": {"balance": "row.balance - args.amount"}}),
     }
 
 

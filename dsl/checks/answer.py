@@ -20,79 +20,152 @@ def _norm(text: str, ignore_case: bool) -> str:
 
 # ---------------------------------------------------------------- contains / not_contains
 
-TEXTS_SCHEMA: dict[str, Any] = {
-    "type": ["string", "array", "object"],
-    **schema_doc(
-        "Text the answer must contain: one text, a list (all of them), or "
-        "`{text: ..., ignore_case: true}`.",
-        "18:00",
-        ["18:00", "Monday"],
-        {"text": "lunes", "ignore_case": True},
-    ),
-    "minLength": 1,
-    "items": {"type": "string", "minLength": 1},
-    "minItems": 1,
-    "if": {"type": "object"},
-    "then": {
-        "required": ["text"],
-        "additionalProperties": False,
-        "properties": {
-            "text": {
-                "type": ["string", "array"],
-                "minLength": 1,
-                "items": {"type": "string", "minLength": 1},
-                "minItems": 1,
-                **schema_doc("The text (or list of texts) to look for.", "18:00"),
-            },
-            "ignore_case": {
-                "type": "boolean",
-                **schema_doc("Compare without regard to upper and lower case (default false).",
-                             True),
-            },
-        },
-    },
+ANYWHERE: dict[str, Any] = {
+    "type": "boolean",
+    **schema_doc("Look in every message the agent wrote in the conversation (each turn's "
+                 "answer, the text beside its tool calls), not only the answer (default "
+                 "false).", True),
 }
+IGNORE_COMMAS: dict[str, Any] = {
+    "type": "boolean",
+    **schema_doc("Ignore commas on both sides, as thousands separators: \"$1,093.34\" "
+                 "contains \"1093.34\" (default false).", True),
+}
+
+
+def texts_schema(what: str, commas: bool) -> dict[str, Any]:
+    """``contains`` (``commas``: it takes ``ignore_commas``) and ``not_contains``."""
+    options: dict[str, Any] = {
+        "text": {
+            "type": ["string", "array"],
+            "minLength": 1,
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            **schema_doc("The text (or list of texts) to look for.", "18:00"),
+        },
+        "ignore_case": {
+            "type": "boolean",
+            **schema_doc("Compare without regard to upper and lower case (default false).",
+                         True),
+        },
+        "anywhere": ANYWHERE,
+    }
+    if commas:
+        options["ignore_commas"] = IGNORE_COMMAS
+    example: dict[str, Any] = {"text": "lunes", "ignore_case": True}
+    return {
+        "type": ["string", "array", "object"],
+        **schema_doc(
+            f"Text the answer {what}: one text, a list (all of them), or `{{text: ..., "
+            f"ignore_case: true, anywhere: true{', ignore_commas: true' if commas else ''}}}`.",
+            "18:00",
+            ["18:00", "Monday"],
+            example,
+        ),
+        "minLength": 1,
+        "items": {"type": "string", "minLength": 1},
+        "minItems": 1,
+        "if": {"type": "object"},
+        "then": {
+            "required": ["text"],
+            "additionalProperties": False,
+            "properties": options,
+        },
+    }
+
+
+TEXTS_SCHEMA = texts_schema("must contain", True)
 
 
 @dataclass(frozen=True, slots=True)
 class Texts:
     texts: tuple[str, ...]
     ignore_case: bool
+    anywhere: bool = False
+    ignore_commas: bool = False
 
 
 def prepare_texts(param: Any, ctx: CheckContext) -> Texts:
     if isinstance(param, dict):
         text = param["text"]
         ignore = bool(param.get("ignore_case", False))
+        anywhere = param.get("anywhere") is True
+        commas = param.get("ignore_commas") is True
     else:
-        text, ignore = param, False
+        text, ignore, anywhere, commas = param, False, False, False
     texts = (text,) if isinstance(text, str) else tuple(text)
-    return Texts(texts, ignore)
+    return Texts(texts, ignore, anywhere, commas)
 
 
 def _case(p: Texts) -> str:
-    return " (ignoring case)" if p.ignore_case else ""
+    ways = [w for w, on in (("ignoring case", p.ignore_case),
+                            ("ignoring commas", p.ignore_commas)) if on]
+    return f" ({' and '.join(ways)})" if ways else ""
+
+
+def _fold(text: str, p: Texts) -> str:
+    text = _norm(text, p.ignore_case)
+    return text.replace(",", "") if p.ignore_commas else text
+
+
+def agent_messages(a: AttemptData) -> list[str]:
+    """Every message the agent wrote in the conversation, in order: the text of each of
+    its messages (beside tool calls too), each turn's answer and the last answer — not the
+    system prompt, not given.history, and each text once."""
+    msgs = list(a.messages)
+    start = 0
+    while start < len(msgs) and msgs[start].get("role") == "system":
+        start += 1
+    out: list[str] = []
+    for m in msgs[start + a.history_messages:]:
+        if m.get("role") != "assistant":
+            continue
+        content = m.get("content")
+        if isinstance(content, list):
+            content = "".join(str(c.get("text", "")) for c in content if isinstance(c, dict))
+        if isinstance(content, str):
+            out.append(content)
+    out += [t.answer for t in a.turns]
+    out.append(a.answer)
+    return [t for t in dict.fromkeys(out) if t.strip()]
+
+
+def _where(p: Texts) -> str:
+    return "a message of the agent" if p.anywhere else "the answer"
 
 
 @check(
     "contains",
-    doc="The answer contains the text (every text, when given a list).",
+    doc="The answer contains the text (every text, when given a list); with `anywhere`, "
+    "some message of the agent does.",
     schema=TEXTS_SCHEMA,
     examples=(
         'contains: "18:00"',
         "contains: [Dr. Pérez, Tuesday]",
         "contains: {text: lunes, ignore_case: true}",
+        "contains: {text: '1093.34', anywhere: true, ignore_commas: true}",
     ),
     prepare=prepare_texts,
     group="answer",
+    details="With `anywhere: true` each text must be in some message the agent wrote in the "
+    "conversation (any turn's answer, or the text beside its tool calls), not necessarily "
+    "the last answer; with `ignore_commas: true` commas are ignored on both sides, so "
+    "\"$1,093.34\" contains \"1093.34\".",
 )
 def contains(p: Texts, a: AttemptData) -> Outcome:
-    answer = _norm(a.answer, p.ignore_case)
-    missing = [t for t in p.texts if _norm(t, p.ignore_case) not in answer]
+    said = agent_messages(a) if p.anywhere else [a.answer]
+    folded = [_fold(t, p) for t in said]
+    missing = [t for t in p.texts if not any(_fold(t, p) in m for m in folded)]
     if not missing:
         found = ", ".join(json.dumps(t, ensure_ascii=False) for t in p.texts)
-        return passed(f"the answer contains {found}{_case(p)}")
+        return passed(f"{_where(p)} contains {found}{_case(p)}")
     what = ", ".join(json.dumps(t, ensure_ascii=False) for t in missing)
+    if p.anywhere:
+        n = len(said)
+        seen = f"{n} message{'s' if n != 1 else ''}"
+        last = f"; the last was {show(said[-1])}" if said else ""
+        return failed(f"expected a message of the agent to contain {what}{_case(p)}; none of "
+                      f"its {seen} did{last}", 1 - len(missing) / len(p.texts))
     return failed(
         f"expected the answer to contain {what}{_case(p)}; the answer was {show(a.answer)}",
         1 - len(missing) / len(p.texts),
@@ -101,23 +174,32 @@ def contains(p: Texts, a: AttemptData) -> Outcome:
 
 @check(
     "not_contains",
-    doc="The answer does not contain the text (none of the texts, when given a list).",
-    schema={**TEXTS_SCHEMA, **schema_doc("Text the answer must not contain.", "sorry", ["error"])},
-    examples=('not_contains: "I cannot"', "not_contains: {text: error, ignore_case: true}"),
+    doc="The answer does not contain the text (none of the texts, when given a list); with "
+    "`anywhere`, no message of the agent does.",
+    schema={**texts_schema("must not contain", False),
+            **schema_doc("Text the answer must not contain.", "sorry", ["error"])},
+    examples=('not_contains: "I cannot"', "not_contains: {text: error, ignore_case: true}",
+              "not_contains: {text: password, anywhere: true}"),
     prepare=prepare_texts,
     group="answer",
 )
 def not_contains(p: Texts, a: AttemptData) -> Outcome:
-    answer = _norm(a.answer, p.ignore_case)
-    for t in p.texts:
-        i = answer.find(_norm(t, p.ignore_case))
-        if i >= 0:
-            around = a.answer[max(0, i - 40) : i + len(t) + 40]
+    said = agent_messages(a) if p.anywhere else [a.answer]
+    for k, message in enumerate(said, 1):
+        folded = _fold(message, p)
+        for t in p.texts:
+            i = folded.find(_fold(t, p))
+            if i < 0:
+                continue
+            around = message[max(0, i - 40): i + len(t) + 40]
+            which = f"message {k} of the agent contains it" if p.anywhere else "found it"
             return failed(
-                f"expected the answer not to contain {json.dumps(t, ensure_ascii=False)}"
-                f"{_case(p)}; found it at character {i + 1}: {show(around)}"
-            )
+                f"expected {'no message of the agent' if p.anywhere else 'the answer not'} "
+                f"to contain {json.dumps(t, ensure_ascii=False)}{_case(p)}; {which} at "
+                f"character {i + 1}: {show(around)}")
     what = ", ".join(json.dumps(t, ensure_ascii=False) for t in p.texts)
+    if p.anywhere:
+        return passed(f"no message of the agent contains {what}{_case(p)}")
     return passed(f"the answer does not contain {what}{_case(p)}")
 
 
@@ -190,7 +272,14 @@ def equals(p: Equals, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- matches
 
 
-def prepare_matches(param: Any, ctx: CheckContext) -> SafePattern | None:
+@dataclass(frozen=True, slots=True)
+class Pattern:
+    pattern: SafePattern
+    anywhere: bool = False
+
+
+def prepare_matches(param: Any, ctx: CheckContext) -> Pattern | None:
+    anywhere = isinstance(param, dict) and param.get("anywhere") is True
     if isinstance(param, dict):
         source, ignore = param["pattern"], bool(param.get("ignore_case", False))
         where: tuple[str, ...] = ("pattern",)
@@ -206,7 +295,7 @@ def prepare_matches(param: Any, ctx: CheckContext) -> SafePattern | None:
             at=at,
         )
         return None
-    return compiled
+    return Pattern(compiled, anywhere)
 
 
 @check(
@@ -235,23 +324,35 @@ def prepare_matches(param: Any, ctx: CheckContext) -> SafePattern | None:
                     "type": "boolean",
                     **schema_doc("Match without regard to case (default false).", True),
                 },
+                "anywhere": ANYWHERE,
             },
         },
     },
-    examples=('matches: "18[:.]00"', 'matches: {pattern: "^(sí|si)\\\\b", ignore_case: true}'),
+    examples=('matches: "18[:.]00"', 'matches: {pattern: "^(sí|si)\\\\b", ignore_case: true}',
+              'matches: {pattern: "#W[0-9]{7}", anywhere: true}'),
     prepare=prepare_matches,
     group="answer",
     details="Matching is bounded in time: a pattern that backtracks for more than a "
     "quarter of a second on one answer makes the check *error* instead of hanging the run.",
 )
-def matches(p: SafePattern, a: AttemptData) -> Outcome:
-    try:
-        m = p.search(a.answer)
-    except RegexTimeout as exc:
-        return errored(str(exc))
-    if m:
-        return passed(f"the answer matches '{p.source}' at {show(m.group(0), 60)}")
-    return failed(f"expected the answer to match '{p.source}'; the answer was {show(a.answer)}")
+def matches(p: Pattern, a: AttemptData) -> Outcome:
+    pattern = p.pattern
+    said = agent_messages(a) if p.anywhere else [a.answer]
+    for k, text in enumerate(said, 1):
+        try:
+            m = pattern.search(text)
+        except RegexTimeout as exc:
+            return errored(str(exc))
+        if m:
+            where = f"message {k} of the agent" if p.anywhere else "the answer"
+            return passed(f"{where} matches '{pattern.source}' at {show(m.group(0), 60)}")
+    if p.anywhere:
+        n = len(said)
+        last = f"; the last was {show(said[-1])}" if said else ""
+        return failed(f"expected a message of the agent to match '{pattern.source}'; none of "
+                      f"its {n} message{'s' if n != 1 else ''} did{last}")
+    return failed(f"expected the answer to match '{pattern.source}'; the answer was "
+                  f"{show(a.answer)}")
 
 
 # ---------------------------------------------------------------- non_empty

@@ -126,6 +126,60 @@ def _value_problems(tool: ToolSpec, schema: Mapping[str, Any], name: str,
     return [ArgumentProblem(where, False, "E233", message, hint)]
 
 
+# ---- a call's arguments, as a real API checks them ------------------------------------------
+
+
+def call_problem(tool: ToolSpec, args: Any) -> str | None:
+    """What is wrong with the arguments of a call to ``tool`` (the model's), in words that
+    name the argument and what was expected — as a real API's refusal says it; None when
+    they fit its input_schema. A table tool refuses such a call (error kind
+    ``invalid-args``) and changes nothing (dsl/compiler/faketools.py)."""
+    if tool.args_declared is None:
+        return None  # a schema that is not valid (reported by lint) cannot judge
+    if not isinstance(args, dict):
+        return f"the arguments must be a JSON object, not {type_name(args)}"
+    check = schemacheck.checker(tool.input_schema)  # the one engine of "is it valid"
+    if check.refused is not None or check.is_valid(args):
+        return None
+    try:
+        errors = schemacheck.by_relevance(check.errors(args))
+    except Exception:  # a schema jsonschema cannot read: jsonschema-rs's own words
+        return "; ".join(message for _, message in check.rs_errors(args)) or None
+    return _in_words(tool, errors[0]) if errors else None
+
+
+def _in_words(tool: ToolSpec, e: Any) -> str:
+    where = list(e.absolute_path)
+    name = str(where[0]) if where else ""
+    inner = "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in where[1:])
+    arg = f"the argument '{name}{inner}'"
+    shown = json.dumps(e.instance, ensure_ascii=False, default=str)
+    if len(shown) > 80:
+        shown = shown[:79] + "…"
+    if e.validator == "required":
+        missing = e.message.split("'")[1] if "'" in e.message else ""
+        return f"the argument '{missing}' is missing (it is required)"
+    if e.validator == "additionalProperties":
+        props = sorted(e.schema.get("properties", {}))
+        extra = sorted(set(e.instance) - set(props)) if isinstance(e.instance, dict) else []
+        unknown = extra[0] if extra else "?"
+        have = quoted_list(props, "and") or "none"
+        return (f"there is no argument '{unknown}'{did_you_mean(unknown, props)} (the "
+                f"arguments are {have})")
+    if e.validator == "type":
+        want = e.validator_value if isinstance(e.validator_value, list) else [e.validator_value]
+        words = " or ".join(_TYPE_WORDS.get(str(w), str(w)) for w in want)
+        return f"{arg} must be {words}, not {type_name(e.instance)} ({shown})"
+    if e.validator == "enum":
+        options = [json.dumps(o, ensure_ascii=False) if not isinstance(o, str) else o
+                   for o in e.validator_value]
+        return f"{arg} must be {quoted_list(options)}, not {shown}"
+    if e.validator == "const":
+        return f"{arg} must be {json.dumps(e.validator_value, ensure_ascii=False)}, not {shown}"
+    return f"{arg} does not fit the tool's input_schema: {e.message}" if name else \
+        f"the arguments do not fit the tool's input_schema: {e.message}"
+
+
 def report_arguments(tool: ToolSpec, args: Mapping[str, Any], doc: Document, path: DataPath,
                      diags: Collector) -> bool:
     """Check ``args``, the mapping at ``path`` in ``doc``, against ``tool``; report each

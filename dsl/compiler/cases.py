@@ -645,7 +645,7 @@ def _is_call_string(path: DataPath) -> bool:
     if len(path) < 4 or path[:2] != ("given", "tools"):
         return False
     rest = path[3:]
-    if rest[0] in ("returns", "error", "where", "set", "row"):
+    if rest[0] in ("returns", "error", "where", "set", "row", "append", "require", "effects"):
         return True
     return len(rest) >= 3 and rest[0] == "answers" and rest[2] in ("returns", "error")
 

@@ -529,7 +529,8 @@ def compile_document(
     attachments = _given_attachments(doc, given, root, local, shape, shared, case)
     world = _world(doc, given, suite, root, local, shape, shared, case, tools)
     when = data.get("when")
-    extra = {"simulated_user": isinstance(when, dict), "case": case, "world": world}
+    extra = {"simulated_user": isinstance(when, dict), "case": case, "world": world,
+             "at": at}
     message, turns, user = _when(doc, when, by_name, suite, local, root, shape, broken_tools,
                                  shared, extra)
     checks = compile_checks(doc, ("then",), data.get("then"), by_name, suite, local,

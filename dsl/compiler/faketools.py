@@ -18,6 +18,11 @@ Every string of ``returns`` (and of an ``error`` text) may be a template over th
 case's values (``{{ drug }}``); lint checks each one at its own line and column. The
 answer is a :class:`ToolResult`: the text the model gets, and ``error``
 (``tool-error`` or ``no-record``) when it is an error, which the attempt records.
+
+A tool with ``table:`` acts on the attempt's world instead (dsl/compiler/world.py,
+dsl/compiler/rules.py): its call's arguments are first checked against its input_schema
+as a real API would (``invalid-args``: nothing changes), then its rules may refuse it
+(``refused``) or its ``where`` match no row (``no-row``).
 """
 
 from __future__ import annotations
@@ -31,8 +36,8 @@ from ..errors import Collector, did_you_mean
 from ..model import Action, Call, ToolAnswer, ToolSpec
 from ..source import schemacheck
 from ..source.load import DataPath, Document
-from ..toolcalls import args_match
-from .arguments import report_arguments
+from ..toolcalls import args_match as args_match  # the rule lives there; kept importable here
+from .arguments import call_problem, report_arguments
 from .templates import (
     as_tool_text,
     bound,
@@ -77,6 +82,11 @@ def answer(tool: ToolSpec, args: Any, at: dt.datetime, world: Any = None) -> Too
         return ToolResult(error_text(_render(tool.template, tool.error, args, at)),
                           "tool-error")
     if tool.table is not None and world is not None:
+        # a table tool checks its arguments as a real API would: nothing changes
+        problem = call_problem(tool, args)
+        if problem is not None:
+            return ToolResult(f"error: invalid arguments for {tool.name}: {problem}",
+                              "invalid-args")
         return ToolResult(*world.act(tool, args, at))
     for a in tool.answers:
         if args_match(a.when, args):
@@ -164,6 +174,7 @@ def compile_tool(
         has_returns=has_returns,
         args_declared=declared,
         table=table,
+        ends_conversation=data.get("ends_conversation") is True,
     )
     # the arguments an answer waits for are checked against the input_schema as a
     # check's args are: an answer for an argument the tool has not would never be given
@@ -184,7 +195,7 @@ def bind_tool(tool: ToolSpec, values: dict[str, Any]) -> ToolSpec:
         table = bind_action(table, values)
     return ToolSpec(tool.name, tool.description, tool.input_schema, tool.action, tool.confirm,
                     tool.returns, tool.span, bound(tool.template, values), answers, tool.error,
-                    tool.has_returns, tool.args_declared, table)
+                    tool.has_returns, tool.args_declared, table, tool.ends_conversation)
 
 
 def _answer(doc: Document, path: DataPath, name: str, i: int, item: Mapping[str, Any],

@@ -158,7 +158,9 @@ def _tool_text(t: ToolSpec) -> str:
         act = t.table
         text = text[:-1] + ", \"table\": " + json.dumps(
             [act.table, [[k, c, _written(v)] for k, items in (("where", act.where),
-             ("set", act.set), ("row", act.row)) for c, v in items], act.fields, act.one],
+             ("set", act.set), ("row", act.row)) for c, v in items], act.fields, act.one]
+            + ([act.written] if act.written else []) + (["ends"] if t.ends_conversation
+                                                        else []),
             ensure_ascii=False, default=str) + "}"
     if len(_TOOL_TEXTS) > 4096:
         _TOOL_TEXTS.clear()
@@ -167,9 +169,16 @@ def _tool_text(t: ToolSpec) -> str:
 
 
 def _written(value: Any) -> Any:
-    """A where, set or row value as written (a template's source)."""
+    """A where, set or row value as written (a template's source, inside mappings and
+    lists too)."""
     source = getattr(value, "source", None)
-    return source if isinstance(source, str) else value
+    if isinstance(source, str):
+        return source
+    if isinstance(value, dict):
+        return {k: _written(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_written(v) for v in value]
+    return value
 
 
 def plan_file(plan: Plan, hashed: bool = True) -> PlanFile:

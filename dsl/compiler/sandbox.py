@@ -28,6 +28,7 @@ nested loops — is reported by :func:`static_problem` at lint, at the template'
 from __future__ import annotations
 
 import contextvars
+import functools
 import math
 import re
 import time
@@ -405,6 +406,24 @@ class BoundedTemplate(Template):
             return "".join(out)
         finally:
             _BUDGET.reset(token)
+
+
+@functools.lru_cache(maxsize=1024)
+def _expression(env: BoundedEnvironment, source: str) -> Any:
+    return env.compile_expression(source, undefined_to_none=False)
+
+
+def expression_value(env: BoundedEnvironment, source: str, values: dict[str, Any]) -> Any:
+    """The value of one Jinja expression (what ``{{ source }}`` shows, but as the value
+    itself: a number stays a number, a list a list), with a fresh budget of steps and
+    time. Raises what the expression raises (a limit, a type error)."""
+    token = _BUDGET.set(_Budget())
+    try:
+        value = _expression(env, source)(**values)
+        _checked(value, "the value")
+        return value
+    finally:
+        _BUDGET.reset(token)
 
 
 # ------------------------------------------------------------------ at lint

@@ -26,9 +26,9 @@ were): dsl/compiler/compile.py, suite.py and faketools.py import it only when a 
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
-import re
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -39,24 +39,28 @@ from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
 from ..source.load import DataPath, Document, display_path
 from .cases import read_table_file
 from .moment import say
-from .templates import (
-    CaseTemplate,
-    LazyTemplate,
-    as_tool_text,
-    bound,
-    check_template,
-    data_template,
-    is_template,
-    line_offset,
-    render_tool_output,
+from .rules import (
+    Refused,
+    check_rules,
+    compile_effects,
+    compile_step,
+    rebound,
+    run_call,
+    text_of,
+    written,
 )
+from .rules import columns_hint as columns_hint  # (their home: what lint says of tables)
+from .rules import no_row as said_no_row
+from .rules import same as rule_same
+from .rules import unknown_column as unknown_column
+from .rules import world_type as world_type
+from .templates import CaseTemplate, as_tool_text, check_template, is_template
 
 ID = "id"  # the column that identifies a row
 MAX_ROWS = 10_000  # rows of one table (as the cases of one scenario file)
 MAX_WORLD_FILE_BYTES = 16 * 2**20  # as a cases file
 FIELD_KEYS = ("where", "set", "row")  # a table tool's keys of column: value
 FITS = {"set": ("update",), "row": ("create",), "one": ("read",)}  # key → its actions
-_ARG = re.compile(r"\{\{-?\s*args\.([A-Za-z_][A-Za-z0-9_]*)\s*-?\}\}\Z")
 _EMPTY: tuple[Mapping[str, Any], ...] = ()
 
 
@@ -184,86 +188,53 @@ def render_cases(table: WorldTable, values: Mapping[str, Any]) -> WorldTable:
 def table_action(doc: Document, path: DataPath, name: str, data: Mapping[str, Any],
                  diags: Collector, values: dict[str, Any] | None) -> TableAction | None:
     """A tool's ``table`` and its ``where``, ``set``, ``row``, ``fields``, ``one`` (the
-    strings of where, set and row are templates over the call, as ``returns`` is)."""
+    strings of where, set and row are templates over the call, as ``returns`` is), and its
+    rules: ``require``, ``compute``, ``append`` and ``effects`` (dsl/compiler/rules.py)."""
     action = data.get("action", "read")
-    for key in ("set", "row", "one"):
-        if key in data and action not in FITS[key] and data[key] is not False:
-            want = FITS[key][0]
-            diags.error(doc.key_span((*path, key)), "E244",
-                        f"the tool '{name}' has {key}, but its action is {action}: {key} is "
-                        f"for a tool with action: {want}",
-                        _fit_hint(key, action))
+    what = f"the tool '{name}'"
     if action == "create" and "row" not in data:
         diags.error(doc.key_span((*path, "table")), "E244",
                     f"the tool '{name}' creates a row in '{data['table']}' but has no row",
                     "say what row it adds, e.g. row: {id: \"{{ args.id }}\", status: new}")
-    if action == "update" and "set" not in data:
+    if action == "update" and not any(k in data for k in ("set", "compute", "append")):
         diags.error(doc.key_span((*path, "table")), "E244",
                     f"the tool '{name}' updates '{data['table']}' but has no set",
                     "say what it changes, e.g. set: {status: blocked}")
-    places: list[Located] = []
-    parts: dict[str, tuple[tuple[str, Any], ...]] = {}
-    ok = True
-    for key in FIELD_KEYS:
-        given = data.get(key)
-        if not isinstance(given, dict):
-            continue
-        out = []
-        for column, value in given.items():
-            places.append(Located(key, str(column), doc.key_span((*path, key, column))))
-            rendered = _value_template(doc, (*path, key, column), value,
-                                       f"{key} of the tool '{name}'", diags, values)
-            if rendered is _BROKEN:
-                ok = False
-                continue
-            out.append((str(column), rendered))
-        parts[key] = tuple(out)
+    parts = compile_step(doc, path, what, data, action, diags, values)
+    effects = compile_effects(doc, path, name, data.get("effects"), diags, values)
+    places = list(parts.places) if parts is not None else []
     fields = data.get("fields")
     if isinstance(fields, list):
         for i, column in enumerate(fields):
             places.append(Located("fields", str(column), doc.span((*path, "fields", i))))
-    if not ok:
+    if parts is None or effects is None:
         return None
+    rules = {k: data[k] for k in ("require", "compute", "append", "effects") if k in data}
     return TableAction(
         table=str(data["table"]), span=doc.span((*path, "table")),
-        where=parts.get("where", ()), set=parts.get("set", ()), row=parts.get("row", ()),
+        where=parts.where, set=parts.set, row=parts.row,
         fields=tuple(str(f) for f in fields) if isinstance(fields, list) else None,
-        one=data.get("one") is True, returns="returns" in data, places=tuple(places))
-
-
-def _fit_hint(key: str, action: str) -> str:
-    if key == "set":
-        return "set changes the rows where matches: give the tool action: update (or remove set)"
-    if key == "row":
-        return "row is the row a tool adds: give the tool action: create (or remove row)"
-    return "one: true answers a single row of a read: remove it, or make the tool action: read"
-
-
-_BROKEN: Any = object()
-
-
-def _value_template(doc: Document, path: DataPath, value: Any, what: str, diags: Collector,
-                    values: dict[str, Any] | None) -> Any:
-    if not isinstance(value, str):
-        return value
-    trouble = check_template(value)
-    if trouble is not None:
-        diags.error(doc.span_in_string(path, line_offset(value, trouble.line)), "E208",
-                    f"the template in {what} {trouble.verb}: {trouble.message}",
-                    trouble.hint("templates use {{ args.name }} for an argument; check the "
-                                 "braces"))
-        return _BROKEN
-    return data_template(value, values) or value
+        one=data.get("one") is True, returns="returns" in data, places=tuple(places),
+        compute=parts.compute, append=parts.append, require=parts.require, effects=effects,
+        written=json.dumps(written(rules), sort_keys=True, ensure_ascii=False, default=str)
+        if rules else "")
 
 
 def bind_action(action: TableAction, values: dict[str, Any]) -> TableAction:
     """``action`` (compiled for one case) for another case: its templates read ``values``."""
     def rebind(items: tuple[tuple[str, Any], ...]) -> tuple[tuple[str, Any], ...]:
-        return tuple((k, bound(v, values)) for k, v in items)
+        return tuple((k, rebound(v, values)) for k, v in items)
 
-    return TableAction(action.table, action.span, rebind(action.where), rebind(action.set),
-                       rebind(action.row), action.fields, action.one, action.returns,
-                       action.places)
+    def rules(rs: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(dataclasses.replace(r, otherwise=rebound(r.otherwise, values)) for r in rs)
+
+    effects = tuple(dataclasses.replace(e, where=rebind(e.where), set=rebind(e.set),
+                                        row=rebind(e.row), append=rebind(e.append),
+                                        require=rules(e.require))
+                    for e in action.effects)
+    return dataclasses.replace(action, where=rebind(action.where), set=rebind(action.set),
+                               row=rebind(action.row), append=rebind(action.append),
+                               require=rules(action.require), effects=effects)
 
 
 # ---- lint: the tools against the tables ---------------------------------------------------
@@ -292,17 +263,8 @@ def check_tools(tools: Iterable[ToolSpec], world: Mapping[str, WorldTable],
                                                                f"{place.key} of the tool "
                                                                f"'{tool.name}' names"),
                             columns_hint(table))
-
-
-def unknown_column(table: WorldTable, column: str, who: str) -> str:
-    return (f"{who} the column '{column}', which the table '{table.name}' does not have"
-            f"{did_you_mean(column, table.columns)}")
-
-
-def columns_hint(table: WorldTable) -> str:
-    where = f" ({table.file})" if table.file else ""
-    return (f"the columns of '{table.name}'{where} are "
-            f"{quoted_list(list(table.columns), 'and') or 'none'}")
+        if act.require or act.compute or act.append or act.effects:
+            check_rules(tool, world, diags)
 
 
 # ---- one attempt's world ------------------------------------------------------------------
@@ -316,8 +278,10 @@ class World:
         self.before = {t.name: t.rows for t in tables}
         self.rows: dict[str, list[dict[str, Any]]] = {
             t.name: [dict(r) for r in t.rows] for t in tables}
+        self._tables = tuple(tables)
         self._lock = threading.Lock()
         self._turns: list[dict[str, tuple[Mapping[str, Any], ...]]] = []
+        self._types: Any = None
 
     def mark(self) -> None:
         """A turn of the conversation ended: keep the tables as they are now."""
@@ -327,43 +291,35 @@ class World:
     def _now(self) -> dict[str, tuple[Mapping[str, Any], ...]]:
         return {name: tuple(dict(r) for r in rows) for name, rows in self.rows.items()}
 
+    @property
+    def types(self) -> Any:
+        """``world`` as the tools' rules read it (typed as lint types it)."""
+        if self._types is None:
+            self._types = world_type({t.name: t for t in self._tables})
+        return self._types
+
     def act(self, tool: ToolSpec, args: Any, at: dt.datetime) -> tuple[str, str | None]:
         """What ``tool`` (a table tool) answers to a call with ``args``: the text the
-        agent gets, and ``no-row`` when it is an error (nothing matched, an id taken)."""
+        agent gets, and the error kind when it is an error (``no-row``: nothing matched,
+        an id taken; ``refused``: a rule of its ``require`` is false; ``tool-error``) —
+        then no table changed (dsl/compiler/rules.py applies every step of the call, all
+        or nothing)."""
         act = tool.table
         assert act is not None  # only table tools come here (faketools.answer)
         call = args if isinstance(args, dict) else {}
         with self._lock:
-            rows = self.rows.setdefault(act.table, [])
             try:
-                where = [(c, _render(v, call, at)) for c, v in act.where]
-                hit = [r for r in rows if all(c in r and _same(r[c], v) for c, v in where)]
-                if tool.action == "create":
-                    row = {c: _render(v, call, at) for c, v in act.row}
-                    if ID in row and any(ID in r and _same(r[ID], row[ID]) for r in rows):
-                        return (f"error: {act.table} already has a row with id = "
-                                f"{_text(row[ID])}", "no-row")
-                    rows.append(row)
-                    done = [row]
-                elif not hit and (tool.action != "read" or act.one):
-                    return f"error: {no_row(act.table, where)}", "no-row"
-                elif tool.action == "update":
-                    changes = {c: _render(v, call, at) for c, v in act.set}
-                    for r in hit:
-                        r.update(changes)
-                    done = hit
-                elif tool.action == "delete":
-                    gone = {id(r) for r in hit}
-                    rows[:] = [r for r in rows if id(r) not in gone]
-                    done = hit
-                else:
-                    done = hit[:1] if act.one else hit
-            except Exception as exc:  # a template over the model's arguments failed
-                return f"error: the tool failed: {exc}", "tool-error"
-            shown = [_project(r, act.fields) for r in done]
+                touched, after = run_call(self.rows, tool, call, at, self.types)
+            except Refused as exc:
+                return exc.text, exc.kind
+            self.rows = after
+            shown = [_project(r, act.fields) for r in touched]
+            world = self.rows
         if act.returns:
-            return _returns(tool, call, at, shown), None
+            return _returns(tool, call, at, shown, world), None
         single = act.one or tool.action == "create"
+        if single and not shown:
+            return "[]" if not act.one else "null", None
         return json.dumps(shown[0] if single else shown, ensure_ascii=False, default=str), None
 
     def run(self) -> WorldRun:
@@ -378,41 +334,11 @@ def open_world(tables: Sequence[WorldTable]) -> World | None:
 
 def no_row(table: str, where: Sequence[tuple[str, Any]]) -> str:
     """``no row in cards with id = C-9``: what a where that matches nothing tells the agent."""
-    if not where:
-        return f"no row in {table}"
-    return f"no row in {table} with " + " and ".join(f"{c} = {_text(v)}" for c, v in where)
-
-
-def _render(value: Any, args: Mapping[str, Any], at: dt.datetime) -> Any:
-    """A where, set or row value for one call: fixed data as written; ``{{ args.x }}``
-    alone is the argument itself (a number stays a number); other templates, text."""
-    if isinstance(value, LazyTemplate):
-        m = _ARG.match(value.source.strip())
-        if m is not None and m.group(1) in args:
-            return args[m.group(1)]
-
-        return render_tool_output(value, dict(args), at)
-    return value
+    return said_no_row(table, where)
 
 
 def _text(v: Any) -> str:
-    if isinstance(v, str):
-        return v
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if v is None:
-        return "null"
-    return json.dumps(v, ensure_ascii=False, default=str)
-
-
-def _same(have: Any, want: Any) -> bool:
-    """A row's value and a where's: equal, or the same when written as text (a CSV's
-    ``7`` and the model's 7; ``true`` and true)."""
-    if have == want and type(have) is not bool and type(want) is not bool:
-        return True
-    if isinstance(have, (dict, list)) or isinstance(want, (dict, list)):
-        return bool(have == want)
-    return _text(have) == _text(want)
+    return text_of(v)
 
 
 def _project(row: Mapping[str, Any], fields: tuple[str, ...] | None) -> dict[str, Any]:
@@ -422,11 +348,12 @@ def _project(row: Mapping[str, Any], fields: tuple[str, ...] | None) -> dict[str
 
 
 def _returns(tool: ToolSpec, args: Mapping[str, Any], at: dt.datetime,
-             rows: list[dict[str, Any]]) -> str:
+             rows: list[dict[str, Any]], world: Mapping[str, Any]) -> str:
     if tool.template is None:
         return as_tool_text(tool.returns)
     try:
-        return str(tool.template.render(args=dict(args), at=at, now=say(at), rows=rows))
+        return str(tool.template.render(args=dict(args), at=at, now=say(at), rows=rows,
+                                        world=world))
     except Exception as exc:  # a template over the model's arguments: report, go on
         return f"error: the tool failed: {exc}"
 
@@ -482,50 +409,64 @@ def apply(before: Mapping[str, tuple[Mapping[str, Any], ...]],
     return WorldRun(before, {n: tuple(rs) for n, rs in after.items()})
 
 
+MAX_DIFFERENCES = 20  # differences a failure lists before "and N more"
+
+
+def differences(found: Mapping[str, Sequence[Mapping[str, Any]]],
+                expected: Mapping[str, Sequence[Mapping[str, Any]]],
+                before: Mapping[str, Sequence[Mapping[str, Any]]]) -> list[str]:
+    """Every way the world ``found`` differs from ``expected``, table by table and row by
+    row (known by id, else by position), column by column: ``orders #W1: status is
+    'pending', expected 'cancelled'``; a column one side lacks is ``absent``; a row is
+    missing (``no such row``, ``(it was deleted)`` when it was there at the start) or
+    should not exist (``expected absent, but the row exists``). Values compare as a where
+    does: numbers by value, lists in order."""
+    out: list[str] = []
+    for name in sorted({*found, *expected}):
+        have = {_key(r, i): r for i, r in enumerate(found.get(name, _EMPTY))}
+        want = {_key(r, i): r for i, r in enumerate(expected.get(name, _EMPTY))}
+        was = {_key(r, i) for i, r in enumerate(before.get(name, _EMPTY))}
+        for key, row in want.items():
+            got = have.get(key)
+            if got is None:
+                out.append(f"{name} {key}: no such row" + (" (it was deleted)" if key in was
+                                                           else ""))
+                continue
+            for column in dict.fromkeys([*row, *got]):
+                if column not in got:
+                    out.append(f"{name} {key}: {column} is absent, expected "
+                               f"{shown(row[column])}")
+                elif column not in row:
+                    out.append(f"{name} {key}: {column} is {shown(got[column])}, expected "
+                               "absent")
+                elif not same(got[column], row[column]):
+                    out.append(f"{name} {key}: {column} is {shown(got[column])}, expected "
+                               f"{shown(row[column])}")
+        for key in have:
+            if key not in want:
+                out.append(f"{name} {key}: expected absent, but the row exists")
+    return out
+
+
 def find(rows: Sequence[Mapping[str, Any]], key: str) -> Mapping[str, Any] | None:
     """The row whose id is ``key``."""
     return next((r for r in rows if ID in r and _text(r[ID]) == key), None)
 
 
 def same(have: Any, want: Any) -> bool:
-    """The rule a ``world`` check compares a column by (as a where does)."""
-    return _same(have, want)
+    """The rule a ``world`` check compares a column by (as a where does): equal, the same
+    written as text, numbers by value ('135.20' and 135.2), lists in order."""
+    return rule_same(have, want)
 
 
-def shown(value: Any) -> str:
-    """A value as a failure reason quotes it: ``'blocked'``, ``7``, ``null``."""
-    if isinstance(value, str):
-        return f"'{value}'"
-    return _text(value)
+def shown(value: Any, limit: int = 120) -> str:
+    """A value as a failure reason quotes it: ``'blocked'``, ``7``, ``null``, a list or a
+    mapping as JSON (shortened)."""
+    text = f"'{value}'" if isinstance(value, str) else _text(value)
+    return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
 # ---- the type of world and world_before in expressions ------------------------------------
-
-
-def world_type(tables: Mapping[str, WorldTable]) -> Any:
-    """``world`` and ``world_before`` as lint types them: each table a list of rows, each
-    column typed from the values the table holds (text, number, true/false; JSON when
-    they differ)."""
-    # why: the expression language (Lark), only when used
-    from ..expr.types import BOOL, JSON, NUMBER, TEXT, Type, world_of
-
-    def kind(v: Any) -> Type | None:
-        if v is None:
-            return None
-        if isinstance(v, bool):
-            return BOOL
-        if isinstance(v, (int, float)):
-            return NUMBER
-        return TEXT if isinstance(v, str) else JSON
-
-    out: dict[str, dict[str, Type]] = {}
-    for name, table in tables.items():
-        cols: dict[str, Type] = {}
-        for column in table.columns:
-            seen = {kind(r.get(column)) for r in table.rows} - {None}
-            cols[column] = seen.pop() if len(seen) == 1 else JSON  # type: ignore[assignment]
-        out[name] = cols
-    return world_of(out)
 
 
 def said(change: Mapping[str, Any]) -> str:

@@ -3,10 +3,12 @@
 An agent answers one turn at a time — the agent loop over a model (dsl/execution/loop.py) and your
 own python agent (dsl/clients/python.py) both do — through a ``take_turn(kind, text,
 simulated) -> Turn`` function. :func:`converse` plays the person: it takes the scenario's
-turns one by one (stopping at a turn that fails), or lets a model of the suite play the
-person (:class:`~dsl.model.SimulatedUser`) until it writes :data:`STOP_MARKER` or has
-spoken ``max_turns`` times (the marker in its very first message does not count: no goal
-is reached before the agent has answered — small models write it at once).
+turns one by one (stopping at a turn that fails, or after the turn in which the agent
+called a tool with ``ends_conversation: true``, a transfer to a human), or lets a model of
+the suite play the person (:class:`~dsl.model.SimulatedUser`) until it writes
+:data:`STOP_MARKER` or has spoken ``max_turns`` times (the marker in its very first
+message does not count: no goal is reached before the agent has answered — small models
+write it at once).
 
 :func:`settle` is what a turn does first to the calls the agent held for confirmation:
 ``confirm`` runs the chosen ones (their fake result goes back to the agent as the tool
@@ -43,7 +45,7 @@ from typing import Any, NamedTuple, Protocol
 from ..compiler.faketools import answer
 from ..compiler.moment import say as say_moment
 from ..errors import EndpointError
-from ..model import Call, Scenario, SimulatedUser, Target, Turn
+from ..model import Call, Scenario, SimulatedUser, Target, Turn, ended_by
 from ..targets.base import ChatModel
 
 STOP_MARKER = "GOAL_REACHED"
@@ -170,8 +172,8 @@ async def converse(scenario: Scenario, run: int, talk: Talk,
     if scenario.user is None:
         for spec in scenario.turns:
             turn = await talk.turn(spec.kind, spec.text, False)
-            if turn.failure is not None:
-                break
+            if turn.failure is not None or ended_by(talk.calls, scenario.tools):
+                break  # a failed turn, or a tool that ends the conversation (a transfer)
         return None
     if open_user is None:
         raise EndpointError("agent", "this target cannot hold a conversation with a "
@@ -241,7 +243,7 @@ async def _simulate(user: SimulatedUser, scenario: Scenario, run: int, talk: Tal
         # a decision is the turn a person would script: confirm: TOOL (or all, for several)
         turn = await talk.turn(kind, text if kind == "say" else
                                next(iter(waiting)) if len(waiting) == 1 else "all", True)
-        if turn.failure is not None:
+        if turn.failure is not None or ended_by(talk.calls, scenario.tools):
             return False
         reply = turn.answer.strip() or NO_ANSWER
         held = [c for c in talk.calls if c.pending]

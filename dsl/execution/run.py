@@ -23,7 +23,16 @@ from typing import TYPE_CHECKING, Any
 
 from ..compiler.redact import Redactor, redactor_for
 from ..errors import EndpointError
-from ..model import AttemptData, CompiledCheck, Outcome, Plan, Scenario, Target, WorldRun
+from ..model import (
+    AttemptData,
+    CompiledCheck,
+    Outcome,
+    Plan,
+    Scenario,
+    Target,
+    WorldRun,
+    ended_by,
+)
 from ..store import (
     AttemptError,
     AttemptRecord,
@@ -240,7 +249,8 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             else None,
             turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached,
             stderr=data.stderr, world=_world_changes(data),
-            world_turns=_turn_changes(data), user_messages=data.user_messages)
+            world_turns=_turn_changes(data), user_messages=data.user_messages,
+            ended_by=ended_by(data.calls, scenario.tools))
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),

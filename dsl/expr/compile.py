@@ -13,7 +13,9 @@ items, so there is no item 2``).
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import functools
+import math
 import operator
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -25,16 +27,19 @@ from .functions import FUNCTIONS, ArgValueError, Function
 from .limits import MAX_TEXT_CHARS
 from .nodes import (
     Arith,
+    Bind,
     BoolOp,
     Compare,
     Const,
     Field,
     FuncCall,
+    IfElse,
     ListOf,
     Name,
     Neg,
     Node,
     Not,
+    ObjectOf,
     Subscript,
     is_literal,
     snippet,
@@ -46,7 +51,10 @@ from .runtime import (
     Bindings,
     display,
     equal,
+    exact,
     kind,
+    number_in,
+    plain,
     read_json,
     same,
     what,
@@ -84,27 +92,32 @@ class Program:
 
 def compile_expression(source: str, named_checks: Collection[str] = (),
                        *, condition: bool = True, case: Type | None = None,
-                       world: Type | None = None) -> Program:
+                       world: Type | None = None,
+                       names: tuple[tuple[str, Type], ...] | None = None) -> Program:
     """Parse, check and compile; raise ProblemsFound with every problem found.
 
     ``named_checks`` are the suite's check names (used in "did you mean" messages);
     ``condition=False`` accepts an expression of any type (tests, docs); ``case`` is the
     type of ``case`` in a scenario with cases (``types.case_of``); ``world``, of ``world``
-    and ``world_before`` in a scenario with a world (``types.world_of``).
+    and ``world_before`` in a scenario with a world (``types.world_of``); ``names``, the
+    values it reads instead of an attempt's, with their types (a table tool's rules read
+    ``args``, ``row`` and ``world``: dsl/compiler/rules.py).
 
     A Program is immutable, so the same text compiles once per process: suites repeat
     their expressions from file to file (and a scenario's cases share theirs), and parsing
     is most of linting one."""
-    return _compile_once(source, tuple(named_checks), condition, case, world)
+    return _compile_once(source, tuple(named_checks), condition, case, world, names)
 
 
 @functools.lru_cache(maxsize=4096)
 def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool,
-                  case: Type | None, world: Type | None = None) -> Program:
+                  case: Type | None, world: Type | None = None,
+                  names: tuple[tuple[str, Type], ...] | None = None) -> Program:
     from .parse import parse  # Lark is imported only when there is an expression
 
     root = parse(source)
-    typed = typecheck(root, source, named_checks, condition, case, world)
+    typed = typecheck(root, source, named_checks, condition, case, world,
+                      dict(names) if names is not None else None)
     if typed.problems:
         raise ProblemsFound(sorted(typed.problems, key=lambda p: p.offset))
     compiler = _Compiler(typed)
@@ -184,6 +197,13 @@ class _Compiler:
                 return self.compare(node)
             case Arith():
                 return self.arith(node)
+            case Bind(value=value):  # only as a function's first argument (typecheck)
+                return self.fn(value)
+            case ObjectOf(entries=entries):
+                made = [(k, self.fn(v)) for k, v in entries]
+                return lambda e: {k: f(e) for k, f in made}
+            case IfElse():
+                return self.if_else(node)
 
     # -------------------------------------------------------------- names and fields
 
@@ -195,7 +215,7 @@ class _Compiler:
             case ItemRef(level=level):
                 return lambda e: e.items[level]
             case ItemFieldRef(level=level, field=fld, kind="object"):
-                return lambda e: e.items[level][fld]
+                return lambda e: e.items[level].get(fld)  # a row may lack a column
             case ItemFieldRef(level=level, field=fld, kind="date"):
                 getter = DATE_GETTERS[fld]
                 return lambda e: getter(e.items[level])
@@ -408,18 +428,52 @@ class _Compiler:
         return EvalError(f"{self.snip(node)}: {message}")
 
     def call_with_condition(self, node: FuncCall, f: Function) -> Fn:
-        items = self.fn(node.args[0])
+        head = node.args[0]
+        listed = head.value if isinstance(head, Bind) else head
+        items = self.fn(listed)
         cond = self.fn(node.args[1])
+        navigable = self.typed.type_of(listed).navigable
+        where = self.snip(node)
+        if f.per_value is not None:
+            return self.per_value(node, f, listed, items, cond)
         aggregate = f.condition
         assert aggregate is not None  # typecheck marks only functions that take one
-        navigable = self.typed.type_of(node.args[0]).navigable
-        where = self.snip(node)
 
         def run(e: Bindings) -> Any:
-            seq = self.as_list(e, items(e), node.args[0], navigable, where)
+            seq = self.as_list(e, items(e), listed, navigable, where)
             if seq is None:
-                raise EvalError(f"{where}: {self.snip(node.args[0])} is null")
+                raise EvalError(f"{where}: {self.snip(listed)} is null")
             return aggregate(self.items_meeting(e, seq, cond, node.args[1]))
+
+        return run
+
+    def per_value(self, node: FuncCall, f: Function, listed: Node, items: Fn,
+                  value: Fn) -> Fn:
+        """``sum(list, value)``, ``map(list, value)``: the value for each item, then what
+        the function makes of them."""
+        make = f.per_value
+        assert make is not None
+        navigable = self.typed.type_of(listed).navigable
+        where = self.snip(node)
+        fail = self.argument_error
+
+        def run(e: Bindings) -> Any:
+            seq = self.as_list(e, items(e), listed, navigable, where)
+            if seq is None:
+                raise EvalError(f"{where}: {self.snip(listed)} is null")
+            stack = e.items
+            values = []
+            for item in seq:
+                e.tick()
+                stack.append(item)
+                try:
+                    values.append(value(e))
+                finally:
+                    stack.pop()
+            try:
+                return make(values)
+            except ArgValueError as exc:
+                raise fail(node, exc, [seq, None]) from None
 
         return run
 
@@ -474,6 +528,20 @@ class _Compiler:
 
         return run
 
+    def if_else(self, node: IfElse) -> Fn:
+        cond, then, otherwise = self.fn(node.condition), self.fn(node.then), \
+            self.fn(node.otherwise)
+
+        def run(e: Bindings) -> Any:
+            c = cond(e)
+            if c is True:
+                return then(e)
+            if c is False:
+                return otherwise(e)
+            raise self.not_bool(node.condition, c)
+
+        return run
+
     # -------------------------------------------------------------- comparisons
 
     def told(self, v: Any, node: Node) -> str:
@@ -524,6 +592,8 @@ class _Compiler:
                     a = left(e)
                     if type(a) in NUMS:
                         return cmp(a, limit)
+                    if type(a) is str and (d := number_in(a)) is not None:
+                        return cmp(d, exact(limit))  # type: ignore[arg-type]
                     if a is None:
                         raise EvalError(f"{where}: {ls} is null, so it cannot be compared")
                     raise EvalError(f"{where}: cannot put {told(a, node.left)} and "
@@ -537,6 +607,10 @@ class _Compiler:
                 ta, tb = type(a), type(b)
                 if (ta in NUMS and tb in NUMS) or (ta is tb and (ta is str or ta is dt.date)):
                     return cmp(a, b)
+                if ta is str and tb in NUMS and (d := number_in(a)) is not None:
+                    return cmp(d, exact(b))
+                if tb is str and ta in NUMS and (d := number_in(b)) is not None:
+                    return cmp(exact(a), d)
                 if a is None or b is None:
                     side = ls if a is None else rs
                     raise EvalError(f"{where}: {side} is null, so it cannot be compared")
@@ -625,25 +699,33 @@ class _Compiler:
             return EvalError(f"{where}: cannot {verb} {self.told(a, node.left)} and "
                              f"{self.told(b, node.right)}")
 
+        # both sides numbers, numbers written as text ('135.20') or JSON data: '+' adds
+        # two texts that hold numbers instead of joining them
+        lt, rt = self.typed.type_of(node.left), self.typed.type_of(node.right)
+        add_texts = (lt.numeric or rt.numeric) and lt.kind in ("text", "number") \
+            and rt.kind in ("text", "number")
+
         def run(e: Bindings) -> Any:
             a = left(e)
             b = right(e)
             ta, tb = type(a), type(b)
             try:
                 if ta in NUMS and tb in NUMS:
-                    if op == "+":
-                        return a + b
-                    if op == "-":
-                        return a - b
-                    if op == "*":
-                        return a * b
-                    if b == 0:
-                        raise EvalError(f"{where}: division by zero" + zero)
-                    return a / b if op == "/" else a % b
-                if op == "+" and ta is str and tb is str:
+                    return _exactly(op, a, b, where, zero)
+                if op == "+" and ta is str and tb is str and not add_texts:
                     if len(a) + len(b) > MAX_TEXT_CHARS:
                         raise EvalError(f"{where}: the text would have more than "
                                         f"{MAX_TEXT_CHARS:,} characters")
+                    return a + b
+                if (ta is str or tb is str) and (ta in NUMS or tb in NUMS or add_texts):
+                    x = a if ta in NUMS else _text_number(a)
+                    y = b if tb in NUMS else _text_number(b)
+                    if x is not None and y is not None:
+                        return _exactly(op, x, y, where, zero)
+                if op == "+" and ta is list and tb is list:
+                    if len(a) + len(b) > MAX_ITEMS:
+                        raise EvalError(f"{where}: the list would have more than "
+                                        f"{MAX_ITEMS:,} items")
                     return a + b
                 if ta is dt.date and op in "+-":
                     if tb is dt.date and op == "-":
@@ -655,6 +737,51 @@ class _Compiler:
             raise bad(a, b)
 
         return run
+
+
+MAX_ITEMS = 1_000_000  # items of a list built with '+'
+
+
+def _text_number(v: Any) -> int | float | None:
+    """The number a text holds (None for anything else)."""
+    if type(v) is not str:
+        return None
+    d = number_in(v)
+    return None if d is None else plain(d, "." not in v)
+
+
+def _exactly(op: str, a: Any, b: Any, where: str, zero: str) -> int | float:
+    """``a op b`` on two numbers, exactly as decimals: 0.1 + 0.2 is 0.3, 135.2 - 100.1 is
+    35.1 (money stays exact to the cent); whole numbers stay whole, except through ``/``."""
+    ints = type(a) is int and type(b) is int
+    if op in "/%" and b == 0:
+        raise EvalError(f"{where}: division by zero" + zero)
+    if ints and op != "/":
+        whole: int = a + b if op == "+" else a - b if op == "-" else a * b if op == "*" \
+            else a % b
+        return whole
+    if (type(a) is float and not math.isfinite(a)) or (type(b) is float and
+                                                       not math.isfinite(b)):
+        raise OverflowError
+    x, y = exact(a), exact(b)
+    c = _EXACT
+    try:
+        if op == "%":  # the sign of the divisor, as Python's (and people's) remainder
+            r = c.remainder(x, y)
+            if r and (r < 0) != (y < 0):
+                r = c.add(r, y)
+        else:
+            r = c.add(x, y) if op == "+" else c.subtract(x, y) if op == "-" else \
+                c.multiply(x, y) if op == "*" else c.divide(x, y)
+    except decimal.DecimalException:
+        raise OverflowError from None
+    return plain(r, False)
+
+
+# enough digits for any two numbers a file or a tool holds, and their products
+_EXACT = decimal.Context(prec=60, Emax=10**6, Emin=-10**6, traps=[decimal.InvalidOperation,
+                                                                  decimal.DivisionByZero,
+                                                                  decimal.Overflow])
 
 
 def _is_null(node: Node) -> bool:

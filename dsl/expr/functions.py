@@ -22,8 +22,21 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .runtime import NOT_JSON, NUMS, Bindings, display, kind, ordered, read_json
-from .types import BOOL, CALL, DATE, JSON, NUMBER, TEXT, Type, describe, maybe
+from .runtime import (
+    NOT_JSON,
+    NUMS,
+    Bindings,
+    display,
+    exact,
+    kind,
+    number_in,
+    order_key,
+    ordered,
+    plain,
+    read_json,
+    same,
+)
+from .types import BOOL, CALL, DATE, JSON, NUMBER, TEXT, Type, describe, list_of, maybe
 
 
 class ArgTypeError(Exception):
@@ -66,6 +79,10 @@ class Function:
     # condition for each item, in order, and the number of items.
     condition: Callable[[Iterable[bool]], Any] | None = None
     condition_result: Type = BOOL  # the type of what ``condition`` gives
+    # With a value for each item as second argument (sum, map): what it makes of the
+    # values, in order, and its type from the value's (raising ArgTypeError(1, ...))
+    per_value: Callable[[list[Any]], Any] | None = None
+    per_value_type: Callable[[Type], Type] = lambda t: t
 
     def takes_condition(self, first: Type) -> bool:
         """Whether the second argument is a condition over the items of the first.
@@ -429,21 +446,129 @@ def _sum_type(a: Sequence[Type]) -> Type:
     return NUMBER
 
 
+def _total(items: Iterable[Any], index: int, what: str) -> int | float:
+    """The exact sum (0.1 + 0.2 is 0.3) of numbers, or numbers written as text."""
+    total = exact(0)
+    ints = True
+    for x in items:
+        t = type(x)
+        if t in NUMS and (t is int or math.isfinite(x)):
+            ints = ints and t is int
+            total += exact(x)
+            continue
+        d = number_in(x) if t is str else None
+        if d is None:
+            raise ArgValueError(index, f"{what} {display(x)}, which is not a number")
+        ints = ints and d == d.to_integral_value() and "." not in x
+        total += d
+    try:
+        return plain(total, ints)
+    except OverflowError:
+        raise ArgValueError(index, "the sum of {arg} is too large") from None
+
+
 def _sum(v: Any) -> int | float:
     _check(v, 0, "a list", list)
-    total: int | float = 0
-    for x in v:
-        if type(x) not in NUMS:
-            raise ArgValueError(0, f"{{arg}} has the item {display(x)}, which is not a "
-                                   "number")
-        total += x
-    return total
+    return _total(v, 0, "{arg} has the item")
+
+
+def _sum_value_type(t: Type) -> Type:
+    if not maybe(t, "number", "null"):
+        raise ArgTypeError(1, "a number", "for example: sum(row.items, price)")
+    return NUMBER
+
+
+def _sum_values(values: list[Any]) -> int | float:
+    return _total(values, 1, "{arg} is, for one item,")
 
 
 _register(Function(
-    "sum", "sum(list of numbers) → number", "The sum of the numbers of a list (0 when empty).",
-    (("sum(call('search_slots').output.prices) < 100", "the prices add up to less than 100"),),
-    (1, 1), _sum_type, _sum,
+    "sum", "sum(list of numbers) · sum(list, value) → number",
+    "The sum of the numbers of a list (0 when empty); with a value, the sum of that value "
+    "for each item. Decimals add exactly: 0.1 + 0.2 is 0.3.",
+    (("sum(call('search_slots').output.prices) < 100", "the prices add up to less than 100"),
+     ("sum(calls, len(output)) < 2000", "the tools answered less than 2,000 characters "
+                                        "in all")),
+    (1, 2), _sum_type, _sum, per_value=_sum_values, per_value_type=_sum_value_type,
+))
+
+
+def _map_type(a: Sequence[Type]) -> Type:
+    raise ArgTypeError(1, "a value for each item", "for example: map(row.items, item_id)")
+
+
+_register(Function(
+    "map", "map(list, value) → list",
+    "The value for each item of a list, in order: the list of its fields, or of anything "
+    "worked out from each item.",
+    (("map(calls, name) == ['search_slots', 'book_appointment']",
+      "it searched, then booked, and nothing else"),),
+    (2, 2), _map_type, lambda *a: None, per_value=list, per_value_type=list_of,
+))
+
+
+def _sorted_type(a: Sequence[Type]) -> Type:
+    t = _need(a, 0, "a list", "list")
+    item = t.item if t.kind == "list" and t.item is not None else JSON
+    if item.kind not in ("number", "text", "date", "json"):
+        raise ArgTypeError(0, "a list of numbers, texts or dates")
+    return t if t.kind == "list" else JSON
+
+
+def _sorted(v: Any) -> list[Any]:
+    _check(v, 0, "a list", list)
+    items = list(v)
+    for x in items:
+        if items and not ordered(items[0], x):
+            raise ArgValueError(0, f"{{arg}} mixes {kind(items[0])} and {kind(x)}, which "
+                                   "cannot be put in order")
+    return sorted(items, key=_key_of(items))
+
+
+_register(Function(
+    "sorted", "sorted(list) → list",
+    "The list in order: numbers from the smallest, texts alphabetically (as Python "
+    "sorts them: capitals first), dates from the earliest.",
+    (("sorted(map(calls, name)) == ['book_appointment', 'search_slots']",
+      "it called these two tools, in either order, once each"),),
+    (1, 1), _sorted_type, _sorted, nulls=True,
+))
+
+
+def _replace_type(a: Sequence[Type]) -> Type:
+    t = _need(a, 0, "a list", "list")
+    _need(a, 1, "a list", "list")
+    _need(a, 2, "a list", "list")
+    return t if t.kind == "list" else JSON
+
+
+def _replace(v: Any, old: Any, new: Any) -> list[Any]:
+    _check(v, 0, "a list", list)
+    _check(old, 1, "a list", list)
+    _check(new, 2, "a list", list)
+    if len(old) != len(new):
+        raise ArgValueError(2, f"{{arg}} has {len(new)} items and the list of what it "
+                               f"replaces has {len(old)}: they go in pairs")
+    out = list(v)
+    done: set[int] = set()
+    for was, now in zip(old, new, strict=True):
+        at = next((i for i, x in enumerate(out) if i not in done and same(x, was)), None)
+        if at is None:
+            raise ArgValueError(1, f"{{arg}} has {display(was)}, which is not in the list "
+                                   "(or not as many times)")
+        out[at] = now
+        done.add(at)
+    return out
+
+
+_register(Function(
+    "replace", "replace(list, old, new) → list",
+    "The list with each item of old replaced by the item of new at the same position — "
+    "each where it first appears and was not replaced yet (old and new have as many "
+    "items). An item of old the list does not have makes the check end as error.",
+    (("replace(['a', 'b', 'a'], ['a'], ['c']) == ['c', 'b', 'a']",
+      "the first 'a' is replaced"),),
+    (3, 3), _replace_type, _replace,
 ))
 
 
@@ -464,7 +589,20 @@ def _extreme_type(a: Sequence[Type]) -> Type:
     return next((t for t in a if t.kind != "json"), JSON)
 
 
-def _extreme(pick: Callable[[list[Any]], Any]) -> Callable[..., Any]:
+def _key_of(items: list[Any], index: int = 0) -> Callable[[Any], Any]:
+    """How to order ``items`` (already known to be pairwise ``ordered`` with the first):
+    by value when any is a number (a number written as text then counts by value), else
+    as they are."""
+    if any(type(x) in NUMS for x in items):
+        for x in items:
+            if type(x) is str and number_in(x) is None:
+                raise ArgValueError(index, f"{{arg}} mixes numbers and the text {display(x)}, "
+                                           "which cannot be compared")
+        return lambda x: order_key(x) if type(x) in NUMS else number_in(x)
+    return lambda x: x
+
+
+def _extreme(pick: Callable[..., Any]) -> Callable[..., Any]:
     def impl(*values: Any) -> Any:
         if len(values) == 1:
             _check(values[0], 0, "a list", list)
@@ -479,7 +617,7 @@ def _extreme(pick: Callable[[list[Any]], Any]) -> Callable[..., Any]:
                 where = 0 if len(values) == 1 else i
                 raise ArgValueError(where, f"{{arg}} mixes {kind(first)} and {kind(x)}, which "
                                            "cannot be compared")
-        return pick(items)
+        return pick(items, key=_key_of(items))
 
     return impl
 
@@ -508,12 +646,23 @@ def _num_type(a: Sequence[Type]) -> Type:
     return NUMBER
 
 
+def _as_number(v: Any) -> Any:
+    """A number written as text ('135.20') as the number; anything else as it is."""
+    if type(v) is str:
+        d = number_in(v)
+        if d is not None:
+            return plain(d, "." not in v)
+    return v
+
+
 def _abs(v: Any) -> int | float:
+    v = _as_number(v)
     _check(v, 0, "a number", int, float)
     return abs(v)  # type: ignore[no-any-return]
 
 
 def _round(v: Any, digits: Any = 0) -> int | float:
+    v = _as_number(v)
     _check(v, 0, "a number", int, float)
     _check(digits, 1, "a whole number", int)
     if not 0 <= digits <= 10:

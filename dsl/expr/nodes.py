@@ -123,7 +123,40 @@ class Arith:
     op_loc: Loc
 
 
-Node = Const | ListOf | Name | Field | Subscript | FuncCall | Not | Neg | BoolOp | Compare | Arith
+@dataclass(frozen=True, slots=True)
+class Bind:
+    """``list as name``: the first argument of a function that goes through a list's items
+    (``count``, ``any``, ``all``, ``sum``, ``map``), naming each item ``name`` in the
+    condition or value that follows — so that a condition nested inside it can still read
+    it: ``all(args.item_ids as id, count(row.items, item_id == id) >= 1)``."""
+
+    value: Node
+    name: str
+    loc: Loc
+    name_loc: Loc
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectOf:
+    """A mapping written in the expression: ``{transaction_type: 'refund', amount: 12.5}``."""
+
+    entries: tuple[tuple[str, Node], ...]
+    loc: Loc
+
+
+@dataclass(frozen=True, slots=True)
+class IfElse:
+    """``then if condition else otherwise``: only the side the condition picks is worked
+    out."""
+
+    then: Node
+    condition: Node
+    otherwise: Node
+    loc: Loc
+
+
+Node = (Const | ListOf | Name | Field | Subscript | FuncCall | Not | Neg | BoolOp | Compare
+        | Arith | Bind | ObjectOf | IfElse)
 
 
 def children(node: Node) -> tuple[Node, ...]:
@@ -135,6 +168,12 @@ def children(node: Node) -> tuple[Node, ...]:
             return items
         case Field(target=t):
             return (t,)
+        case Bind(value=v):
+            return (v,)
+        case ObjectOf(entries=entries):
+            return tuple(v for _, v in entries)
+        case IfElse(then=t, condition=c, otherwise=o):
+            return (t, c, o)
         case Subscript(target=t, inner=i):
             return (t, i)
         case FuncCall(args=args):

@@ -27,17 +27,20 @@ from .errors import Problem, ProblemsFound
 from .limits import MAX_DEPTH, MAX_EXPR_CHARS, MAX_LITERAL_CHARS, MAX_NUMBER_CHARS
 from .nodes import (
     Arith,
+    Bind,
     BoolOp,
     Compare,
     Const,
     Field,
     FuncCall,
+    IfElse,
     ListOf,
     Loc,
     Name,
     Neg,
     Node,
     Not,
+    ObjectOf,
     Subscript,
     depth,
 )
@@ -282,9 +285,29 @@ class _ToNodes(Transformer[Token, Node]):
     def arguments(self, meta: Any, children: list[Node]) -> list[Node]:
         return children
 
+    def bind(self, meta: Any, children: list[Any]) -> Node:
+        value, _as, name = children
+        return Bind(value, str(name), _loc(meta, children), _tok_loc(name))
+
     def call(self, meta: Any, children: list[Any]) -> Node:
         func, _lpar, args, _rpar = children
         return FuncCall(str(func), tuple(args or ()), _loc(meta, children), _tok_loc(func))
+
+    def entries(self, meta: Any, children: list[Any]) -> list[tuple[str, Node]]:
+        return children
+
+    def entry(self, meta: Any, children: list[Any]) -> tuple[str, Node]:
+        key, _colon, value = children
+        name = unquote(str(key)) if key.type == "STRING" else str(key)
+        return name, value
+
+    def object_of(self, meta: Any, children: list[Any]) -> Node:
+        _lbrace, entries, _rbrace = children
+        return ObjectOf(tuple(entries or ()), _loc(meta, children))
+
+    def if_else(self, meta: Any, children: list[Any]) -> Node:
+        then, _if, condition, _else, otherwise = children
+        return IfElse(then, condition, otherwise, _loc(meta, children))
 
     def list_of(self, meta: Any, children: list[Any]) -> Node:
         _lsqb, items, _rsqb = children
@@ -340,8 +363,8 @@ class _ToNodes(Transformer[Token, Node]):
 # ('[', '-' and 'not' may also follow a value: calls[0], a - b, a not in b.)
 _VALUE_ONLY = {"NAME", "NUMBER", "STRING"}
 _COMPARISONS = {"EQ", "NE", "LT", "LE", "GT", "GE", "IN", "MATCHES"}
-_CLOSE = {"(": ")", "[": "]"}
-_OPEN = {")": "(", "]": "["}
+_CLOSE = {"(": ")", "[": "]", "{": "}"}
+_OPEN = {")": "(", "]": "[", "}": "{"}
 _VALUE_HINT = ("a value is a name such as answer, a number, a text in quotes, a list in [ ] "
                "or a function such as len(answer)")
 _OPERATOR_HINT = ("values are joined by an operator: == != < <= > >= in matches + - * / or "
@@ -452,9 +475,9 @@ def _brackets(text: str) -> tuple[list[tuple[str, int]], tuple[str, int] | None]
                 j += 2 if text[j] == "\\" else 1
             i = j + 1
             continue
-        if c in "([":
+        if c in "([{":
             stack.append((c, i))
-        elif c in ")]":
+        elif c in ")]}":
             if stack and stack[-1][0] == _OPEN[c]:
                 stack.pop()
             else:
@@ -471,6 +494,10 @@ def _bad_token(text: str, tok: Token, expected: set[str]) -> Problem:
     opens, stray = _brackets(text)
     wants_value = bool(expected & _VALUE_ONLY)
 
+    if "ELSE" in expected and "IF" not in expected:
+        return Problem("X301", "'if' needs 'else' and the value otherwise", pos,
+                       "write VALUE if CONDITION else OTHER, e.g. 'payment' if amount > 0 "
+                       "else 'refund'")
     if at_end:
         if prev is not None and expected == {"NAME"}:
             return Problem("X301", "a field name is expected after '.'", prev.start_pos or 0,
@@ -485,7 +512,7 @@ def _bad_token(text: str, tok: Token, expected: set[str]) -> Problem:
                                    f"{_describe(prev)}", prev.start_pos or 0, _VALUE_HINT)
         return Problem("X301", "the expression ends too early", pos)  # pragma: no cover
 
-    if stray is not None and tok.type in ("RPAR", "RSQB") and stray[1] == pos:
+    if stray is not None and tok.type in ("RPAR", "RSQB", "RBRACE") and stray[1] == pos:
         c = stray[0]
         if opens:
             o, _ = opens[-1]

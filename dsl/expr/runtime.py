@@ -11,8 +11,10 @@ are equal, when they can be ordered, how a value is shown in a reason.
 from __future__ import annotations
 
 import datetime as dt
+import decimal
 import json
 import math
+import re
 import time
 from collections.abc import Callable
 from typing import Any
@@ -245,9 +247,62 @@ def display(v: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+# ---------------------------------------------------------------- numbers
+
+# A number written as text, as a spreadsheet's cell holds it: '135.20', '-3', '7'.
+_NUMBER_TEXT = re.compile(r"[ \t]*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[ \t]*\Z")
+MAX_NUMBER_TEXT = 60  # characters of a text read as a number
+
+
+def exact(x: int | float) -> decimal.Decimal:
+    """A number as the decimal it is written as: 0.1 is 0.1, not the binary fraction
+    nearest to it (so that 0.1 + 0.2 == 0.3, and money adds up to the cent)."""
+    if type(x) is int:
+        return decimal.Decimal(x)
+    return decimal.Decimal(repr(x))
+
+
+def number_in(text: str) -> decimal.Decimal | None:
+    """The number a text holds ('135.20' → 135.20), or None when it holds no number."""
+    if len(text) > MAX_NUMBER_TEXT or not _NUMBER_TEXT.match(text):
+        return None
+    return decimal.Decimal(text.strip())
+
+
+def numeric(v: Any) -> decimal.Decimal | None:
+    """A number, or a number written as text, as an exact decimal (None otherwise)."""
+    t = type(v)
+    if t in NUMS:
+        return exact(v) if t is int or math.isfinite(v) else None
+    if t is str:
+        return number_in(v)
+    return None
+
+
+def plain(d: decimal.Decimal, ints: bool) -> int | float:
+    """An exact result back as the language's number: a whole number when both operands
+    were (``ints``), else the float written as the decimal (95.5, never 95.49999)."""
+    if ints and d == d.to_integral_value():
+        return int(d)
+    f = float(d)
+    if not math.isfinite(f):
+        raise OverflowError
+    return f
+
+
+def _by_value(a: Any, b: Any) -> bool | None:
+    """Whether a number and a number written as text are the same number (None when the
+    text holds none)."""
+    x, y = numeric(a), numeric(b)
+    if x is None or y is None:
+        return None
+    return x == y
+
+
 def equal(a: Any, b: Any) -> bool | None:
     """``a == b`` by the language's rules, or None when the two cannot be compared
-    (text with a number, a date with text...). null equals only null; true is not 1."""
+    (text with a number, a date with text...). null equals only null; true is not 1. A
+    number written as text ('135.20') equals the number (135.2)."""
     ta, tb = type(a), type(b)
     if ta is tb and ta in _SCALARS:
         return bool(a == b)
@@ -255,6 +310,8 @@ def equal(a: Any, b: Any) -> bool | None:
         return False
     if ta in NUMS and tb in NUMS:
         return bool(a == b)
+    if (ta is str and tb in NUMS) or (tb is str and ta in NUMS):
+        return _by_value(a, b)
     if ta is tb and ta is list:
         return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
     if ta is tb and ta is dict:
@@ -268,9 +325,22 @@ def same(a: Any, b: Any) -> bool:
 
 
 def ordered(a: Any, b: Any) -> bool:
-    """Whether ``a < b`` can be asked: two numbers, two texts or two dates."""
+    """Whether ``a < b`` can be asked: two numbers, two texts or two dates (or a number and
+    a number written as text)."""
     ta, tb = type(a), type(b)
-    return (ta in NUMS and tb in NUMS) or (ta is tb and (ta is str or ta is dt.date))
+    if (ta in NUMS and tb in NUMS) or (ta is tb and (ta is str or ta is dt.date)):
+        return True
+    return (ta is str and tb in NUMS and number_in(a) is not None) or \
+        (tb is str and ta in NUMS and number_in(b) is not None)
+
+
+def order_key(v: Any) -> Any:
+    """What ``min``, ``max`` and ``sorted`` compare: numbers (and numbers written as text)
+    by value, texts and dates as they are."""
+    t = type(v)
+    if t in NUMS:
+        return exact(v) if t is int or math.isfinite(v) else v
+    return v
 
 
 Getter = Callable[[Any], Any]

@@ -18,7 +18,7 @@ Problems are collected, not raised one by one; after a problem the node's type b
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from ..errors import did_you_mean
@@ -27,21 +27,25 @@ from .errors import Problem
 from .functions import FUNCTIONS, ArgTypeError, Function
 from .nodes import (
     Arith,
+    Bind,
     BoolOp,
     Compare,
     Const,
     Field,
     FuncCall,
+    IfElse,
     ListOf,
     Loc,
     Name,
     Neg,
     Node,
     Not,
+    ObjectOf,
     Subscript,
     snippet,
 )
 from .types import (
+    ARGS,
     BOOL,
     CASE,
     DATE,
@@ -54,6 +58,7 @@ from .types import (
     TEXT,
     WORLD,
     WORLD_NAMES,
+    Member,
     Type,
     describe,
     equatable,
@@ -124,15 +129,19 @@ class Typed:
 
 def typecheck(node: Node, source: str, named_checks: Collection[str] = (),
               condition: bool = True, case: Type | None = None,
-              world: Type | None = None) -> Typed:
+              world: Type | None = None,
+              names: Mapping[str, Type] | None = None) -> Typed:
     """Type every node of ``node`` (parsed from ``source``). With ``condition``, the whole
     expression must be true or false (as an ``expect`` check's is). ``case``: the type of
-    ``case`` in a scenario with cases (without one, the name ``case`` is unknown)."""
-    checker = _Checker(source, named_checks, case, world)
+    ``case`` in a scenario with cases (without one, the name ``case`` is unknown).
+    ``names``: the values the expression reads instead of an attempt's (a table tool's
+    rules read ``args``, ``row`` and ``world``: dsl/compiler/rules.py)."""
+    checker = _Checker(source, named_checks, case, world, names)
     top = checker.visit(node)
     if condition and not maybe(top, "bool") and top.kind != "null":
+        what = "an expect expression" if names is None else "this condition"
         checker.problem(
-            "X303", f"an expect expression must be true or false; this one is {describe(top)}",
+            "X303", f"{what} must be true or false; this one is {describe(top)}",
             node.loc, _bool_hint(checker.src(node), top))
     return checker.typed
 
@@ -152,12 +161,18 @@ def _bool_hint(src: str, t: Type) -> str:
 
 class _Checker:
     def __init__(self, source: str, named_checks: Collection[str],
-                 case: Type | None = None, world: Type | None = None) -> None:
+                 case: Type | None = None, world: Type | None = None,
+                 names: Mapping[str, Type] | None = None) -> None:
         self.typed = Typed(source)
         self.named_checks = named_checks
         self.case = case
         self.world = world  # world and world_before (types.world_of); None: no world
+        # the values it reads by name: an attempt's, or those given (a tool's rules)
+        self.globals: Mapping[str, Member] = GLOBALS if names is None else {
+            n: Member(t, "") for n, t in names.items()}
+        self.own_names = names is not None
         self.frames: list[Type] = []  # item types of the enclosing conditions
+        self.bound: list[str | None] = []  # the name each frame's items were given (as)
 
     # -------------------------------------------------------------- helpers
 
@@ -212,11 +227,42 @@ class _Checker:
                 return self.compare(node)
             case Arith():
                 return self.arith(node)
+            case ObjectOf(entries=entries):
+                seen: set[str] = set()
+                for key, value in entries:
+                    self.visit(value)
+                    if key in seen:
+                        self.problem("X303", f"the mapping has the key '{key}' twice",
+                                     value.loc, "give each key once")
+                    seen.add(key)
+                return JSON
+            case IfElse(then=then, condition=cond, otherwise=otherwise):
+                ct = self.visit(cond)
+                if not maybe(ct, "bool", "null"):
+                    self.problem("X303", f"the condition after 'if' must be true or false; "
+                                         f"{self.src(cond)} is {describe(ct)}", cond.loc,
+                                 _bool_hint(self.src(cond), ct))
+                a, b = self.visit(then), self.visit(otherwise)
+                if a.kind == "null":
+                    return b
+                if b.kind == "null":
+                    return a
+                return a if a == b else join([a, b])
+            case Bind(value=value):
+                t = self.visit(value)
+                return self.problem(
+                    "X303", f"'as {node.name}' names the items of a list only as the first "
+                            "argument of count, any, all, sum or map", node.loc,
+                    f"for example: all({self.src(value)} as {node.name}, {node.name} != null)")
 
     # -------------------------------------------------------------- names
 
     def name(self, node: Name) -> Type:
         n = node.name
+        for level in range(len(self.bound) - 1, -1, -1):
+            if self.bound[level] == n:  # a name given with `as` means those items
+                self.typed.refs[id(node)] = ItemRef(level)
+                return self.frames[level]
         if n == ITEM and self.frames:
             level = len(self.frames) - 1
             self.typed.refs[id(node)] = ItemRef(level)
@@ -228,10 +274,10 @@ class _Checker:
                 self.typed.refs[id(node)] = ItemFieldRef(level, n, frame.kind)
                 return known[n].type
             if frame.kind == "json":
-                fallback = n if n in GLOBALS else None
+                fallback = n if n in self.globals else None
                 self.typed.refs[id(node)] = ItemFieldRef(level, n, "json", fallback)
                 return JSON
-        member = GLOBALS.get(n)
+        member = self.globals.get(n)
         if member is not None:
             self.typed.refs[id(node)] = GlobalRef(n)
             self.typed.reads_attempt = True
@@ -239,7 +285,7 @@ class _Checker:
         if n == CASE and self.case is not None:
             self.typed.refs[id(node)] = GlobalRef(n)
             return self.case
-        if n in WORLD_NAMES and self.world is not None:
+        if n in WORLD_NAMES and self.world is not None and not self.own_names:
             self.typed.refs[id(node)] = GlobalRef(n)
             self.typed.reads_attempt = True
             return self.world
@@ -247,12 +293,14 @@ class _Checker:
 
     def resolvable(self, n: str) -> bool:
         """Whether the name means something here (a value, the item or an item's field)."""
-        if n in GLOBALS or (n == ITEM and self.frames):
+        if n in self.globals or (n == ITEM and self.frames) or n in self.bound:
             return True
         return any(f.kind == "json" or n in (fields_of(f) or ()) for f in self.frames)
 
     def unknown_name(self, node: Name) -> Type:
         n = node.name
+        if self.own_names:
+            return self.unknown_own_name(node)
         if n in FUNCTIONS:
             example = FUNCTIONS[n].examples[0][0]
             return self.problem("X302", f"'{n}' is a function; write its arguments in "
@@ -293,6 +341,32 @@ class _Checker:
         return self.problem("X302", f"unknown name '{n}'{did_you_mean(n, candidates)}",
                             node.loc, hint)
 
+    def unknown_own_name(self, node: Name) -> Type:
+        """A name that is none of the values given (``args``, ``row``, ``world``) nor an
+        item's field."""
+        n = node.name
+        fields: list[str] = []
+        for frame in self.frames:
+            fields.extend(fields_of(frame) or ())
+        known = list(self.globals)
+        named = [b for b in self.bound if b]
+        candidates = [*fields, *known, *named, *([ITEM] if self.frames else [])]
+        if n in FUNCTIONS:
+            return self.problem("X302", f"'{n}' is a function; write its arguments in "
+                                        f"parentheses after it", node.loc)
+        if n in _WRONG_CASE:
+            return self.problem("X302", f"unknown name '{n}'; write {_WRONG_CASE[n]}", node.loc)
+        if n in GLOBALS:
+            return self.problem(
+                "X302", f"'{n}' is part of an attempt, which a tool's rule cannot read",
+                node.loc, f"a tool's rule reads {', '.join(known)}")
+        hint = f"a tool's rule reads {', '.join(known)}"
+        if fields:
+            hint += f"; inside [ ] also the item's fields {', '.join(dict.fromkeys(fields))}"
+        hint += f"; if you meant the text '{n}', put it in quotes"
+        return self.problem("X302", f"unknown name '{n}'{did_you_mean(n, candidates)}",
+                            node.loc, hint)
+
     # -------------------------------------------------------------- fields and [ ]
 
     def field(self, node: Field) -> Type:
@@ -316,6 +390,11 @@ class _Checker:
                 return self.problem(
                     "X302", f"the rows have no column '{name}'{did_you_mean(name, known)}",
                     node.name_loc, f"the columns are {', '.join(known) or 'none'}")
+            if t.shape == ARGS:
+                return self.problem(
+                    "X302", f"the tool has no argument '{name}'{did_you_mean(name, known)}",
+                    node.name_loc, f"its arguments (input_schema) are "
+                                   f"{', '.join(known) or 'none'}")
             return self.problem(
                 "X302", f"{describe(t)} has no field '{name}'{did_you_mean(name, known)}",
                 node.name_loc, f"the fields of {describe(t)} are {', '.join(known)}")
@@ -367,12 +446,19 @@ class _Checker:
         self.condition(node.inner, item, "the condition in [ ]")
         return t if t.kind == "list" else JSON
 
-    def condition(self, cond: Node, item: Type, what: str) -> None:
+    def per_item(self, value: Node, item: Type, bound: str | None = None) -> Type:
+        """The type of ``value``, read once per item of a list whose items are ``item``
+        (called ``bound`` when the list was written ``LIST as NAME``)."""
         self.frames.append(item)
+        self.bound.append(bound)
         try:
-            ct = self.visit(cond)
+            return self.visit(value)
         finally:
             self.frames.pop()
+            self.bound.pop()
+
+    def condition(self, cond: Node, item: Type, what: str, bound: str | None = None) -> None:
+        ct = self.per_item(cond, item, bound)
         if not maybe(ct, "bool", "null"):
             self.problem("X303", f"{what} must be true or false for each item; "
                                  f"{self.src(cond)} is {describe(ct)}", cond.loc,
@@ -437,16 +523,41 @@ class _Checker:
                 return self.problem("X302", f"unknown name '{arg.name}'; a tool's name is "
                                             f"written in quotes: {f.name}('{arg.name}')",
                                     arg.loc)
-        first = self.visit(node.args[0]) if n else NULL
-        if n == 2 and f.takes_condition(first):
+        head = node.args[0] if n else None
+        bound = head if isinstance(head, Bind) else None
+        if bound is not None:
+            first = self.visit(bound.value)
+            self.typed.types[id(bound)] = first
+        else:
+            first = self.visit(head) if head is not None else NULL
+        if n == 2 and (f.takes_condition(first) or f.per_value is not None):
             self.typed.conditions.add(id(node))
+            listed = self.src(bound.value if bound is not None else node.args[0])
+            what = "a condition" if f.per_value is None else "a value for each item"
             if not maybe(first, "list", "null") and not first.navigable:
-                return self.problem("X303", f"{f.name} with a condition needs a list; "
-                                            f"{self.src(node.args[0])} is {describe(first)}",
+                return self.problem("X303", f"{f.name} with {what} needs a list; "
+                                            f"{listed} is {describe(first)}",
                                     node.args[0].loc)
             item = first.item if first.kind == "list" and first.item else JSON
-            self.condition(node.args[1], item, f"the condition of {f.name}")
-            return f.condition_result
+            name = bound.name if bound is not None else None
+            if bound is not None and name is not None and (name in self.globals
+                                                           or name == ITEM):
+                self.problem("X302", f"'{name}' already names a value; give the items "
+                                     "another name", bound.name_loc)
+            if f.per_value is None:
+                self.condition(node.args[1], item, f"the condition of {f.name}", name)
+                return f.condition_result
+            vt = self.per_item(node.args[1], item, name)
+            try:
+                return f.per_value_type(vt)
+            except ArgTypeError as exc:
+                return self.problem("X303", f"{f.name} needs {exc.expected} for each item; "
+                                            f"{self.src(node.args[1])} is {describe(vt)}",
+                                    node.args[1].loc, exc.hint)
+        if bound is not None:
+            self.problem("X303", f"'as {bound.name}' names the items of a list only when "
+                                 f"{f.name} goes through them with a condition or a value",
+                         bound.loc, "for example: count(args.item_ids as id, id != '')")
         types = [first, *(self.visit(a) for a in node.args[1:])]
         return self.apply(f, node, types)
 
@@ -538,6 +649,9 @@ class _Checker:
         if "null" in kinds:
             return JSON
         if op == "+":
+            if "list" in kinds and maybe(lt, "list") and maybe(rt, "list"):
+                items = [t.item or JSON for t in (lt, rt) if t.kind == "list"]
+                return list_of(join(items)) if "json" not in kinds else JSON
             if maybe(lt, "number") and maybe(rt, "number") and kinds != {"json"}:
                 return NUMBER
             if maybe(lt, "text") and maybe(rt, "text") and kinds != {"json"}:

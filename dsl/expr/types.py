@@ -29,10 +29,13 @@ Kind = Literal["text", "number", "bool", "null", "date", "list", "object", "json
 class Type:
     kind: Kind
     item: Type | None = None  # list: the type of its items
-    shape: str = ""  # object: "call" | "tool" | "moment" | "case" | "world" | "row"
+    # object: "call" | "tool" | "moment" | "case" | "world" | "row" | "args"
+    shape: str = ""
     navigable: bool = False  # text: a tool's output, whose JSON fields can be read
-    # object "case": its values and their types; "world": its tables; "row": its columns
+    # object "case": its values and their types; "world": its tables; "row": its columns;
+    # "args": a table tool's arguments (from its input_schema)
     fields: tuple[tuple[str, Type], ...] = ()
+    numeric: bool = False  # text: a number written as text (a CSV cell '135.20')
 
     def __str__(self) -> str:
         return describe(self)
@@ -45,6 +48,7 @@ NULL = Type("null")
 DATE = Type("date")
 JSON = Type("json")
 OUTPUT = Type("text", navigable=True)
+NUMERIC_TEXT = Type("text", numeric=True)  # a column whose every value is a number as text
 CALL = Type("object", shape="call")
 TOOL = Type("object", shape="tool")
 MOMENT = Type("object", shape="moment")
@@ -67,6 +71,17 @@ WORLD = "world"  # the scenario's world at the end of the attempt: world.cards
 WORLD_BEFORE = "world_before"  # and at its start
 WORLD_NAMES = (WORLD, WORLD_BEFORE)
 ROW = "row"
+ARGS = "args"  # a table tool's arguments, in its rules' expressions (dsl/compiler/rules.py)
+
+
+def row_of(columns: Mapping[str, Type]) -> Type:
+    """A row of a table with these columns (an object with one field per column)."""
+    return Type("object", shape=ROW, fields=tuple(sorted(columns.items())))
+
+
+def args_of(arguments: Mapping[str, Type]) -> Type:
+    """A table tool's ``args``: an object with one field per argument of its input_schema."""
+    return Type("object", shape=ARGS, fields=tuple(sorted(arguments.items())))
 
 
 def world_of(tables: Mapping[str, Mapping[str, Type]]) -> Type:
@@ -103,7 +118,9 @@ CALL_FIELDS: dict[str, Member] = {
     "error": Member(TEXT, "why the call was not run ('invalid-json', 'unknown-tool'), or that "
                           "its tool answered with an error ('tool-error'; 'no-record': no "
                           "answer for these arguments; 'no-row': its where matched no row "
-                          "of the world); null when it ran fine or is pending",
+                          "of the world; 'refused': a rule of its require was false; "
+                          "'invalid-args': its arguments broke its input_schema); null "
+                          "when it ran fine or is pending",
                     "error == null"),
     "decision": Member(TEXT, "what the person did in a later turn with a call held for "
                              "confirmation: 'confirmed' (it ran), 'cancelled' or 'dismissed'; "
@@ -165,13 +182,14 @@ GLOBALS: dict[str, Member] = {
 }
 
 ITEM = "item"  # inside [ ] and conditions: the current item itself
-KEYWORDS = frozenset({"and", "or", "not", "in", "matches", "true", "false", "null"})
+KEYWORDS = frozenset({"and", "or", "not", "in", "matches", "true", "false", "null", "as",
+                      "if", "else"})
 
 
 def fields_of(t: Type) -> Mapping[str, Member] | None:
     """The known fields of ``t``, or None when it has none (or they are unknown: json)."""
     if t.kind == "object":
-        if t.shape in (CASE, WORLD, ROW):
+        if t.shape in (CASE, WORLD, ROW, ARGS):
             return _case_fields(t)
         return SHAPES[t.shape]
     if t.kind == "date":
@@ -181,13 +199,15 @@ def fields_of(t: Type) -> Mapping[str, Member] | None:
 
 @functools.lru_cache(maxsize=256)
 def _case_fields(t: Type) -> Mapping[str, Member]:
-    what = {CASE: "the case's value", WORLD: "the table", ROW: "the row's column"}[t.shape]
+    what = {CASE: "the case's value", WORLD: "the table", ROW: "the row's column",
+            ARGS: "the argument"}[t.shape]
     return {name: Member(ft, f"{what} '{name}'") for name, ft in t.fields}
 
 
 _SHAPE_WORDS = {"call": ("a call", "calls"), "tool": ("a tool", "tools"),
                 "moment": ("the moment", "moments"), CASE: ("the case", "cases"),
-                WORLD: ("the world", "worlds"), ROW: ("a row", "rows")}
+                WORLD: ("the world", "worlds"), ROW: ("a row", "rows"),
+                ARGS: ("the arguments", "arguments")}
 _WORDS: dict[str, tuple[str, str]] = {
     "text": ("text", "texts"),
     "number": ("a number", "numbers"),
@@ -205,6 +225,8 @@ def describe(t: Type) -> str:
             f"a list of {plural(t.item)}"
     if t.kind == "object":
         return _SHAPE_WORDS[t.shape][0]
+    if t.numeric:
+        return "a number written as text"
     return _WORDS[t.kind][0]
 
 
@@ -217,8 +239,9 @@ def plural(t: Type) -> str:
 
 
 def maybe(t: Type, *kinds: str) -> bool:
-    """``t`` is one of ``kinds``, or may be at run time (json)."""
-    return t.kind in kinds or t.kind == "json"
+    """``t`` is one of ``kinds``, or may be at run time (json); a number written as text
+    counts as a number (it compares and adds by value)."""
+    return t.kind in kinds or t.kind == "json" or (t.numeric and "number" in kinds)
 
 
 def equatable(a: Type, b: Type) -> bool:
@@ -231,7 +254,8 @@ def equatable(a: Type, b: Type) -> bool:
         # a call, a tool or the moment.
         return other.kind not in ("date", "object")
     if a.kind != b.kind:
-        return False
+        # a number written as text ('135.20') equals the number 135.2
+        return {a.kind, b.kind} == {"text", "number"} and (a.numeric or b.numeric)
     if a.kind == "object":
         return a.shape == b.shape
     if a.kind == "list" and a.item is not None and b.item is not None:
@@ -247,6 +271,8 @@ def orderable(a: Type, b: Type) -> bool:
         return b.kind in ("number", "text")
     if b.kind == "json":
         return a.kind in ("number", "text")
+    if {a.kind, b.kind} == {"text", "number"}:
+        return a.numeric or b.numeric  # a number written as text is put in order by value
     return a.kind == b.kind and a.kind in ("number", "text", "date")
 
 

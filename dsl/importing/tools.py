@@ -29,12 +29,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
 from ..compiler.arguments import argument_problems
 from ..errors import Span
 from ..model import ToolSpec
+from ..source.schemacheck import schema_problem
 from .conversation import Conversation, LoggedCall, Place, ToolDef
 
 NO_RESULT = "no result was logged for this call"
@@ -193,12 +191,8 @@ def _schema(d: ToolDef, calls: Sequence[LoggedCall]
 def _schema_problem(schema: Any) -> str | None:
     if not isinstance(schema, Mapping):
         return "not a mapping"
-
-    try:
-        Draft202012Validator.check_schema(schema)
-    except SchemaError as exc:
-        return exc.message
-    return None
+    problem = schema_problem(schema)
+    return None if problem is None else problem.message
 
 
 def infer(args: Sequence[Mapping[str, Any]]) -> dict[str, Any]:

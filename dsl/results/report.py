@@ -646,6 +646,9 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
                              "person's confirmation, so it was not run.")])
     if len(rec.user_messages) > len(rec.turns):  # its last message, which no one was sent
         out.append(["U", ref(rec.user_messages[-1]), 1])
+    if rec.ended_by is not None:
+        append(["e", ref(f"The conversation ended: the agent called {rec.ended_by}, which "
+                         "ends the conversation (ends_conversation: true).")])
     if rec.goal_reached is not None:
         said = "said its goal was reached" if rec.goal_reached else \
             "did not say its goal was reached"

@@ -270,13 +270,30 @@ def _check_item(doc: Document, path: DataPath, item: dict[str, Any],
                        "see the list of checks: scenarist checks, or docs/checks.md")]
 
 
+# Options of some answer checks only, and the checks that take them: said so when written
+# on another check (``equals: {text: x, anywhere: true}``).
+ANSWER_OPTIONS: dict[str, tuple[str, ...]] = {
+    "anywhere": ("contains", "matches", "not_contains"),
+    "ignore_commas": ("contains",),
+}
+
+
 def _unknown_keys(doc: Document, path: DataPath, e: Any, what: str) -> list[Diagnostic]:
     allowed = sorted(e.schema.get("properties", {}))
     inst = e.instance if isinstance(e.instance, dict) else {}
     where = f"in {describe_path(path)}" if path else f"in {what}"
     out = []
+    check = str(path[-1]) if path and _is_check_path(path[:-1]) else None
     for key in inst:
         if key in allowed:
+            continue
+        taken_by = ANSWER_OPTIONS.get(key)
+        if check is not None and taken_by is not None:
+            out.append(Diagnostic(
+                doc.key_span((*path, key)), "S102",
+                f"the check '{check}' does not take '{key}'; {quoted_list(taken_by, 'and')} "
+                f"{'does' if len(taken_by) == 1 else 'do'}{did_you_mean(key, allowed)}",
+                f"allowed keys here: {', '.join(allowed)}" if allowed else ""))
             continue
         out.append(
             Diagnostic(

@@ -31,7 +31,7 @@ the conversation — only with a simulated user)::
                  "turn"?, "always"?}],  # status: pass | fail | unsure | error | not_evaluated
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
-     "stderr"?: TEXT,
+     "stderr"?: TEXT, "ended_by"?: TOOL,
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
                  "removed": ROW}],
      "world_turns"?: [[CHANGE, ...], ...]}
@@ -40,6 +40,9 @@ the conversation — only with a simulated user)::
 attempt changed in it, row by row (dsl/compiler/world.py's ``changes``; ``[]``: nothing);
 the world at the start is the scenario's, so ``recheck`` rebuilds the end from the two.
 ``world_turns`` (a conversation's) holds the same as each turn ended, for its own checks.
+
+``ended_by`` (only when it happened) names the tool with ``ends_conversation: true`` whose
+call ended the conversation (a transfer to a human): no turn after it was played.
 
 ``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
 wrote to its standard error, at most 32 KiB, redacted as everything else.
@@ -158,6 +161,7 @@ class AttemptRecord:
     world: tuple[Mapping[str, Any], ...] | None = None
     world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
     user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
+    ended_by: str | None = None  # the ends_conversation tool whose call ended it
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -264,6 +268,8 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
     }
     if r.stderr:
         d["stderr"] = r.stderr
+    if r.ended_by is not None:
+        d["ended_by"] = r.ended_by
     if r.world is not None:
         d["world"] = [dict(c) for c in r.world]
         if r.world_turns:
@@ -549,6 +555,7 @@ def record_from_json(d: Any) -> AttemptRecord:
         world_turns=tuple(tuple(_world({"world": t}) or ()) for t in
                           _get(d, "world_turns", list, ())),
         user_messages=_texts(_get(d, "user_messages", list, ()), "a user message"),
+        ended_by=_get(d, "ended_by", str, None),
     )
 
 

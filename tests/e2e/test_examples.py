@@ -111,3 +111,32 @@ def test_readme_quickstart_is_two_commands_and_ci_runs_the_test_command_verbatim
     assert all("\n" not in c for c in commands)
     assert "scenarist run scenarios" in commands[0]
     assert commands[1] in (REPO / ".ci" / "run").read_text().splitlines()
+
+
+def test_the_retail_example_replays_offline_and_lints_clean(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """scenarios/retail (tau-bench's retail tasks, a suite of its own) replays offline from
+    its recorded cassette, as its README says: the small model passes the transfer, and its
+    conversation ends where the transfer was made."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    retail = REPO / "scenarios" / "retail"
+    lint = CliRunner().invoke(main, ["lint", "--strict", str(retail)])
+    assert lint.exit_code == 0, lint.output
+    r = CliRunner().invoke(main, ["run", str(retail), "--out", str(tmp_path),
+                                  "--no-early-stop"])
+    assert r.exit_code == 1, r.output
+    (run_dir,) = tmp_path.iterdir()
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["totals"]["errors"] == 0
+    assert {row["scenario"]: (row["verdict"], row["passes"]) for row in summary["scenarios"]} \
+        == {"retail.cancel_pending_order": ("fail", 0), "retail.modify_address": ("fail", 0),
+            "retail.modify_items": ("fail", 0), "retail.return_items": ("fail", 0),
+            "retail.exchange_items": ("fail", 0), "retail.lookup_tshirts": ("fail", 0),
+            "retail.transfer_to_human": ("pass", 2)}
+    recs = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    transfers = [x for x in recs if x["scenario"] == "retail.transfer_to_human"
+                 and x["status"] == "pass"]
+    assert [(x["ended_by"], len(x["turns"])) for x in transfers] == \
+        [("transfer_to_human_agents", 3)] * 2
+    kinds = {c.get("error") for x in recs for c in x["calls"]}
+    assert {"invalid-args", "no-row"} <= kinds

@@ -114,8 +114,8 @@ def test_the_values_are_plain_data() -> None:
 def test_the_library_is_a_fixed_list() -> None:
     assert sorted(FUNCTIONS) == sorted([
         "abs", "all", "any", "call", "called", "count", "date", "ends_with", "first", "json",
-        "last", "len", "lower", "max", "min", "number", "round", "starts_with", "sum", "text",
-        "trim", "upper", "weekday",
+        "last", "len", "lower", "map", "max", "min", "number", "replace", "round", "sorted",
+        "starts_with", "sum", "text", "trim", "upper", "weekday",
     ])
 
 
