@@ -534,6 +534,7 @@ class Plan:
     suite_targets: tuple[Target, ...] = ()  # every target of the suite (python agents use them)
     shard: tuple[int, int] | None = None  # (i, n): this plan is shard i of n
     full_hash: str = ""  # fingerprint of the whole plan, before sharding (merge checks it)
+    full_scenarios: tuple[str, ...] = ()  # a shard's: every scenario id of the whole plan, sorted
     judge: JudgeConfig | None = None  # when the suite has one
     redact: RedactConfig | None = None  # the suite's redaction settings
     compare: tuple[tuple[str, str], ...] = ()  # target pairs (old, new) compared in the run

@@ -190,7 +190,7 @@ def plan_file(plan: Plan, hashed: bool = True) -> PlanFile:
         scenarios=tuple(planned_scenario(s) for s in plan.scenarios), attempts=plan.attempts,
         max_model_calls=max_model_calls(plan), concurrency=plan.concurrency,
         shard=plan.shard, full_plan=plan.full_hash, judge=_planned_judge(plan.judge),
-        judge_calls=plan.judge_calls)
+        judge_calls=plan.judge_calls, full_scenarios=plan.full_scenarios)
     if hashed and not out.full_plan:  # a whole plan (not a shard) is its own full plan
         out = out.replace(full_plan=plan_hash(planfile.plan_json(out)))
     return out

@@ -30,6 +30,8 @@ from ..verdict import check_title, words
 from .baseline import Change, Comparison, describe_delta, pts
 from .words import (
     check_text,
+    missing_text,
+    not_run_reason,
     outcome_text,
     pct,
     prf_text,
@@ -141,8 +143,30 @@ def junit_xml(summary: Summary) -> ET.ElementTree[ET.Element]:
             case = _el(suite, "testcase", name=k.scenario, classname=name, file=k.file,
                        line=k.line, time="0.000")
             _el(case, "skipped", message=k.reason)
+    _not_run(root, summary)
     ET.indent(root)
     return ET.ElementTree(root)
+
+
+def _not_run(root: ET.Element, summary: Summary) -> None:
+    """The scenarios of shards a merge was not given: one testsuite, ``not run``, with a
+    skipped testcase for each (one for the shard when its scenarios are not known), so that
+    a test report shows them and their count."""
+    missing = summary.missing_shards
+    if not missing:
+        return
+    cases = [(sid, m) for m in missing
+             for sid in (m.scenarios if m.scenarios is not None else (f"shard {m.name}",))]
+    suite = _el(root, "testsuite", name="not run", tests=len(cases), failures=0, errors=0,
+                skipped=len(cases), time="0.000", timestamp=summary.started_at or "")
+    props = _el(suite, "properties")
+    for m in missing:
+        _el(props, "property", name="missing_shard", value=m.name)
+    for sid, m in cases:
+        case = _el(suite, "testcase", name=sid, classname="not run", time="0.000")
+        _el(case, "skipped", missing_text(m), message=not_run_reason(m))
+    root.set("tests", str(int(root.get("tests", "0")) + len(cases)))
+    root.set("skipped", str(int(root.get("skipped", "0")) + len(cases)))
 
 
 def write_junit(path: Path, summary: Summary) -> None:
@@ -214,7 +238,12 @@ def summary_markdown(summary: Summary, comparison: Comparison | None = None) -> 
     not_passed = t.failed + t.inconclusive
     title = (f"all {t.scenarios} passed" if not not_passed
              else f"{not_passed} of {t.scenarios} did not pass")
+    missing = summary.missing_shards
+    if missing:
+        title += " · shards missing: " + ", ".join(m.name for m in missing)
     out = [f"## Scenarist: {title}", ""]
+    for m in missing:  # what never ran, before anything that ran
+        out += [f"⚠️ **Not run:** {missing_text(m, md_code)}.", ""]
     stats = [f"✅ {t.passed} passed", f"❌ {t.failed} failed"]
     if t.inconclusive:
         stats.append(f"⚠️ {t.inconclusive} without a verdict")

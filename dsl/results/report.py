@@ -55,7 +55,9 @@ from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
 from .words import (
     failed_before_checks,
+    missing_text,
     not_evaluated_text,
+    not_run_reason,
     pct,
     recall_text,
     side_text,
@@ -299,6 +301,13 @@ class ReportView:
     tool_scores: tuple[ToolScore, ...] = ()  # the suite's first, then per target
     has_trend: bool = False
     skipped: tuple[tuple[str, str, str], ...] = ()  # (scenario, target, why) not run
+    # a merge without some shards: (what it left out, in a sentence; ((scenario, why), ...))
+    missing: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    @property
+    def not_run(self) -> int:
+        """Scenarios of missing shards (a shard whose scenarios are unknown counts one)."""
+        return sum(len(scenarios) or 1 for _, scenarios in self.missing)
 
 
 def _judge_line(judge: SummaryJudge | None) -> str:
@@ -870,7 +879,10 @@ def _view(plan: PlanFile, transcripts: Transcripts, summary: Summary, run: RunIn
         pairs=_pairs(summary), tool_scores=_tool_scores(summary),
         has_trend=any(r.trend for r in rows),
         skipped=tuple((visible(k.scenario), visible(k.target), visible(k.reason))
-                      for k in summary.skipped))
+                      for k in summary.skipped),
+        missing=tuple((visible(missing_text(m)),
+                       tuple((visible(sid), not_run_reason(m)) for sid in m.scenarios or ()))
+                      for m in summary.missing_shards))
 
 
 # ---- rendering -----------------------------------------------------------------------------

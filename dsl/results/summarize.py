@@ -171,6 +171,7 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
         judge=_judge(run.judge) if run is not None else None,
         tool_calls=_tool_calls(rows, targets),
         skipped=tuple(skipped),
+        missing_shards=run.missing_shards if run is not None else (),
     )
 
 

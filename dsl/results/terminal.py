@@ -202,7 +202,25 @@ def print_summary(summary: Summary, *, quiet: bool = False,
     for k in (() if quiet else skipped):
         echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k.scenario:<{width}}  "
              f"{k.target:<{twidth}}  {k.reason}")
+    missing = summary.missing_shards
+    if missing:
+        # why: the words of a row; plan, lint, runs, checks or schema load this module without it
+        from .words import not_run_reason
+
+        for m in missing:  # shown even with --quiet: a scenario that never ran is a problem
+            for sid in m.scenarios if m.scenarios is not None else (f"shard {m.name}",):
+                echo(f"{style('MISS', color, fg='yellow', bold=True)}  {sid:<{width}}  "
+                     f"{not_run_reason(m)}")
     parts = [f"{t.passed}/{t.scenarios} passed"]
+    if missing:
+        known = [sid for m in missing for sid in m.scenarios or ()]
+        unknown = [m for m in missing if m.scenarios is None]
+        lost = (f"{len(known)} scenario{'s' if len(known) != 1 else ''} not run"
+                if known else "")
+        if unknown:
+            lost += (" and " if lost else "") + "the scenarios of " + ", ".join(
+                f"shard {m.name}" for m in unknown) + " not run"
+        parts.append(style(lost + " (missing shards)", color, fg="yellow"))
     if t.failed:
         parts.append(style(f"{t.failed} failed", color, fg="red"))
     if t.inconclusive:

@@ -6,10 +6,11 @@ a comparison's are dsl/results/baseline.py's.)"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol
 
 from ..store.planfile import PlannedTarget
+from ..store.runfile import MissingShard
 from ..store.summaryfile import CheckRow, SummaryRow, ToolCounts
 from ..targets.kinds import what_it_runs
 from ..verdict import check_title
@@ -87,6 +88,39 @@ def prf_text(t: ToolCounts) -> str:
     (dsl/toolcalls.py)."""
     return (f"F1 {pct(t.f1)} (precision {pct(t.precision)}, {recall_text(t)}; "
             f"{t.tp} right, {t.fp} wrong, {t.fn} missed)")
+
+
+def missing_text(m: MissingShard, shown: Callable[[str], str] = str) -> str:
+    """What a merge without shard ``m`` left out, in one sentence: ``shard 2/3 is missing
+    from the merge: its 2 scenarios were not run: b, e`` (each id as ``shown`` shows it)."""
+    if m.scenarios is None:
+        return (f"shard {m.name} is missing from the merge: the scenarios it holds were not "
+                "run (which ones is not known: the shards were run by a Scenarist that did "
+                "not keep the whole plan's scenarios)")
+    n = len(m.scenarios)
+    return (f"shard {m.name} is missing from the merge: its {n} scenario"
+            f"{'s were' if n != 1 else ' was'} not run: {', '.join(map(shown, m.scenarios))}")
+
+
+def missing_shards_text(missing: Sequence[MissingShard]) -> str:
+    """Every shard a merge lacks, in one sentence: ``shard(s) 2/4, 3/4 are missing: their
+    scenarios were not run: b, c, f``."""
+    names = ", ".join(m.name for m in missing)
+    known = [sid for m in missing for sid in m.scenarios or ()]
+    unknown = [m.name for m in missing if m.scenarios is None]
+    said = f"their scenarios were not run: {', '.join(known)}" if known else \
+        "their scenarios were not run"
+    if unknown:
+        said += (f" (which scenarios shard(s) {', '.join(unknown)} hold is not known: the "
+                 "shards were run by a Scenarist that did not keep the whole plan's "
+                 "scenarios)")
+    return f"shard(s) {names} are missing: {said}"
+
+
+def not_run_reason(m: MissingShard) -> str:
+    """Why one of a missing shard's scenarios has no row: ``not run: shard 2/3 is missing
+    from the merge``."""
+    return f"not run: shard {m.name} is missing from the merge"
 
 
 def kinds_text(kinds: Mapping[str, int]) -> str:

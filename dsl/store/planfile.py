@@ -26,11 +26,14 @@ set — so plans without them keep their fingerprint)::
      "attempts", "max_model_calls", "concurrency", "shard": [I, N] | null,
      "full_plan": FINGERPRINT,
      "judge": {"target", "model", "min_confidence", "mode", "calibration"?} | null,
-     "judge_calls",
+     "judge_calls", "full_scenarios"?: [ID],
      "fingerprints"?: {"plan": FINGERPRINT, "scenarios": [FINGERPRINT, ...]}}
 
-``fingerprints`` only in a shard's plan: one of everything but the scenarios, and one per
-scenario, of the JSON as written. ``merge`` recomputes them from the file it reads and
+``full_scenarios`` and ``fingerprints`` only in a shard's plan. ``full_scenarios`` is the
+id of every scenario of the whole plan, sorted — the split is every N-th of them
+(:func:`shard_ids`), so ``merge`` can name the scenarios of a shard it was not given.
+``fingerprints``: one of everything but the scenarios, and one per scenario, of the JSON as
+written. ``merge`` recomputes them from the file it reads and
 refuses a plan.json edited after its run, naming the scenario that differs
 (:func:`edited`).
 
@@ -42,7 +45,7 @@ A target's settings are its kind's (:func:`dsl.targets.kinds.target_json`): only
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -187,6 +190,7 @@ class PlanFile:
     full_plan: str = ""  # the whole plan's fingerprint (a shard's: the plan it is part of)
     judge: PlannedJudge | None = None
     judge_calls: int = 0
+    full_scenarios: tuple[str, ...] = ()  # a shard's: every scenario of the whole plan, sorted
 
     @property
     def target_names(self) -> list[str]:
@@ -289,7 +293,7 @@ def judge_json(j: PlannedJudge | None) -> dict[str, Any] | None:
 
 def plan_json(p: PlanFile) -> dict[str, Any]:
     """The plan as the JSON object of plan.json (a shard's with its ``fingerprints``)."""
-    out = {
+    out: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         "suite": p.suite,
         "targets": [t.as_json() for t in p.targets],
@@ -303,6 +307,8 @@ def plan_json(p: PlanFile) -> dict[str, Any]:
         "judge_calls": p.judge_calls,
     }
     if p.shard:
+        if p.full_scenarios:
+            out["full_scenarios"] = list(p.full_scenarios)
         out["fingerprints"] = fingerprints(out)
     return out
 
@@ -346,6 +352,13 @@ def edited(plan: Mapping[str, Any]) -> str | None:
     if kept.get("plan") != now["plan"]:
         return "its targets, judge or counts"
     return None
+
+
+def shard_ids(ordered: Sequence[str], i: int, n: int) -> list[str]:
+    """The scenarios of shard ``i`` of ``n`` (from 1): every n-th of the whole plan's
+    scenario ids, sorted, starting at the i-th — the one rule of ``run --shard`` and of
+    ``merge``'s scenarios not run."""
+    return [sid for k, sid in enumerate(ordered) if k % n == i - 1]
 
 
 def write_plan(run_dir: Path, plan: PlanFile | Mapping[str, Any]) -> None:
@@ -457,7 +470,8 @@ def plan_from_json(d: JSONObject) -> PlanFile:
         max_model_calls=maybe(d, "max_model_calls", int, 0),
         concurrency=maybe(d, "concurrency", int, 0), shard=shard(d),
         full_plan=maybe(d, "full_plan", str, ""), judge=maybe_inner(d, "judge", _judge),
-        judge_calls=maybe(d, "judge_calls", int, 0))
+        judge_calls=maybe(d, "judge_calls", int, 0),
+        full_scenarios=texts(d, "full_scenarios") if d.get("full_scenarios") else ())
 
 
 def read_plan(run_dir: Path) -> PlanFile:

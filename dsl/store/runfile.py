@@ -10,7 +10,9 @@ out, except ``suite``, ``started_at``, ``targets``, ``git`` and ``history``, and
 ``early_stop`` and ``stopped`` once a run has ended)::
 
     {"schema_version": 1, "run_id": ID, "scenarist": VERSION, "python": VERSION,
-     "suite": PATH, "merged_from"?: [ID], "started_at": ISO-8601,
+     "suite": PATH, "merged_from"?: [ID],
+     "missing_shards"?: [{"shard": [I, N], "scenarios": [ID] | null}],
+     "started_at": ISO-8601,
      "rechecked_at"?, "recheck_of"?: ID, "rechecked_from"?: PATH,
      "refused"?: [{"scenario", "why"}],
      "targets": [{"name", "kind", ...}], "argv"?: [ARG],
@@ -23,6 +25,10 @@ out, except ``suite``, ``started_at``, ``targets``, ``git`` and ``history``, and
      "stopped"?: TEXT, "targets_down"?: {TARGET: WHY}, "throttled"?: {TARGET: N},
      "judge"?: {"asked", "cache_hits", "tokens", "not_cached"?, "cache", "target",
                 "validation"}}
+
+``missing_shards`` (a merge): the shards of the plan that were not merged, and the
+scenarios each held (null: unknown — the shards were run by a Scenarist that did not keep
+the whole plan's scenarios); those scenarios were not run.
 
 ``history`` says which history the run was recorded in (never a password); it is a record,
 never an instruction: commands that read a run folder choose their history from the
@@ -127,6 +133,32 @@ class JudgeStats(NamedTuple):
     not_cached: int | None = None  # only when it was told not to ask what it lacks
 
 
+class MissingShard(NamedTuple):
+    """A shard a merge was not given: which one, and the scenarios it held (None:
+    unknown), which were not run."""
+
+    shard: tuple[int, int]
+    scenarios: tuple[str, ...] | None
+
+    @property
+    def name(self) -> str:
+        return f"{self.shard[0]}/{self.shard[1]}"
+
+
+def missing_shard_json(m: MissingShard) -> dict[str, Any]:
+    return {"shard": list(m.shard),
+            "scenarios": None if m.scenarios is None else list(m.scenarios)}
+
+
+def missing_shard(d: Any) -> MissingShard:
+    """One entry of ``missing_shards`` (run.json's, summary.json's). Raises FieldError."""
+    d = obj(d)
+    at = shard(d)
+    if at is None:
+        raise FieldError("shard", "is missing")
+    return MissingShard(at, None if d.get("scenarios") is None else texts(d, "scenarios"))
+
+
 class Refused(NamedTuple):
     """A scenario that recheck refused, and why."""
 
@@ -160,6 +192,7 @@ class RunInfo:
     throttled: JSONObject | None = None  # target -> the lowest concurrency it came to
     judge: JudgeUse | None = None
     merged_from: tuple[str, ...] | None = None  # merge: the shards' run ids
+    missing_shards: tuple[MissingShard, ...] = ()  # merge: the shards it was not given
     recheck_of: str | None = None  # recheck: the run whose transcripts it checked again
     rechecked_from: str | None = None
     rechecked_at: str | None = None
@@ -215,6 +248,8 @@ def run_json(r: RunInfo) -> dict[str, Any]:
     some("python", r.python)
     put("suite", r.suite)
     some("merged_from", None if r.merged_from is None else list(r.merged_from))
+    if r.missing_shards:
+        put("missing_shards", [missing_shard_json(m) for m in r.missing_shards])
     put("started_at", r.started_at)
     if r.recheck_of is not None:
         put("finished_at", r.finished_at)
@@ -341,6 +376,7 @@ def run_from_json(d: JSONObject) -> RunInfo:
         throttled=counts(d, "throttled", int) or None,
         judge=maybe_inner(d, "judge", _judge),
         merged_from=None if merged is None else texts(d, "merged_from"),
+        missing_shards=each(d, "missing_shards", missing_shard, required=False),
         recheck_of=maybe(d, "recheck_of", str), rechecked_from=maybe(d, "rechecked_from", str),
         rechecked_at=maybe(d, "rechecked_at", str),
         refused=None if refused is None else each(d, "refused", _refused))

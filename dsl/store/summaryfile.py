@@ -22,6 +22,7 @@ turn was never played)::
      "tool_calls": {"all": COUNTS, "by_target": {TARGET: COUNTS}},
      "scenarios": [ROW], "skipped": [{"scenario", "target", "file", "line",
                                       "description", "tags", "reason"}],
+     "missing_shards"?: [{"shard": [I, N], "scenarios": [ID] | null}],
      "baseline": COMPARISON | null, "compare": [COMPARISON]}
 
     ROW = {"scenario", "target", "file", "line", "description", "tags", "planned", "runs",
@@ -38,6 +39,9 @@ turn was never played)::
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
     COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1"}
+
+``missing_shards`` only in a merge that was not given every shard (run.json's): the
+scenarios those shards hold were not run, and have no row.
 
 ``baseline`` and ``compare`` are comparisons as :class:`dsl.results.baseline.Comparison`
 writes and reads them. Summaries written before a field existed read with its default.
@@ -68,7 +72,14 @@ from .fields import (
 )
 from .jsonfile import from_json, read_file, write_json
 from .planfile import PlannedTarget, _target
-from .runfile import EarlyStop, _early_stop, early_stop_json
+from .runfile import (
+    EarlyStop,
+    MissingShard,
+    _early_stop,
+    early_stop_json,
+    missing_shard,
+    missing_shard_json,
+)
 
 SUMMARY = "summary.json"
 
@@ -286,6 +297,7 @@ class Summary:
     judge: SummaryJudge | None = None
     tool_calls: ToolScores = NO_SCORES
     skipped: tuple[Skipped, ...] = ()
+    missing_shards: tuple[MissingShard, ...] = ()  # a merge's: their scenarios were not run
     baseline: JSONObject | None = None  # the comparison with a baseline (Comparison's JSON)
     compare: tuple[JSONObject, ...] = ()  # each pair of targets compared (Comparison's JSON)
 
@@ -371,6 +383,8 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "skipped": [{"scenario": k.scenario, "target": k.target, "file": k.file,
                      "line": k.line, "description": k.description, "tags": list(k.tags),
                      "reason": k.reason} for k in s.skipped],
+        **({"missing_shards": [missing_shard_json(m) for m in s.missing_shards]}
+           if s.missing_shards else {}),
         "baseline": None if s.baseline is None else dict(s.baseline),
         "compare": [dict(c) for c in s.compare],
     }
@@ -532,6 +546,7 @@ def summary_from_json(d: JSONObject) -> Summary:
         judge=maybe_inner(d, "judge", _judge),
         tool_calls=maybe_inner(d, "tool_calls", _tool_scores) or NO_SCORES,
         skipped=each(d, "skipped", _skipped, required=False),
+        missing_shards=each(d, "missing_shards", missing_shard, required=False),
         baseline=None if d.get("baseline") is None else obj(d.get("baseline"), "baseline"),
         compare=() if compare is None else each(d, "compare", obj))
 
