@@ -170,6 +170,8 @@ CODES: dict[str, Code] = {
                                     "the start."),
         Code("W412", "redacted-literal", "A check's text would be redacted before the check "
                                          "sees it."),
+        Code("W413", "not-offered-tool", "A check names a tool the scenario does not offer "
+                                         "the agent (often a misspelt name)."),
     )
 }
 

@@ -15,7 +15,16 @@ from ..model import AttemptData, Call, CompiledCheck, Outcome, Scenario, ToolSpe
 from ..source import schemacheck
 from ..toolcalls import CallRule, ToolExpectation, args_match
 from .answer import TRUE_SCHEMA, prepare_true
-from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
+from .registry import (
+    CheckContext,
+    NeverFails,
+    NeverFailsRule,
+    Offered,
+    check,
+    failed,
+    passed,
+    schema_doc,
+)
 
 TOOL_NAME: dict[str, Any] = {
     "type": "string",
@@ -184,8 +193,9 @@ class Forbidden:
 
 
 def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[Forbidden, ...] | None:
-    # A name the scenario does not have cannot be called: the check is legal but can never
-    # fail. The lint stage warns about it (W404); it is not an error.
+    # A name the scenario does not have is offered to no agent — most often a misspelt name,
+    # and the tool meant goes unguarded. It is legal (an agent may still call a tool by a
+    # name it was not given, and then the check fails), so lint warns (W413).
     items = [param] if isinstance(param, (str, dict)) else list(param)
     out: list[Forbidden] = []
     ok = True
@@ -195,11 +205,13 @@ def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[Forbidden, ...] | 
         args = None if isinstance(item, str) else item.get("args")
         where = at if isinstance(item, str) else (*at, "name")
         if name not in ctx.tools and name not in ctx.broken_tools:
+            have = quoted_list(sorted(ctx.tools), "and") or "none"
             ctx.warning(
-                "W404",
-                f"not_calls names '{name}', which is not one of the scenario's tools, so this "
-                f"check can never fail{did_you_mean(name, ctx.tools)}",
-                "fix the name, or remove the check",
+                "W413",
+                f"not_calls names '{name}', which is not one of the scenario's tools: the "
+                f"agent is not offered it, so the check guards no tool of the scenario"
+                f"{did_you_mean(name, ctx.tools)}",
+                f"fix the name (the scenario's tools are {have}), or remove the check",
                 at=ctx.span(*where),
             )
         elif args and name in ctx.tools and not report_arguments(
@@ -331,7 +343,7 @@ def _prepare_tools(param: Any, ctx: CheckContext, default_mode: str) -> OrderPar
 
 
 def _zero_threshold(name: str) -> NeverFailsRule:
-    def never_fails(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+    def never_fails(param: Any, offered: Offered) -> NeverFails | None:
         if isinstance(param, dict) and param.get("threshold") == 0:
             return NeverFails(
                 f"{name} with threshold 0 can never fail: every score is at least 0",
@@ -506,7 +518,8 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- does_not_modify
 
 
-def _all_read(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+def _all_read(param: Any, offered: Offered) -> NeverFails | None:
+    tools = offered.tools
     if not all(t.action == "read" for t in tools):
         return None
     why = ("the scenario has no tools" if not tools else
@@ -584,9 +597,9 @@ def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
                   f"{_names(a.calls)}")
 
 
-def _none_confirm(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
-    if any(t.confirm for t in tools):
-        return None
+def _none_confirm(param: Any, offered: Offered) -> NeverFails | None:
+    if offered.agents_hold or any(t.confirm for t in offered.tools):
+        return None  # an own-loop agent may hold a call for a yes whatever the tools say
     return NeverFails("asks_nothing_to_confirm can never fail here: no tool of the scenario "
                       "has confirm: true, so the agent is never stopped to ask",
                       "remove the check, or add confirm: true to the tool that needs a yes "

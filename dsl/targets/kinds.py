@@ -39,7 +39,7 @@ from ..settings import (
     Retry,
 )
 from ..source.schemawords import schema_doc
-from .base import RequestSettings, header_problem, url_problem
+from .base import RequestSettings, Unreadable, header_problem, read_reply_json, url_problem
 
 if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
     from ..source.load import DataPath, Document
@@ -85,11 +85,35 @@ class TargetKind:
     # what answers, in words, when its settings name no model (a judge's measurement keeps
     # it: .scenarist/judge-validation.json)
     stands_for: Callable[[Any], str] = lambda settings: ""
+    # whether its agent may hold a call for the person's confirmation itself (an own-loop
+    # agent's ``pending``), whatever the tools' confirm says; lint asks it (W404)
+    holds_calls: Callable[[Any], bool] = lambda settings: False
 
     @property
     def is_model(self) -> bool:
         """A model endpoint: it can judge, play the user, serve a python agent."""
         return self.request_settings is not None
+
+
+def holds_calls(target: Target) -> bool:
+    """Whether the target's agent may hold a call for the person's confirmation itself
+    (whatever the tools' ``confirm`` says): python and command agents, an http service
+    whose replies say ``pending``, a replay of such an agent."""
+    return kind_of(target).holds_calls(target.config)
+
+
+def _replays_an_agent(cassette: Path) -> bool:
+    """A replay holds calls itself when its cassette recorded an agent that runs its own
+    loop; a cassette that cannot be read says nothing for sure, so it may."""
+    # why: the cassette's reader; a plan or a report of targets without a replay needs none
+    from .cassette import read_cassette
+
+    try:
+        lines = read_cassette(cassette, header_only=True)
+        header = read_reply_json(lines[0]) if lines else None
+    except (RunDirError, Unreadable):  # missing, not a regular file, not JSON: the run
+        return True  # will say which
+    return not isinstance(header, dict) or header.get("agent") is not None
 
 
 def kind_of(target: Target) -> TargetKind:
@@ -506,6 +530,7 @@ KINDS: dict[str, TargetKind] = {
         stands_for=lambda s: f"replay of {Path(s.cassette).name}",
         attempt_timeout=False,
         request_settings=_replay_request,
+        holds_calls=lambda s: _replays_an_agent(Path(s.cassette)),
     ),
     "python": TargetKind(
         name="python",
@@ -517,6 +542,7 @@ KINDS: dict[str, TargetKind] = {
         describe=lambda s: f"python {s.entry}",
         as_json=lambda s: {"entry": s.entry},
         shown=("entry",),
+        holds_calls=lambda s: True,  # it may answer {"answer", "pending"}
     ),
 }
 
@@ -531,6 +557,7 @@ KINDS["http"] = TargetKind(
     as_json=_http_json,
     shown=("url",),
     key_env=lambda s: s.api_key_env,
+    holds_calls=lambda s: s.pending is not None,  # only where its reply says them
 )
 KINDS["command"] = TargetKind(
     name="command",
@@ -541,4 +568,5 @@ KINDS["command"] = TargetKind(
     describe=lambda s: "command " + " ".join(s.command),
     as_json=lambda s: {"command": list(s.command), "env": sorted(s.env)},
     shown=("command",),
+    holds_calls=lambda s: True,  # its answer line may say "pending"
 )
