@@ -44,3 +44,84 @@ def test_not_calls_of_a_tool_the_scenario_lacks_says_so_and_can_fail(
     (check,) = record["checks"]
     assert (check["status"], check["reason"]) == (
         "fail", 'expected no call to cancel_appointment; it was called with id="A-1"')
+
+
+WORLD_SUITE = """
+targets:
+  local: {kind: openai, base_url: "http://127.0.0.1:9/v1", model: m}
+world:
+  cards: TABLE
+"""
+
+BLOCK = """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools:
+    - name: block_card
+      description: Block a card.
+      input_schema: {type: object, properties: {card_id: {type: string}}, required: [card_id]}
+      action: update
+      table: cards
+      where: {id: "{{ args.card_id }}"}
+      set: {statuss: blocked}
+when: Block C-2
+then:
+  - world: {cards: {C-2: {status: blocked}}}
+"""
+
+
+def test_a_duplicate_row_id_is_reported_without_dropping_the_table(tmp_path: Path) -> None:
+    """Before: the whole table left lint — a false E240 for every tool and check that names
+    it, and no did-you-mean for the misspelt column."""
+    write(tmp_path / "scenarist.yaml", WORLD_SUITE.replace(
+        "TABLE", "\n    - {id: C-1, status: active}\n    - {id: C-1, status: blocked}\n"
+                 "    - {id: C-2, status: active}\n    - {id: C-1, status: lost}"))
+    write(tmp_path / "block.yaml", BLOCK)
+    r = run_cli("lint", ".", cwd=tmp_path)
+    assert r.exit_code == 1
+    assert r.output == """\
+block.yaml:10:13: error E241 set of the tool 'block_card' names the column 'statuss', which the table 'cards' does not have; did you mean 'status'?
+  10 |       set: {statuss: blocked}
+     |             ^
+  hint: the columns of 'cards' are 'id' and 'status'
+scenarist.yaml:6:7: error E245 the table 'cards' has two rows with id = C-1 (the first at scenarist.yaml:5)
+  6 |     - {id: C-1, status: blocked}
+    |       ^
+  hint: give each row its own id: a row is known by its id
+scenarist.yaml:8:7: error E245 the table 'cards' has two rows with id = C-1 (the first at scenarist.yaml:5)
+  8 |     - {id: C-1, status: lost}
+    |       ^
+  hint: give each row its own id: a row is known by its id
+1 file(s): 3 error(s), 0 warning(s)
+"""
+    # in a JSONL file, at its line
+    write(tmp_path / "scenarist.yaml", WORLD_SUITE.replace("TABLE", "{file: cards.jsonl}"))
+    write(tmp_path / "cards.jsonl", '{"id": "C-1", "status": "active"}\n'
+                                    '{"id": "C-1", "status": "blocked"}\n')
+    r = run_cli("lint", ".", cwd=tmp_path)
+    assert "E240" not in r.output
+    assert "did you mean 'status'?" in r.output
+    assert ("cards.jsonl:2:1: error E245 the table 'cards' has two rows with id = C-1 (the "
+            "first at cards.jsonl:1)") in r.output
+
+
+def test_a_world_file_that_is_a_fifo_is_not_a_regular_file(tmp_path: Path) -> None:
+    """Before: "does not exist" and a false E240; and nothing may block on the pipe."""
+    import os
+
+    write(tmp_path / "scenarist.yaml", WORLD_SUITE.replace("TABLE", "{file: data/cards.csv}"))
+    write(tmp_path / "block.yaml", BLOCK)
+    (tmp_path / "data").mkdir()
+    os.mkfifo(tmp_path / "data" / "cards.csv")
+    r = run_cli("lint", ".", cwd=tmp_path)  # returns: the pipe is never opened
+    assert r.output == """\
+scenarist.yaml:4:17: error E242 the world file 'data/cards.csv' of the table 'cards' is a FIFO (named pipe), not a regular file (data/cards.csv)
+  4 |   cards: {file: data/cards.csv}
+    |                 ^
+  hint: name a .csv or .jsonl file that holds the table's rows
+1 file(s): 1 error(s), 0 warning(s)
+"""
+    run = run_cli("run", ".", cwd=tmp_path)
+    assert run.exit_code == 2
+    assert "is a FIFO (named pipe), not a regular file" in run.output
+    assert "E240" not in run.output
