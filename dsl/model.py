@@ -586,7 +586,8 @@ class Call(NamedTuple):
     (``invalid-json``, ``unknown-tool``) or that the fake tool answered with an error
     (``tool-error``: its ``error``; ``no-record``: no entry of its ``answers`` matched the
     arguments and it has no ``returns``; ``no-row``: a table tool's ``where`` matched no
-    row of the world, or its new row's id was taken; ``refused``: a rule of a table tool's
+    row of the world; ``row-exists``: a table tool's ``create`` gave a new row an id the
+    table already has; ``refused``: a rule of a table tool's
     ``require`` was false; ``invalid-args``: a table tool's arguments broke its
     input_schema — neither changed anything). ``decision`` is what the person did
     with a call held for confirmation in a later turn: ``confirmed`` (it ran),

@@ -7,32 +7,33 @@ with :func:`dsl.checks.tools.tool_expectation`): the tools that ``calls``, ``cal
 no other tool may be called; ``not_calls`` names tools that must not be called, and when it
 names every tool of the scenario (or ``tool_correctness: []``), *none is expected*.
 
-Each attempt counts once. Its calls are *right* when they are what the expectation asks:
-every expected tool (with the arguments ``calls`` gives, when it gives some), no call that
-``not_calls`` forbids (any call to the tool, or a call with the arguments it names) and,
-with ``calls_only``, no other tool; when none is expected, no call at all. Then it is:
+Each attempt counts once, as one of:
 
-* **TP** — a tool was expected and the calls are right;
-* **FN** — a tool was expected and no tool was called;
-* **wrong** — a tool was expected and tools were called, but not the right calls (the wrong
-  tool instead of the expected one, one expected tool missing, a forbidden call beside the
-  expected ones). It counts as an FP (it called tools, and not the right ones) *and* an FN
-  (the expected calls were not made right), so it lowers precision and recall alike;
-* **FP** — no tool was expected and one was called;
+* **TP** — a tool was expected and the right one was called: every expected tool (with the
+  arguments ``calls`` gives, when it gives some), no call that ``not_calls`` forbids (any
+  call to the tool, or, with ``args``, a call with those values) and, with ``calls_only``,
+  no other tool;
+* **FP** — a tool was called when none was expected, or an unwanted call beside the
+  expected ones (one that ``not_calls`` forbids, one outside ``calls_only``);
+* **wrong** — a tool was expected, and the agent called tools but not the expected ones
+  (the wrong tool *instead*, or one expected tool missing). It is an FP (its calls were not
+  the right ones) *and* an FN (the expected call is missing): it lowers precision and recall
+  alike, so an agent that always calls the wrong tool has recall 0, never 1;
+* **FN** — a tool was expected and none was called;
 * **TN** — none was expected and none was called (it plays no part in the figures).
 
-So precision is the share of attempts that called tools whose calls were right, and recall
-the share of attempts that expected a call whose calls were right. :data:`COUNTS` says which
-of the sums (TP, FP, FN, TN) each outcome adds one to.
+:data:`COUNTS` says which of the sums (TP, FP, FN, TN) each outcome adds one to.
 
 A scenario whose checks say nothing about tools has no expectation: its attempts are not
 counted. Calls held for confirmation count as calls (the agent asked for them).
 
 In a conversation, a turn's own tool checks apply to that turn's calls only (a turn that
 says ``not_calls: X`` says nothing of the turn after it, which may expect X), and the
-scenario's own ``then`` to every call of the conversation. The attempt's calls are right
-when each part's are (each part counted as above is TP or TN); a tool was expected when one
-part expects one; then the attempt is counted as above.
+scenario's own ``then`` to every call of the conversation. Each part is counted as above
+and the attempt still counts once: an expected call is missing when a part is FN or wrong,
+an unwanted call was made when a part is FP or wrong; wrong when both, or when one part
+missed its call while another called the right tool (as an expected tool missing beside
+one that was called); else FN or FP when one of them; else TP when a part is; else TN.
 """
 
 from __future__ import annotations
@@ -103,6 +104,12 @@ class ToolExpectation:
     forbidden_calls: tuple[CallRule, ...] = ()
 
     @property
+    def expects_any(self) -> bool:
+        """A tool call is expected somewhere: by the scenario's checks or a turn's."""
+        return ((self.whole and bool(self.expected) and not self.none)
+                or any(e.expects_any for _, e in self.turns))
+
+    @property
     def all_expected(self) -> tuple[str, ...]:
         """Every tool expected somewhere: by the scenario's checks, then by its turns'."""
         names = [*self.expected, *(n for _, e in self.turns for n in e.expected)]
@@ -112,29 +119,31 @@ class ToolExpectation:
         """One attempt as TP, FP, FN, wrong or TN: each turn's expectation on that turn's
         calls, the scenario's on all of them (see the module's docstring)."""
         parts = [self.classify(calls)] if self.whole else []
-        expects = self.whole and self.expects
         for index, expectation in self.turns:
             mine = turn_calls(tuple(calls), tuple(turns), index) if index < len(turns) else ()
             parts.append(expectation.classify(mine))
-            expects = expects or expectation.expects
-        return _outcome(expects, all(p in ("tp", "tn") for p in parts), bool(calls))
-
-    @property
-    def expects(self) -> bool:
-        """A tool is expected to be called (not: none may be)."""
-        return bool(self.expected) and not self.none
+        missing = any(p in ("fn", "wrong") for p in parts)
+        unwanted = any(p in ("fp", "wrong") for p in parts)
+        if missing and (unwanted or "tp" in parts):
+            return "wrong"
+        if missing or unwanted:
+            return "fn" if missing else "fp"
+        return "tp" if "tp" in parts else "tn"
 
     def classify(self, calls: Sequence[Call]) -> Outcome:
         """One attempt's calls (in any order) as TP, FP, FN, wrong or TN."""
         made = {c.name for c in calls}
-        if not self.expects:
-            return _outcome(False, not made, bool(made))
-        right = (made.issuperset(self.expected)
-                 and all(any(rule.matches(c) for c in calls) for rule in self.expected_calls)
-                 and made.isdisjoint(self.forbidden)
-                 and not (self.only and not made.issubset(self.expected))
-                 and not any(rule.matches(c) for rule in self.forbidden_calls for c in calls))
-        return _outcome(True, right, bool(made))
+        if self.none or not self.expected:
+            return "fp" if made else "tn"
+        if not made:
+            return "fn"
+        if not made.issuperset(self.expected) or not all(
+                any(rule.matches(c) for c in calls) for rule in self.expected_calls):
+            return "wrong"
+        unwanted = (not made.isdisjoint(self.forbidden)
+                    or (self.only and not made.issubset(self.expected))
+                    or any(rule.matches(c) for rule in self.forbidden_calls for c in calls))
+        return "fp" if unwanted else "tp"
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"expected": list(self.expected),
@@ -167,14 +176,6 @@ class ToolExpectation:
                    bool(data.get("only")), bool(data.get("none")), tuple(turns),
                    data.get("whole") is not False, _rules(data.get("expected_calls")),
                    _rules(data.get("forbidden_calls")))
-
-
-def _outcome(expects: bool, right: bool, called: bool) -> Outcome:
-    if right:
-        return "tp" if expects else "tn"
-    if expects:
-        return "wrong" if called else "fn"
-    return "fp"
 
 
 def expectation_of(spec: Mapping[str, Any]) -> ToolExpectation | None:

@@ -22,7 +22,8 @@ answer is a :class:`ToolResult`: the text the model gets, and ``error``
 A tool with ``table:`` acts on the attempt's world instead (dsl/compiler/world.py,
 dsl/compiler/rules.py): its call's arguments are first checked against its input_schema
 as a real API would (``invalid-args``: nothing changes), then its rules may refuse it
-(``refused``) or its ``where`` match no row (``no-row``).
+(``refused``), its ``where`` match no row (``no-row``) or its ``create`` give an id a
+row has (``row-exists``).
 """
 
 from __future__ import annotations

@@ -316,10 +316,10 @@ class World:
 
     def act(self, tool: ToolSpec, args: Any, at: dt.datetime) -> tuple[str, str | None]:
         """What ``tool`` (a table tool) answers to a call with ``args``: the text the
-        agent gets, and the error kind when it is an error (``no-row``: nothing matched,
-        an id taken; ``refused``: a rule of its ``require`` is false; ``tool-error``) —
-        then no table changed (dsl/compiler/rules.py applies every step of the call, all
-        or nothing)."""
+        agent gets, and the error kind when it is an error (``no-row``: nothing matched;
+        ``row-exists``: a create's id is taken; ``refused``: a rule of its ``require`` is
+        false; ``tool-error``) — then no table changed (dsl/compiler/rules.py applies every
+        step of the call, all or nothing)."""
         act = tool.table
         assert act is not None  # only table tools come here (faketools.answer)
         call = args if isinstance(args, dict) else {}

@@ -285,6 +285,7 @@ class ToolScore:
     precision: float
     recall: float
     f1: float
+    expected: int | None = None  # attempts that expected a tool call (words.recall_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,7 +430,7 @@ def _tool_scores(summary: Summary) -> tuple[ToolScore, ...]:
     if len(scores.by_target) > 1:
         named += list(scores.by_target.items())
     return tuple(ToolScore(visible(n), d.tp, d.fp, d.fn, d.tn, d.precision, d.recall,
-                           d.f1)
+                           d.f1, d.expected)
                  for n, d in named if d.relevant)
 
 

@@ -73,6 +73,7 @@ class _Acc:
     check_unsure: list[int] = field(default_factory=list)
     check_unseen: list[int] = field(default_factory=list)  # not evaluated: turn not played
     tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
+    tools_expected: int = 0  # counted attempts whose scenario expects a tool call
     failing_checks: Counter[str] = field(default_factory=Counter)
     always_failing: set[str] = field(default_factory=set)  # labels of `always` checks
     judge_questions: int = 0
@@ -142,6 +143,7 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
         if expectation is not None:
             for counted in COUNTS[expectation.classify_attempt(r.calls, r.turns)]:
                 a.tools[counted] += 1
+            a.tools_expected += expectation.expects_any
 
     early = run.early_stop if run is not None else None
     saved = {(x.scenario, x.target): x.runs for x in early.by_scenario} if early else {}
@@ -182,24 +184,27 @@ def _skipped(spec: PlannedScenario, target: str) -> Skipped:
                    spec.description, spec.tags)
 
 
-def _prf(rows: Iterable[SummaryRow]) -> PRF:
+def _prf(rows: Iterable[SummaryRow]) -> ToolCounts:
     total = PRF(0, 0, 0)
+    expected = 0
     for r in rows:
         t = r.tool_calls
         if t is not None:
             total += PRF(t.tp, t.fp, t.fn, t.tn)
-    return total
+            expected += t.tp + t.fn if t.expected is None else t.expected
+    return tool_counts(total, expected)
 
 
-def tool_counts(p: PRF) -> ToolCounts:
-    return ToolCounts(p.tp, p.fp, p.fn, p.tn, p.precision, p.recall, p.f1)
+def tool_counts(p: PRF, expected: int | None = None) -> ToolCounts:
+    """The figures of ``p``; ``expected``: how many of its attempts expected a tool call
+    (what recall's words need when it counts nothing: dsl/results/words.py)."""
+    return ToolCounts(p.tp, p.fp, p.fn, p.tn, p.precision, p.recall, p.f1, expected)
 
 
 def _tool_calls(rows: list[SummaryRow], targets: list[str]) -> ToolScores:
     """Tool-call precision, recall and F1 over the suite and per target."""
-    return ToolScores(tool_counts(_prf(rows)),
-                      {t: tool_counts(_prf(r for r in rows if r.target == t))
-                       for t in targets})
+    return ToolScores(_prf(rows), {t: _prf(r for r in rows if r.target == t)
+                                   for t in targets})
 
 
 def _judge(use: JudgeUse | None) -> SummaryJudge | None:
@@ -267,7 +272,8 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
         retries=a.retries, error_kinds=dict(a.error_kinds),
         failure_kinds=dict(a.failure_kinds),  # failed before the checks: model_output...
         error_messages=dict(a.said),  # per kind, what the first such attempt said
-        tool_calls=(tool_counts(PRF(**a.tools)) if a.expectation is not None else None),
+        tool_calls=(tool_counts(PRF(**a.tools), a.tools_expected) if a.expectation is not None
+                    else None),
         judge=(RowJudge(a.judge_questions, a.judge_cached,
                         a.judge_questions - a.judge_cached, a.judge_tokens)
                if a.judge_questions else None))

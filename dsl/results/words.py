@@ -69,13 +69,17 @@ class Counted(Protocol):
     def tn(self) -> int: ...
     @property
     def recall(self) -> float: ...
+    @property
+    def expected(self) -> int | None: ...
 
 
 def recall_text(t: Counted) -> str:
-    """``recall 85%``; when no counted attempt expected a call, recall has nothing to
-    measure and says why: ``no calls were expected`` (attempts that expected none were
-    counted) or ``no attempt was counted`` (every attempt ended in an error)."""
-    if t.tp + t.fn:
+    """``recall 85%``. When recall counts nothing (no TP, no FN) it says why, truly: calls
+    were expected and none was missed (each attempt made the expected calls, with an unwanted
+    one beside them): ``recall 100%``; no counted attempt expected one: ``no calls were
+    expected``; no attempt was counted (each ended in an error): ``no attempt was
+    counted``."""
+    if t.tp + t.fn or t.expected:
         return f"recall {pct(t.recall)}"
     return "no calls were expected" if t.fp + t.tn else "no attempt was counted"
 

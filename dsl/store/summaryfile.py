@@ -38,7 +38,12 @@ turn was never played)::
            "model_calls", "retries", "error_kinds": {KIND: N}, "failure_kinds": {KIND: N},
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
-    COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1"}
+    COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1", "expected"?}
+
+A COUNTS' ``expected`` (attempts whose scenario expected a tool call) is there only when
+recall counts nothing (no TP, no FN) although calls were expected: every such attempt made
+the expected calls with an unwanted one beside them (FP); the words then say "recall
+100%", never "no calls were expected".
 
 ``missing_shards`` only in a merge that was not given every shard (run.json's): the
 scenarios those shards hold were not run, and have no row.
@@ -95,6 +100,9 @@ class ToolCounts(NamedTuple):
     precision: float = 1.0
     recall: float = 1.0
     f1: float = 1.0
+    # attempts counted whose scenario expected a tool call; kept in summary.json only when
+    # recall has nothing to count though calls were expected (None: as tp + fn)
+    expected: int | None = None
 
     @property
     def relevant(self) -> int:
@@ -308,8 +316,11 @@ class Summary:
 # ---- writing -----------------------------------------------------------------------------
 
 def counts_json(c: ToolCounts) -> dict[str, Any]:
-    return {"tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn, "precision": c.precision,
-            "recall": c.recall, "f1": c.f1}
+    out = {"tp": c.tp, "fp": c.fp, "fn": c.fn, "tn": c.tn, "precision": c.precision,
+           "recall": c.recall, "f1": c.f1}
+    if c.expected and not c.tp + c.fn:  # recall counts nothing, yet calls were expected
+        out["expected"] = c.expected
+    return out
 
 
 def check_row_json(c: CheckRow) -> dict[str, Any]:
@@ -401,7 +412,8 @@ def _counts(d: Any) -> ToolCounts:
     d = obj(d)
     return ToolCounts(need(d, "tp", int), need(d, "fp", int), need(d, "fn", int),
                       maybe(d, "tn", int, 0), maybe(d, "precision", float, 1.0),
-                      maybe(d, "recall", float, 1.0), maybe(d, "f1", float, 1.0))
+                      maybe(d, "recall", float, 1.0), maybe(d, "f1", float, 1.0),
+                      maybe(d, "expected", int))
 
 
 def _tool_scores(d: JSONObject) -> ToolScores:

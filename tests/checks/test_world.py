@@ -204,6 +204,8 @@ def test_create_adds_a_row_delete_removes_one_from_the_scenarios_own_table(
     created, twice, deleted, again = outputs(rec)
     assert json.loads(created) == {"id": "R-1", "card": "C-7", "status": "ordered"}
     assert twice == "error: replacements already has a row with id = R-1"
+    # its own error kind (issue 32, item 15: it was recorded as no-row)
+    assert [c.get("error") for c in rec["calls"]] == [None, "row-exists", None, "no-row"]
     assert json.loads(deleted) == [{"id": "C-7", "owner": "ana", "type": "credit",
                                     "status": "stolen"}]
     assert again == "error: no row in cards with id = C-7"

@@ -54,12 +54,12 @@ BOOK_AT_3 = CallRule("book", {"time": "15:00"})
     (ToolExpectation(("search",)), named(), "fn"),  # none called
     (ToolExpectation(("search", "book")), named("search"), "wrong"),  # one expected missing
     (ToolExpectation(("search", "book")), named("book", "search", "search"), "tp"),
-    (ToolExpectation(("search",), forbidden=("cancel",)), named("search", "cancel"), "wrong"),
-    (ToolExpectation(("search",), only=True), named("search", "book"), "wrong"),  # calls_only
+    (ToolExpectation(("search",), forbidden=("cancel",)), named("search", "cancel"), "fp"),
+    (ToolExpectation(("search",), only=True), named("search", "book"), "fp"),  # calls_only
     (ToolExpectation(("search",), only=True), named("search", "search"), "tp"),
-    # not_calls with args: that call is not right, another call to the tool is
+    # not_calls with args: that call is a wrong one, another call to the tool is not
     (ToolExpectation(("book",), forbidden_calls=(BOOK_AT_3,)),
-     named("book", book={"time": "15:00"}), "wrong"),
+     named("book", book={"time": "15:00"}), "fp"),
     (ToolExpectation(("book",), forbidden_calls=(BOOK_AT_3,)),
      named("book", book={"time": "16:00"}), "tp"),
     # calls with args: only a call with those values is the expected one
@@ -139,14 +139,14 @@ NOT_SEARCH = ToolExpectation(forbidden=("search",), none=True)
     (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))), [[], ["search"]],
      "tp"),
     (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))),
-     [["search"], ["search"]], "wrong"),
+     [["search"], ["search"]], "fp"),
     (ToolExpectation(whole=False, turns=((0, NOT_SEARCH), (1, SEARCH))), [[], []], "fn"),
     (ToolExpectation(whole=False, turns=((0, NOT_SEARCH),)), [[], ["search"]], "tn"),
     # the scenario's own expectation sees every call of the conversation
     (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], ["search"]], "tp"),
     (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], []], "wrong"),  # one missing
     (ToolExpectation(("book",), turns=((1, SEARCH),)), [[], ["search"]], "wrong"),
-    (ToolExpectation(("book",), turns=((0, NOT_SEARCH),)), [["search", "book"], []], "wrong"),
+    (ToolExpectation(("book",), turns=((0, NOT_SEARCH),)), [["search", "book"], []], "fp"),
     (ToolExpectation(whole=False, turns=((0, NOT_SEARCH),)), [["search"], []], "fp"),
     (ToolExpectation(whole=False, turns=((2, SEARCH),)), [[], []], "fn"),  # never reached
 ])
@@ -345,15 +345,18 @@ def test_a_forbidden_call_and_a_wrong_tool_are_never_right(
     # the wrong tool instead: a wrong call and a missed one, each attempt
     assert rows["instead"] == {"tp": 0, "fp": 2, "fn": 2, "tn": 0, "precision": 0.0,
                                "recall": 0.0, "f1": 0.0}
-    # the expected tool and a forbidden call beside it: not right
-    assert rows["forbidden"] == {"tp": 0, "fp": 2, "fn": 2, "tn": 0, "precision": 0.0,
-                                 "recall": 0.0, "f1": 0.0}
-    assert summary["tool_calls"]["all"]["recall"] == 0.0
-    line = "Tool calls: F1 0% (precision 0%, recall 0%; 0 right, 4 wrong, 4 missed)"
+    # the expected tool and a call not_calls forbids with these arguments beside it: a
+    # wrong call (never right), the expected one not missed — and calls were expected
+    assert rows["forbidden"] == {"tp": 0, "fp": 2, "fn": 0, "tn": 0, "precision": 0.0,
+                                 "recall": 1.0, "f1": 0.0, "expected": 2}
+    assert summary["tool_calls"]["all"] == {"tp": 0, "fp": 4, "fn": 2, "tn": 0,
+                                            "precision": 0.0, "recall": 0.0, "f1": 0.0}
+    line = "Tool calls: F1 0% (precision 0%, recall 0%; 0 right, 4 wrong, 2 missed)"
     assert line in r.output.splitlines()
     assert line in (run_dir / "summary.md").read_text()
     html = (run_dir / "report.html").read_text()
     assert "(precision 0%, recall 0%; 0 right, 2 wrong, 2 missed, 0 rightly none)" in html
+    assert "(precision 0%, recall 100%; 0 right, 2 wrong, 0 missed, 0 rightly none)" in html
     for text in (r.output, html, (run_dir / "summary.md").read_text()):
         assert "no calls were expected" not in text
     plan = json.loads((run_dir / "plan.json").read_text())
@@ -372,3 +375,6 @@ def test_no_attempt_counted_is_not_no_call_expected() -> None:
         "F1 100% (precision 100%, no attempt was counted; 0 right, 0 wrong, 0 missed)")
     assert prf_text(ToolCounts(fp=2, precision=0.0, f1=0.0)) == (
         "F1 0% (precision 0%, no calls were expected; 0 right, 2 wrong, 0 missed)")
+    # calls were expected; each attempt made them, with a forbidden one beside: none missed
+    assert prf_text(ToolCounts(fp=2, precision=0.0, f1=0.0, expected=2)) == (
+        "F1 0% (precision 0%, recall 100%; 0 right, 2 wrong, 0 missed)")
