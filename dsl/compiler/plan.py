@@ -81,7 +81,14 @@ def planned_scenario(s: Scenario) -> PlannedScenario:
                            tuple([a.ref() for a in t.attachments])) for t in s.turns])
         if s.turns else (),
         None if user is None else PlannedUser(user.goal, user.persona, user.target.name,
-                                              user.max_turns)))
+                                              user.max_turns),
+        tuple((t.name, _fingerprint(list(t.rows))) for t in s.world),
+        _fingerprint([_tool_text(t) for t in s.tools]) if s.world else ""))
+
+
+def _fingerprint(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 _build = tuple.__new__

@@ -22,7 +22,8 @@ set — so plans without them keep their fingerprint)::
                     "case"?: {"id", "number", "file", "line", "values"},
                     "attachments"?, "history"?,
                     "turns"?: [{"kind", "text", "line", "attachments"?}],
-                    "user"?: {"goal", "persona", "target", "max_turns"}}],
+                    "user"?: {"goal", "persona", "target", "max_turns"},
+                    "world"?: {TABLE: FINGERPRINT}, "tools_given"?: FINGERPRINT}],
      "attempts", "max_model_calls", "concurrency", "shard": [I, N] | null,
      "full_plan": FINGERPRINT,
      "judge": {"target", "model", "min_confidence", "mode", "calibration"?} | null,
@@ -54,6 +55,7 @@ from ..model import SCHEMA_VERSION
 from ..toolcalls import ToolExpectation
 from .fields import (
     JSONObject,
+    counts,
     each,
     maybe,
     maybe_inner,
@@ -146,6 +148,10 @@ class PlannedScenario(NamedTuple):
     history: tuple[JSONObject, ...] = ()  # given.history: OpenAI messages
     turns: tuple[PlannedTurn, ...] = ()
     user: PlannedUser | None = None
+    # a scenario with a world: each table's fingerprint (its rows), and the tools' (all they
+    # are and do); what recheck names when the question changed (dsl/pipeline/recheck.py)
+    world: tuple[tuple[str, str], ...] = ()
+    tools_given: str = ""
 
     @property
     def always(self) -> bool:
@@ -278,6 +284,9 @@ def scenario_json(s: PlannedScenario) -> dict[str, Any]:
         u = s.user
         out["user"] = {"goal": u.goal, "persona": u.persona, "target": u.target,
                        "max_turns": u.max_turns}
+    if s.world:
+        out["world"] = dict(s.world)
+        out["tools_given"] = s.tools_given
     return out
 
 
@@ -447,7 +456,9 @@ def scenario_from_json(d: Any) -> PlannedScenario:
         targets=texts(d, "targets"), case=maybe_inner(d, "case", _case),
         attachments=each(d, "attachments", obj, required=False),
         history=each(d, "history", obj, required=False),
-        turns=each(d, "turns", _turn, required=False), user=maybe_inner(d, "user", _user))
+        turns=each(d, "turns", _turn, required=False), user=maybe_inner(d, "user", _user),
+        world=tuple(counts(d, "world", str).items()),
+        tools_given=maybe(d, "tools_given", str, ""))
 
 
 def _judge(d: JSONObject) -> PlannedJudge:
