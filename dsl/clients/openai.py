@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import http
 import json
 import os
 import random
@@ -113,6 +114,7 @@ class _Shards:
         per = -(-max_connections // n)
         verify: Any = _tls_context() if url.scheme == "https" else False
         proxy = _proxy_for(url.scheme, url.host)
+        self.proxy = proxy
         self.transports = [
             httpx.AsyncHTTPTransport(
                 verify=verify, proxy=proxy,
@@ -195,6 +197,15 @@ def _proxy_for(scheme: str, host: str) -> str | None:
     return str(proxy)
 
 
+def _proxy_variable(url: httpx.URL) -> str:
+    """The environment variable that names the proxy for ``url`` (``HTTP_PROXY``, ...)."""
+    scheme = url.scheme
+    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
+        if os.environ.get(name):
+            return name
+    return f"{scheme.upper()}_PROXY"
+
+
 class JsonEndpoint:
     """An HTTP endpoint that takes a JSON body by POST and answers JSON: the connections,
     the headers and key, timeouts, retries and what failures mean. ``where`` names it in
@@ -237,13 +248,13 @@ class JsonEndpoint:
         if problem is not None:
             raise _bad_target(of, f"the {setting} {where!r} of the target "
                                   f"'{of.name}' cannot be used: {problem}")
-        headers = {
-            "Host": host,
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"scenarist/{__version__}",
-            **target.headers,
-        }
+        ours = {"Host": host, "Content-Type": "application/json",
+                "Accept": "application/json", "User-Agent": f"scenarist/{__version__}"}
+        # a header the target gives replaces ours of the same name, whatever its case
+        # (``host: x`` beside our ``Host`` would be a second Host: lint refuses that too)
+        given = {name.lower() for name in target.headers}
+        headers = {**{k: v for k, v in ours.items() if k.lower() not in given},
+                   **target.headers}
         for name, value in target.headers.items():
             trouble = header_problem(name, value)
             if trouble is not None:
@@ -262,6 +273,7 @@ class JsonEndpoint:
                         "write": self.timeout_s, "pool": self.timeout_s}  # httpx's extension
         self.max_reply_bytes = target.max_reply_bytes
         self.shards: _Shards | LeanPool
+        self.proxy: str | None = None  # the proxy of the environment the requests go through
         if plain is not None:
             self.shards = LeanPool(plain, self.headers, max_connections, connect_s)
             self.timeouts: tuple[type[BaseException], ...] = (TimeoutError,)
@@ -269,6 +281,7 @@ class JsonEndpoint:
             self.decoding_errors: tuple[type[BaseException], ...] = ()
         else:
             shards = _Shards(self.url, max_connections, self.headers, self.timeout)
+            self.proxy = shards.proxy
             self.shards = shards
             self.timeouts = shards.timeouts
             self.transport_errors = shards.transport_errors
@@ -296,8 +309,7 @@ class JsonEndpoint:
             except self.timeouts:
                 last = EndpointError("timeout", self._timed_out(bool(seen)))
             except self.transport_errors as exc:
-                last = EndpointError(
-                    "connection", f"cannot reach {self.where}: {_transport(exc)}")
+                last = EndpointError("connection", self._unreachable(exc))
             except _TooLarge:
                 raise EndpointError(
                     "malformed", f"the reply from {self.where} is larger than "
@@ -341,6 +353,22 @@ class JsonEndpoint:
         last.retries = retry.max_attempts - 1
         raise last
 
+    def _unreachable(self, exc: BaseException) -> str:
+        """Why a request did not get through, naming the proxy of the environment when the
+        requests go through one: a dead proxy is not the endpoint refusing."""
+        words = _transport(exc)
+        if self.proxy is None:
+            return f"cannot reach {self.where}: {words}"
+        import httpx  # (a proxy: the requests go through httpx, imported already)
+
+        proxy = f"the proxy {without_userinfo(self.proxy)} (from {_proxy_variable(self.url)})"
+        if isinstance(exc, httpx.ProxyError):
+            return f"{proxy} did not take the request to {self.where}: {exc}"
+        if isinstance(exc, httpx.ConnectError):  # the only connection made is the proxy's
+            words = words.replace("(is the server running?)", "(is the proxy running?)")
+            return f"cannot reach {proxy}, so {self.where} was never asked: {words}"
+        return f"cannot reach {self.where} through {proxy}: {words}"
+
     def _refused(self, status: int, text: str) -> EndpointError | None:
         """An error status that is no use retrying, said in its own words (None: a
         ``status`` error)."""
@@ -368,12 +396,35 @@ class JsonEndpoint:
         return f"no reply from {self.where} within {limit}"
 
     def _redirected(self, status: int, headers: Mapping[str, str]) -> EndpointError:
+        """A 3xx reply, said as what it is: a redirect (never followed), a 304 (an answer
+        to a question Scenarist never asks), or another 3xx."""
+        if status not in REDIRECTS:
+            return EndpointError("status", f"HTTP {status} from {self.where}: "
+                                           f"{_not_redirect(status)}", status=status)
         location = headers.get("location")
         where = (f"redirected to {snippet(location)}" if location
                  else "redirected without saying where (no Location header)")
         return EndpointError("status", f"HTTP {status} from {self.where}: the "
                                        f"endpoint {where}; set {self.setting} to the final address",
                              status=status)
+
+
+# the statuses that send the client elsewhere (a Location); other 3xx are not redirects
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _not_redirect(status: int) -> str:
+    """A 3xx that is no redirect, in words."""
+    if status == 304:
+        return ("'304 Not Modified' answers a request that asked whether a copy it holds is "
+                "still fresh, which Scenarist never asks: the endpoint sent no answer (a cache "
+                "or a proxy in between may have answered instead)")
+    try:
+        phrase = f" '{status} {http.HTTPStatus(status).phrase}'"
+    except ValueError:
+        phrase = ""
+    return (f"the endpoint answered with{phrase or ' a 3xx status'}, which is neither an "
+            "answer nor a redirect with an address")
 
 
 class OpenAIModel(JsonEndpoint):

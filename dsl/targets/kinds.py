@@ -246,16 +246,41 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
     _check_headers(doc, path, data, diags)
 
 
+# headers that say how the body is framed: Scenarist frames it from the body it sends; one
+# written by hand would contradict it (a request smuggled in, or a body cut short)
+FRAMING_HEADERS = ("content-length", "transfer-encoding")
+
+
 def _check_headers(doc: Document, path: DataPath, data: Mapping[str, Any],
                    diags: Collector) -> None:
     """S105 for a header whose name or value cannot be sent (not ASCII, a line break):
-    at the name when the name is wrong, else at the value."""
+    at the name when the name is wrong, else at the value; and, at the name, a header
+    that frames the body (Content-Length, Transfer-Encoding: Scenarist writes them) or one
+    given twice (header names are case-insensitive: ``Host`` and ``host`` are one)."""
+    seen: dict[str, str] = {}
     for hname, value in (data.get("headers") or {}).items():
+        here = (*path, "headers", hname)
         trouble = header_problem(hname, value)
         if trouble is not None:
-            here = (*path, "headers", hname)
             bad_name = header_problem(hname, "") is not None
             diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
+            continue
+        folded = hname.lower()
+        if folded in FRAMING_HEADERS:
+            diags.error(doc.key_span(here), "S105",
+                        f"the header '{hname}' says how the request's body is framed; "
+                        "Scenarist frames the body itself (its Content-Length, from the body "
+                        "it sends), so this one could only contradict it",
+                        f"remove '{hname}' from headers")
+        elif folded in seen:
+            first = doc.key_span((*path, "headers", seen[folded]))
+            diags.error(doc.key_span(here), "S105",
+                        f"the header '{hname}' is given twice: header names are "
+                        f"case-insensitive, so it is the same header as '{seen[folded]}' "
+                        f"(line {first.line})",
+                        "keep one of them")
+        else:
+            seen[folded] = hname
 
 
 def _check_userinfo(doc: Document, path: DataPath, url: str, diags: Collector) -> None:

@@ -125,3 +125,76 @@ scenarist.yaml:4:17: error E242 the world file 'data/cards.csv' of the table 'ca
     assert run.exit_code == 2
     assert "is a FIFO (named pipe), not a regular file" in run.output
     assert "E240" not in run.output
+
+
+def test_a_template_that_reads_pythons_internals_is_refused_where_it_is_written(
+        tmp_path: Path) -> None:
+    """Before: lint passed ``{{ message.__class__ }}``, and every attempt then failed in the
+    sandbox with an explanation about "the system prompt"."""
+    write(tmp_path / "scenarist.yaml", """
+targets:
+  svc:
+    kind: http
+    url: http://127.0.0.1:9/chat
+    body: {message: "{{ message.__class__ }}", tools: "{{ mcp_url }}"}
+""")
+    write(tmp_path / "a.yaml", "given:\n  at: 2026-09-29T10:00:00-03:00\nwhen: hi\n"
+                               "then: [non_empty]\n")
+    r = run_cli("lint", ".", cwd=tmp_path)
+    assert r.exit_code == 1
+    names = ("message, turn, session, mcp_url, at, seed, scenario, system, messages, "
+             "confirmed, cancelled")
+    assert r.output == f"""\
+scenarist.yaml:5:22: error E208 a template in the body of the target 'svc' is refused by the sandbox: it reads '__class__' of message, one of Python's internal attributes, which no template may read
+  5 |     body: {{message: "{{{{ message.__class__ }}}}", tools: "{{{{ mcp_url }}}}"}}
+    |                      ^
+  hint: read the values themselves, not their Python internals (write a value as {{{{ message }}}}; the names are {names})
+1 file(s): 1 error(s), 0 warning(s)
+"""
+    # in a tool's returns too, the first one written; a key that starts with _ is data
+    write(tmp_path / "scenarist.yaml",
+          "targets:\n  local: {kind: openai, base_url: 'http://127.0.0.1:9/v1', model: m}\n")
+    write(tmp_path / "a.yaml", """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools:
+    - name: t
+      description: x
+      returns: "{{ args._id }} {{ args.x.__class__.__mro__ }} {{ args['__init__'] }}"
+when: hi
+then: [non_empty]
+""")
+    r = run_cli("lint", ".", cwd=tmp_path)
+    assert r.output.splitlines()[0] == (
+        "a.yaml:6:17: error E208 the template in returns of the tool 't' is refused by the "
+        "sandbox: it reads '__class__' of args.x, one of Python's internal attributes, which "
+        "no template may read")
+    write(tmp_path / "a.yaml", (tmp_path / "a.yaml").read_text().replace(
+        " {{ args.x.__class__.__mro__ }} {{ args['__init__'] }}", ""))
+    assert run_cli("lint", ".", cwd=tmp_path).exit_code == 0
+
+
+def test_headers_that_frame_the_body_or_come_twice_are_refused(tmp_path: Path) -> None:
+    for kind in ("kind: http, url: 'http://127.0.0.1:9/chat'",
+                 "kind: openai, base_url: 'http://127.0.0.1:9/v1', model: m"):
+        write(tmp_path / "scenarist.yaml", f"""
+targets:
+  svc:
+    {{{kind},
+     headers: {{Content-Length: "5", transfer-encoding: chunked, Host: a, host: b, X-Team: c}}}}
+""")
+        write(tmp_path / "a.yaml", "given:\n  at: 2026-09-29T10:00:00-03:00\nwhen: hi\n"
+                                   "then: [non_empty]\n")
+        r = run_cli("lint", ".", cwd=tmp_path)
+        assert r.exit_code == 1
+        heads = [line for line in r.output.splitlines() if " error " in line]
+        assert heads == [
+            "scenarist.yaml:4:16: error S105 the header 'Content-Length' says how the request's "
+            "body is framed; Scenarist frames the body itself (its Content-Length, from the "
+            "body it sends), so this one could only contradict it",
+            "scenarist.yaml:4:37: error S105 the header 'transfer-encoding' says how the "
+            "request's body is framed; Scenarist frames the body itself (its Content-Length, "
+            "from the body it sends), so this one could only contradict it",
+            "scenarist.yaml:4:74: error S105 the header 'host' is given twice: header names are "
+            "case-insensitive, so it is the same header as 'Host' (line 4)"], kind
+        assert "hint: remove 'Content-Length' from headers" in r.output
