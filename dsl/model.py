@@ -643,6 +643,31 @@ class Turn(NamedTuple):
     simulated: bool = False  # said by the simulated user
 
 
+def undecided(turn: int | None, failure: str | None,
+              turns: tuple[Turn, ...] | list[Turn]) -> str | None:
+    """Why a check of ``turn`` (1, 2, …; None: the scenario's own, on the whole attempt)
+    could not decide on an attempt that failed with ``failure`` (max_steps, a reply the
+    server could not parse, a confirm with nothing waiting: the first failure ends the
+    attempt) — its reason, *not evaluated* — or None when it could. The checks of turns
+    played to their end before the failure decide; those of the turn that failed, of the
+    turns never reached and the scenario's own do not: an answer that never came is no
+    evidence either way. The run stage asks it before evaluating a check, and readers of
+    records written before it did, after."""
+    if turn is None:
+        return (None if not failure else
+                f"not evaluated: the attempt failed before its checks could decide ({failure})")
+    if turn > len(turns):
+        ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(turns, 1) if t.failure),
+                     "it ended earlier")
+        return f"not evaluated: the conversation never reached turn {turn} ({ended})"
+    failed = turns[turn - 1].failure
+    if failed is None:
+        return None
+    if not turns[turn - 1].steps:  # the agent was never asked (a confirm with nothing held)
+        return f"not evaluated: turn {turn} failed ({failed})"
+    return f"not evaluated: turn {turn} failed before its checks could decide ({failed})"
+
+
 def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],
                index: int) -> tuple[Call, ...]:
     """The calls the agent made in turn ``index`` (0-based), as they stood when that turn

@@ -32,6 +32,7 @@ from ..model import (
     Target,
     WorldRun,
     ended_by,
+    undecided,
 )
 from ..store import (
     AttemptError,
@@ -40,7 +41,7 @@ from ..store import (
     ModelCallStat,
     ResultsWriter,
 )
-from ..store.records import failure_kind
+from ..store.records import failure_kind, not_evaluated
 from ..store.runfile import JudgeStats
 from ..targets.base import Agent, AgentContext, Clients, Reply
 from ..targets.cassette import Recorder
@@ -132,7 +133,7 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     what that turn produced, then the scenario's own on the whole conversation), and the
     judge's endpoint failure if there was one. Judge checks are asked concurrently."""
     checks = scenario.all_checks
-    views = _views(scenario, data) if scenario.turns else None
+    views = _views(scenario, data) if scenario.turns or data.failure else None
 
     async def one(c: CompiledCheck, d: AttemptData | Outcome) -> Outcome:
         if isinstance(d, Outcome):
@@ -164,27 +165,21 @@ async def evaluate(scenario: Scenario, data: AttemptData,
 
 
 def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]:
-    """What each check of a scripted conversation looks at: its turn's view, the whole
-    attempt, or — for a turn the conversation never reached, or whose confirm had nothing
-    to confirm — the outcome that says so."""
+    """What each check looks at: in a scripted conversation, its turn's view; the whole
+    attempt for the scenario's own checks. A check whose part of the attempt failed before
+    the checks could decide, or whose turn was never reached, gets the outcome that says
+    so — *not evaluated* (:func:`dsl.model.undecided`): never a pass or a fail read off an
+    answer that never came. Such checks count neither way."""
     out: list[AttemptData | Outcome] = []
-    reached = len(data.turns)
     for n, spec in enumerate(scenario.turns):
         if not spec.checks:
             continue
-        view: AttemptData | Outcome
-        if n >= reached:
-            ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(data.turns, 1)
-                          if t.failure), "it ended earlier")
-            view = Outcome("not_evaluated", f"not evaluated: the conversation never reached "
-                                            f"turn {n + 1} ({ended})")
-        elif data.turns[n].failure is not None and not data.turns[n].steps:
-            view = Outcome("not_evaluated", f"not evaluated: turn {n + 1} failed "
-                                            f"({data.turns[n].failure})")
-        else:
-            view = data.turn(n)
+        why = undecided(n + 1, data.failure, data.turns)
+        view = Outcome("not_evaluated", why) if why is not None else data.turn(n)
         out.extend([view] * len(spec.checks))
-    out.extend([data] * len(scenario.checks))
+    why = undecided(None, data.failure, data.turns)
+    out.extend([Outcome("not_evaluated", why) if why is not None else data]
+               * len(scenario.checks))
     return out
 
 
@@ -342,7 +337,8 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
     if judge_failure is not None:  # the judge could not be asked: no verdict, not a failure
         err = EndpointError("judge", judge_failure)
         return make_record(scenario, target, run, started, "error", f"judge: {judge_failure}",
-                           data=data, error=err, checks=checks)
+                           data=data, error=err,
+                           checks=not_evaluated(checks, f"judge: {judge_failure}"))
     status, reason = attempt_status(data, checks)
     return make_record(scenario, target, run, started, status, reason, data=data,
                        checks=checks)

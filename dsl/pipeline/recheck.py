@@ -32,7 +32,13 @@ from .. import __version__
 from ..compiler.compile import build_plan
 from ..compiler.plan import plan_file, planned_scenario
 from ..errors import NotReady, RunDirError
-from ..execution.run import attempt_status, evaluate, loop_failure, redacted_data, redactor_of
+from ..execution.run import (
+    attempt_status,
+    evaluate,
+    loop_failure,
+    redacted_data,
+    redactor_of,
+)
 from ..model import AttemptData, Plan, Scenario, WorldRun
 from ..store import (
     AttemptError,
@@ -43,7 +49,7 @@ from ..store import (
     latest_records,
 )
 from ..store.planfile import PlanFile, PlannedScenario, read_plan, write_plan
-from ..store.records import failure_kind
+from ..store.records import failure_kind, not_evaluated
 from ..store.runfile import (
     HistoryKept,
     JudgeStats,
@@ -229,7 +235,8 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
                 out.append(dataclasses.replace(
-                    rec, status="error", reason=f"judge: {judge_failure}", checks=checks,
+                    rec, status="error", reason=f"judge: {judge_failure}",
+                    checks=not_evaluated(checks, f"judge: {judge_failure}"),
                     error=AttemptError("judge", judge_failure), failure=data.failure,
                     failure_kind=data.failure_kind))
                 continue

@@ -39,6 +39,8 @@ from .words import (
     runs_needed_text,
     side_text,
     target_what,
+    unseen_groups,
+    unseen_why,
 )
 
 JUNIT = "junit.xml"
@@ -93,7 +95,7 @@ def _details(row: SummaryRow) -> str:
         for c in row.checks:
             rate = pct(c.pass_rate)
             unsure = f", {c.unsure} unsure" if c.unsure else ""
-            unseen = (f", not evaluated in {c.not_evaluated}: its turn was never played"
+            unseen = (f", not evaluated in {c.not_evaluated}: {unseen_why([c])}"
                       if c.not_evaluated else "")
             lines.append(f"  {rate:>4}  {check_title(c)}  ({c.passes} of {c.evaluated} "
                          f"passed{unsure}{unseen})")
@@ -213,11 +215,11 @@ def _md_failing(row: SummaryRow) -> str:
               for fc in shown]
     if len(failing) > len(shown):
         cells.append(f"+{len(failing) - len(shown)} more")
-    unseen = [c for c in row.checks if c.not_evaluated]
-    if unseen:
-        cells.append("not evaluated (turn never played): " + ", ".join(
-            f"{md_code(c.label)}{' (always)' if c.always else ''} ×{c.not_evaluated}"
-            for c in unseen))
+    for why, group in unseen_groups(row.checks):
+        short = ("turn never played" if why == "their turn was never played" else
+                 "failed before it could decide")
+        cells.append(f"not evaluated ({short}): " + ", ".join(
+            f"{md_code(c.label)}{' (always)' if c.always else ''} ×{n}" for c, n in group))
     if row.errors:
         cells.append(f"{row.errors} endpoint errors")
     return ", ".join(cells)

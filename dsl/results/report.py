@@ -62,6 +62,7 @@ from .words import (
     recall_text,
     side_text,
     target_what,
+    unseen_why,
 )
 
 if TYPE_CHECKING:
@@ -112,7 +113,8 @@ class CheckRate:
     bar: Bar
     ci_low: float = 0.0
     ci_high: float = 1.0
-    not_evaluated: int = 0  # attempts in which its turn was never played
+    not_evaluated: int = 0  # attempts in which it was not evaluated
+    unseen_why: str = ""  # why (words.unseen_why)
 
     @property
     def flaky(self) -> bool:
@@ -363,7 +365,8 @@ def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | N
         checks.append(CheckRate(
             name, c.label in named, c.always, c.judge, c.passes, c.unsure, c.evaluated, cr,
             _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
-                 f"to {pct(high)}"), low, high, c.not_evaluated))
+                 f"to {pct(high)}"), low, high, c.not_evaluated,
+            unseen_why([c]) if c.not_evaluated else ""))
     said = r.error_messages
     problems = [Problem(visible(k), n, explain(k), visible(said.get(k, "")), error,
                         "What the server said" if k in SERVER_WORDS else "What happened")
@@ -726,7 +729,7 @@ def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[A
         [ref(err.kind), ref(err.message), err.status, ref(explain(err.kind))]
         if err is not None else None,
         transcript(rec, ref, files),
-        [_check(c, ref) for c in rec.checks],
+        [_check(c, ref) for c in rec.counted_checks],
     ]
     if rec.failure:
         kind = rec.failure_kind or "model_output"

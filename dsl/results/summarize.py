@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
-from ..model import Tokens
+from ..model import Tokens, Turn
 from ..store import AttemptRecord, CheckResult, latest_records
 from ..store.planfile import PlanFile, PlannedScenario, read_plan
 from ..store.runfile import JudgeUse, RunInfo, read_run_info_if_any
@@ -72,6 +72,7 @@ class _Acc:
     check_seen: list[int] = field(default_factory=list)
     check_unsure: list[int] = field(default_factory=list)
     check_unseen: list[int] = field(default_factory=list)  # not evaluated: turn not played
+    check_undecided: list[int] = field(default_factory=list)  # ...: its part failed first
     tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
     tools_expected: int = 0  # counted attempts whose scenario expects a tool call
     failing_checks: Counter[str] = field(default_factory=Counter)
@@ -114,16 +115,18 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
                 a.said[r.failure_kind] = _short(r.failure or r.reason)
         if r.latency_ms is not None:
             a.latencies.append(r.latency_ms)
-        checks = r.checks
+        checks = r.counted_checks  # an answer that never came decides no check
         if len(a.check_seen) < len(checks):
             grow = len(checks) - len(a.check_seen)
             a.check_seen += [0] * grow
             a.check_pass += [0] * grow
             a.check_unsure += [0] * grow
             a.check_unseen += [0] * grow
+            a.check_undecided += [0] * grow
         for i, c in enumerate(checks):
-            if c.status == "not_evaluated":  # its turn was never played: not a result
+            if c.status == "not_evaluated":  # not a result: it counts neither way
                 a.check_unseen[i] += 1
+                a.check_undecided[i] += not _never_played(c.turn, r.turns)
                 continue
             _judge_stats(a, c)
             for item in c.items:
@@ -175,6 +178,12 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
         skipped=tuple(skipped),
         missing_shards=run.missing_shards if run is not None else (),
     )
+
+
+def _never_played(turn: int | None, turns: tuple[Turn, ...]) -> bool:
+    """A check of a turn the agent never answered in (not reached, or a confirm that had
+    nothing waiting); else a check whose part of the attempt failed before it decided."""
+    return turn is not None and (turn > len(turns) or not turns[turn - 1].steps)
 
 
 def _skipped(spec: PlannedScenario, target: str) -> Skipped:
@@ -245,12 +254,14 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
         ok = a.check_pass[i] if i < len(a.check_pass) else 0
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
         unseen = a.check_unseen[i] if i < len(a.check_unseen) else 0
+        undecided = a.check_undecided[i] if i < len(a.check_undecided) else 0
         c_low, c_high = wilson(ok, seen)
         items = tuple(ItemRow(label, n[0], n[1], n[0] / n[1] if n[1] else None,
                               *wilson(n[0], n[1]))
                       for label, n in a.items.get(i, {}).items())
         checks.append(CheckRow(c.check, c.label, ok, seen, ok / seen if seen else None,
-                               c_low, c_high, c.judge, unsure, c.always, items, unseen))
+                               c_low, c_high, c.judge, unsure, c.always, items, unseen,
+                               undecided))
     at_k, hat_k = pass_k_table(decided, t.passes) if decided else ({}, {})
     mean = sum(a.latencies) / len(a.latencies) if a.latencies else None
     return SummaryRow(

@@ -187,9 +187,13 @@ def print_summary(summary: Summary, *, quiet: bool = False,
                 echo(f"      … and {len(failing) - len(shown)} more failing checks")
             for c in r.checks:
                 if c.not_evaluated:
+                    # why: the words of a row; plan, lint, runs, checks or schema load this
+                    # module without it
+                    from .words import unseen_why
+
                     echo(f"      {style('–', color, fg='cyan')} {check_title(c)}  (not "
-                         f"evaluated in {c.not_evaluated} of {r.decided}: its turn was "
-                         "never played)")
+                         f"evaluated in {c.not_evaluated} of {r.decided}: "
+                         f"{unseen_why([c])})")
             if r.verdict_reason == "always_unseen":
                 unseen = r.planned - r.decided
                 echo(f"      {style('?', color, fg='yellow')} an always check must pass in "

@@ -188,16 +188,39 @@ def failed_before_checks(row: SummaryRow) -> str:
             f"checks could decide: {said.rstrip('.')}.")
 
 
+def unseen_why(checks: Sequence[CheckRow]) -> str:
+    """Why these checks were not evaluated (``not_evaluated``), in words every surface
+    uses: ``its turn was never played``; ``the attempt failed before it could decide``
+    (``not_decided``: max_steps, a reply the server could not parse); or both."""
+    decided_not = sum(c.not_decided for c in checks)
+    if not decided_not:
+        return "its turn was never played"
+    if decided_not == sum(c.not_evaluated for c in checks):
+        return "the attempt failed before it could decide"
+    return "its turn was never played, or the attempt failed before it could decide"
+
+
 def not_evaluated_text(row: SummaryRow) -> str:
-    """The checks of turns that were never played, which count neither way: ``Not
-    evaluated (their turn was never played, so they count neither way): turn 2 ·
-    not_contains: "4111" [always] (in 2 of 3 attempts).``"""
-    unseen = [c for c in row.checks if c.not_evaluated]
-    if not unseen:
-        return ""
-    return ("Not evaluated (their turn was never played, so they count neither way): "
-            + "; ".join(f"{check_title(c)} (in {c.not_evaluated} of {row.decided} attempts)"
-                        for c in unseen) + ".")
+    """The checks that were not evaluated, which count neither way, by why: ``Not evaluated
+    (the attempt failed before they could decide, so they count neither way): non_empty (in
+    3 of 3 attempts). Not evaluated (their turn was never played, so they count neither
+    way): turn 2 · not_contains: "4111" [always] (in 3 of 3 attempts).``"""
+    out = []
+    for why, group in unseen_groups(row.checks):
+        out.append(f"Not evaluated ({why}, so they count neither way): " + "; ".join(
+            f"{check_title(c)} (in {n} of {row.decided} attempts)" for c, n in group) + ".")
+    return " ".join(out)
+
+
+def unseen_groups(checks: Sequence[CheckRow]) -> list[tuple[str, list[tuple[CheckRow, int]]]]:
+    """The checks not evaluated, by why — ``the attempt failed before they could decide``,
+    then ``their turn was never played`` — each with the attempts it was so in."""
+    failed = [(c, c.not_decided) for c in checks if c.not_decided]
+    unplayed = [(c, c.not_evaluated - c.not_decided) for c in checks
+                if c.not_evaluated > c.not_decided]
+    return [(why, group) for why, group in
+            (("the attempt failed before they could decide", failed),
+             ("their turn was never played", unplayed)) if group]
 
 
 def target_what(target: PlannedTarget) -> str:

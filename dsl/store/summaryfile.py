@@ -9,8 +9,9 @@ read its attributes, never keys.
 
 The file, as written (keys in this order; in a check ``always`` and ``items`` only when
 set, in a failing check ``always`` only when set; a check's ``evaluated`` counts the attempts
-in which it really was evaluated, and ``not_evaluated``, only when not 0, those in which its
-turn was never played)::
+in which it really was evaluated, and ``not_evaluated``, only when not 0, those in which it
+was not — its turn was never played, or its part of the attempt failed before the checks
+could decide: ``not_decided`` of them, only when not 0)::
 
     {"schema_version": 1, "run_id", "suite", "started_at", "finished_at", "duration_s",
      "interrupted", "stopped", "early_stop": run.json's | null, "shard": [I, N] | null,
@@ -31,8 +32,8 @@ turn was never played)::
            "verdict", "verdict_reason", "always_broken", "passed", "file_runs",
            "checks": [{"check", "label", "judge", "passes", "unsure", "evaluated",
                        "pass_rate", "ci_low", "ci_high", "always"?, "not_evaluated"?,
-                       "items"?: [{"label", "passes", "evaluated", "pass_rate", "ci_low",
-                                   "ci_high"}]}],
+                       "not_decided"?, "items"?: [{"label", "passes", "evaluated",
+                                                   "pass_rate", "ci_low", "ci_high"}]}],
            "failing_checks": [{"label", "count", "always"?}],
            "latency_ms": {"mean", "p50", "p95"}, "tokens": {"prompt", "completion", "total"},
            "model_calls", "retries", "error_kinds": {KIND: N}, "failure_kinds": {KIND: N},
@@ -148,8 +149,12 @@ class CheckRow(NamedTuple):
     always: bool = False
     items: tuple[ItemRow, ...] = ()
     # attempts in which it was not evaluated: its turn was never played (an earlier turn
-    # failed, a confirm had nothing waiting); neither passed nor failed, not in `evaluated`
+    # failed, a confirm had nothing waiting), or its part of the attempt failed before the
+    # checks could decide (max_steps, a reply the server could not parse); neither passed
+    # nor failed, not in `evaluated`
     not_evaluated: int = 0
+    # of those, the attempts whose part failed before the checks could decide
+    not_decided: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -332,6 +337,8 @@ def check_row_json(c: CheckRow) -> dict[str, Any]:
         out["always"] = True
     if c.not_evaluated:
         out["not_evaluated"] = c.not_evaluated
+    if c.not_decided:
+        out["not_decided"] = c.not_decided
     if c.items:
         out["items"] = [{"label": i.label, "passes": i.passes, "evaluated": i.evaluated,
                          "pass_rate": i.pass_rate, "ci_low": i.ci_low, "ci_high": i.ci_high}
@@ -441,7 +448,7 @@ def _check(d: Any) -> CheckRow:
                     maybe(d, "ci_low", float, 0.0), maybe(d, "ci_high", float, 1.0),
                     maybe(d, "judge", bool, False), maybe(d, "unsure", int, 0),
                     maybe(d, "always", bool, False), each(d, "items", _item, required=False),
-                    maybe(d, "not_evaluated", int, 0))
+                    maybe(d, "not_evaluated", int, 0), maybe(d, "not_decided", int, 0))
 
 
 def _failing(d: Any) -> FailingCheck:
