@@ -905,13 +905,13 @@ def _assets() -> tuple[str, str, str]:
 @functools.cache
 def _env() -> Any:
     # why: Jinja, only when a template is rendered
-    from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     # Compiling report.html.j2 is most of the report's time on a small run (issue 27):
     # Jinja keeps the compiled code in a folder of the temp folder that only this user may
     # use (it checks), keyed by the template's checksum; no cache when that cannot be.
     try:
-        cache: Any = FileSystemBytecodeCache()
+        cache: Any = _checked_bytecode_cache()
     except (OSError, RuntimeError):
         cache = None
     env = Environment(
@@ -929,6 +929,63 @@ def _env() -> Any:
     env.globals["VERDICT_WORDS"] = {v: w.word for v, w in VERDICTS.items()}
     env.globals["TERMS"] = TERMS
     return env
+
+
+MAX_BYTECODE_BYTES = 64 * 2**20  # the compiled report template is ~1 MB
+# how any Jinja 3 starts a bytecode file: "j2", its bytecode version and Python's, pickled
+_JINJA_MAGIC = re.compile(rb"j2\x80\x02K.\.\x80\x02J.{4}\.", re.DOTALL)
+
+
+def _checked_bytecode_cache() -> Any:
+    """Jinja's bytecode cache, each file checked before it is used (dsl/store/cachefile.py):
+    a damaged one — Jinja unpickled it, and died with ``UnpicklingError`` at every run and
+    report — is ignored and written again, with one line that says so. Nothing is
+    unpickled: the header is compared with the one Jinja writes, the code is unmarshalled
+    and must be a code object. A file another Jinja or Python wrote, or of an older
+    template, is simply not used (Jinja writes it again), as Jinja does."""
+    import marshal
+    import pickle
+
+    from jinja2 import FileSystemBytecodeCache
+    from jinja2.bccache import Bucket, bc_magic
+
+    from ..store.cachefile import Damaged, read_cache, remove_damaged, say_damaged
+
+    what = "the report's compiled template in the cache"
+    code_type = type(_checked_bytecode_cache.__code__)
+
+    class CheckedBytecodeCache(FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Bucket) -> None:
+            path = Path(self._get_cache_filename(bucket))
+            try:
+                data = read_cache(path, MAX_BYTECODE_BYTES)
+                if data is None:
+                    return
+                if not data.startswith(bc_magic):
+                    if not _JINJA_MAGIC.match(data):  # not even another Jinja's: damaged
+                        raise Damaged("it does not start as a Jinja bytecode file")
+                    return  # another Jinja or Python wrote it: not this one's to use
+                head = pickle.dumps(bucket.checksum, 2)  # how Jinja writes the checksum
+                start, end = len(bc_magic), len(bc_magic) + len(head)
+                if data[start:end] != head:
+                    older = data[start:end]
+                    if (len(older) == len(head) and older[:7] == head[:7]
+                            and older[-3:] == head[-3:]):
+                        return  # the template changed since: written again once compiled
+                    raise Damaged("its header is not one Jinja writes")
+                try:
+                    code = marshal.loads(data[end:])  # noqa: S302 (this user's own folder)
+                except (EOFError, ValueError, TypeError) as exc:
+                    raise Damaged(f"its compiled code cannot be read: {exc}") from None
+                if type(code) is not code_type:
+                    raise Damaged("it holds no compiled code")
+                bucket.code = code
+            except Damaged as exc:
+                bucket.reset()
+                remove_damaged(path)
+                say_damaged(what, path, str(exc))
+
+    return CheckedBytecodeCache()
 
 
 # What the report's statistics mean, in plain words: each shown beside its word on hover and
