@@ -170,6 +170,11 @@ CODES: dict[str, Code] = {
                                     "the start."),
         Code("W412", "redacted-literal", "A check's text would be redacted before the check "
                                          "sees it."),
+        Code("W430", "agent-without-tools", "An http agent's body never sends {{ mcp_url }}, "
+                                            "so the agent never reaches the fake tools."),
+        Code("W431", "agent-without-confirmations", "An http agent's body never sends "
+                                                    "{{ confirmed }} or {{ cancelled }}, while "
+                                                    "the scenarios hold calls."),
         Code("W413", "not-offered-tool", "A check names a tool the scenario does not offer "
                                          "the agent (often a misspelt name)."),
     )
@@ -232,13 +237,20 @@ class EndpointError(ScenaristError):
     not parse what the model wrote, e.g. llama.cpp's HTTP 500 for a malformed tool call) —
     the agent loop turns it into a failed attempt. :data:`EXPLANATIONS` says what each kind
     means in one sentence for the person reading the terminal or the report.
+
+    ``maybe_processed``: the request (or one of its tries) may have reached the endpoint and
+    been acted on — it was written before the failure (a timeout, a connection lost after
+    the request went out, an error status, a reply that cannot be read). False only when it
+    provably never left (no connection). An agent that runs its own loop must not send
+    such a turn again by itself (dsl/clients/transport.py).
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retries: int = 0) -> None:
+                 retries: int = 0, maybe_processed: bool = False) -> None:
         self.kind = kind
         self.status = status
         self.retries = retries
+        self.maybe_processed = maybe_processed
         super().__init__(message)
 
     @property
@@ -260,7 +272,8 @@ EXPLANATIONS: dict[str, str] = {
     "status": "The endpoint answered with an error (or sent Scenarist elsewhere) instead of "
               f"a reply — a server that is overloaded, or set up wrong; {NEITHER}.",
     "malformed": "The endpoint's reply was not a chat answer Scenarist could read — the "
-                 f"wrong kind of server, or a reply cut short or too large; {NEITHER}.",
+                 "wrong kind of server, a reply that breaks HTTP, or one cut short or too "
+                 f"large; {NEITHER}.",
     "unsupported_tools": "The endpoint refuses to give this model tools, so the agent could "
                          f"not be given its tools; {NEITHER}.",
     "tool_call_as_text": "The server gave the model's tool call back as plain text, so no "
@@ -298,6 +311,62 @@ def said_label(kind: str) -> str:
     """How the terminal and the CI files introduce a kind's message: ``the server said``
     only when a server said it, else ``what happened``."""
     return "the server said" if kind in SERVER_WORDS else "what happened"
+
+
+def said_short(text: str, limit: int) -> str:
+    """An endpoint's message cut to ``limit`` characters for a terminal or a summary,
+    whitespace collapsed. A message that quotes an agent program's standard error keeps
+    that quote's end — where the exception is — rather than its start."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    at = text.find(STDERR_QUOTE)
+    if at >= 0:
+        head = text[:at]
+        if len(head) > limit // 2:
+            head = head[: limit // 2 - 1] + "…"
+        room = limit - len(head) - len(STDERR_QUOTE) - 1
+        quote = text[at + len(STDERR_QUOTE):]
+        if room > 0:
+            return f"{head}{STDERR_QUOTE}…{quote[-room:]}"
+    return text[: limit - 1] + "…"
+
+
+# How an endpoint error's message introduces the end of an agent program's standard error
+# (dsl/clients/command.py); said_short keeps what follows it.
+STDERR_QUOTE = "; its standard error ends: "
+
+
+# ---- text from outside, on a terminal ----------------------------------------------------
+
+# An escape sequence: CSI (ESC [ or the 8-bit CSI, parameters, a final byte); a control
+# string — OSC (a window title, a hyperlink), DCS, SOS, PM, APC — up to BEL or ST (or the
+# text's end); any other ESC and the character after it.
+_SEQUENCE = re.compile(
+    r"(?:\x1b\[|\x9b)[\x30-\x3f]*[\x20-\x2f]*[\x40-\x7e]?"
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+    r"|\x1b[\x20-\x2f]*[\x30-\x7e]?")
+# every other control character but the line break and the tab, and the bidi overrides
+# and isolates (which reorder what follows them)
+_CONTROL_CHAR = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def on_terminal(text: str) -> str:
+    """Text a model, a tool, an agent, a server or a client wrote, as Scenarist prints it
+    on a terminal (``run``, ``try``, ``mcp``, ``studio``): every escape sequence removed —
+    colours, cursor moves, screen clears, window titles, hyperlinks — and every other
+    control character (a carriage return that would rewrite the line, a bell, a bidi
+    override) shown as an escape (``\\x0d``, ``\\u202e``). Line breaks and tabs stay. The
+    one function every terminal surface passes such text through."""
+    if text.isprintable():
+        return text
+    text = _SEQUENCE.sub("", text)
+    return _CONTROL_CHAR.sub(_escaped, text)
+
+
+def _escaped(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return f"\\x{c:02x}" if c < 0x100 else f"\\u{c:04x}"
 
 
 UNKNOWN_KIND = (f"The endpoint failed in a way Scenarist has no words for; {NEITHER}.")

@@ -610,6 +610,12 @@ class Call(NamedTuple):
     decision: str | None = None
 
     @property
+    def over_mcp(self) -> bool:
+        """A call an agent that runs its own loop made at its MCP endpoint
+        (dsl/clients/toolserver.py numbers them ``mcp_1``, ``mcp_2``, …)."""
+        return self.id.startswith("mcp_")
+
+    @property
     def executed(self) -> bool:
         """The fake tool ran (an answer that is an error included)."""
         return (not self.pending and self.error not in NOT_RUN
@@ -710,6 +716,11 @@ def ending(turns: tuple[Turn, ...] | list[Turn], first_message: str) -> Ending:
     return Ending(turns[-1].answer if turns else "", failure, message)
 
 
+# How an own-loop agent used its attempt's MCP endpoint (AttemptData.mcp): it listed the
+# tools; it connected but never listed them; it never connected at all.
+MCP_USES = ("listed", "connected", "never")
+
+
 @dataclass(frozen=True, slots=True)
 class AttemptData:
     """What one attempt produced — everything a check may look at."""
@@ -738,6 +749,10 @@ class AttemptData:
     # each by its hash, as records keep them)
     stderr: str = ""  # what an agent program wrote to its standard error (bounded)
     world: WorldRun | None = None  # the world's tables at the start and end (None: no world)
+    tokens_known: bool = True  # False: the agent does not say what it used (http, command)
+    # how an agent that runs its own loop (http, command) used its MCP endpoint: MCP_USES;
+    # None: not such an agent (or a replay of a cassette that did not keep it)
+    mcp: str | None = None
 
     def attached(self) -> dict[str, Attachment]:
         """The attachments by their hash (the key a message's attachment part holds)."""

@@ -30,6 +30,7 @@ class OpenAISettings:
     headers: Mapping[str, str] = field(default_factory=dict)
     retry: Retry = Retry()
     max_reply_bytes: int = 8 * 2**20  # the most a reply may hold, once decoded
+    ca_file: str | None = None  # absolute: a PEM file of authorities to trust for https://
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,6 +60,7 @@ class HttpSettings:
     timeout_ms: int = 60_000
     retry: Retry = Retry()
     max_reply_bytes: int = 8 * 2**20
+    ca_file: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +72,8 @@ class CommandSettings:
     cwd: str  # the suite's folder (absolute)
     env: Mapping[str, str] = field(default_factory=dict)
     timeout_ms: int = 60_000  # the most one turn's answer may take
+    pass_env: tuple[str, ...] = ()  # variables passed on from the run's environment
+    inherit_env: bool = False  # the run's whole environment (less the suite's secrets)
 
 
 # What :attr:`dsl.model.Target.config` holds: the settings of the target's kind.

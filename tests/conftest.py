@@ -26,26 +26,45 @@ REPO = HERE.parent
 
 @dataclass
 class FakeServer:
-    """Handle on tests/fakeserver.py running as a separate process."""
+    """Handle on tests/fakeserver.py running as a separate process (over TLS when ``ca``,
+    the certificate authority a target trusts through its ``ca_file``, is set)."""
 
     port: int
     process: subprocess.Popen[str]
+    ca: Path | None = None
+
+    @property
+    def root(self) -> str:
+        return f"{'https' if self.ca else 'http'}://127.0.0.1:{self.port}"
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.root}/v1"
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """What a target needs besides its base_url to reach this server."""
+        return {"ca_file": str(self.ca)} if self.ca else {}
 
     def script(self, script: dict[str, Any]) -> None:
-        httpx.post(f"http://127.0.0.1:{self.port}/_script", json=script, timeout=5).raise_for_status()
+        httpx.post(f"{self.root}/_script", json=script, timeout=5,
+                   verify=self._verify()).raise_for_status()
 
     def requests(self) -> list[dict[str, Any]]:
-        r = httpx.get(f"http://127.0.0.1:{self.port}/_requests", timeout=5)
+        r = httpx.get(f"{self.root}/_requests", timeout=5, verify=self._verify())
         r.raise_for_status()
         data: list[dict[str, Any]] = r.json()
         return data
 
+    def _verify(self) -> Any:
+        import ssl
 
-def start_fake_server(*extra: str) -> FakeServer:
+        return ssl.create_default_context(cafile=str(self.ca)) if self.ca else True
+
+
+def start_fake_server(*extra: str, tls: TLSFiles | None = None) -> FakeServer:
+    if tls is not None:
+        extra = (*extra, "--tls", str(tls.server))
     proc = subprocess.Popen(
         [sys.executable, str(HERE / "fakeserver.py"), "--port", "0", *extra],
         stdout=subprocess.PIPE,
@@ -57,7 +76,30 @@ def start_fake_server(*extra: str) -> FakeServer:
     if not line.startswith("PORT "):
         proc.kill()
         raise RuntimeError(f"fake server did not start: {line!r} {proc.stderr.read() if proc.stderr else ''}")
-    return FakeServer(int(line.split()[1]), proc)
+    return FakeServer(int(line.split()[1]), proc, tls.ca if tls is not None else None)
+
+
+@dataclass(frozen=True)
+class TLSFiles:
+    """A certificate authority made for the test session (trustme) and a certificate it
+    signed for 127.0.0.1 and localhost: ``ca`` is what a target's ca_file names,
+    ``server`` the server's private key and certificate chain (one PEM file)."""
+
+    ca: Path
+    server: Path
+
+
+@pytest.fixture(scope="session")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> TLSFiles:
+    import trustme
+
+    folder = tmp_path_factory.mktemp("tls")
+    authority = trustme.CA()
+    leaf = authority.issue_cert("127.0.0.1", "localhost")
+    files = TLSFiles(folder / "ca.pem", folder / "server.pem")
+    authority.cert_pem.write_to_path(str(files.ca))
+    leaf.private_key_and_cert_chain_pem.write_to_path(str(files.server))
+    return files
 
 
 @pytest.fixture(scope="session")
@@ -68,11 +110,35 @@ def fake_server() -> Iterator[FakeServer]:
     server.process.wait(timeout=5)
 
 
+@pytest.fixture(scope="session")
+def tls_fake_server(tls_files: TLSFiles) -> Iterator[FakeServer]:
+    """The fake server over HTTPS, its certificate signed by ``tls_files.ca``."""
+    server = start_fake_server(tls=tls_files)
+    yield server
+    server.process.terminate()
+    server.process.wait(timeout=5)
+
+
 @pytest.fixture
 def server(fake_server: FakeServer) -> FakeServer:
     """The session's fake server with an empty script and request log."""
     fake_server.script({"rules": []})
     return fake_server
+
+
+# the two paths of dsl/clients/transport.py: plain http:// (h11 on Scenarist's own
+# connections) and https:// (httpx)
+PATHS = ["plain", "tls"]
+
+
+@pytest.fixture(params=PATHS)
+def any_server(request: pytest.FixtureRequest) -> FakeServer:
+    """The fake server reached by each path in turn, with an empty script and request log;
+    a target reaches it with ``base_url: server.url`` and ``**server.settings``."""
+    found: FakeServer = request.getfixturevalue(
+        "fake_server" if request.param == "plain" else "tls_fake_server")
+    found.script({"rules": []})
+    return found
 
 
 def write(path: Path, text: str) -> Path:

@@ -2,7 +2,10 @@
 
 A real HTTP/1.1 server on 127.0.0.1 (asyncio, keep-alive), started as its own process:
 
-    python tests/fakeserver.py [--port 0] [--delay-ms 50] [--script FILE]
+    python tests/fakeserver.py [--port 0] [--delay-ms 50] [--script FILE] [--tls PEM]
+
+``--tls PEM`` serves HTTPS with the private key and certificate chain in that file (the
+tests make one with trustme: the httpx path of dsl/clients/transport.py).
 
 It prints ``PORT <n>`` on its first line once it listens. Tests script it over HTTP:
 
@@ -253,9 +256,15 @@ async def route(state: State, method: str, path: str, headers: dict[str, str], r
     return True
 
 
-async def serve(port: int, state: State) -> None:
+async def serve(port: int, state: State, tls: str | None = None) -> None:
+    context = None
+    if tls:
+        import ssl
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(tls)
     server = await asyncio.start_server(lambda r, w: handle(state, r, w), "127.0.0.1", port,
-                                        backlog=1024)
+                                        backlog=1024, ssl=context)
     sock = server.sockets[0]
     print(f"PORT {sock.getsockname()[1]}", flush=True)
     async with server:
@@ -267,13 +276,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--delay-ms", type=float, default=0)
     ap.add_argument("--script", help="a JSON script file to start with")
+    ap.add_argument("--tls", help="serve HTTPS: a PEM file with the key and certificate chain")
     a = ap.parse_args(argv)
     script = DEFAULT_SCRIPT
     if a.script:
         with open(a.script, encoding="utf-8") as f:
             script = json.load(f)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(a.port, State(script, a.delay_ms)))
+        asyncio.run(serve(a.port, State(script, a.delay_ms), a.tls))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ turns each into a plain error and goes on.
 
 A real HTTP/1.1 server on 127.0.0.1 only (asyncio), started as its own process:
 
-    python bench/hostile/server.py [--port 0] [--bomb-mib 1024]
+    python bench/hostile/server.py [--port 0] [--bomb-mib 1024] [--tls PEM]
+
+``--tls PEM`` serves the same replies over HTTPS (the private key and certificate chain in
+that file), so that the httpx path is probed as the plain one.
 
 It prints ``PORT <n>`` on its first line once it listens. The reply class is chosen by the
 first segment of the path, so a target's ``base_url`` picks it and nothing needs scripting:
@@ -23,6 +26,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import sys
 import zlib
 from collections.abc import Awaitable, Callable
@@ -45,6 +49,7 @@ class Request:
     body: Any  # the parsed JSON body, or None
     port: int
     writer: asyncio.StreamWriter
+    nth: int = 0  # how many requests came before this one on its connection
 
     @property
     def step(self) -> int:
@@ -386,7 +391,7 @@ async def endless(r: Request) -> bool:
     chunk = b" " * 2**20
     framed = f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n"
     sent = 0
-    while sent < MAX_ENDLESS_BYTES:
+    while sent < MAX_ENDLESS_BYTES and not r.writer.transport.is_closing():
         r.writer.write(framed)
         await r.writer.drain()
         sent += len(chunk)
@@ -407,6 +412,174 @@ async def length_mismatch(r: Request) -> bool:
     r.writer.write(head(200, length=len(body) + 100) + body)
     await r.writer.drain()
     return False
+
+
+# ------------------------------------------------------------------ issue 31: framing
+# An otherwise valid completion, framed the ways HTTP/1.1 forbids (h11 refuses each), and
+# replies that leave bytes behind on a kept-alive connection: a client that read them as
+# the next request's reply would judge a later attempt on an earlier answer.
+
+def _body(r: Request, content: str = "OK") -> bytes:
+    return json.dumps(completion(VERDICT if r.judged else content)).encode()
+
+
+def _framed(r: Request, head_lines: list[bytes], payload: bytes) -> None:
+    r.writer.write(b"\r\n".join([b"HTTP/1.1 200 OK", b"Content-Type: application/json",
+                                  *head_lines]) + b"\r\n\r\n" + payload)
+
+
+async def _sent(r: Request) -> bool:
+    await r.writer.drain()
+    return False
+
+
+@kind("chunk-0x", "a chunked completion whose chunk size is written 0x<hex>")
+async def chunk_0x(r: Request) -> bool:
+    body = _body(r)
+    _framed(r, [b"Transfer-Encoding: chunked"],
+            f"0x{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+    return await _sent(r)
+
+
+@kind("chunk-negative", "a chunk size of -1 before the completion")
+async def chunk_negative(r: Request) -> bool:
+    body = _body(r)
+    _framed(r, [b"Transfer-Encoding: chunked"],
+            b"-1\r\n" + f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n\r\n")
+    return await _sent(r)
+
+
+@kind("chunk-no-crlf", "chunk data without the CRLF that ends it")
+async def chunk_no_crlf(r: Request) -> bool:
+    body = _body(r)
+    half = len(body) // 2
+    _framed(r, [b"Transfer-Encoding: chunked"],
+            f"{half:x}\r\n".encode() + body[:half]
+            + f"{len(body) - half:x}\r\n".encode() + body[half:] + b"\r\n0\r\n\r\n")
+    return await _sent(r)
+
+
+@kind("chunk-lf-end", "chunks ended by a bare LF instead of CRLF (a sloppy chunk ending)")
+async def chunk_lf_end(r: Request) -> bool:
+    body = _body(r)
+    _framed(r, [b"Transfer-Encoding: chunked"],
+            f"{len(body):x}\r\n".encode() + body + b"\n0\r\n\r\n")
+    return await _sent(r)
+
+
+@kind("length-conflict", "Content-Length: N, N+5 (two values in one header)")
+async def length_conflict(r: Request) -> bool:
+    body = _body(r)
+    _framed(r, [f"Content-Length: {len(body)}, {len(body) + 5}".encode()], body)
+    return await _sent(r)
+
+
+@kind("length-twice", "two Content-Length headers of different values (2 and the body's)")
+async def length_twice(r: Request) -> bool:
+    body = _body(r)
+    _framed(r, [b"Content-Length: 2", f"Content-Length: {len(body)}".encode()], body)
+    return await _sent(r)
+
+
+@kind("length-not-digit", "Content-Length: +N")
+async def length_not_digit(r: Request) -> bool:
+    body = _body(r)
+    _framed(r, [f"Content-Length: +{len(body)}".encode()], body)
+    return await _sent(r)
+
+
+@kind("length-superscript", "Content-Length: \\xb2 (a superscript two in Latin-1: "
+                            "str.isdigit() says it is a digit, int() refuses it)")
+async def length_superscript(r: Request) -> bool:
+    _framed(r, [b"Content-Length: \xb2"], _body(r))
+    return await _sent(r)
+
+
+@kind("te-gzip-chunked", "Transfer-Encoding: gzip, chunked over a gzipped, chunked completion")
+async def te_gzip_chunked(r: Request) -> bool:
+    c = zlib.compressobj(6, zlib.DEFLATED, 31)
+    data = c.compress(_body(r)) + c.flush()
+    _framed(r, [b"Transfer-Encoding: gzip, chunked"],
+            f"{len(data):x}\r\n".encode() + data + b"\r\n0\r\n\r\n")
+    return await _sent(r)
+
+
+@kind("status-101", "101 Switching Protocols nobody asked for, then a completion")
+async def status_101(r: Request) -> bool:
+    body = _body(r)
+    r.writer.write(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: h2c\r\n\r\n")
+    _framed(r, [f"Content-Length: {len(body)}".encode()], body)
+    return await _sent(r)
+
+
+@kind("endless-trailer", "a chunked completion whose trailer never ends (stops after "
+                         "512 MiB)")
+async def endless_trailer(r: Request) -> bool:
+    body = _body(r)
+    _framed(r, [b"Transfer-Encoding: chunked"],
+            f"{len(body):x}\r\n".encode() + body + b"\r\n0\r\n")
+    line = b"X-Trailer: " + b"t" * 1000 + b"\r\n"
+    block = line * 1000
+    sent = 0
+    while sent < MAX_ENDLESS_BYTES and not r.writer.transport.is_closing():
+        r.writer.write(block)
+        await r.writer.drain()
+        sent += len(block)
+    return False
+
+
+@kind("endless-headers", "a status line, then headers that never end (stops after 512 MiB)")
+async def endless_headers(r: Request) -> bool:
+    r.writer.write(b"HTTP/1.1 200 OK\r\n")
+    block = (b"X-Header: " + b"h" * 1000 + b"\r\n") * 1000
+    sent = 0
+    while sent < MAX_ENDLESS_BYTES and not r.writer.transport.is_closing():
+        r.writer.write(block)
+        await r.writer.drain()
+        sent += len(block)
+    return False
+
+
+@kind("bare-lf", "a correct completion whose status line and headers end in bare LF "
+                 "(httpx reads it: must pass)")
+async def bare_lf(r: Request) -> bool:
+    body = _body(r)
+    r.writer.write(b"HTTP/1.1 200 OK\nContent-Type: application/json\nContent-Length: "
+                   + str(len(body)).encode() + b"\nConnection: keep-alive\n\n" + body)
+    await r.writer.drain()
+    return True
+
+
+def _smuggled(r: Request) -> bytes:
+    """A whole reply that answers SMUGGLED: what a desynchronised client reads next."""
+    body = _body(r, "SMUGGLED")
+    return head(200, {"Connection": "keep-alive"}, length=len(body)) + body
+
+
+@kind("extra-bytes", "calls the first tool in a reply followed by a second, unasked reply "
+                     "(SMUGGLED), then answers OK: must pass with the answer OK")
+async def extra_bytes(r: Request) -> bool:
+    if r.step == 0:
+        tools = r.body.get("tools") if isinstance(r.body, dict) else None
+        name = tools[0]["function"]["name"] if tools else "tool"
+        data = json.dumps(completion(None, tool_calls=[call(name, '{"s": "x"}')])).encode()
+        r.writer.write(head(200, {"Connection": "keep-alive"}, length=len(data)) + data
+                       + _smuggled(r))
+        await r.writer.drain()
+        return True
+    return await send_json(r, completion("OK"))
+
+
+@kind("no-content-body", "the first request of each connection gets 204 No Content with a "
+                         "whole reply (SMUGGLED) as its body; the next ones OK")
+async def no_content_body(r: Request) -> bool:
+    if r.nth == 0:
+        smuggled = _smuggled(r)
+        r.writer.write(head(204, {"Connection": "keep-alive"}, length=len(smuggled))
+                       + smuggled)
+        await r.writer.drain()
+        return True
+    return await ok(r)
 
 
 # ------------------------------------------------------------------ item 7: drips
@@ -431,7 +604,7 @@ async def _drip(r: Request, data: bytes) -> None:
     loop = asyncio.get_running_loop()
     until = loop.time() + MAX_DRIP_S
     for i in range(len(data)):
-        if loop.time() > until:
+        if loop.time() > until or r.writer.transport.is_closing():
             return
         r.writer.write(data[i:i + 1])
         await r.writer.drain()
@@ -446,8 +619,11 @@ async def hang(r: Request) -> bool:
 
 # ------------------------------------------------------------------ item 9: redirects
 
+SCHEME = "http"  # https with --tls
+
+
 def _location(r: Request, to: str) -> str:
-    return f"http://127.0.0.1:{r.port}/{to}/v1/chat/completions"
+    return f"{SCHEME}://127.0.0.1:{r.port}/{to}/v1/chat/completions"
 
 
 @kind("redirect-302-json", "302 to /ok/, with a correct completion as its body")
@@ -538,6 +714,7 @@ async def slow_ok(r: Request) -> bool:
 
 async def handle(port: int, reader: asyncio.StreamReader, writer: asyncio.StreamWriter
                  ) -> None:
+    nth = 0
     try:
         while True:
             raw_head = await reader.readuntil(b"\r\n\r\n")
@@ -555,7 +732,8 @@ async def handle(port: int, reader: asyncio.StreamReader, writer: asyncio.Stream
             except ValueError:
                 body = None
             name = path.strip("/").split("/", 1)[0]
-            r = Request(name, path, headers, body, port, writer)
+            r = Request(name, path, headers, body, port, writer, nth)
+            nth += 1
             if path == "/health":
                 keep = await send(r, 200, b'{"status": "ok"}')
             elif path == "/kinds":
@@ -574,10 +752,17 @@ async def handle(port: int, reader: asyncio.StreamReader, writer: asyncio.Stream
             writer.close()
 
 
-async def serve(port: int) -> None:
+async def serve(port: int, tls: str | None = None) -> None:
     actual: list[int] = []
+    context = None
+    if tls:
+        import ssl
+
+        context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+        context.load_cert_chain(tls)
     server = await asyncio.start_server(
-        lambda r, w: handle(actual[0], r, w), "127.0.0.1", port, limit=MAX_REQUEST_BYTES)
+        lambda r, w: handle(actual[0], r, w), "127.0.0.1", port, limit=MAX_REQUEST_BYTES,
+        ssl=context)
     actual.append(server.sockets[0].getsockname()[1])
     print(f"PORT {actual[0]}", flush=True)
     async with server:
@@ -585,15 +770,20 @@ async def serve(port: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    global BOMB_MIB
+    global BOMB_MIB, SCHEME
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--bomb-mib", type=int, default=BOMB_MIB,
                     help="decoded size of the gzip and deflate bombs (default 1024)")
+    ap.add_argument("--tls", help="serve HTTPS: a PEM file with the key and certificate chain")
     a = ap.parse_args(argv)
     BOMB_MIB = a.bomb_mib
+    SCHEME = "https" if a.tls else "http"
+    # writes to a TLS connection the client dropped are logged once per write ("socket.send()
+    # raised exception."): the endless replies stop at their cap, quietly
+    logging.getLogger("asyncio").setLevel(logging.ERROR)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(serve(a.port))
+        asyncio.run(serve(a.port, a.tls))
 
 
 if __name__ == "__main__":

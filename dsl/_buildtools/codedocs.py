@@ -58,6 +58,17 @@ then:
   - contains: "18:00"
 """
 
+# an http agent beside EXAMPLE_SUITE's model target ({tools}: more of its body)
+_SERVICE = """  service:
+    kind: http
+    url: http://127.0.0.1:8000/chat
+    body:
+      message: "{{{{ message }}}}"
+      session: "{{{{ session }}}}"
+{tools}judge: {{target: local}}"""
+
+_DECIDED = '      confirmed: "{{ confirmed }}"\n      cancelled: "{{ cancelled }}"\n'
+
 # beside suite examples: a scenario that uses every tool of EXAMPLE_SUITE
 USES_ALL_TOOLS = """\
 given:
@@ -711,6 +722,28 @@ EXAMPLES: dict[str, Example] = {
              "that starts with it never match. Catch a leak with "
              "`no_secrets`; check for the `[REDACTED:NAME]` mark when the answer should "
              "hold a redacted value.",
+    ),
+    "W430": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(tools=_DECIDED)),
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(
+            tools='      tools_url: "{{ mcp_url }}"\n' + _DECIDED)),
+        where="suite",
+        note="An agent that runs its own loop (`kind: http`) reaches the scenario's fake tools "
+             "only at the attempt's MCP endpoint, which the body must send it "
+             "([targets.md](targets.md#your-agent-service-kind-http)); without it the agent "
+             "uses its own tools or none, and every `calls` check fails with \"the agent "
+             "never connected to its MCP endpoint\".",
+    ),
+    "W431": Example(
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(
+            tools='      tools_url: "{{ mcp_url }}"\n')),
+        EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(
+            tools='      tools_url: "{{ mcp_url }}"\n' + _DECIDED)),
+        where="suite",
+        note="A `confirm: true` tool's call is held until the person confirms or cancels it "
+             "in a later turn; Scenarist tells the agent what the person decided only "
+             "through `{{ confirmed }}` (the calls it ran, with their results) and `{{ "
+             "cancelled }}`.",
     ),
     "W409": Example(
         _s('  - {calls: list_business_hours, name: looks the hours up}\n'

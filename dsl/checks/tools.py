@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,6 +65,21 @@ def _args_text(args: Any) -> str:
     if isinstance(args, dict):
         return ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in args.items())
     return json.dumps(args, ensure_ascii=False)
+
+
+def _endpoint_use(a: AttemptData) -> str:
+    """Why an own-loop agent's expected call may never have come, when its MCP endpoint
+    knows: the agent never connected to it, or never listed the scenario's tools there
+    (it used tools of its own). Empty for other agents, and when it listed them."""
+    match a.mcp:
+        case "never":
+            return ("; the agent never connected to its MCP endpoint, so it never listed the "
+                    "scenario's tools (it used tools of its own, or was not given mcp_url / "
+                    "SCENARIST_MCP_URL)")
+        case "connected":
+            return ("; the agent connected to its MCP endpoint but never listed the "
+                    "scenario's tools")
+    return ""
 
 
 def _times(n: int) -> str:
@@ -156,7 +172,7 @@ def calls(p: CallsParams, a: AttemptData) -> Outcome:
         )
         return failed(f"expected a call to {p.name}{want_args}; it was called with {seen}")
     return failed(f"expected a call to {p.name}{want_args}; it was never called "
-                  f"(calls made: {_names(a.calls)})")
+                  f"(calls made: {_names(a.calls)}){_endpoint_use(a)}")
 
 
 # ---------------------------------------------------------------- not_calls
@@ -302,7 +318,7 @@ def calls_only(p: tuple[str, ...], a: AttemptData) -> Outcome:
     if extra:
         parts.append(f"{quoted_list(extra, 'and')} called but not expected")
     return failed(f"expected calls to exactly {quoted_list(sorted(want), 'and')}; "
-                  f"{'; '.join(parts)}")
+                  f"{'; '.join(parts)}{_endpoint_use(a) if missing else ''}")
 
 
 # ---------------------------------------------------------------- calls_in_order
@@ -403,7 +419,7 @@ def calls_in_order(p: OrderParams, a: AttemptData) -> Outcome:
     text = f"order score {score:.2f} (expected {' → '.join(p.tools)}; called {_names(a.calls)})"
     if score >= p.threshold:
         return passed(text, score)
-    return failed(f"{text}; needs {p.threshold:.2f}", score)
+    return failed(f"{text}; needs {p.threshold:.2f}{_endpoint_use(a)}", score)
 
 
 # ---------------------------------------------------------------- tool_correctness
@@ -478,7 +494,8 @@ def tool_correctness(p: OrderParams, a: AttemptData) -> Outcome:
             f"{', '.join(p.tools) or 'no call'}; called {_names(a.calls)}")
     if score >= p.threshold:
         return passed(text, score)
-    return failed(f"{text}; needs {p.threshold:.2f}", score)
+    return failed(f"{text}; needs {p.threshold:.2f}{_endpoint_use(a) if p.tools else ''}",
+                  score)
 
 
 # ---------------------------------------------------------------- valid_args
@@ -577,6 +594,55 @@ def prepare_confirmable(param: Any, ctx: CheckContext) -> str | None:
     return str(param)
 
 
+# What "the agent asked the person" means (asks_to_confirm). A call held by Scenarist's own
+# loop (a model's tool call ends its turn) or listed by the agent as `pending` is shown to
+# the person as a call awaiting their yes: it asks by itself, unless the words beside it
+# refuse ("I'm sorry, but I can't assist with that") and ask nothing. A call Scenarist held
+# at an http or command agent's MCP endpoint is never shown to the person: only the agent's
+# answer can ask, so that turn's words must — a question mark in any script, or a request to
+# confirm in the answer's language (a word for "confirm" not negated before it: "please
+# confirm", "¿Lo confirma?", "Bitte bestätigen Sie"; not "I can't confirm that") or for a
+# yes.
+QUESTION_MARKS = "?？¿؟⸮"
+_ASKS = re.compile(
+    r"confirm|conferm|bestätig|bevestig|bekräft|bekreft|bekræft|potwierd|potvrd|подтверд|"
+    r"підтверд|確認|确认|확인|onayla|xác nhận|vahvist|megerősít|επιβεβαι|אשר|تأكيد|अनुमोद|"
+    r"yes or no|yes/no|\(y/n\)|reply yes|say yes|sí o no|si o no|sim ou não|oui ou non|"
+    r"ja oder nein", re.IGNORECASE)
+_NEGATED = re.compile(
+    r"(?:\bnot|n['’]t|\bcannot|\bunable to|\bno puedo|\bno podemos|\bnão posso|"
+    r"\bne peux pas|\bkann nicht|\bkann ich nicht)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+_REFUSES = re.compile(
+    r"\bI['’]m sorry\b|\bI am sorry\b|\bsorry, but\b|\bI can(?:not|['’]t)\b|"
+    r"\bI(?: am|['’]m) (?:not able|unable)\b|\bI won['’]t\b|\blo siento\b|\bno puedo\b|"
+    r"\bdésolée?\b|\bje ne peux pas\b|\btut mir leid\b|\bich kann (?:das )?nicht\b|"
+    r"\bnão posso\b|\bdesculpe\b", re.IGNORECASE)
+
+
+def refuses(answer: str) -> bool:
+    """The agent's words decline ("I'm sorry, but I can't assist with that")."""
+    return _REFUSES.search(answer) is not None
+
+
+def asks_the_person(answer: str) -> bool:
+    """The agent's words ask the person something: a question, or a request to confirm."""
+    if any(q in answer for q in QUESTION_MARKS):
+        return True
+    return any(not _NEGATED.search(answer[: m.start()]) for m in _ASKS.finditer(answer))
+
+
+def _said_with(a: AttemptData, index: int) -> str:
+    """The agent's words in the turn that made ``a.calls[index]``."""
+    if not a.turns or sum(t.calls for t in a.turns) != len(a.calls):
+        return a.answer  # one message, or one turn's own view
+    seen = 0
+    for t in a.turns:
+        seen += t.calls
+        if index < seen:
+            return t.answer
+    return a.answer
+
+
 @check(
     "asks_to_confirm",
     doc="The agent asked the person to confirm this tool's call before running it.",
@@ -587,14 +653,39 @@ def prepare_confirmable(param: Any, ctx: CheckContext) -> str | None:
     details="A tool with `confirm: true` is never executed on the agent's own word: when "
     "the agent calls it, the call is held as *pending* and the turn ends, as if the agent "
     "were waiting for the person's yes. In a conversation, a later turn may `confirm` or "
-    "`cancel` it; the scenario's own `then` still counts the call as asked for.",
+    "`cancel` it; the scenario's own `then` still counts the call as asked for. The check "
+    "passes when the call was held **and the agent asked**. A call held by the agent loop "
+    "(a model's tool call) or listed by the agent as `pending` is shown to the person as a "
+    "call awaiting their yes, so it asks by itself — unless the words beside it refuse and "
+    "ask nothing (\"I'm sorry, but I can't assist with that\"). A call Scenarist held at an "
+    "`http` or `command` agent's MCP endpoint is never shown to the person: there the "
+    "agent's answer in that turn must ask — a question mark (`?`, `？`, `¿`, `؟`), or a "
+    "request to confirm in the answer's language (a word for *confirm* that is not negated "
+    "before it, as in \"Please confirm\", \"¿Lo confirma?\", \"Bitte bestätigen\"; or a "
+    "request for a yes: \"yes or no\"). An empty answer, or \"I'm sorry, but I can't "
+    "assist with that\", asks nothing, and fails.",
 )
 def asks_to_confirm(p: str, a: AttemptData) -> Outcome:
-    pend = [c for c in a.held if c.name == p]
-    if pend:
-        return passed(f"the agent asked to confirm {p} with {_args_text(pend[0].args)}")
-    return failed(f"expected the agent to call {p} and wait for confirmation; calls made: "
-                  f"{_names(a.calls)}")
+    held = [(i, c) for i, c in enumerate(a.calls) if c.held and c.name == p]
+    if not held:
+        return failed(f"expected the agent to call {p} and wait for confirmation; calls "
+                      f"made: {_names(a.calls)}{_endpoint_use(a)}")
+    said = ""
+    for i, c in held:
+        said = _said_with(a, i)
+        shown = not c.over_mcp  # the person sees the held call itself
+        if asks_the_person(said) or (shown and not refuses(said)):
+            return passed(f"the agent asked to confirm {p} with {_args_text(c.args)}")
+    c = held[-1][1]
+    words = (f"its answer asks the person nothing: {_quoted(said)}" if said.strip() else
+             "it said nothing to the person (an empty answer)")
+    return failed(f"the agent called {p} with {_args_text(c.args)} and the call was held for "
+                  f"confirmation, but {words}; asking is a question, or a request to confirm")
+
+
+def _quoted(text: str) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= 200 else text[:199] + "…")
 
 
 def _none_confirm(param: Any, offered: Offered) -> NeverFails | None:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..errors import on_terminal
 from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_NO_VERDICT, EXIT_OK
 from ..results.terminal import use_color
 from .common import PATHS, PATTERN, TAGS, main, or_exit, selection_of
@@ -308,14 +309,14 @@ def try_(scenario: Path, target: str | None, scenario_id: str | None,
         import readline  # noqa: F401
     for line in intro(session):
         click.echo(line)
-    terminal = Terminal(click.echo, input)
+    terminal = Terminal(lambda text: click.echo(on_terminal(text)), input)
     try:
         outcome = play(session, terminal)
     except KeyboardInterrupt:
         click.echo("\nInterrupted: nothing was checked.", err=True)
         sys.exit(EXIT_INTERRUPTED)
     for line in check_lines(outcome):
-        click.echo(line)
+        click.echo(on_terminal(line))
     sys.exit(EXIT_NO_VERDICT if outcome.error is not None else EXIT_OK)
 
 

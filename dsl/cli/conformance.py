@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import on_terminal
 from ..results.terminal import print_conformance, print_summary
 from .common import finished_lines, main, or_exit, progress_hooks, run_options
 
@@ -67,7 +68,7 @@ def conformance(target: str | None, with_paths: tuple[Path, ...], list_only: boo
     print_summary(run_result.summary, comparison=run_result.comparison)
     print_conformance(result.certificate)
     for note in run_result.notes:
-        click.echo(note, err=True)
+        click.echo(on_terminal(note), err=True)
     click.echo("\n" + finished_lines(run_result.run_dir))
     if run_result.interrupted:
         click.echo(run_result.interrupted, err=True)

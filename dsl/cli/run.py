@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from ..errors import RunDirError
+from ..errors import RunDirError, on_terminal
 from ..exits import EXIT_FAILED, EXIT_INPUT, EXIT_OK
 from ..results.terminal import print_comparison, print_conformance, print_summary
 from .common import (
@@ -122,7 +122,7 @@ def run(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         emit_github(result.summary, result.run_dir, result.comparison, click.echo,
                     lambda m: click.echo(m, err=True))
     for note in result.notes:
-        click.echo(note, err=True)
+        click.echo(on_terminal(note), err=True)
     click.echo("\n" + finished_lines(result.run_dir))
     if result.interrupted:
         click.echo(result.interrupted, err=True)
@@ -155,7 +155,7 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
 
     finished = or_exit(lambda: report_run(run_dir, output, before))
     for note in finished.notes:
-        click.echo(note, err=True)
+        click.echo(on_terminal(note), err=True)
     click.echo(f"Report: {finished.report}")
 
 
@@ -193,7 +193,7 @@ def merge(run_dirs: tuple[Path, ...], out: Path | None, quiet: bool,
                        "shards (exit 3): merge every shard's run folder, or accept the "
                        "partial run with --allow-missing", err=True)
     for note in result.notes:
-        click.echo(note, err=True)
+        click.echo(on_terminal(note), err=True)
     print_summary(result.summary, quiet=quiet)
     click.echo(f"\nMerged {len(run_dirs)} runs into {shown_path(result.run_dir)}\n"
                f"Report: {shown_path(result.run_dir) / 'report.html'}")
@@ -255,7 +255,7 @@ def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool) -> No
     result = or_exit(lambda: recheck_run(run_dir, out, ask_judge))
     print_summary(result.summary, quiet=quiet)
     for note in result.notes:
-        click.echo(note, err=True)
+        click.echo(on_terminal(note), err=True)
     click.echo(f"\nRechecked {run_dir} into {result.run_dir}\n"
                f"Report: {result.run_dir / 'report.html'}")
     sys.exit(result.exit_code)

@@ -23,11 +23,11 @@ from .common import main, or_exit
               help="Speak MCP over standard input and output instead of HTTP.")
 def mcp_(scenario: Path, case_id: str | None, port: int, stdio: bool) -> None:
     """Serve SCENARIO's fake tools over MCP, for wiring an agent, an IDE or a desktop app
-    to the scenario's world. Over HTTP the first line printed is the URL
-    (http://127.0.0.1:PORT/mcp); with --stdio the protocol runs on standard input and
-    output. Each call is printed as it happens (on standard error with --stdio): the
-    tool, its arguments and its answer; a call held for confirmation is marked. Ctrl-C
-    stops it.
+    to the scenario's world. Over HTTP the first line printed is the URL, with an
+    unguessable path (http://127.0.0.1:PORT/mcp/TOKEN; every other path answers 404);
+    with --stdio the protocol runs on standard input and output. Each call is printed as
+    it happens (on standard error with --stdio): the tool, its arguments and its answer;
+    a call held for confirmation is marked. Ctrl-C stops it.
 
     Exit status: 0 stopped, 2 invalid input."""
     # why: loaded when the command runs (every command's module loads at start)

@@ -5,8 +5,9 @@ In: a compiled :class:`~dsl.model.Target` and the run's
 a model endpoint, a :class:`~dsl.targets.base.ChatModel`) that plays attempts.
 
 ``open`` is the table of how each ``kind:`` is opened (``OPENERS``; ``CLIENTS`` is what the
-pipeline hands the run stage); ``openai`` (with ``http11``, the plain-``http://`` transport)
-talks to OpenAI-compatible endpoints; ``python`` runs your own agent in the process;
+pipeline hands the run stage); ``openai`` talks to OpenAI-compatible endpoints and agent
+services over one ``transport`` interface (h11 on Scenarist's own connections in ``http11``
+for plain ``http://``, httpx for TLS and proxies); ``python`` runs your own agent in the process;
 ``ownloop`` is what ``http`` (one POST per turn) and ``command`` (one process per attempt)
 share, with ``toolserver`` serving each attempt's fake tools over MCP and ``exchanges``
 recording and replaying them; ``mcpserve`` is ``scenarist mcp``.

@@ -6,7 +6,11 @@ the kind recorded) whose every further line is one turn's exchange::
     {"key": SHA-256, "scenario": ID, "seed": N, "turn": N,
      "request": what was sent (the http body; the command's input line),
      "reply": what came back, "calls": [{"name", "args"}] made over MCP in the turn,
-     "answer": TEXT, "pending": [{"name", "args"}]}
+     "answer": TEXT, "pending": [{"name", "args"}], "mcp": "listed" | "connected" | "never"}
+
+(``mcp``: how the agent had used its MCP endpoint by the turn's end — it listed the tools,
+only connected, or never connected; a cassette recorded before it was kept replays
+without it.)
 
 With a simulated user, its model's exchanges are in the same cassette, one a line, as a
 model cassette keeps them, marked ``"user": true``: ``{"key": SHA-256 of the request,
@@ -35,7 +39,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import CassetteMiss, EndpointError, RunDirError
-from ..model import Scenario, Target
+from ..model import MCP_USES, Scenario, Target
 from ..targets.base import (
     AgentContext,
     ChatModel,
@@ -88,11 +92,13 @@ class ExchangeRecorder:
             self._file.write(json.dumps(obj) + "\n")
         self._file.flush()
 
-    def write(self, turn: TurnInput, answered: Answered, made: list[Any]) -> None:
+    def write(self, turn: TurnInput, answered: Answered, made: list[Any],
+              mcp: str | None = None) -> None:
         self._write({"key": exchange_key(turn), "scenario": turn.scenario, "seed": turn.seed,
                      "turn": turn.turn, "request": answered.request, "reply": answered.reply,
                      "calls": [{"name": c.name, "args": c.args} for c in made],
-                     "answer": answered.answer, "pending": answered.pending})
+                     "answer": answered.answer, "pending": answered.pending,
+                     "mcp": mcp})
 
     def tap(self, inner: ChatModel) -> ChatModel:
         """The model that plays a simulated user, its exchanges written here too."""
@@ -195,8 +201,12 @@ class ExchangeReplay:
                 "--target <live target> --record FILE")
         for c in entry["calls"]:
             tools.take(c["name"], c.get("args"))
+        used = entry.get("mcp")
+        if used in MCP_USES:  # how the agent had used its endpoint by the turn's end
+            tools.listed = tools.listed or used == "listed"
+            tools.connected = tools.connected or used != "never"
         return Answered(entry["answer"], entry["pending"], entry.get("request"),
-                        entry.get("reply"))
+                        entry.get("reply"), used if used in MCP_USES else None)
 
     async def end(self) -> str:
         return ""

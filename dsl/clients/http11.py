@@ -1,307 +1,185 @@
-"""A lean HTTP/1.1 client for plain ``http://`` endpoints reached without a proxy (issue 27).
+"""The plain ``http://`` path of :mod:`dsl.clients.transport`: a target's kept-alive
+connections to one ``host:port`` on asyncio's own transports, HTTP/1.1 spoken by h11.
 
 Local model servers (llama.cpp, vLLM, Ollama, a mock in CI) are where a run spends its
 requests, and there httpx's layers (httpx → httpcore → anyio → h11, a liveness probe of
-the socket per request) cost more CPU than the rest of an attempt together: measured with
-``bench/floor_bench.py`` against the plain aiohttp client, they were most of the gap. This
-speaks HTTP/1.1 on asyncio's own transports (one :class:`asyncio.Protocol` per connection,
-keep-alive, Content-Length, chunked or until-close bodies) and does nothing else.
+the socket per request) cost more CPU than the rest of an attempt together
+(``bench/floor_bench.py``, issue 27). This keeps only the bottom one: each connection is an
+:class:`asyncio.Protocol` that owns one ``h11.Connection`` for its whole life (reused from
+request to request with ``start_next_cycle``). h11 writes every request and reads every
+reply — status line, headers, Content-Length, chunks, trailers, what ends a message — so a
+reply h11 refuses is refused here exactly as on the httpx path, in h11's words.
 
-It keeps the contract of the httpx path in :mod:`dsl.clients.openai` exactly, without
-importing httpx (a tenth of a second of start-up): failures are :class:`ConnectFailed`
-(from the ``OSError``, as httpx's ``ConnectError``), :class:`ProtocolFailed` (the server
-closes mid-reply or speaks something that is not HTTP, as ``RemoteProtocolError``) and
-``TimeoutError``; bodies past the limit raise :class:`TooLarge`; gzip and deflate are
-decoded by the same bounded :class:`Decoder`. TLS and proxies stay with httpx.
+Rules the pool keeps:
+
+* **Nothing escapes** ``data_received``: whatever goes wrong while reading a reply ends that
+  request with a :class:`~dsl.clients.transport.TransportError` and the connection.
+* **A connection with unread bytes is never reused**: it is kept only when h11 says both
+  sides are done with no byte left over and nothing arrived since (a 204 with a body, a
+  body longer than its Content-Length, a reply nobody asked for). No later request is
+  read from an earlier reply.
+* **A request is never sent twice**: an idle connection is checked before a byte is
+  written (closed by the server, or holding unread bytes: dropped, another taken); once
+  the request is written, any failure is reported with ``maybe_processed``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import zlib
 from collections.abc import Mapping
 from urllib.parse import urlsplit
 
-MAX_HEAD_BYTES = 64 * 1024  # a status line and headers longer than this are not a reply
+import h11
 
+from .transport import (
+    ENCODING_SLACK,
+    MAX_HEAD_BYTES,
+    NO_RESPONSE,
+    ConnectFailed,
+    ConnectTimedOut,
+    Disconnected,
+    Limits,
+    NotHTTP,
+    Progress,
+    TooLarge,
+    TransportError,
+    decoded,
+    protocol_error,
+)
 
-class TransportFailed(Exception):
-    """The request did not get a reply (httpx's TransportError)."""
-
-
-class ConnectFailed(TransportFailed):
-    """No connection (httpx's ConnectError); its cause is the OSError."""
-
-
-class ProtocolFailed(TransportFailed):
-    """The server closed the connection mid-reply, or what it sent is not HTTP/1.1
-    (httpx's RemoteProtocolError)."""
-
-
-class TooLarge(Exception):
-    """The decoded body passed the target's max_reply_bytes."""
-
-
-class BadEncoding(Exception):
-    """The body's Content-Encoding cannot be read; the message completes "the reply ..."."""
-
-
-class Decoder:
-    """A body's Content-Encoding undone as it arrives (gzip, deflate or none), at most
-    ``limit`` decoded bytes: past it :class:`TooLarge`, so a gzip bomb never inflates."""
-
-    def __init__(self, encoding: str, limit: int) -> None:
-        codings = [c.strip().lower() for c in encoding.split(",")]
-        codings = [c for c in codings if c not in ("", "identity")]
-        self.limit = limit
-        self.total = 0
-        self.parts: list[bytes] = []
-        self.coding = codings[0] if codings else ""
-        self.z: zlib._Decompress | None = None
-        self.first = True
-        if not codings:
-            return
-        if len(codings) > 1 or codings[0] not in ("gzip", "x-gzip", "deflate"):
-            raise BadEncoding(f"is encoded as {encoding.strip()!r}; Scenarist reads gzip, "
-                              "deflate or no encoding")
-        self.gzip = codings[0] != "deflate"
-        self.z = zlib.decompressobj(zlib.MAX_WBITS | 16 if self.gzip else zlib.MAX_WBITS)
-
-    def feed(self, chunk: bytes) -> None:
-        if self.z is None:
-            self.total += len(chunk)
-            if self.total > self.limit:
-                raise TooLarge
-            self.parts.append(chunk)
-            return
-        try:
-            data = chunk
-            while data and not self.z.eof:
-                try:
-                    out = self.z.decompress(data, self.limit - self.total + 1)
-                except zlib.error:
-                    if self.gzip or not self.first:
-                        raise
-                    # "deflate" sent raw, without the zlib wrapper (as some servers do)
-                    self.z = zlib.decompressobj(-zlib.MAX_WBITS)
-                    out = self.z.decompress(data, self.limit - self.total + 1)
-                self.first = False
-                self.total += len(out)
-                if self.total > self.limit:
-                    raise TooLarge
-                self.parts.append(out)
-                data = self.z.unconsumed_tail
-        except zlib.error as exc:
-            raise BadEncoding(f"is not valid {self.coding} data ({exc})") from None
-
-    def finish(self) -> bytes:
-        if self.z is not None:
-            try:
-                out = self.z.flush()
-            except zlib.error as exc:
-                raise BadEncoding(f"is not valid {self.coding} data ({exc})") from None
-            self.total += len(out)
-            if self.total > self.limit:
-                raise TooLarge
-            self.parts.append(out)
-            if not self.z.eof:
-                raise BadEncoding(f"ends in the middle of its {self.coding} data")
-        return b"".join(self.parts)
-
-
-class _Reply:
-    """What one request got: status, headers (names in lower case), the raw body."""
-
-    __slots__ = ("body", "close", "headers", "status")
-
-    def __init__(self, status: int, headers: dict[str, str], body: bytes, close: bool) -> None:
-        self.status = status
-        self.headers = headers
-        self.body = body
-        self.close = close
+_END = h11.EndOfMessage()  # (events are immutable: one for every request)
+MAX_HEADS = 1024  # request heads a pool keeps, by length
 
 
 class _Connection(asyncio.Protocol):
-    """One keep-alive connection; one request at a time."""
+    """One kept-alive connection and its h11 state; one request at a time."""
 
     def __init__(self) -> None:
+        self.h11 = h11.Connection(h11.CLIENT, max_incomplete_event_size=MAX_HEAD_BYTES)
         self.transport: asyncio.Transport | None = None
-        self.buf = bytearray()
-        self.waiter: asyncio.Future[_Reply] | None = None
-        self.seen: list[bool] | None = None
-        self.raw_limit = 0
+        self.waiter: asyncio.Future[None] | None = None
+        self.progress = Progress()
         self.closed = False
-        self.received = False  # a byte of this request's reply has arrived
-        self._reset()
-
-    def _reset(self) -> None:
+        self.unread = False  # bytes came that no request was waiting for
         self.status = 0
         self.headers: dict[str, str] = {}
-        self.head_done = False
-        self.length = -1  # Content-Length; -1: chunked or until close
-        self.chunked = False
-        self.until_close = False
-        self.keep_alive = True
-        self.pos = 0  # chunked: where the next chunk's size line starts
-        self.body = bytearray()
-        self.chunks_done = False
+        self.body: list[bytes] = []
+        self.size = 0
+        self.raw_limit = 0
 
     # asyncio.Protocol
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         self.transport = transport  # type: ignore[assignment]
 
     def data_received(self, data: bytes) -> None:
-        self.buf += data
-        self.received = True
-        if self.waiter is None or self.waiter.done():
+        waiter = self.waiter
+        if waiter is None or waiter.done():
+            self.unread = True  # idle, or its reply already whole: never reused
+            self.abort()
             return
         try:
-            reply = self._parse()
-        except (ProtocolFailed, TooLarge) as exc:
-            self.waiter.set_exception(exc)
-            self._abort()
-            return
-        if reply is not None:
-            self.waiter.set_result(reply)
+            self.h11.receive_data(data)
+            self._read(waiter)
+        except Exception as exc:  # nothing may escape into asyncio
+            self._fail(waiter, exc)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
-        w = self.waiter
-        if w is None or w.done():
+        waiter = self.waiter
+        if waiter is None or waiter.done():
             return
-        if self.head_done and self.until_close:
-            w.set_result(_Reply(self.status, self.headers, bytes(self.buf), True))
-            return
-        if not self.head_done and not self.buf:
-            msg = "Server disconnected without sending a response."
+        error: TransportError
+        if self.h11.their_state is h11.SEND_RESPONSE:
+            error = Disconnected(NO_RESPONSE)  # (httpcore's words for it)
         else:
-            msg = "peer closed connection without sending complete message body"
-        error = ProtocolFailed(msg)
-        if exc is not None:
-            error.__cause__ = exc
-        w.set_exception(error)
+            try:
+                self.h11.receive_data(b"")
+                self._read(waiter)  # a body read until the server closes ends here
+                if waiter.done():
+                    return
+                error = Disconnected(NO_RESPONSE)  # pragma: no cover - h11 raises first
+            except Exception as err:
+                error = _ours(err)
+        error.__cause__ = exc
+        waiter.set_exception(error)
 
-    def _abort(self) -> None:
+    def abort(self) -> None:
         self.closed = True
         if self.transport is not None:
             self.transport.abort()
 
     # the reply
-    def _parse(self) -> _Reply | None:
-        buf = self.buf
-        while not self.head_done:
-            end = buf.find(b"\r\n\r\n")
-            if end < 0:
-                if len(buf) > MAX_HEAD_BYTES:
-                    raise ProtocolFailed("the reply's headers are too long")
-                return None
-            self._head(bytes(buf[:end]))
-            del buf[:end + 4]
-            if 100 <= self.status < 200:  # 100 Continue and the like: the reply follows
-                self._reset()
-                continue
-            self.head_done = True
-            if self.seen is not None:
-                self.seen.append(True)
-        if self.length >= 0:
-            if self.length > self.raw_limit:
-                raise TooLarge
-            if len(buf) < self.length:
-                return None
-            body = bytes(buf[:self.length])
-            del buf[:self.length]
-            return _Reply(self.status, self.headers, body, not self.keep_alive)
-        if self.until_close:
-            if len(buf) > self.raw_limit:
-                raise TooLarge
-            return None
-        return self._chunks()
-
-    def _head(self, head: bytes) -> None:
-        lines = head.split(b"\r\n")
-        parts = lines[0].split(b" ", 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit() \
-                or len(parts[1]) != 3:
-            raise ProtocolFailed(f"illegal status line: {bytes(lines[0][:80])!r}")
-        self.status = int(parts[1])
-        headers: dict[str, str] = {}
-        for line in lines[1:]:
-            name, sep, value = line.partition(b":")
-            if not sep or not name or name != name.strip():
-                raise ProtocolFailed(f"illegal header line: {bytes(line[:80])!r}")
-            key = name.decode("latin-1").lower()
-            text = value.strip().decode("latin-1")
-            headers[key] = f"{headers[key]}, {text}" if key in headers else text
-        self.headers = headers
-        connection = headers.get("connection", "").lower()
-        self.keep_alive = ("close" not in connection
-                           and (parts[0] != b"HTTP/1.0" or "keep-alive" in connection))
-        if self.status in (204, 304):
-            self.length = 0
-        elif "chunked" in headers.get("transfer-encoding", "").lower():
-            self.chunked = True
-        elif "content-length" in headers:
-            length = headers["content-length"].split(",")[0].strip()
-            if not length.isdigit():
-                raise ProtocolFailed(f"bad Content-Length: {length[:40]!r}")
-            self.length = int(length)
-        else:
-            self.until_close = True
-            self.keep_alive = False
-
-    def _chunks(self) -> _Reply | None:
-        buf = self.buf
-        while not self.chunks_done:
-            eol = buf.find(b"\r\n", self.pos)
-            if eol < 0:
-                if len(buf) - self.pos > 1024:
-                    raise ProtocolFailed("bad chunk size line")
-                return None
-            size_text = bytes(buf[self.pos:eol]).split(b";", 1)[0].strip()
-            try:
-                size = int(size_text, 16)
-            except ValueError:
-                raise ProtocolFailed(
-                    f"bad chunk size: {size_text[:40]!r}") from None
-            if size == 0:
-                self.chunks_done = True
-                self.pos = eol + 2
-                break
-            if len(buf) < eol + 2 + size + 2:
-                if len(self.body) + len(buf) - self.pos > self.raw_limit:
-                    raise TooLarge
-                return None
-            self.body += buf[eol + 2:eol + 2 + size]
-            if len(self.body) > self.raw_limit:
-                raise TooLarge
-            del buf[:eol + 2 + size + 2]
-            self.pos = 0
-        # trailers, up to the empty line
+    def _read(self, waiter: asyncio.Future[None]) -> None:
+        h = self.h11
         while True:
-            eol = buf.find(b"\r\n", self.pos)
-            if eol < 0:
-                return None
-            if eol == self.pos:
-                del buf[:eol + 2]
-                return _Reply(self.status, self.headers, bytes(self.body),
-                              not self.keep_alive)
-            self.pos = eol + 2
+            event = h.next_event()
+            kind = type(event)
+            if kind is h11.Data:
+                data: bytes = event.data  # type: ignore[union-attr]
+                self.size += len(data)
+                if self.size > self.raw_limit:
+                    raise TooLarge("the body passed max_reply_bytes")
+                self.body.append(data)
+            elif kind is h11.Response:
+                self.status = event.status_code  # type: ignore[union-attr]
+                headers: dict[str, str] = {}
+                for name, value in event.headers.raw_items():  # type: ignore[union-attr]
+                    key = name.decode("latin-1").lower()
+                    text = value.decode("latin-1")
+                    headers[key] = f"{headers[key]}, {text}" if key in headers else text
+                self.headers = headers
+                self.progress.headers = True
+            elif kind is h11.EndOfMessage:
+                waiter.set_result(None)
+                return
+            elif event is h11.NEED_DATA:
+                return
+            elif kind is not h11.InformationalResponse:  # 100 Continue, 103: the reply follows
+                return  # pragma: no cover - PAUSED and ConnectionClosed come after the end
 
-    async def request(self, data: bytes, raw_limit: int, seen: list[bool]) -> _Reply:
+    def _fail(self, waiter: asyncio.Future[None], exc: BaseException) -> None:
+        waiter.set_exception(_ours(exc))
+        self.abort()
+
+    def open(self) -> bool:
+        """Still open, and nothing arrived that no request asked for."""
+        return (not self.closed and not self.unread and self.transport is not None
+                and not self.transport.is_closing())
+
+    def reusable(self) -> bool:
+        """After a reply: both sides done, no byte left over, still open."""
+        h = self.h11
+        return (h.our_state is h11.DONE and h.their_state is h11.DONE and self.open()
+                and not h.trailing_data[0])
+
+    async def exchange(self, request: h11.Request, content: bytes, raw_limit: int,
+                       progress: Progress) -> tuple[int, Mapping[str, str], bytes]:
         assert self.transport is not None
-        self._reset()
+        h = self.h11
+        data = h.send(request) + h.send(h11.Data(data=content)) + h.send(_END)
+        self.status = 0
+        self.headers = {}
+        self.body = []
+        self.size = 0
         self.raw_limit = raw_limit
-        self.seen = seen
-        self.received = bool(self.buf)
-        self.waiter = asyncio.get_running_loop().create_future()
+        self.progress = progress
+        waiter = self.waiter = asyncio.get_running_loop().create_future()
+        progress.written = True
         self.transport.write(data)
-        if self.buf:  # bytes the server sent before being asked
-            self.data_received(b"")
         try:
-            return await self.waiter
+            await waiter
         finally:
             self.waiter = None
-            self.seen = None
+        return self.status, self.headers, b"".join(self.body)
+
+
+def _ours(exc: BaseException) -> TransportError:
+    """Whatever ended a reply, as one of the transport's errors."""
+    if isinstance(exc, TransportError):
+        return exc
+    if isinstance(exc, h11.RemoteProtocolError):
+        return protocol_error(str(exc))
+    return NotHTTP(f"could not be read ({type(exc).__name__}: {exc})")
 
 
 class PlainURL:
@@ -342,84 +220,86 @@ def plain_url(url: str) -> PlainURL | None:
     return PlainURL(host, port, parts.netloc, target.encode("ascii"))
 
 
-class LeanPool:
-    """A target's connections to one ``http://host:port`` (at most ``max_connections``);
-    the same ``send`` as :class:`dsl.clients.openai._Shards`."""
+class PlainPool:
+    """A target's connections to one ``http://host:port`` (at most ``max_connections``
+    at once): a :class:`~dsl.clients.transport.Transport`."""
 
-    def __init__(self, url: PlainURL, headers: list[tuple[bytes, bytes]],
-                 max_connections: int, connect_timeout_s: float) -> None:
+    def __init__(self, url: PlainURL, headers: list[tuple[bytes, bytes]], limits: Limits,
+                 max_connections: int) -> None:
+        """``headers``: every header of each request but its Content-Length."""
         self.host = url.host
         self.port = url.port
-        target = url.target
-        self.head = b"POST " + target + b" HTTP/1.1\r\n" + b"".join(
-            k + b": " + v + b"\r\n" for k, v in headers)
+        self.target = url.target
+        self.headers = headers
+        self.limits = limits
         self.idle: list[_Connection] = []
         self.open: set[_Connection] = set()
         self.max_connections = max(1, max_connections)
         self.gate: asyncio.Semaphore | None = None
-        self.connect_timeout_s = connect_timeout_s
+        # the request's head differs only by its Content-Length: h11 checks a head once per
+        # length (a scenario's runs send requests of the same length) and its Request event,
+        # immutable, is sent again as it is
+        self.requests: dict[int, h11.Request] = {}
 
     async def _connect(self) -> _Connection:
         loop = asyncio.get_running_loop()
+        limit = self.limits.connect_s
         try:
-            async with asyncio.timeout(self.connect_timeout_s):
+            async with asyncio.timeout(limit):
                 _, conn = await loop.create_connection(_Connection, self.host, self.port)
         except TimeoutError:
-            raise TimeoutError(f"no connection within {self.connect_timeout_s:g} s"
-                               ) from None
+            raise ConnectTimedOut(f"no connection within {limit:g} s") from None
         except OSError as exc:
             raise ConnectFailed(str(exc) or type(exc).__name__) from exc
         self.open.add(conn)
         return conn
 
-    async def send(self, content: bytes, limit: int, seen: list[bool]
+    def _kept(self) -> _Connection | None:
+        """An idle connection still fit to carry a request, or None (the others dropped):
+        checked before a byte is written, so a dropped one never saw the request."""
+        while self.idle:
+            conn = self.idle.pop()
+            if conn.open():
+                return conn
+            self._drop(conn)
+        return None
+
+    def _drop(self, conn: _Connection) -> None:
+        self.open.discard(conn)
+        conn.abort()
+
+    async def send(self, content: bytes, progress: Progress
                    ) -> tuple[int, Mapping[str, str], bytes]:
-        """Status, headers (lower-case names) and the decoded body (at most ``limit``
-        bytes: TooLarge past it). ``seen`` is set once the status line and headers have
-        arrived."""
         if self.gate is None:
             self.gate = asyncio.Semaphore(self.max_connections)
-        data = self.head + b"Content-Length: " + str(len(content)).encode() + b"\r\n\r\n" \
-            + content
+        request = self.requests.get(len(content))
+        if request is None:
+            if len(self.requests) >= MAX_HEADS:
+                self.requests.clear()
+            request = self.requests[len(content)] = h11.Request(
+                method=b"POST", target=self.target,
+                headers=[*self.headers, (b"Content-Length", b"%d" % len(content))])
+        limit = self.limits.max_reply_bytes
         async with self.gate:
-            reply = None
-            while self.idle:  # a kept-alive connection, unless the server closed it
-                conn = self.idle.pop()
-                if conn.closed or conn.transport is None or conn.transport.is_closing():
-                    self.open.discard(conn)
-                    continue
-                try:
-                    reply = await self._exchange(conn, data, limit, seen)
-                    break
-                except ProtocolFailed:
-                    # closed by the server while idle, before it read the request: try a
-                    # new connection (what a browser does); anything else is an error
-                    if conn.received or seen:
-                        raise
-            if reply is None:
-                reply = await self._exchange(await self._connect(), data, limit, seen)
-        decoder = Decoder(reply.headers.get("content-encoding", ""), limit)
-        decoder.feed(reply.body)
-        return reply.status, reply.headers, decoder.finish()
-
-    async def _exchange(self, conn: _Connection, data: bytes, limit: int, seen: list[bool]
-                        ) -> _Reply:
-        done = False
-        try:
-            # an encoded body is smaller than its decoded form: the raw bytes are bounded
-            # by the limit (with room for gzip's framing), the decoded ones by Decoder
-            reply = await conn.request(data, limit + 4096, seen)
-            done = not reply.close
-            return reply
-        finally:
-            if done and not conn.closed:
-                self.idle.append(conn)
-            else:
-                self.open.discard(conn)
-                conn._abort()
+            conn = self._kept() or await self._connect()
+            done = False
+            try:
+                # an encoded body is smaller than its decoded form: the raw bytes are
+                # bounded by the limit (with room for gzip's framing), the decoded ones by
+                # the Decoder
+                status, headers, raw = await conn.exchange(request, content,
+                                                           limit + ENCODING_SLACK, progress)
+                done = True
+            finally:
+                if done and conn.reusable():
+                    conn.h11.start_next_cycle()
+                    self.idle.append(conn)
+                else:
+                    self._drop(conn)
+        return status, headers, decoded(headers, raw, limit)
 
     async def aclose(self) -> None:
         for conn in list(self.open):
-            conn._abort()
+            conn.abort()
         self.open.clear()
         self.idle.clear()

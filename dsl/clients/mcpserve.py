@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..compiler.compile import compile_paths
-from ..errors import InputError
+from ..errors import InputError, on_terminal
 from ..model import Call, Scenario
 from .toolserver import PATH, Endpoint, ToolServer, mcp_server
 
@@ -43,21 +43,25 @@ def scenario_of(path: Path, case: str | None) -> Scenario:
 
 
 def shown_call(call: Call) -> str:
-    """One line for a call, as ``scenarist mcp`` prints it."""
+    """One line for a call, as ``scenarist mcp`` prints it: what the client sent (the
+    tool's name, its arguments) and the answer, stripped of terminal control sequences."""
     args = json.dumps(call.args, ensure_ascii=False)
+    name = " ".join(call.name.split())
     if call.pending:
-        return f"{call.name}({args}) held: awaits the person's confirmation"
+        return on_terminal(f"{name}({args}) held: awaits the person's confirmation")
     answer = " ".join((call.output or "").split())
     answer = answer if len(answer) <= 200 else answer[:200] + "…"
     mark = f" [{call.error}]" if call.error else ""
-    return f"{call.name}({args}) -> {answer}{mark}"
+    return on_terminal(f"{name}({args}) -> {answer}{mark}")
 
 
 async def serve(scenario: Scenario, port: int, stdio: bool,
                 say: Callable[[str], None]) -> None:
     """``scenarist mcp``: serve ``scenario``'s fake tools until cancelled — over HTTP at
-    ``http://127.0.0.1:PORT/mcp`` (``say`` gets that URL first), or over standard input
-    and output. ``say`` gets each call as it happens."""
+    an unguessable path, ``http://127.0.0.1:PORT/mcp/<token>`` (``say`` gets that URL
+    first; every other path answers 404, so another local process can neither list the
+    tools nor read or change the world's rows), or over standard input and output. ``say``
+    gets each call as it happens."""
     def on_call(call: Call) -> None:
         say(shown_call(call))
 
@@ -72,8 +76,8 @@ async def serve(scenario: Scenario, port: int, stdio: bool,
         return
     tools = ToolServer(port)
     await tools.start()
-    tools.endpoint(scenario, PATH, on_call)
-    say(tools.base + PATH)
+    endpoint = tools.endpoint(scenario, on_call=on_call)
+    say(endpoint.url)
     try:
         await asyncio.Event().wait()
     finally:

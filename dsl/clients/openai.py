@@ -20,9 +20,12 @@ import http
 import json
 import os
 import random
+import socket
+import ssl
 import time
+import urllib.parse
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
@@ -37,12 +40,21 @@ from ..targets.base import (
     snippet,
     url_problem,
 )
-from .http11 import BadEncoding as _BadEncoding
-from .http11 import ConnectFailed, Decoder, LeanPool, ProtocolFailed, TransportFailed, plain_url
-from .http11 import TooLarge as _TooLarge
-
-if TYPE_CHECKING:
-    import httpx
+from .http11 import PlainPool, plain_url
+from .transport import (
+    BadEncoding,
+    ConnectFailed,
+    Disconnected,
+    HttpxTransport,
+    Limits,
+    NotHTTP,
+    Progress,
+    TimedOut,
+    TooLarge,
+    Transport,
+    TransportError,
+    proxy_for,
+)
 
 # What servers say when the *model* wrote something their tool-call parser cannot read
 # (llama.cpp: "The model produced output that does not match the expected peg-native
@@ -92,131 +104,39 @@ def backoff_seconds(retry_index: int, base_ms: int) -> float:
     return b / 2 + random.random() * b / 2  # noqa: S311 - jitter, not cryptography
 
 
-# httpcore's connection pool scans every connection (and asks each socket whether it is
-# still alive) for every request: the cost grows with the pool. Small pools sharded by load
-# keep it flat. bench/http_pool.py measures it: on the run workload at concurrency 64, 1.1
-# CPU-s per 1,000 completions in shards of 4 against 9.3 in one pool (1.25 and 1.48 at 16).
-CONNECTIONS_PER_SHARD = 4
-
-
-class _Shards:
-    """A target's HTTP connections: httpx transports of a few connections each; a request
-    goes to the least busy one."""
-
-    def __init__(self, url: httpx.URL, max_connections: int,
-                 headers: list[tuple[bytes, bytes]], timeout: Any) -> None:
-        self.url = url
-        self.headers = headers
-        self.timeout = timeout
-        import httpx
-
-        n = max(1, -(-max_connections // CONNECTIONS_PER_SHARD))
-        per = -(-max_connections // n)
-        verify: Any = _tls_context() if url.scheme == "https" else False
-        proxy = _proxy_for(url.scheme, url.host)
-        self.proxy = proxy
-        self.transports = [
-            httpx.AsyncHTTPTransport(
-                verify=verify, proxy=proxy,
-                limits=httpx.Limits(max_connections=per, max_keepalive_connections=per))
-            for _ in range(n)
-        ]
-        self.busy = [0] * n
-        # what failures look like on this path (the lean one has its own, without httpx)
-        self.timeouts: tuple[type[BaseException], ...] = (httpx.TimeoutException,
-                                                          TimeoutError)
-        self.transport_errors: tuple[type[BaseException], ...] = (httpx.TransportError,)
-        self.decoding_errors: tuple[type[BaseException], ...] = (httpx.DecodingError,)
-
-    async def send(self, content: bytes, limit: int, seen: list[bool]
-                   ) -> tuple[int, Mapping[str, str], bytes]:
-        """Status, headers and the decoded body (at most ``limit`` bytes: _TooLarge past
-        it). ``seen`` is set once the status line and headers have arrived."""
-        import httpx
-
-        request = httpx.Request("POST", self.url, headers=self.headers, content=content,
-                                extensions={"timeout": self.timeout})
-        i = min(range(len(self.busy)), key=self.busy.__getitem__)
-        self.busy[i] += 1
-        try:
-            response = await self.transports[i].handle_async_request(request)
-            seen.append(True)
-            try:
-                body = await _read_body(response, limit)
-            finally:
-                await response.aclose()
-            return response.status_code, response.headers, body
-        finally:
-            self.busy[i] -= 1
-
-    async def aclose(self) -> None:
-        for t in self.transports:
-            await t.aclose()
-
-
-async def _read_body(response: httpx.Response, limit: int) -> bytes:
-    """The body as it arrives, decoded, at most ``limit`` bytes (no httpx decoder: its
-    gzip decoder inflates each chunk whole, 64 KB of bomb into 64 MB)."""
-    decoder = Decoder(response.headers.get("content-encoding", ""), limit)
-    stream: Any = response.stream
-    async for chunk in stream:
-        decoder.feed(chunk)
-    return decoder.finish()
-
-
-def _tls_context() -> Any:
-    import ssl
-
-    global _TLS
-    if _TLS is None:
-        _TLS = ssl.create_default_context()
-        try:
-            import certifi
-
-            _TLS.load_verify_locations(certifi.where())
-        except ImportError:  # pragma: no cover - httpx depends on certifi
-            pass
-    return _TLS
-
-
-_TLS: Any = None
-
-
-def _proxy_for(scheme: str, host: str) -> str | None:
-    """Honour HTTP(S)_PROXY / NO_PROXY as httpx's client would (stdlib rules)."""
-    if host in ("127.0.0.1", "localhost", "::1"):
-        return None  # (before urllib.request: its import is most of this function's time)
-    import urllib.request
-
-    proxies = urllib.request.getproxies()
-    proxy = proxies.get(scheme) or proxies.get("all")
-    if not proxy:
-        return None
-    if urllib.request.proxy_bypass(host):
-        return None
-    return str(proxy)
-
-
-def _proxy_variable(url: httpx.URL) -> str:
-    """The environment variable that names the proxy for ``url`` (``HTTP_PROXY``, ...)."""
-    scheme = url.scheme
-    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
-        if os.environ.get(name):
-            return name
-    return f"{scheme.upper()}_PROXY"
+def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
+                   max_connections: int, ca_file: str | None = None) -> Transport:
+    """The transport for ``url`` (POSTed with ``headers`` and a Host header made from the
+    URL): plain ``http://`` without a proxy through h11 on Scenarist's own connections
+    (:class:`~dsl.clients.http11.PlainPool`), anything else through httpx
+    (:class:`~dsl.clients.transport.HttpxTransport`, imported only then). Raises
+    ValueError with what is wrong with a URL httpx cannot read, OSError (ssl.SSLError)
+    when ``ca_file`` holds no certificate."""
+    plain = plain_url(url)
+    if plain is not None and proxy_for("http", plain.host) is None:
+        # the target's own Host header (any case), else the URL's: never two
+        host = [] if any(k.lower() == b"host" for k, _ in headers) else [
+            (b"Host", plain.netloc.encode("ascii"))]
+        return PlainPool(plain, [*host, *headers], limits, max_connections)
+    return HttpxTransport(url, headers, limits, max_connections, ca_file)
 
 
 class JsonEndpoint:
-    """An HTTP endpoint that takes a JSON body by POST and answers JSON: the connections,
-    the headers and key, timeouts, retries and what failures mean. ``where`` names it in
-    messages (the base_url, the url). ``complete`` returns what :meth:`_parse` makes of
-    a reply (the JSON data here; a chat completion for :class:`OpenAIModel`)."""
+    """An HTTP endpoint that takes a JSON body by POST and answers JSON: the headers and
+    key, the retry policy and what failures mean, over one
+    :class:`~dsl.clients.transport.Transport` (plain ``http://`` through h11, TLS and
+    proxies through httpx: the same limits, the same errors, the same words). ``where``
+    names it in messages (the base_url, the url). ``complete`` returns what :meth:`_parse`
+    makes of a reply (the JSON data here; a chat completion for :class:`OpenAIModel`)."""
 
     def __init__(self, of: Target, url: str, where: str, setting: str, *,
-                 max_connections: int = 16, on_throttle: Any = None) -> None:
+                 max_connections: int = 16, on_throttle: Any = None,
+                 resend: bool = True) -> None:
         """``of``: the target (its settings, ``of.config``, have ``headers``,
-        ``api_key_env``, ``timeout_ms``, ``retry`` and ``max_reply_bytes``); ``setting``:
-        the setting that holds the address (base_url, url), for messages."""
+        ``api_key_env``, ``timeout_ms``, ``retry``, ``max_reply_bytes`` and ``ca_file``);
+        ``setting``: the setting that holds the address (base_url, url), for messages;
+        ``resend``: whether the retry policy may send again a request the server may have
+        processed (a model's completion: yes; see :meth:`complete`)."""
         from .. import __version__
 
         self.of = of
@@ -227,31 +147,14 @@ class JsonEndpoint:
         where = without_userinfo(where)  # what messages show: never a URL's credentials
         self.where = where
         self.setting = setting
+        self.resend = resend
         problem = url_problem(where)
-        # plain http:// without a proxy (local model servers, CI mocks) goes through the
-        # lean client of http11.py, without httpx: its import alone is a tenth of a second,
-        # and it spends three times the CPU per request (bench/floor_bench.py, issue 27);
-        # TLS, proxies and URLs that need more reading: httpx, in shards
-        plain = plain_url(url) if problem is None else None
-        if plain is not None and _proxy_for("http", plain.host) is not None:
-            plain = None
-        if plain is not None:
-            host = plain.netloc
-        else:
-            import httpx
-
-            try:
-                self.url = httpx.URL(url)
-                host = self.url.netloc.decode("ascii")
-            except (httpx.InvalidURL, UnicodeError) as exc:
-                problem = problem or f"it is not a valid URL ({exc})"
         if problem is not None:
             raise _bad_target(of, f"the {setting} {where!r} of the target "
                                   f"'{of.name}' cannot be used: {problem}")
-        ours = {"Host": host, "Content-Type": "application/json",
-                "Accept": "application/json", "User-Agent": f"scenarist/{__version__}"}
+        ours = {"Content-Type": "application/json", "Accept": "application/json",
+                "User-Agent": f"scenarist/{__version__}"}
         # a header the target gives replaces ours of the same name, whatever its case
-        # (``host: x`` beside our ``Host`` would be a second Host: lint refuses that too)
         given = {name.lower() for name in target.headers}
         headers = {**{k: v for k, v in ours.items() if k.lower() not in given},
                    **target.headers}
@@ -266,32 +169,36 @@ class JsonEndpoint:
                                       "character that is not printable ASCII; check the "
                                       "variable")
             headers["Authorization"] = f"Bearer {key}"
-        self.headers = [(k.encode("ascii"), v.encode("ascii")) for k, v in headers.items()]
         self.timeout_s = target.timeout_ms / 1000
-        connect_s = min(self.timeout_s, 10.0)
-        self.timeout = {"connect": connect_s, "read": self.timeout_s,
-                        "write": self.timeout_s, "pool": self.timeout_s}  # httpx's extension
+        self.limits = Limits(timeout_s=self.timeout_s, connect_s=min(self.timeout_s, 10.0),
+                             max_reply_bytes=target.max_reply_bytes)
         self.max_reply_bytes = target.max_reply_bytes
-        self.shards: _Shards | LeanPool
-        self.proxy: str | None = None  # the proxy of the environment the requests go through
-        if plain is not None:
-            self.shards = LeanPool(plain, self.headers, max_connections, connect_s)
-            self.timeouts: tuple[type[BaseException], ...] = (TimeoutError,)
-            self.transport_errors: tuple[type[BaseException], ...] = (TransportFailed,)
-            self.decoding_errors: tuple[type[BaseException], ...] = ()
-        else:
-            shards = _Shards(self.url, max_connections, self.headers, self.timeout)
-            self.proxy = shards.proxy
-            self.shards = shards
-            self.timeouts = shards.timeouts
-            self.transport_errors = shards.transport_errors
-            self.decoding_errors = shards.decoding_errors
+        try:
+            self.transport: Transport = open_transport(
+                url, [(k.encode("ascii"), v.encode("ascii")) for k, v in headers.items()],
+                self.limits, max_connections, target.ca_file)
+        except ValueError as exc:
+            raise _bad_target(of, f"the {setting} {where!r} of the target "
+                                  f"'{of.name}' cannot be used: {exc}") from None
+        except OSError as exc:  # ssl.SSLError is one: a ca_file that is not PEM
+            raise _bad_target(of, f"the ca_file {target.ca_file!r} of the target "
+                                  f"'{of.name}' cannot be used: {exc}") from None
         self.on_throttle = on_throttle
+        # the proxy of the environment the requests go through (None: straight there)
+        parts = urllib.parse.urlsplit(url)
+        self.proxy = (proxy_for(parts.scheme, parts.hostname or "")
+                      if parts.scheme and parts.hostname else None)
 
     async def aclose(self) -> None:
-        await self.shards.aclose()
+        await self.transport.aclose()
 
     async def complete(self, body: dict[str, Any]) -> Any:
+        """The reply to one request, retried as the target's ``retry`` says: 429, the
+        configured statuses, timeouts and lost connections, after ``Retry-After`` or a
+        backoff. The transport never sends a request twice by itself; each failure says
+        whether the server may have processed it (``maybe_processed``), and when it may
+        have and ``resend`` is off, the request is not tried again. The EndpointError raised
+        at the end is marked ``maybe_processed`` when any try may have been processed."""
         retry = self.target.retry
         try:
             content = json.dumps(body, ensure_ascii=False).encode()
@@ -299,29 +206,23 @@ class JsonEndpoint:
             content = json.dumps(body).encode()
         started = time.perf_counter()
         last: EndpointError | None = None
+        processed = False
+        tries = 0
         for i in range(retry.max_attempts):
+            tries = i + 1
             wait: float | None = None
-            seen: list[bool] = []
+            progress = Progress()
             try:
                 async with asyncio.timeout(self.timeout_s):
-                    status, headers, raw = await self.shards.send(
-                        content, self.max_reply_bytes, seen)
-            except self.timeouts:
-                last = EndpointError("timeout", self._timed_out(bool(seen)))
-            except self.transport_errors as exc:
-                last = EndpointError("connection", self._unreachable(exc))
-            except _TooLarge:
-                raise EndpointError(
-                    "malformed", f"the reply from {self.where} is larger than "
-                                 f"{self.max_reply_bytes:,} bytes (max_reply_bytes); raise "
-                                 "max_reply_bytes if the endpoint really sends replies this "
-                                 "long") from None
-            except _BadEncoding as exc:
-                raise EndpointError("malformed", f"the reply from {self.where} "
-                                                 f"{exc}") from None
-            except self.decoding_errors as exc:  # pragma: no cover - we decode ourselves
-                raise EndpointError("malformed", f"the reply from {self.where} "
-                                                 f"cannot be decoded ({exc})") from None
+                    status, headers, raw = await self.transport.send(content, progress)
+            except (TimeoutError, TimedOut):
+                last = EndpointError("timeout", self._timed_out(progress.headers),
+                                     maybe_processed=progress.written)
+            except (TooLarge, BadEncoding, NotHTTP) as exc:
+                raise self._unreadable(exc) from None
+            except TransportError as exc:  # ConnectFailed, Disconnected
+                last = EndpointError("connection", self._unreachable(exc),
+                                     maybe_processed=exc.maybe_processed)
             else:
                 if status < 300:
                     return self._parse(raw, started, i)
@@ -332,7 +233,8 @@ class JsonEndpoint:
                 if refused is not None:
                     raise refused
                 last = EndpointError("status", f"HTTP {status} from {self.where}: "
-                                               f"{snippet(text)}", status=status)
+                                               f"{snippet(text)}", status=status,
+                                     maybe_processed=True)
                 if status not in retry.retry_on_status:
                     raise last
                 if status == 429 and self.on_throttle is not None:
@@ -342,32 +244,47 @@ class JsonEndpoint:
                     raise EndpointError(
                         "status", f"HTTP {status} from {self.where}; it asks to "
                                   f"retry after {wait:.0f} s, longer than "
-                                  f"{MAX_RETRY_AFTER_S:.0f} s", status=status) from None
+                                  f"{MAX_RETRY_AFTER_S:.0f} s", status=status,
+                        maybe_processed=True) from None
+            processed = processed or last.maybe_processed
+            if last.maybe_processed and not self.resend:
+                break
             if i + 1 < retry.max_attempts:
                 await asyncio.sleep(wait if wait is not None
                                     else backoff_seconds(i, retry.backoff_ms))
         if last is None:  # pragma: no cover - max_attempts >= 1 is enforced by the schema
             raise EndpointError("connection", "no request was sent")
-        if retry.max_attempts > 1:
-            last.args = (f"{last.args[0]} (after {retry.max_attempts} tries)",)
-        last.retries = retry.max_attempts - 1
+        if tries > 1:
+            last.args = (f"{last.args[0]} (after {tries} tries)",)
+        last.retries = tries - 1
+        last.maybe_processed = processed
         raise last
 
-    def _unreachable(self, exc: BaseException) -> str:
+    def _unreachable(self, exc: TransportError) -> str:
         """Why a request did not get through, naming the proxy of the environment when the
         requests go through one: a dead proxy is not the endpoint refusing."""
         words = _transport(exc)
         if self.proxy is None:
             return f"cannot reach {self.where}: {words}"
-        import httpx  # (a proxy: the requests go through httpx, imported already)
-
-        proxy = f"the proxy {without_userinfo(self.proxy)} (from {_proxy_variable(self.url)})"
-        if isinstance(exc, httpx.ProxyError):
-            return f"{proxy} did not take the request to {self.where}: {exc}"
-        if isinstance(exc, httpx.ConnectError):  # the only connection made is the proxy's
+        proxy = (f"the proxy {without_userinfo(self.proxy)} (from "
+                 f"{_proxy_variable(urllib.parse.urlsplit(self.where).scheme)})")
+        if isinstance(exc, ConnectFailed):  # the only connection made is the proxy's
+            if _proxy_refused(exc):
+                return f"{proxy} did not take the request to {self.where}: {exc}"
             words = words.replace("(is the server running?)", "(is the proxy running?)")
             return f"cannot reach {proxy}, so {self.where} was never asked: {words}"
         return f"cannot reach {self.where} through {proxy}: {words}"
+
+    def _unreadable(self, exc: TransportError) -> EndpointError:
+        """A reply that came but cannot be read: too large, an encoding Scenarist does not
+        read, or not HTTP/1.1. Never retried: the server answered."""
+        if isinstance(exc, TooLarge):
+            message = (f"the reply from {self.where} is larger than "
+                       f"{self.max_reply_bytes:,} bytes (max_reply_bytes); raise "
+                       "max_reply_bytes if the endpoint really sends replies this long")
+        else:
+            message = f"the reply from {self.where} {exc}"
+        return EndpointError("malformed", message, maybe_processed=True)
 
     def _refused(self, status: int, text: str) -> EndpointError | None:
         """An error status that is no use retrying, said in its own words (None: a
@@ -400,7 +317,8 @@ class JsonEndpoint:
         to a question Scenarist never asks), or another 3xx."""
         if status not in REDIRECTS:
             return EndpointError("status", f"HTTP {status} from {self.where}: "
-                                           f"{_not_redirect(status)}", status=status)
+                                           f"{_not_redirect(status)}", status=status,
+                                 maybe_processed=True)
         location = headers.get("location")
         where = (f"redirected to {snippet(location)}" if location
                  else "redirected without saying where (no Location header)")
@@ -425,6 +343,24 @@ def _not_redirect(status: int) -> str:
         phrase = ""
     return (f"the endpoint answered with{phrase or ' a 3xx status'}, which is neither an "
             "answer nor a redirect with an address")
+
+
+def _proxy_variable(scheme: str) -> str:
+    """The environment variable that names the proxy for ``scheme`` (``HTTP_PROXY``...)."""
+    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
+        if os.environ.get(name):
+            return name
+    return f"{scheme.upper()}_PROXY"
+
+
+def _proxy_refused(exc: BaseException) -> bool:
+    """The proxy answered, and would not forward the request (httpx's ProxyError)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if type(cause).__name__ == "ProxyError":
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 class OpenAIModel(JsonEndpoint):
@@ -465,9 +401,7 @@ def _bad_target(target: Target, message: str) -> InputError:
 
 
 def _transport(exc: BaseException) -> str:
-    """A transport failure in plain words (httpx hides the cause: walk the chain)."""
-    import socket
-
+    """A transport failure in plain words (the cause is deep in the chain: walk it)."""
     cause: BaseException | None = exc
     while cause is not None:
         if isinstance(cause, ConnectionRefusedError):
@@ -476,16 +410,14 @@ def _transport(exc: BaseException) -> str:
             return "the host name could not be resolved"
         if isinstance(cause, ConnectionResetError):
             return "the server reset the connection"
+        if isinstance(cause, ssl.SSLCertVerificationError):
+            return (f"its TLS certificate is not trusted ({cause.verify_message}); if a "
+                    "certificate authority of your own signed it, name its PEM file in the "
+                    "target's ca_file")
         cause = cause.__cause__ or cause.__context__
-    if isinstance(exc, ProtocolFailed):
+    if isinstance(exc, Disconnected):
         return f"the server closed the connection mid-reply ({exc})"
     if isinstance(exc, ConnectFailed):
-        return f"cannot connect ({exc})"
-    import httpx  # (the error came from httpx: it is imported)
-
-    if isinstance(exc, httpx.RemoteProtocolError):
-        return f"the server closed the connection mid-reply ({exc})"
-    if isinstance(exc, httpx.ConnectError):
         return f"cannot connect ({exc})"
     return str(exc) or type(exc).__name__
 

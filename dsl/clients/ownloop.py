@@ -70,6 +70,7 @@ class Answered:
     pending: list[dict[str, Any]]  # calls the agent holds itself: [{name, args}]
     request: Any  # what was sent (an http body; a command's input line)
     reply: Any  # what came back (the JSON reply; the output line)
+    mcp: str | None = None  # a replay: how the recorded agent had used its endpoint by then
 
 
 class Session(Protocol):
@@ -262,7 +263,9 @@ class OwnLoopAgent:
             history=scenario.history_calls, history_messages=len(scenario.history),
             goal_reached=goal, user_messages=tuple(talk.said),
             attachments=scenario.all_attachments, stderr=talk.stderr,
-            world=tools.world.run() if tools.world is not None else None)
+            world=tools.world.run() if tools.world is not None else None,
+            mcp=tools.used if self._served or talk.replayed_use else None,
+            tokens_known=False)
 
     async def aclose(self) -> None:
         if self.users is not None:
@@ -296,6 +299,7 @@ class _Talk:
     steps: int = 0
     stderr: str = ""
     done: int = 0  # the endpoint's calls taken into the attempt so far
+    replayed_use: bool = False  # a replay's cassette said how the agent used its endpoint
     said: list[str] = field(default_factory=list)  # what a simulated user wrote
 
     def __post_init__(self) -> None:
@@ -332,13 +336,14 @@ class _Talk:
         assert self.session is not None  # opened before the first turn
         started = time.perf_counter()
         answered = await self.session.ask(asked, tools)
+        self.replayed_use = self.replayed_use or answered.mcp is not None
         self.steps += 1
         self.agent.context.on_reply(Reply({}, None, Tokens(),
                                           (time.perf_counter() - started) * 1000))
         made = list(tools.calls[done:])
         self.done = len(tools.calls)
         if self.agent._recorder is not None:
-            self.agent._recorder.write(asked, answered, made)
+            self.agent._recorder.write(asked, answered, made, tools.used)
         n = len(tools.calls)
         for k, p in enumerate(answered.pending, 1):
             spec = scenario.tool(str(p.get("name")))
@@ -372,5 +377,5 @@ class _Talk:
         made = self.tools.calls[self.done:]
         progress = LoopState(messages=self.messages, calls=[*self.calls, *made],
                              steps=self.steps, turns=self.turns, stderr=self.stderr,
-                             user_messages=self.said)
+                             user_messages=self.said, tokens_known=False)
         return LoopEndpointError(exc, progress)

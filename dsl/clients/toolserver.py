@@ -41,7 +41,7 @@ HELD = ("This call needs the person's confirmation before it runs: it has NOT be
         "Ask the person to confirm it. If they do, it runs and you get its result with "
         "their next turn (confirmed); if they cancel, you are told so (cancelled).")
 ENDED = "this attempt has ended: its tools take no more calls"
-PATH = "/mcp"  # every endpoint's path starts here (``scenarist mcp`` serves PATH itself)
+PATH = "/mcp"  # every endpoint's path starts here, then its token
 MAX_BODY = 4 * 2**20  # the largest request an endpoint reads
 
 
@@ -58,6 +58,8 @@ class Endpoint:
         self.calls: list[Call] = []
         self.step = 1  # the turn the calls arrive in (an own-loop agent's calls say it)
         self.open = True
+        self.connected = False  # a request reached it
+        self.listed = False  # the agent asked for its tools (tools/list)
         self.world: Any = None  # the attempt's world (dsl/compiler/world.py)
         if scenario.world:
             self.world = World(scenario.world)
@@ -76,6 +78,11 @@ class Endpoint:
         if self._on_call is not None:
             self._on_call(call)
         return call
+
+    @property
+    def used(self) -> str:
+        """How the agent used this endpoint so far (dsl.model.MCP_USES)."""
+        return "listed" if self.listed else "connected" if self.connected else "never"
 
     def close(self) -> None:
         """The attempt has ended: refuse everything from now on."""
@@ -103,6 +110,7 @@ def mcp_server(resolve: Callable[[Any], Endpoint | None]) -> Any:
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         endpoint = endpoint_of(ctx)
+        endpoint.listed = True
         return types.ListToolsResult(tools=[
             types.Tool(name=t.name, description=t.description or None,
                        input_schema=_object_schema(t.input_schema))
@@ -184,8 +192,10 @@ class ToolServer:
         manager = StreamableHTTPSessionManager(server, json_response=True, stateless=True,
                                                security_settings=security,
                                                max_request_body_size=MAX_BODY)
+        # log_level error: uvicorn's warnings are about what clients sent ("Invalid HTTP
+        # request received."), never for the run's output
         config = uvicorn.Config(self._guard(manager), lifespan="off", log_config=None,
-                                access_log=False, log_level="warning",
+                                access_log=False, log_level="error",
                                 timeout_graceful_shutdown=1)
         self._uvicorn = _QuietServer(config)
 
@@ -231,6 +241,7 @@ class ToolServer:
             if endpoint is None or not endpoint.open:
                 await _refuse(send, 404, "no such endpoint (or its attempt has ended)")
                 return
+            endpoint.connected = True
             await manager.handle_request({**scope, "scenarist.endpoint": endpoint},
                                          receive, send)
 

@@ -56,7 +56,7 @@ from ..model import Scenario
 from ..source.load import DataPath, Document, load_bytes, read_file, source_lines
 from ..source.schemacheck import same_json
 from ..store.background import forkable
-from ..targets.kinds import holds_calls
+from ..targets.kinds import AgentNeeds, holds_calls, kind_of
 from ..verdict import min_pass_for
 from .compile import CheckItem, compile_file, id_span, nothing_selected, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
@@ -83,6 +83,8 @@ class FileReport:
     uses: tuple[str, ...]  # names in given.tools: the library tools the file uses
     excerpts: dict[str, dict[int, str]]  # the source lines the diagnostics point at, by file
     considered: int = 1  # scenarios it holds (each case one), before the selection
+    tools: bool = False  # a scenario it holds has tools
+    holds: bool = False  # a scenario it holds has a tool with confirm: true
 
 
 @dataclass(slots=True)
@@ -168,6 +170,7 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
             # with a selection, some scenarios were not linted: a tool may be theirs
             whole = g.whole and not selection.active
             suite_diags = suite_warnings(g.suite, group_reports if whole else None)
+            suite_diags += target_warnings(g.suite, group_reports)
             found.extend(suite_diags)
             if g.suite.doc is not None:
                 _add_excerpt(excerpts, g.suite.doc, suite_diags)
@@ -246,6 +249,8 @@ class _Linter:
             uses=_library_names(data),
             excerpts=excerpts,
             considered=found.considered,
+            tools=any(s.tools for s in found.scenarios),
+            holds=any(t.confirm for s in found.scenarios for t in s.tools),
         )
 
 
@@ -681,6 +686,22 @@ def suite_warnings(suite: Suite, reports: Sequence[FileReport] | None) -> list[D
                             f"no scenario uses the tool '{name}'",
                             f"remove it from {suite.file}, or add it to given.tools of "
                             "the scenarios that should offer it")
+    return out.diagnostics
+
+
+def target_warnings(suite: Suite, reports: Sequence[FileReport]) -> list[Diagnostic]:
+    """What each target's kind warns about its settings, given what the linted scenarios
+    need of it (``KINDS[...].warnings``: W430, W431 for an http agent's body)."""
+    doc = suite.doc
+    if doc is None or not reports:
+        return []
+    needs = AgentNeeds(tools=any(r.tools for r in reports), holds=any(r.holds for r in reports))
+    out = Collector()
+    for name, target in suite.targets.items():
+        for w in kind_of(target).warnings(target.config, name, needs):
+            at = ("targets", name, *w.at)
+            out.warning(doc.span(at) if w.on_value else doc.key_span(at), w.code, w.message,
+                        w.hint)
     return out.diagnostics
 
 

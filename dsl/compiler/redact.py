@@ -58,6 +58,9 @@ class Redactor:
     # matches in the texts alone (no anchors, no lookaround): one search of the joined text
     # then tells whether a value holds a secret at all (7x faster on an attempt record).
     probe: bool = True
+    # the names of the variables whose values it redacts (set or not): the suite's secrets,
+    # which a command program never inherits (dsl/clients/command.py)
+    env: frozenset[str] = frozenset()
 
     def __call__(self, text: str) -> str:
         if not text:
@@ -138,8 +141,9 @@ def build(env_names: Iterable[str], patterns: Mapping[str, str] | None = None,
     """A redactor for these environment variables' values and these named patterns
     (default: DEFAULT_PATTERNS)."""
     env = os.environ if environ is None else environ
+    names = frozenset(env_names)
     out: list[tuple[regex.Pattern[str], str]] = []
-    for name in sorted(set(env_names)):
+    for name in sorted(names):
         value = env.get(name)
         if not value or not value.strip():
             continue
@@ -153,7 +157,7 @@ def build(env_names: Iterable[str], patterns: Mapping[str, str] | None = None,
     for name, source in (DEFAULT_PATTERNS if patterns is None else patterns).items():
         out.append((regex.compile(source), _replacement(name)))
         probe = probe and not _CONTEXTUAL.search(source)
-    return Redactor(tuple(out), probe)
+    return Redactor(tuple(out), probe, names)
 
 
 # What makes a pattern's match depend on what surrounds a text (anchors, lookaround);

@@ -55,6 +55,7 @@ class LoopState:
     # model_output, max_steps, nothing_to_confirm — dsl/errors.py explains each in words
     failure_kind: str | None = None
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
+    tokens_known: bool = True  # False: the agent does not say what it used (http, command)
     user_messages: list[str] = field(default_factory=list)  # what a simulated user wrote
 
 

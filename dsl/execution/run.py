@@ -106,7 +106,7 @@ class Totals:
             self.unsure += 1
         else:
             self.errors += 1
-        self.tokens += record.tokens.total
+        self.tokens += record.tokens.total if record.tokens is not None else 0
         self.model_calls += record.steps
 
 
@@ -237,19 +237,21 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
     if data is not None:
         return dataclasses.replace(
             base, answer=data.answer, calls=data.calls, messages=data.messages,
-            steps=data.steps, latency_ms=round(data.latency_ms, 1), tokens=data.tokens,
+            steps=data.steps, latency_ms=round(data.latency_ms, 1),
+            tokens=data.tokens if data.tokens_known else None,
             retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
             failure=data.failure,
             failure_kind=(data.failure_kind or failure_kind(data.failure)) if data.failure
             else None,
             turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached,
-            stderr=data.stderr, world=_world_changes(data),
+            stderr=data.stderr, world=_world_changes(data), mcp=data.mcp,
             world_turns=_turn_changes(data), user_messages=data.user_messages,
             ended_by=ended_by(data.calls, scenario.tools))
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
-            steps=partial.steps, tokens=partial.tokens, retries=partial.retries,
+            steps=partial.steps, tokens=partial.tokens if partial.tokens_known else None,
+            retries=partial.retries,
             model_calls=tuple(_stat(m) for m in partial.model_calls),
             turns=tuple(partial.turns), history=len(scenario.history), stderr=partial.stderr,
             user_messages=tuple(partial.user_messages))
@@ -382,7 +384,8 @@ async def execute(
             agents[t.name] = clients.open_agent(t, AgentContext(
                 max_connections=cap, suite_root=Path(plan.suite_root),
                 suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
-                on_throttle=limit.throttled, record=options.record, redact=redactor.value))
+                on_throttle=limit.throttled, record=options.record, redact=redactor.value,
+                secret_env=redactor.env))
         writer = ResultsWriter(run_dir, redactor.value)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0

@@ -39,7 +39,7 @@ from ..execution.run import (
     redacted_data,
     redactor_of,
 )
-from ..model import AttemptData, Plan, Scenario, WorldRun
+from ..model import AttemptData, Plan, Scenario, Tokens, WorldRun
 from ..store import (
     AttemptError,
     AttemptRecord,
@@ -176,7 +176,8 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
     return AttemptData(
         message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
         tools=scenario.tools, steps=record.steps, latency_ms=record.latency_ms or 0.0,
-        tokens=record.tokens, messages=record.messages, failure=failure,
+        tokens=record.tokens or Tokens(), tokens_known=record.tokens is not None,
+        messages=record.messages, failure=failure,
         failure_kind=(record.failure_kind or failure_kind(failure)) if failure else None,
         retries=record.retries,
         model_calls=tuple({"latency_ms": m.latency_ms, "finish_reason": m.finish_reason,
@@ -186,7 +187,7 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
         history_messages=record.history, goal_reached=record.goal_reached,
         user_messages=record.user_messages,
         attachments=scenario.all_attachments,  # the same files: given_when says so
-        world=_world_of(scenario, record))
+        world=_world_of(scenario, record), mcp=record.mcp)
 
 
 def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:

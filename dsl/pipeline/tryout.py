@@ -161,7 +161,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
     scratch = Path(tempfile.mkdtemp(prefix="scenarist-try-")) / "exchanges.jsonl"
     agent = open_agent(session.target, AgentContext(
         max_connections=1, suite_root=Path(session.plan.suite_root),
-        suite_targets=session.plan.suite_targets, record=scratch, redact=redactor.value))
+        suite_targets=session.plan.suite_targets, record=scratch, redact=redactor.value,
+        secret_env=redactor.env))
     saver = _Saver(scratch, session.cassette)
     terminal.save = saver.save
     said = _Person(terminal, s)

@@ -39,6 +39,7 @@ from .words import (
     runs_needed_text,
     side_text,
     target_what,
+    tokens_text,
     unseen_groups,
     unseen_why,
 )
@@ -259,7 +260,7 @@ def summary_markdown(summary: Summary, comparison: Comparison | None = None) -> 
     meta = [f"Targets: {_md_targets(summary)}"]
     if summary.run_id:
         meta.append(f"run {md_code(summary.run_id)}")
-    meta.append(f"{t.tokens:,} tokens")
+    meta.append(tokens_text(t.tokens, t.tokens_unknown))
     if summary.duration_s:
         meta.append(f"{summary.duration_s:.1f} s")
     out += ["", " · ".join(meta)]

@@ -201,7 +201,7 @@ class Row:
     has_always: bool
     latency_p50: float | None
     latency_p95: float | None
-    tokens: int
+    tokens: int | None  # None: unknown (an agent that does not say them)
     change: Change | None
     search: str  # what the search box matches, lowercased
     pass_k: tuple[tuple[str, float, float], ...] = ()  # (k, pass@k, pass^k)
@@ -236,7 +236,8 @@ class Headline:
     errors: int
     not_run: int
     pass_rate: float | None
-    tokens: int
+    tokens: int | None  # None: no attempt's tokens are known
+    tokens_unknown: tuple[str, ...]  # the targets whose tokens are unknown
     model_calls: int
     targets: tuple[tuple[str, str], ...]  # (name, what it runs: model, cassette, entry)
     started: str
@@ -395,7 +396,8 @@ def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | N
         always_broken=r.always_broken,
         has_always=any(c.always for c in checks),
         latency_p50=r.latency_ms.p50, latency_p95=r.latency_ms.p95,
-        tokens=r.tokens.total, change=change, search=search,
+        tokens=r.tokens.total if r.tokens is not None else None, change=change,
+        search=search,
         pass_k=tuple((k, at_k[k], hat_k.get(k, 0.0)) for k in at_k),
         tool_calls=r.tool_calls, trend=trend,
         failed_first=visible(failed_before_checks(r)),
@@ -725,7 +727,7 @@ def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[A
     out: list[Any] = [
         # started_at is the one text no two attempts share: kept inline, not in the table
         rec.run, rec.status, ref(rec.reason), rec.started_at, rec.latency_ms, rec.steps,
-        rec.tokens.total, rec.retries,
+        rec.tokens.total if rec.tokens is not None else None, rec.retries,
         [ref(err.kind), ref(err.message), err.status, ref(explain(err.kind))]
         if err is not None else None,
         transcript(rec, ref, files),
@@ -860,7 +862,8 @@ def _view(plan: PlanFile, transcripts: Transcripts, summary: Summary, run: RunIn
         scenarios=t.scenarios, passed=t.passed, failed=t.failed,
         inconclusive=t.inconclusive, attempts=t.attempts, passes=t.passes,
         unsure=t.unsure, errors=t.errors, not_run=t.not_run, pass_rate=t.pass_rate,
-        tokens=t.tokens, model_calls=t.model_calls,
+        tokens=t.tokens, tokens_unknown=tuple(map(visible, t.tokens_unknown)),
+        model_calls=t.model_calls,
         targets=tuple((visible(tg.name), visible(target_what(tg))) for tg in summary.targets),
         started=_when(summary.started_at), duration=_duration(summary.duration_s),
         run_id=visible(summary.run_id or (run.run_id if run is not None else "")),

@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..errors import said_short
 from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
 from ..model import Tokens, Turn
 from ..store import AttemptRecord, CheckResult, latest_records
@@ -64,6 +65,8 @@ class _Acc:
     latencies: list[float] = field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    counted: int = 0  # attempts whose tokens are known
+    uncounted: int = 0  # attempts of an agent that does not say its tokens (http, command)
     retries: int = 0
     error_kinds: Counter[str] = field(default_factory=Counter)
     failure_kinds: Counter[str] = field(default_factory=Counter)  # model_output, max_steps
@@ -100,8 +103,12 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
         if started:
             first_started = min(first_started or started, started)
             last_started = max(last_started or started, started)
-        a.prompt_tokens += r.tokens.prompt
-        a.completion_tokens += r.tokens.completion
+        if r.tokens is None:
+            a.uncounted += 1
+        else:
+            a.counted += 1
+            a.prompt_tokens += r.tokens.prompt
+            a.completion_tokens += r.tokens.completion
         a.retries += r.retries
         if r.status == "error":
             kind = r.error.kind if r.error else "unknown"
@@ -279,7 +286,9 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
         failing_checks=tuple(FailingCheck(k, n, k in a.always_failing)
                              for k, n in a.failing_checks.most_common()),
         latency_ms=Latency(mean, percentile(a.latencies, 50), percentile(a.latencies, 95)),
-        tokens=Tokens(a.prompt_tokens, a.completion_tokens), model_calls=t.steps,
+        tokens=(None if a.uncounted and not a.counted
+                else Tokens(a.prompt_tokens, a.completion_tokens)),
+        model_calls=t.steps,
         retries=a.retries, error_kinds=dict(a.error_kinds),
         failure_kinds=dict(a.failure_kinds),  # failed before the checks: model_output...
         error_messages=dict(a.said),  # per kind, what the first such attempt said
@@ -294,7 +303,7 @@ MAX_SAID = 300  # characters of an endpoint's message kept in the summary (all: 
 
 
 def _short(text: str) -> str:
-    return text if len(text) <= MAX_SAID else text[: MAX_SAID - 1] + "…"
+    return text if len(text) <= MAX_SAID else said_short(text, MAX_SAID)
 
 
 def _totals(rows: list[SummaryRow], skipped: int) -> Totals:
@@ -317,7 +326,9 @@ def _totals(rows: list[SummaryRow], skipped: int) -> Totals:
         pass_rate=passes / decided if decided else None,
         ci_low=low,
         ci_high=high,
-        tokens=sum(r.tokens.total for r in rows),
+        tokens=(None if rows and all(r.tokens is None for r in rows)
+                else sum(r.tokens.total for r in rows if r.tokens is not None)),
+        tokens_unknown=tuple(sorted({r.target for r in rows if r.tokens is None})),
         model_calls=sum(r.model_calls for r in rows),
         retries=sum(r.retries for r in rows),
         judge_questions=sum(r.judge.questions for r in rows if r.judge),

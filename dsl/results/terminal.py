@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from ..errors import explain, said_label
+from ..errors import STDERR_QUOTE, explain, on_terminal, said_label, said_short
 
 if TYPE_CHECKING:
     from ..execution.run import Totals
@@ -99,10 +99,13 @@ def problem_lines(row: SummaryRow) -> list[str]:
     out = []
     for kind, n in row.problem_kinds.items():
         out.append(f"{kind} ×{n}: {explain(kind)}")
-        raw = " ".join(row.error_messages.get(kind, "").split())
-        if raw:
-            raw = raw if len(raw) <= MAX_SAID else raw[: MAX_SAID - 1] + "…"
-            out.append(f"  {said_label(kind)}: {raw}")
+        raw = " ".join(on_terminal(row.error_messages.get(kind, "")).split())
+        head, quote, stderr = raw.partition(STDERR_QUOTE)
+        if head:
+            out.append(f"  {said_label(kind)}: {said_short(head, MAX_SAID)}")
+        if quote:  # an agent program's standard error: its end, where the exception is
+            tail = stderr if len(stderr) <= MAX_SAID else "…" + stderr[-(MAX_SAID - 1):]
+            out.append(f"  {STDERR_QUOTE.strip('; ')} {tail}")
     return out
 
 
@@ -142,8 +145,10 @@ def print_summary(summary: Summary, *, quiet: bool = False,
                   comparison: Comparison | None = None) -> None:
     """Failing scenarios first, each with its failing checks; then those without a verdict;
     then the passing ones (left out with ``quiet``); then one line of totals."""
-    # why: the verdict rule; runs, checks or schema load this module without it
+    # why: the verdict rule and the words of a summary; runs, checks, lint or schema load
+    # this module without them
     from ..verdict import check_title, words
+    from .words import tokens_text
 
     color = use_color()
     echo = functools.partial(click.echo, color=color)  # click strips colour off a pipe else
@@ -236,7 +241,7 @@ def print_summary(summary: Summary, *, quiet: bool = False,
         parts.append(f"{t.unsure} unsure")
     if t.errors:
         parts.append(style(f"{t.errors} endpoint errors", color, fg="yellow"))
-    parts.append(f"{t.tokens:,} tokens")
+    parts.append(tokens_text(t.tokens, t.tokens_unknown))
     if t.judge_questions:
         cached = t.judge_questions - t.judge_asked
         q = t.judge_questions

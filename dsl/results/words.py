@@ -320,3 +320,12 @@ def runs_needed_text(before: float, after: float) -> str:
         return f"no number of runs tells {pct(before)} from {pct(after)}"
     return (f"a change from {pct(before)} to {pct(after)} needs about {n} decided runs on "
             "each side to be seen")
+
+
+def tokens_text(tokens: int | None, unknown: tuple[str, ...]) -> str:
+    """The run's tokens in words: never "0 tokens" for agents that do not say theirs."""
+    if tokens is None:
+        return "tokens unknown"
+    if unknown:
+        return f"{tokens:,} tokens ({', '.join(unknown)}: tokens unknown)"
+    return f"{tokens:,} tokens"

@@ -25,13 +25,13 @@ the conversation — only with a simulated user)::
                  "failure"?, "simulated"?}],
      "goal_reached"?: true | false, "user_messages"?: [TEXT],
      "steps": N, "latency_ms": MS | null,
-     "tokens": {"prompt", "completion", "total"}, "retries": N,
+     "tokens": {"prompt", "completion", "total"} | null, "retries": N,
      "model_calls": [{"latency_ms", "finish_reason", "tokens", "retries"}],
      "checks": [{"check", "label", "status", "score", "reason", "items"?, "evidence"?,
                  "turn"?, "always"?}],  # status: pass | fail | unsure | error | not_evaluated
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
-     "stderr"?: TEXT, "ended_by"?: TOOL,
+     "stderr"?: TEXT, "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never",
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
                  "removed": ROW}],
      "world_turns"?: [[CHANGE, ...], ...]}
@@ -46,6 +46,13 @@ call ended the conversation (a transfer to a human): no turn after it was played
 
 ``stderr`` (only when an agent program wrote any: ``kind: command``) is the end of what it
 wrote to its standard error, at most 32 KiB, redacted as everything else.
+
+``tokens`` is null when the agent does not say what it used (``kind: http``, ``command``):
+unknown, never 0.
+
+``mcp`` (only for an agent that runs its own loop, ``kind: http`` or ``command``) says how
+it used its attempt's MCP endpoint: it listed the fake tools, only connected, or never
+connected — the tool checks say so when an expected call never came.
 
 ``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
@@ -73,6 +80,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from ..model import (
+    MCP_USES,
     SCHEMA_VERSION,
     Call,
     CheckStatus,
@@ -147,7 +155,7 @@ class AttemptRecord:
     messages: tuple[Mapping[str, Any], ...] = ()
     steps: int = 0  # model calls made
     latency_ms: float | None = None  # None when the attempt did not finish
-    tokens: Tokens = Tokens()
+    tokens: Tokens | None = Tokens()  # None: unknown (an agent that does not say: http, command)
     retries: int = 0
     model_calls: tuple[ModelCallStat, ...] = ()
     checks: tuple[CheckResult, ...] = ()
@@ -163,6 +171,7 @@ class AttemptRecord:
     world_turns: tuple[tuple[Mapping[str, Any], ...], ...] = ()  # as each turn ended
     user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
     ended_by: str | None = None  # the ends_conversation tool whose call ended it
+    mcp: str | None = None  # how an own-loop agent used its MCP endpoint (model.MCP_USES)
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -288,7 +297,7 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         "messages": [dict(m) for m in r.messages],
         "steps": r.steps,
         "latency_ms": r.latency_ms,
-        "tokens": tokens_json(r.tokens),
+        "tokens": tokens_json(r.tokens) if r.tokens is not None else None,
         "retries": r.retries,
         "model_calls": [{"latency_ms": m.latency_ms, "finish_reason": m.finish_reason,
                          "tokens": m.tokens, "retries": m.retries} for m in r.model_calls],
@@ -302,6 +311,8 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         d["stderr"] = r.stderr
     if r.ended_by is not None:
         d["ended_by"] = r.ended_by
+    if r.mcp is not None:
+        d["mcp"] = r.mcp
     if r.world is not None:
         d["world"] = [dict(c) for c in r.world]
         if r.world_turns:
@@ -550,11 +561,12 @@ def record_from_json(d: Any) -> AttemptRecord:
     if type(run) is not int:
         raise _wrong("run", run, int)
     tokens = get("tokens")
-    if type(tokens) is not dict:
+    if type(tokens) is not dict and tokens is not None:
         tokens = {}
     err = get("error")
     failure = get("failure")
     latency = get("latency_ms")
+    mcp = get("mcp")
     answer = get("answer")
     reason = get("reason")
     started = get("started_at")
@@ -571,6 +583,7 @@ def record_from_json(d: Any) -> AttemptRecord:
         tuple(messages),
         _get(d, "steps", int, 0),
         float(latency) if type(latency) is float or type(latency) is int else None,
+        None if tokens is None else
         Tokens(_count(tokens.get("prompt")), _count(tokens.get("completion"))),
         _get(d, "retries", int, 0),
         tuple([_model_call(m) for m in _get(d, "model_calls", list, ())]),
@@ -583,6 +596,7 @@ def record_from_json(d: Any) -> AttemptRecord:
         *(_conversation(d) if "turns" in d or "history" in d or "goal_reached" in d
           else ((), 0, None)),
         stderr=_get(d, "stderr", str, ""),
+        mcp=mcp if mcp in MCP_USES else None,
         world=_world(d),
         world_turns=tuple(tuple(_world({"world": t}) or ()) for t in
                           _get(d, "world_turns", list, ())),

@@ -19,7 +19,7 @@ could decide: ``not_decided`` of them, only when not 0)::
      "totals": {"scenarios", "passed", "failed", "inconclusive", "attempts", "passes",
                 "fails", "unsure", "errors", "not_run", "saved", "pass_rate", "ci_low",
                 "ci_high", "tokens", "model_calls", "retries", "judge_questions",
-                "judge_asked", "judge_tokens", "skipped"},
+                "judge_asked", "judge_tokens", "skipped", "tokens_unknown"?},
      "tool_calls": {"all": COUNTS, "by_target": {TARGET: COUNTS}},
      "scenarios": [ROW], "skipped": [{"scenario", "target", "file", "line",
                                       "description", "tags", "reason"}],
@@ -35,7 +35,8 @@ could decide: ``not_decided`` of them, only when not 0)::
                        "not_decided"?, "items"?: [{"label", "passes", "evaluated",
                                                    "pass_rate", "ci_low", "ci_high"}]}],
            "failing_checks": [{"label", "count", "always"?}],
-           "latency_ms": {"mean", "p50", "p95"}, "tokens": {"prompt", "completion", "total"},
+           "latency_ms": {"mean", "p50", "p95"},
+           "tokens": {"prompt", "completion", "total"} | null,
            "model_calls", "retries", "error_kinds": {KIND: N}, "failure_kinds": {KIND: N},
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
@@ -48,6 +49,11 @@ the expected calls with an unwanted one beside them (FP); the words then say "re
 
 ``missing_shards`` only in a merge that was not given every shard (run.json's): the
 scenarios those shards hold were not run, and have no row.
+
+``tokens`` is null where no attempt's tokens are known — an agent that does not say what it
+used (``kind: http``, ``command``): a row's when none of its attempts' are, the totals'
+when no row's is. ``tokens_unknown`` (only when not empty) names the targets whose tokens
+are unknown; the totals' ``tokens`` counts the others'.
 
 ``baseline`` and ``compare`` are comparisons as :class:`dsl.results.baseline.Comparison`
 writes and reads them. Summaries written before a field existed read with its default.
@@ -214,7 +220,7 @@ class SummaryRow:
     checks: tuple[CheckRow, ...] = ()
     failing_checks: tuple[FailingCheck, ...] = ()
     latency_ms: Latency = NO_LATENCY
-    tokens: Tokens = Tokens()
+    tokens: Tokens | None = Tokens()  # None: unknown (an agent that does not say them)
     model_calls: int = 0
     retries: int = 0
     error_kinds: Mapping[str, int] = dataclasses.field(default_factory=dict)
@@ -274,13 +280,14 @@ class Totals:
     pass_rate: float | None = None
     ci_low: float = 0.0
     ci_high: float = 1.0
-    tokens: int = 0
+    tokens: int | None = 0  # None: no attempt's tokens are known
     model_calls: int = 0
     retries: int = 0
     judge_questions: int = 0
     judge_asked: int = 0
     judge_tokens: int = 0
     skipped: int = 0
+    tokens_unknown: tuple[str, ...] = ()  # targets that do not say their tokens (http, ...)
 
 
 class SummaryJudge(NamedTuple):
@@ -364,8 +371,9 @@ def row_json(r: SummaryRow) -> dict[str, Any]:
                            for f in r.failing_checks],
         "latency_ms": {"mean": r.latency_ms.mean, "p50": r.latency_ms.p50,
                        "p95": r.latency_ms.p95},
-        "tokens": {"prompt": r.tokens.prompt, "completion": r.tokens.completion,
-                   "total": r.tokens.total},
+        "tokens": None if r.tokens is None else {
+            "prompt": r.tokens.prompt, "completion": r.tokens.completion,
+            "total": r.tokens.total},
         "model_calls": r.model_calls, "retries": r.retries,
         "error_kinds": dict(r.error_kinds), "failure_kinds": dict(r.failure_kinds),
         "error_messages": dict(r.error_messages),
@@ -374,6 +382,15 @@ def row_json(r: SummaryRow) -> dict[str, Any]:
         "judge": None if j is None else {"questions": j.questions, "cached": j.cached,
                                          "asked": j.asked, "tokens": j.tokens},
     }
+
+
+def _totals_json(t: Totals) -> dict[str, Any]:
+    out = dataclasses.asdict(t)
+    if t.tokens_unknown:
+        out["tokens_unknown"] = list(t.tokens_unknown)
+    else:
+        del out["tokens_unknown"]
+    return out
 
 
 def summary_json(s: Summary) -> dict[str, Any]:
@@ -393,7 +410,7 @@ def summary_json(s: Summary) -> dict[str, Any]:
         "targets": [t.as_json() for t in s.targets],
         "judge": None if j is None else {"target": j.target, "validated": j.validated,
                                          "validation": j.validation},
-        "totals": dataclasses.asdict(s.totals),
+        "totals": _totals_json(s.totals),
         "tool_calls": {"all": counts_json(s.tool_calls.all),
                        "by_target": {t: counts_json(c)
                                      for t, c in s.tool_calls.by_target.items()}},
@@ -517,7 +534,8 @@ def row_from_json(d: Any) -> SummaryRow:
         checks=each(d, "checks", _check, required=False),
         failing_checks=each(d, "failing_checks", _failing, required=False),
         latency_ms=maybe_inner(d, "latency_ms", _latency) or Latency(),
-        tokens=maybe_inner(d, "tokens", _tokens) or Tokens(),
+        tokens=(None if "tokens" in d and d["tokens"] is None
+                else maybe_inner(d, "tokens", _tokens) or Tokens()),
         model_calls=maybe(d, "model_calls", int, 0), retries=maybe(d, "retries", int, 0),
         error_kinds=counts(d, "error_kinds"), failure_kinds=counts(d, "failure_kinds"),
         error_messages=counts(d, "error_messages", str),
@@ -534,12 +552,17 @@ def _skipped(d: Any) -> Skipped:
 
 def _totals(d: JSONObject) -> Totals:
     fields = {f.name: f for f in dataclasses.fields(Totals)}
-    values = {}
+    values: dict[str, Any] = {}
     for name in fields:
+        if name == "tokens_unknown":
+            values[name] = texts(d, name)
+            continue
         kind = float if name in ("pass_rate", "ci_low", "ci_high") else int
         value = maybe(d, name, kind)
         if value is not None:
             values[name] = value
+    if "tokens" in d and d["tokens"] is None:
+        values["tokens"] = None
     return Totals(**values)
 
 

@@ -426,7 +426,9 @@ def serve(root: Path, port: int, open_browser: bool,
         echo(f"Studio: {url}")
         echo("Press Ctrl-C to stop it.")
         sys.stdout.flush()
-        config = uvicorn.Config(make_app(root, token, port), log_level="warning",
+        # log_level error: uvicorn's warnings are about what clients sent ("Invalid HTTP
+        # request received."), not for the person who started the studio
+        config = uvicorn.Config(make_app(root, token, port), log_level="error",
                                 access_log=False, lifespan="off",
                                 timeout_graceful_shutdown=2)
         server = uvicorn.Server(config)

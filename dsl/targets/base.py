@@ -91,6 +91,9 @@ class AgentContext:
     on_throttle: Callable[[], None] | None = None  # the endpoint answered HTTP 429
     record: Path | None = None  # --record FILE: a cassette of every exchange
     redact: Callable[[Any], Any] | None = None  # a JSON-like value → its redacted copy
+    # the suite's secret variables (every target's api_key_env, redact.env): a command
+    # program never inherits them
+    secret_env: frozenset[str] = frozenset()
 
 
 class Clients(Protocol):

@@ -62,6 +62,26 @@ class WrittenTarget(Protocol):
 
 
 @dataclass(frozen=True, slots=True)
+class AgentNeeds:
+    """What the scenarios lint saw need of an agent: tools (``given.tools``), and calls
+    held for the person's confirmation (a tool with ``confirm: true``)."""
+
+    tools: bool
+    holds: bool
+
+
+@dataclass(frozen=True, slots=True)
+class KindWarning:
+    """A warning about a target's settings: where under the target, the code, the words."""
+
+    at: tuple[str, ...]  # the key under the target (``("body",)``)
+    code: str
+    message: str
+    hint: str
+    on_value: bool = False  # placed at the key's value (where it begins), not the key
+
+
+@dataclass(frozen=True, slots=True)
 class TargetKind:
     """What one ``kind:`` is; see the module's docstring."""
 
@@ -88,6 +108,10 @@ class TargetKind:
     # whether its agent may hold a call for the person's confirmation itself (an own-loop
     # agent's ``pending``), whatever the tools' confirm says; lint asks it (W404)
     holds_calls: Callable[[Any], bool] = lambda settings: False
+    # what lint warns about in a target of this kind, given what the suite's scenarios need
+    # of it: each a KindWarning (dsl/compiler/lint.py places it under the target's key)
+    warnings: Callable[[Any, str, AgentNeeds], list[KindWarning]] = \
+        lambda settings, name, needs: []
 
     @property
     def is_model(self) -> bool:
@@ -228,7 +252,24 @@ def _compile_openai(doc: Document, path: DataPath, name: str, data: Mapping[str,
             retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
         ),
         **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data else {}),
+        ca_file=_ca_file(doc, path, name, data, root, diags),
     )
+
+
+def _ca_file(doc: Document, path: DataPath, name: str, data: Mapping[str, Any], root: Path,
+             diags: Collector) -> str | None:
+    """The target's ``ca_file``, absolute (S105 at it when it is not a file)."""
+    given = data.get("ca_file")
+    if given is None:
+        return None
+    found = (root / given).resolve()
+    if not found.is_file():
+        what = "is not a regular file" if found.exists() else "does not exist"
+        diags.error(doc.span((*path, "ca_file")), "S105",
+                    f"the ca_file {given!r} of the target '{name}' {what}",
+                    "name the PEM file of the certificate authority that signed the "
+                    "endpoint's certificate, relative to scenarist.yaml")
+    return str(found)
 
 
 def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
@@ -371,6 +412,7 @@ def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, A
             retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
         ),
         **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data else {}),
+        ca_file=_ca_file(doc, path, name, data, root, diags),
     )
 
 
@@ -403,6 +445,41 @@ def _check_body(doc: Document, path: DataPath, name: str, body: Any,
                         "the names are " + ", ".join(TEMPLATE_NAMES))
 
 
+def _http_warnings(s: HttpSettings, name: str, needs: AgentNeeds) -> list[KindWarning]:
+    """W430: a body that never sends ``{{ mcp_url }}`` to an agent whose scenarios have
+    tools; W431: one that never sends ``{{ confirmed }}`` or ``{{ cancelled }}`` to an agent
+    whose scenarios hold calls for the person's confirmation."""
+    # why: compiling a target only (reports and the history read this table too)
+    from ..compiler.templates import CaseTemplate, template_strings
+
+    read: set[str] = set()
+    for _inner, text in template_strings(s.body):
+        try:
+            read |= CaseTemplate(text).names
+        except Exception:  # noqa: S112  a template that does not compile: E208 says so
+            continue
+    out = []
+    if needs.tools and "mcp_url" not in read:
+        out.append(KindWarning(
+            ("body",), "W430",
+            f"the body of the target '{name}' never sends {{{{ mcp_url }}}}: the agent cannot "
+            "reach the scenarios' fake tools, so it never lists them and every check of its "
+            "calls fails",
+            'add the attempt\'s MCP endpoint to the body, e.g. tools_url: "{{ mcp_url }}", '
+            "and connect your agent's MCP client to it instead of its real tools"))
+    missing = [n for n in ("confirmed", "cancelled") if n not in read]
+    if needs.holds and missing:
+        names = " or ".join(f"{{{{ {n} }}}}" for n in missing)
+        out.append(KindWarning(
+            ("body",), "W431",
+            f"the body of the target '{name}' never sends {names}, and the scenarios hold "
+            "calls for the person's confirmation (tools with confirm: true): on a confirm or "
+            "cancel turn the agent is not told what the person decided",
+            "add " + " and ".join(f'{n}: "{{{{ {n} }}}}"' for n in missing) + " to the body",
+            on_value=True))
+    return out
+
+
 def _http_json(s: HttpSettings) -> dict[str, Any]:
     return {"url": without_userinfo(s.url), "api_key_env": s.api_key_env,
             "headers": dict(s.headers),
@@ -414,7 +491,9 @@ def _compile_command(doc: Document, path: DataPath, name: str, data: Mapping[str
                      root: Path, diags: Collector) -> CommandSettings:
     return CommandSettings(command=tuple(data["command"]), cwd=str(root.resolve()),
                            env=dict(data.get("env") or {}),
-                           timeout_ms=data.get("timeout_ms", 60_000))
+                           timeout_ms=data.get("timeout_ms", 60_000),
+                           pass_env=tuple(data.get("pass_env") or ()),
+                           inherit_env=bool(data.get("inherit_env", False)))
 
 
 # ---- python --------------------------------------------------------------------------------
@@ -482,6 +561,12 @@ OPENAI_SCHEMA: dict[str, Any] = {
              "You are a clinic assistant.\n{{ system }}\nCurrent date and time: {{ now }}."),
     },
     "retry": _RETRY,
+    "ca_file": {"type": "string", "minLength": 1,
+                **schema_doc("For an https:// endpoint whose certificate a certificate "
+                             "authority of your own signed (a company's, a test server's): "
+                             "that authority's certificate, a PEM file, relative to "
+                             "scenarist.yaml. It is trusted besides the usual public ones.",
+                             "certs/company-ca.pem")},
 }
 
 _DOTTED_PATH = {
@@ -512,6 +597,7 @@ HTTP_SCHEMA: dict[str, Any] = {
     "timeout_ms": OPENAI_SCHEMA["timeout_ms"],
     "max_reply_bytes": OPENAI_SCHEMA["max_reply_bytes"],
     "retry": _RETRY,
+    "ca_file": OPENAI_SCHEMA["ca_file"],
 }
 
 COMMAND_SCHEMA: dict[str, Any] = {
@@ -520,8 +606,21 @@ COMMAND_SCHEMA: dict[str, Any] = {
                 **schema_doc("The program and its arguments, as a list (run in the suite's "
                              "folder, one process per attempt).", ["node", "agent.js"])},
     "env": {"type": "object", "additionalProperties": {"type": "string"},
-            **schema_doc("Environment variables for the program (not secrets: it inherits "
-                         "the run's environment).", {"AGENT_MODEL": "qwen"})},
+            **schema_doc("Environment variables for the program, with these values (not "
+                         "secrets: they are written in the suite; pass a secret with "
+                         "pass_env).", {"AGENT_MODEL": "qwen"})},
+    "pass_env": {"type": "array", "uniqueItems": True,
+                 "items": {"type": "string", "pattern": "^[A-Za-z_][A-Za-z0-9_]*$"},
+                 **schema_doc("Environment variables the program gets from the run's "
+                              "environment, by name (a key its own model needs). Without "
+                              "them it gets only PATH, HOME, TMPDIR, the locale (LANG, "
+                              "LANGUAGE, LC_*), TZ, env and the SCENARIST_* variables.",
+                              ["OPENAI_API_KEY"])},
+    "inherit_env": {"type": "boolean",
+                    **schema_doc("true: the program gets the run's whole environment, less "
+                                 "the suite's secrets (every target's api_key_env, the "
+                                 "judge's, redact.env) unless env or pass_env names them. "
+                                 "Default false.", True)},
     "timeout_ms": {"type": "integer", "minimum": 1,
                    **schema_doc("The most the program may take to answer one turn, in "
                                 "milliseconds.", 60000)},
@@ -583,6 +682,7 @@ KINDS["http"] = TargetKind(
     shown=("url",),
     key_env=lambda s: s.api_key_env,
     holds_calls=lambda s: s.pending is not None,  # only where its reply says them
+    warnings=_http_warnings,
 )
 KINDS["command"] = TargetKind(
     name="command",
@@ -591,7 +691,9 @@ KINDS["command"] = TargetKind(
     required=("command",),
     compile=_compile_command,
     describe=lambda s: "command " + " ".join(s.command),
-    as_json=lambda s: {"command": list(s.command), "env": sorted(s.env)},
+    as_json=lambda s: {"command": list(s.command), "env": sorted(s.env),
+                       **({"pass_env": list(s.pass_env)} if s.pass_env else {}),
+                       **({"inherit_env": True} if s.inherit_env else {})},
     shown=("command",),
     holds_calls=lambda s: True,  # its answer line may say "pending"
 )

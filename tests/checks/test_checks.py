@@ -182,6 +182,43 @@ def test_tool_checks(name: str, param: Any, calls: tuple[Call, ...], status: str
     assert (o.status, o.reason) == (status, reason)
 
 
+HELD = call("cancel", {"id": 3}, pending=True)
+ASKED = "the agent asked to confirm cancel with id=3"
+
+
+MCP_HELD = HELD._replace(id="mcp_1")  # held at an own-loop agent's MCP endpoint
+NOTHING = ("the agent called cancel with id=3 and the call was held for confirmation, but its "
+           "answer asks the person nothing: {!r}; asking is a question, or a request to "
+           "confirm")
+
+
+@pytest.mark.parametrize(("answer", "held", "status", "reason"), [
+    # held by the loop (a model's tool call): shown to the person, it asks by itself
+    ("", HELD, "pass", ASKED),
+    ("ok", HELD, "pass", ASKED),
+    ("¿Cancelo el turno 3?", HELD, "pass", ASKED),
+    ("I'm sorry, but I can't assist with that", HELD, "fail",
+     NOTHING.format("I'm sorry, but I can't assist with that")),
+    ("I'm sorry, I can't cancel it myself: shall I ask the clinic?", HELD, "pass", ASKED),
+    # held at the MCP endpoint: the person never sees the call, only the answer
+    ("Please confirm the cancellation of appointment 3.", MCP_HELD, "pass", ASKED),
+    ("Do you want me to cancel appointment 3?", MCP_HELD, "pass", ASKED),
+    ("Necesito que confirmes la cancelación.", MCP_HELD, "pass", ASKED),
+    ("ok", MCP_HELD, "fail", NOTHING.format("ok")),
+    ("I cannot confirm that.", MCP_HELD, "fail", NOTHING.format("I cannot confirm that.")),
+    ("I'm sorry, but I can't assist with that", MCP_HELD, "fail",
+     NOTHING.format("I'm sorry, but I can't assist with that")),
+    ("", MCP_HELD, "fail",
+     "the agent called cancel with id=3 and the call was held for confirmation, but it said "
+     "nothing to the person (an empty answer); asking is a question, or a request to "
+     "confirm"),
+])
+def test_asks_to_confirm_needs_the_agent_to_ask(answer: str, held: Call, status: str,
+                                                reason: str) -> None:
+    o = check("asks_to_confirm", "cancel", attempt(answer, (held,)))
+    assert (o.status, o.reason) == (status, reason)
+
+
 @pytest.mark.parametrize(("called", "mode", "score"), [
     (["search", "validate", "book"], "any", 1.0),
     (["search", "validate", "book"], "exact", 0.0),

@@ -18,7 +18,8 @@ from tests.conftest import REPO, FakeServer, plain_suite, write
 # simulated user, judge, expression or baseline). Each is imported by the feature that
 # needs it, when a run has it.
 FORBIDDEN_PACKAGES = (
-    "httpx", "httpcore", "anyio", "h11", "sniffio",  # TLS/proxy endpoints only
+    # TLS/proxy endpoints only (a plain http:// run speaks HTTP/1.1 through h11 alone)
+    "httpx", "httpcore", "anyio", "sniffio",
     "jsonschema", "referencing",  # words a schema's rejections; a valid suite has none
     # (jsonschema_rs is not here: every run validates its files and its calls' arguments
     # with it — dsl/source/schemacheck.py, the one engine — so a plain run imports it)

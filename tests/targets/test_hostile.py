@@ -1,7 +1,12 @@
 """Hostile endpoints: every reply class of bench/hostile/server.py (a real process on
 127.0.0.1) ends its own attempt with a plain reason — the run goes on, every attempt is
 recorded, nothing tracebacks. One run asks all the classes at once (one target each);
-each test reads its own record. Messages are checked word for word."""
+each test reads its own record. Messages are checked word for word.
+
+Every test that talks to the server runs on both paths of dsl/clients/transport.py: plain
+``http://`` (h11 on Scenarist's own connections) and ``https://`` (httpx), the server's
+certificate signed by a certificate authority made for the session (the target's
+``ca_file``). The words are the same on both."""
 
 from __future__ import annotations
 
@@ -9,25 +14,40 @@ import json
 import subprocess
 import sys
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO, run_cli, write
+from tests.conftest import PATHS, REPO, TLSFiles, run_cli, write
 
 SERVER = REPO / "bench" / "hostile" / "server.py"
 
 
-@pytest.fixture(scope="module")
-def hostile() -> Iterator[str]:
-    """The hostile server's address, http://127.0.0.1:<port>."""
-    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", "0", "--bomb-mib", "64"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+@dataclass(frozen=True)
+class Hostile:
+    """The hostile server: ``f"{hostile}"`` is its root (http://127.0.0.1:<port>, or
+    https://); a target reaches it with ``**hostile.settings`` (the ca_file over TLS)."""
+
+    root: str
+    settings: dict[str, str]
+
+    def __str__(self) -> str:
+        return self.root
+
+
+@pytest.fixture(scope="module", params=PATHS)
+def hostile(request: pytest.FixtureRequest, tls_files: TLSFiles) -> Iterator[Hostile]:
+    tls = request.param == "tls"
+    proc = subprocess.Popen([sys.executable, str(SERVER), "--port", "0", "--bomb-mib", "64",
+                             *(["--tls", str(tls_files.server)] if tls else [])],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.startswith("PORT "), line
-    yield f"http://127.0.0.1:{line.split()[1]}"
+    yield Hostile(f"{'https' if tls else 'http'}://127.0.0.1:{line.split()[1]}",
+                  {"ca_file": str(tls_files.ca)} if tls else {})
     proc.terminate()
     proc.wait(timeout=10)
 
@@ -127,9 +147,9 @@ REPLIES: dict[str, tuple[str, str | None, str]] = {
     "double-gzip": ("error", M, "the reply from {url} is encoded as 'gzip, gzip'; Scenarist "
                                 "reads gzip, deflate or no encoding"),
     # item 7: the whole reply is bounded in time
-    "drip": ("error", "timeout", "the reply from {url} was still arriving after 4 s "
+    "drip": ("error", "timeout", "the reply from {url} was still arriving after 8 s "
                                  "(timeout_ms bounds the whole reply)"),
-    "drip-headers": ("error", "timeout", "no reply from {url} within 4 s"),
+    "drip-headers": ("error", "timeout", "no reply from {url} within 8 s"),
     # item 9: redirects
     "redirect-302-json": ("error", "status", "HTTP 302 from {url}: the endpoint redirected to "
                                              "'{root}/ok/v1/chat/completions'; set base_url to "
@@ -151,6 +171,37 @@ REPLIES: dict[str, tuple[str, str | None, str]] = {
                                                 "with '300 Multiple Choices', which is neither "
                                                 "an answer nor a redirect with an address"),
     "ok": ("pass", None, ""),
+    # issue 31: an otherwise valid completion framed as HTTP/1.1 forbids is refused (h11's
+    # words, on both paths), in bounded memory and time
+    "chunk-0x": ("error", M, "the reply from {url} is not valid HTTP/1.1 (illegal chunk "
+                             "header: bytearray(b'0xfe\\r\\n'))"),
+    "chunk-negative": ("error", M, "the reply from {url} is not valid HTTP/1.1 (illegal chunk "
+                                   "header: bytearray(b'-1\\r\\n'))"),
+    "chunk-no-crlf": ("error", M, "the reply from {url} is not valid HTTP/1.1 (malformed "
+                                  "chunk footer: bytearray(b'7f') (expected b'\\r\\n'))"),
+    "chunk-lf-end": ("error", M, "the reply from {url} is not valid HTTP/1.1 (malformed chunk "
+                                 "footer: bytearray(b'\\n0') (expected b'\\r\\n'))"),
+    "length-conflict": ("error", M, "the reply from {url} is not valid HTTP/1.1 (conflicting "
+                                    "Content-Length headers)"),
+    "length-twice": ("error", M, "the reply from {url} is not valid HTTP/1.1 (conflicting "
+                                 "Content-Length headers)"),
+    "length-not-digit": ("error", M, "the reply from {url} is not valid HTTP/1.1 (bad "
+                                     "Content-Length)"),
+    "length-superscript": ("error", M, "the reply from {url} is not valid HTTP/1.1 (bad "
+                                       "Content-Length)"),
+    "te-gzip-chunked": ("error", M, "the reply from {url} is not valid HTTP/1.1 (Only "
+                                    "Transfer-Encoding: chunked is supported)"),
+    "status-101": ("error", M, "the reply from {url} is not valid HTTP/1.1 (Received server "
+                               "_SWITCH_UPGRADE event without a pending proposal)"),
+    "endless-trailer": ("error", M, "the reply from {url} has a status line and headers, or a "
+                                    "trailer, longer than 102,400 bytes"),
+    "endless-headers": ("error", M, "the reply from {url} has a status line and headers, or a "
+                                    "trailer, longer than 102,400 bytes"),
+    "huge-headers": ("error", M, "the reply from {url} has a status line and headers, or a "
+                                 "trailer, longer than 102,400 bytes"),
+    "bare-lf": ("pass", None, ""),  # as httpx reads it
+    "extra-bytes": ("pass", None, ""),  # the bytes after the first reply are never read
+    "no-content-body": ("error", M, "the reply from {url} is not JSON: ''"),
 }
 
 # tool-call arguments that cannot be used: the call is answered with an error (the model
@@ -165,16 +216,17 @@ def _name(kind: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def hostile_records(hostile: str, tmp_path_factory: pytest.TempPathFactory
+def hostile_records(hostile: Hostile, tmp_path_factory: pytest.TempPathFactory
                     ) -> dict[str, dict[str, Any]]:
     """One run against every hostile kind; the record of each, by kind."""
     root = tmp_path_factory.mktemp("hostile")
     kinds = [*REPLIES, *BAD_ARGS, "deep-args-object"]
-    # the drips get 4 s (their headers alone take 50 s to drip, their bodies 100 s: a
-    # loaded machine still sees the headers of "drip" within 4 s); the others all the time
-    # a loaded machine may need
+    # the drips get 8 s (their headers alone take 50 s to drip, their bodies 100 s: a
+    # loaded machine still sees the headers of "drip" within 8 s, TLS handshake
+    # included); the others all the time a loaded machine may need
     targets = {_name(k): {"kind": "openai", "base_url": f"{hostile}/{k}/v1", "model": "m",
-                          "timeout_ms": 4000 if k.startswith("drip") else 60_000,
+                          **hostile.settings,
+                          "timeout_ms": 8000 if k.startswith("drip") else 60_000,
                           "retry": {"max_attempts": 1}} for k in kinds}
     write(root / "scenarist.yaml", json.dumps({"targets": targets,
                                                "defaults": {"concurrency": 16}}))
@@ -192,7 +244,7 @@ def hostile_records(hostile: str, tmp_path_factory: pytest.TempPathFactory
 
 @pytest.mark.parametrize("kind", list(REPLIES))
 def test_each_hostile_reply_ends_its_attempt_with_a_plain_reason(
-        kind: str, hostile: str, hostile_records: dict[str, dict[str, Any]]) -> None:
+        kind: str, hostile: Hostile, hostile_records: dict[str, dict[str, Any]]) -> None:
     status, error_kind, message = REPLIES[kind]
     rec = hostile_records[kind]
     assert rec["status"] == status, rec["reason"]
@@ -218,10 +270,36 @@ def test_arguments_that_cannot_be_used_are_answered_with_an_error_and_the_attemp
 
 
 def test_arguments_given_as_a_deep_object_end_the_attempt_as_malformed(
-        hostile: str, hostile_records: dict[str, dict[str, Any]]) -> None:
+        hostile: Hostile, hostile_records: dict[str, dict[str, Any]]) -> None:
     rec = hostile_records["deep-args-object"]
     assert rec["error"]["message"] == (f"the reply from {hostile}/deep-args-object/v1 is "
                                        "nested more than 100 levels deep")
+
+
+@pytest.mark.parametrize("kind", ["extra-bytes", "no-content-body"])
+def test_a_reply_that_leaves_bytes_behind_never_answers_a_later_request(
+        kind: str, hostile: Hostile, tmp_path: Path) -> None:
+    """Each request is answered by its own reply: a connection with unread bytes (a whole
+    reply, SMUGGLED, after the tool call of extra-bytes; as the body of no-content-body's
+    204) is never used again. One connection at a time, so a reused one would be read."""
+    target = {"kind": "openai", "base_url": f"{hostile}/{kind}/v1", "model": "m",
+              "retry": {"max_attempts": 1}, **hostile.settings}
+    write(tmp_path / "scenarist.yaml", json.dumps({"targets": {"t": target},
+                                                   "defaults": {"concurrency": 1}}))
+    write(tmp_path / "s.yaml", SCENARIO.replace("runs: 1", "runs: 3"))
+    r = run_cli("run", ".", "--no-early-stop", cwd=tmp_path)
+    (run_dir,) = (tmp_path / "runs").iterdir()
+    recs = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert len(recs) == 3
+    assert "SMUGGLED" not in (run_dir / "results.jsonl").read_text()
+    if kind == "extra-bytes":
+        assert r.exit_code == 0, r.output
+        assert [(x["status"], x["answer"], len(x["calls"])) for x in recs] == [
+            ("pass", "OK", 1)] * 3
+    else:
+        assert r.exit_code == 3, r.output
+        assert [x["error"]["message"] for x in recs] == [
+            f"the reply from {hostile}/{kind}/v1 is not JSON: ''"] * 3
 
 
 def test_half_a_surrogate_pair_is_kept_as_it_came(
@@ -232,8 +310,8 @@ def test_half_a_surrogate_pair_is_kept_as_it_came(
 
 
 def test_an_answer_of_deep_json_fails_the_json_check_and_is_null_to_expressions(
-        hostile: str, tmp_path: Path) -> None:
-    suite_with(tmp_path, {"base_url": f"{hostile}/deep-object-text/v1",
+        hostile: Hostile, tmp_path: Path) -> None:
+    suite_with(tmp_path, {"base_url": f"{hostile}/deep-object-text/v1", **hostile.settings,
                           "retry": {"max_attempts": 1}})
     write(tmp_path / "s.yaml", SCENARIO.replace(
         "  - non_empty\n", "  - json: true\n  - expect: \"json(answer) == null\"\n"))
@@ -246,9 +324,9 @@ def test_an_answer_of_deep_json_fails_the_json_check_and_is_null_to_expressions(
         "read): ")
 
 
-def test_max_reply_bytes_is_the_target_s_own(hostile: str, tmp_path: Path) -> None:
+def test_max_reply_bytes_is_the_target_s_own(hostile: Hostile, tmp_path: Path) -> None:
     target = {"kind": "openai", "base_url": f"{hostile}/ok/v1", "model": "m",
-              "max_reply_bytes": 1024, "retry": {"max_attempts": 1}}
+              **hostile.settings, "max_reply_bytes": 1024, "retry": {"max_attempts": 1}}
     write(tmp_path / "scenarist.yaml", json.dumps({"targets": {"t": target}}))
     write(tmp_path / "s.yaml", SCENARIO)
     assert run_cli("run", ".", cwd=tmp_path).exit_code == 0  # a reply of 300 bytes
@@ -267,11 +345,13 @@ JUDGED = SCENARIO.replace("  - non_empty\n", "  - faithful\n")
 
 
 def test_half_a_surrogate_pair_in_the_answer_is_judged_and_cached(
-        hostile: str, tmp_path: Path) -> None:
+        hostile: Hostile, tmp_path: Path) -> None:
     targets = {
         "agent": {"kind": "openai", "base_url": f"{hostile}/surrogate-content/v1",
+                  **hostile.settings,
                   "model": "m", "retry": {"max_attempts": 1}},
         "judge": {"kind": "openai", "base_url": f"{hostile}/ok/v1", "model": "j",
+                  **hostile.settings,
                   "retry": {"max_attempts": 1}},
     }
     write(tmp_path / "scenarist.yaml", json.dumps({
@@ -301,12 +381,13 @@ def test_half_a_surrogate_pair_in_the_answer_is_judged_and_cached(
     ("ok", "pass", "all 1 checks passed"),
 ])
 def test_a_judge_that_replies_badly_is_a_judge_error_or_unsure_never_a_model_failure(
-        hostile: str, tmp_path: Path, kind: str, status: str, reason: str) -> None:
+        hostile: Hostile, tmp_path: Path, kind: str, status: str, reason: str) -> None:
     url = f"{hostile}/{kind}/v1"
     targets = {
         "agent": {"kind": "openai", "base_url": f"{hostile}/ok/v1", "model": "m",
+                  **hostile.settings,
                   "retry": {"max_attempts": 1}},
-        "judge": {"kind": "openai", "base_url": url, "model": "j",
+        "judge": {"kind": "openai", "base_url": url, "model": "j", **hostile.settings,
                   "retry": {"max_attempts": 1}},
     }
     write(tmp_path / "scenarist.yaml", json.dumps({
@@ -356,6 +437,9 @@ def suite_with(root: Path, target: dict[str, Any] | None = None, **extra: Any) -
     ({"headers": {"X-Team": "clínica"}},
      ("scenarist.yaml:8:15", "S105", "the value of the header 'X-Team' holds a character that "
                                      "is not ASCII ('í'); header values are printable ASCII")),
+    ({"ca_file": "certs/missing.pem"},
+     ("scenarist.yaml:7:15", "S105", "the ca_file 'certs/missing.pem' of the target 't' does "
+                                     "not exist")),
     ({"headers": {"X-Team": "a\r\nX-Injected: 1"}},
      ("scenarist.yaml:8:15", "S105", "the value of the header 'X-Team' holds a line break "
                                      "('\\r'); header values are printable ASCII")),
@@ -399,6 +483,19 @@ def test_the_target_constructor_never_tracebacks(tmp_path: Path,
         "the API key in HOSTILE_KEY holds a character that is not printable ASCII; check the "
         "variable",
     ]
+
+
+def test_a_ca_file_that_holds_no_certificate_stops_the_run_at_the_target(
+        tmp_path: Path) -> None:
+    write(tmp_path / "notes.pem", "not a certificate\n")
+    suite_with(tmp_path, {"base_url": "https://127.0.0.1:9/v1", "ca_file": "notes.pem"})
+    write(tmp_path / "s.yaml", SCENARIO)
+    assert lint_found(tmp_path) == []  # a file is there; whether it is PEM, the run finds
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 2, r.output
+    assert (f"scenarist.yaml:3:3: error S105 the ca_file '{tmp_path / 'notes.pem'}' of the "
+            "target 't' cannot be used: [X509: NO_CERTIFICATE_OR_CRL_FOUND] no certificate "
+            "or crl found") in r.output
 
 
 def test_a_key_that_no_header_can_carry_stops_the_run_with_a_message(
@@ -482,8 +579,8 @@ def test_template_bombs_that_lint_can_know_are_located_errors(
      "10,000"),
 ])
 def test_template_bombs_at_run_time_fail_the_tool_call_and_the_run_goes_on(
-        hostile: str, tmp_path: Path, template: str, output: str) -> None:
-    suite_with(tmp_path, {"base_url": f"{hostile}/call-then-answer/v1",
+        hostile: Hostile, tmp_path: Path, template: str, output: str) -> None:
+    suite_with(tmp_path, {"base_url": f"{hostile}/call-then-answer/v1", **hostile.settings,
                           "retry": {"max_attempts": 1}})
     write(tmp_path / "s.yaml", SCENARIO.replace('"found {{ args.s }}"', json.dumps(template)))
     assert lint_found(tmp_path) == []
@@ -496,10 +593,11 @@ def test_template_bombs_at_run_time_fail_the_tool_call_and_the_run_goes_on(
 
 
 def test_a_system_prompt_that_passes_a_limit_at_run_time_is_an_attempt_error(
-        hostile: str, tmp_path: Path) -> None:
+        hostile: Hostile, tmp_path: Path) -> None:
     prompt = "{% for i in range(10000) %}{% for j in range(system|length) %}{% endfor %}" \
              "{% endfor %}{{ now }}"
-    suite_with(tmp_path, {"base_url": f"{hostile}/ok/v1", "system_prompt": prompt})
+    suite_with(tmp_path, {"base_url": f"{hostile}/ok/v1", "system_prompt": prompt,
+                          **hostile.settings})
     write(tmp_path / "s.yaml", SCENARIO.replace("given:\n", "given:\n  system: "
                                                 + "x" * 100 + "\n"))
     r = run_cli("run", ".", cwd=tmp_path)

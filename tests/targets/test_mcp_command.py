@@ -4,9 +4,12 @@ MCP client over HTTP and over standard input/output — and the server's refusal
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -73,7 +76,7 @@ def test_scenarist_mcp_over_http(tmp_path: Path) -> None:
     try:
         url = proc.stdout.readline().strip()
         assert url.startswith("http://127.0.0.1:")
-        assert url.endswith("/mcp")
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/mcp/[A-Za-z0-9_-]{32}", url)
         names, found, held, unknown = asyncio.run(drive(url))
         assert names == ["list_business_hours", "set_business_hours", "lookup"]
         assert [b.text for b in found.content] == ['{"name": "Bo"}']
@@ -141,3 +144,110 @@ def test_scenarist_mcp_needs_one_scenario(tmp_path: Path, args: tuple[str, ...],
     result = run_cli("mcp", *args, cwd=root)
     assert result.exit_code == 2
     assert result.output == message
+
+
+WORLD_SUITE = {
+    "targets": {"fake": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"}},
+    "world": {"cards": [{"id": "CARD-01", "holder": "Ana", "pin": "4471", "blocked": False}]},
+    "tools": {
+        "list_cards": {"description": "The cards.", "table": "cards", "action": "read"},
+        "block_card": {"description": "Block a card.", "table": "cards", "action": "update",
+                       "input_schema": {"type": "object",
+                                        "properties": {"id": {"type": "string"}},
+                                        "required": ["id"]},
+                       "where": {"id": "{{ args.id }}"}, "set": {"blocked": True},
+                       "returns": "Card {{ args.id }} blocked."}},
+}
+
+
+def world_suite(tmp_path: Path) -> Path:
+    write(tmp_path / "scenarist.yaml", json.dumps(WORLD_SUITE))
+    write(tmp_path / "cards.yaml", """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools: [list_cards, block_card]
+when: "Block my card."
+then: [non_empty]
+""")
+    return tmp_path
+
+
+def _post(url: str, method: str, params: dict[str, Any] | None = None) -> httpx.Response:
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, **({"params": params} if params
+                                                             else {})}
+    return httpx.post(url, json=body, timeout=10,
+                      headers={"Accept": "application/json, text/event-stream"})
+
+
+def test_scenarist_mcp_lets_no_other_local_client_in(tmp_path: Path) -> None:
+    """A hostile local client that finds the port (without the printed URL) can neither
+    list the tools nor read or change the world's rows: every other path answers 404."""
+    proc = start(world_suite(tmp_path), "cards.yaml")
+    assert proc.stdout is not None
+    try:
+        url = proc.stdout.readline().strip()
+        base = url[: url.index("/mcp/")]
+        token = url.rsplit("/", 1)[1]
+        for guess in (base + "/mcp", base + "/mcp/", base + "/", base + "/mcp/x" + token,
+                      base + "/mcp/" + token[:-1], base + "/MCP/" + token):
+            for method, params in (("tools/list", None),
+                                   ("tools/call", {"name": "list_cards", "arguments": {}}),
+                                   ("tools/call", {"name": "block_card",
+                                                   "arguments": {"id": "CARD-01"}})):
+                refused = _post(guess, method, params)
+                assert refused.status_code == 404, (guess, refused.text)
+                assert "4471" not in refused.text
+                assert "list_cards" not in refused.text
+
+        async def rows() -> str:
+            from mcp import Client
+
+            async with Client(url) as client:
+                return str((await client.call_tool("list_cards", {})).content[0].text)
+
+        seen = asyncio.run(rows())
+        assert '"blocked": false' in seen  # nothing changed it
+        assert proc.stdout.readline().startswith("list_cards({}) -> ")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+    assert err.strip() == "Stopped."
+
+
+def test_what_a_client_sends_reaches_the_terminal_without_control_sequences(
+        tmp_path: Path) -> None:
+    """Tool names and arguments a client sends with terminal escape sequences (a window
+    title, a screen clear, colours, an 8-bit CSI, a carriage return) are printed without
+    them; a request that is not HTTP leaves no log line of uvicorn's."""
+    root = scenario_suite(tmp_path)
+    proc = start(root, "people.yaml", "--case", "bo")
+    assert proc.stdout is not None
+    try:
+        url = proc.stdout.readline().strip()
+        port = int(url.split(":")[2].split("/")[0])
+        with socket.create_connection(("127.0.0.1", port)) as raw:
+            raw.sendall(b"\x16\x03\x01 this is not HTTP\r\n\r\n")
+            raw.recv(1000)
+
+        async def hostile() -> None:
+            from mcp import Client
+
+            async with Client(url) as client:
+                await client.call_tool("lookup", {"dni": "\x1b[2J\x1b]0;pwned\x07\x9b31m456\r"})
+                with contextlib.suppress(Exception):
+                    await client.call_tool("\x1b[31mevil\x1b[0m\x1b]8;;http://x\x1b\\", {})
+
+        asyncio.run(hostile())
+        lines = [proc.stdout.readline().rstrip("\n") for _ in range(2)]
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _out, err = proc.communicate(timeout=20)
+    printed = "\n".join(lines) + err
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f-\x9f]", printed), repr(printed)
+    args = '{"dni": "\\u001b[2J\\u001b]0;pwned\\u0007456\\r"}'  # JSON escapes: text
+    assert lines == [
+        f"lookup({args}) -> error: no record for these arguments: {args} [no-record]",
+        "evil({}) -> error: there is no tool named 'evil'. The tools are: "
+        "list_business_hours, lookup, set_business_hours. [unknown-tool]"]
+    assert "Invalid HTTP request" not in err
+    assert err.strip() == "Stopped."

@@ -1,5 +1,6 @@
 """kind: openai — each endpoint fault ends its attempt with the right status and reason,
-retries honour Retry-After with backoff; against a real scripted server."""
+retries honour Retry-After with backoff; against a real scripted server, reached over each
+path of dsl/clients/transport.py (plain http:// through h11, https:// through httpx)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ FAULTS = [
     ("close_mid_response", [{"truncate": True}], "error", "connection",
      "cannot reach {url}: the server closed the connection mid-reply"),
     ("hang_past_timeout", [{"hang": True}], "error", "timeout",
-     "no reply from {url} within 0.3 s (after 2 tries)"),
+     "no reply from {url} within {limit} s (after 2 tries)"),
     ("tool_call_as_text", [{"text": '{"name": "list_business_hours", "arguments": {}}'}],
      "error", "tool_call_as_text",
      "the endpoint returned a call to list_business_hours as plain text instead of a tool "
@@ -54,10 +55,13 @@ FAULTS = [
 @pytest.mark.parametrize(("name", "replies", "status", "kind", "message"), FAULTS,
                          ids=[f[0] for f in FAULTS])
 def test_each_fault_ends_the_attempt_with_the_right_status_and_reason(
-        tmp_path: Path, server: FakeServer, cli_env: dict[str, str], name: str,
+        tmp_path: Path, any_server: FakeServer, cli_env: dict[str, str], name: str,
         replies: list[dict[str, Any]], status: str, kind: str, message: str) -> None:
+    server = any_server
     server.script({"rules": [{"match": "hora", "replies": replies}]})
-    plain_suite(tmp_path, server.url, timeout_ms=300)
+    # a hang needs a timeout to pass; the other faults all the time a loaded machine needs
+    plain_suite(tmp_path, server.url, timeout_ms=1000 if kind == "timeout" else 30_000,
+                **server.settings)
     write(tmp_path / "hours.yaml", HOURS + "runs: 2\nmin_pass: 1\n")
     r = run_cli("run", ".", cwd=tmp_path)
     assert r.exit_code == 3, r.output
@@ -66,15 +70,16 @@ def test_each_fault_ends_the_attempt_with_the_right_status_and_reason(
     for rec in recs:
         assert rec["status"] == status
         assert rec["error"]["kind"] == kind
-        assert rec["error"]["message"].startswith(message.format(url=server.url)), \
+        assert rec["error"]["message"].startswith(message.format(url=server.url, limit="1")), \
             rec["error"]["message"]
     requests = len(server.requests())
     retried = kind in ("status", "connection", "timeout")
     assert requests == (4 if retried else 2)
 
 
-def test_all_faults_in_one_run_none_crashes_it(tmp_path: Path, server: FakeServer,
+def test_all_faults_in_one_run_none_crashes_it(tmp_path: Path, any_server: FakeServer,
                                                cli_env: dict[str, str]) -> None:
+    server = any_server
     rules = []
     for i, (name, replies, *_rest) in enumerate(FAULTS):
         rules.append({"match": f"fault-{i}", "replies": replies})
@@ -84,7 +89,7 @@ def test_all_faults_in_one_run_none_crashes_it(tmp_path: Path, server: FakeServe
     write(tmp_path / "fine.yaml", HOURS.replace("¿Hasta qué hora atendemos hoy?", "ok-1")
           + "runs: 1\nmin_pass: 1\n")
     server.script({"rules": rules})
-    plain_suite(tmp_path, server.url, timeout_ms=300)
+    plain_suite(tmp_path, server.url, timeout_ms=2000, **server.settings)
     r = run_cli("run", ".", "-j", "8", cwd=tmp_path)
     assert r.exit_code == 3, r.output
     recs = {x["scenario"]: x for x in records_of(the_run(tmp_path / "runs"))}
@@ -94,13 +99,15 @@ def test_all_faults_in_one_run_none_crashes_it(tmp_path: Path, server: FakeServe
         assert (recs[name]["status"], recs[name]["error"]["kind"]) == (status, kind)
 
 
-def test_429_with_retry_after_is_retried_and_counted(tmp_path: Path, server: FakeServer,
-                                                     cli_env: dict[str, str]) -> None:
+def test_429_with_retry_after_is_retried_and_counted(
+        tmp_path: Path, any_server: FakeServer, cli_env: dict[str, str]) -> None:
+    server = any_server
     rule = dict(TOOL_THEN_ANSWER["rules"][0])
     rule["first"] = [{"status": 429, "body": {"error": "slow down"},
                       "headers": {"Retry-After": "0.3"}}]
     server.script({"rules": [rule]})
-    plain_suite(tmp_path, server.url, retry={"max_attempts": 3, "backoff_ms": 1})
+    plain_suite(tmp_path, server.url, retry={"max_attempts": 3, "backoff_ms": 1},
+                **server.settings)
     write(tmp_path / "hours.yaml", ONE_RUN)
     t0 = time.monotonic()
     r = run_cli("run", ".", cwd=tmp_path)
@@ -127,3 +134,66 @@ def test_backoff_grows_with_jitter() -> None:
         b = 0.5 * 2**i
         for _ in range(50):
             assert b / 2 <= backoff_seconds(i, 500) <= b
+
+
+def test_a_post_the_server_may_have_processed_is_never_sent_again(
+        tmp_path: Path, any_server: FakeServer, cli_env: dict[str, str]) -> None:
+    """The server reads the second request of an attempt on a kept-alive connection and
+    closes it without a word: with ``retry: {max_attempts: 1}`` nothing sends it again (it
+    may have been processed); the attempt ends as a connection error after 2 requests."""
+    server = any_server
+    rule = dict(TOOL_THEN_ANSWER["rules"][0])
+    rule["first"] = [{"tool_calls": [{"name": "list_business_hours", "arguments": {}}]},
+                     {"close": True}]
+    server.script({"rules": [rule]})
+    plain_suite(tmp_path, server.url, retry={"max_attempts": 1}, **server.settings)
+    write(tmp_path / "hours.yaml", ONE_RUN)
+    r = run_cli("run", ".", cwd=tmp_path)
+    assert r.exit_code == 3, r.output
+    (rec,) = records_of(the_run(tmp_path / "runs"))
+    assert rec["error"] == {"kind": "connection", "status": None, "message": (
+        f"cannot reach {server.url}: the server closed the connection mid-reply (Server "
+        "disconnected without sending a response.)")}
+    assert rec["retries"] == 0
+    assert len(server.requests()) == 2
+
+
+def test_each_failure_says_whether_the_server_may_have_processed_the_request(
+        any_server: FakeServer) -> None:
+    """``EndpointError.maybe_processed``: false only when the request provably never left
+    (no connection); with ``resend`` off, such a request is not tried again."""
+    import asyncio
+
+    from dsl.clients.openai import JsonEndpoint
+    from dsl.errors import EndpointError, Span
+    from dsl.model import Target
+    from dsl.settings import OpenAISettings, Retry
+
+    server = any_server
+    server.script({"rules": [{"match": "x", "replies": [{"close": True}]}]})
+
+    def endpoint(url: str, resend: bool) -> JsonEndpoint:
+        settings = OpenAISettings(model="m", base_url=url, ca_file=server.settings.get(
+            "ca_file"), retry=Retry(max_attempts=3, backoff_ms=1))
+        return JsonEndpoint(Target("t", "openai", Span("s.yaml", 1, 1), settings),
+                            url + "/chat/completions", url, "base_url", resend=resend)
+
+    async def fail(url: str, resend: bool) -> EndpointError:
+        client = endpoint(url, resend)
+        try:
+            await client.complete({"messages": [{"role": "user", "content": "x"}]})
+        except EndpointError as exc:
+            return exc
+        finally:
+            await client.aclose()
+        raise AssertionError("no error")
+
+    dropped = asyncio.run(fail(server.url, resend=True))
+    assert (dropped.kind, dropped.maybe_processed, dropped.retries) == ("connection", True, 2)
+    assert len(server.requests()) == 3  # the retry policy's choice, counted
+    server.script({"rules": [{"match": "x", "replies": [{"close": True}]}]})
+    kept = asyncio.run(fail(server.url, resend=False))
+    assert (kept.maybe_processed, kept.retries) == (True, 0)
+    assert len(server.requests()) == 1  # may have been processed: never sent again
+    refused = asyncio.run(fail(server.url.replace(f":{server.port}/", ":9/"), resend=False))
+    assert (refused.kind, refused.maybe_processed, refused.retries) == ("connection", False, 2)
