@@ -52,6 +52,7 @@ from ..model import (
     Kind,
     Prompt,
 )
+from ..store.cachefile import WRITTEN_AGAIN, Damaged, read_cache, remove_damaged, say_damaged
 from ..store.runfile import JudgeStats
 from ..targets.base import ChatModel
 from .logprobs import (
@@ -168,9 +169,6 @@ def _cached_verdict(raw: bytes, key: str) -> Verdict | None:
     """A cached answer from its file's bytes: None when it is of another version of the
     cache or another question (not used, written again when asked); Damaged when it is
     not a cached answer at all."""
-    # why: the cache's checked reader; a judge without a cache never needs it
-    from ..store.cachefile import Damaged
-
     try:
         data = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError):
@@ -540,15 +538,6 @@ class Judge:
         """The cached answer to the question ``key``, checked before it is used
         (dsl/store/cachefile.py): None when there is none, or when the file is damaged —
         then one line says so, and the answer is written again once the judge is asked."""
-        # why: the cache's checked reader; a judge without a cache never needs it
-        from ..store.cachefile import (
-            WRITTEN_AGAIN,
-            Damaged,
-            read_cache,
-            remove_damaged,
-            say_damaged,
-        )
-
         path = self._path(key)
         try:
             raw = read_cache(path, MAX_CACHE_FILE_BYTES)

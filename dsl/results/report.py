@@ -36,7 +36,9 @@ import functools
 import gc
 import hashlib
 import json
+import marshal
 import os
+import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,6 +49,7 @@ from ..compiler.moment import minute
 from ..errors import SERVER_WORDS, explain
 from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
 from ..store import AttemptRecord, CheckResult
+from ..store.cachefile import Damaged, read_cache, remove_damaged, say_damaged
 from ..store.jsonfile import create_new
 from ..store.planfile import PlanFile, PlannedScenario
 from ..store.runfile import RunInfo
@@ -946,13 +949,9 @@ def _checked_bytecode_cache() -> Any:
     unpickled: the header is compared with the one Jinja writes, the code is unmarshalled
     and must be a code object. A file another Jinja or Python wrote, or of an older
     template, is simply not used (Jinja writes it again), as Jinja does."""
-    import marshal
-    import pickle
-
+    # why: Jinja, only when a template is rendered
     from jinja2 import FileSystemBytecodeCache
     from jinja2.bccache import Bucket, bc_magic
-
-    from ..store.cachefile import Damaged, read_cache, remove_damaged, say_damaged
 
     what = "the report's compiled template in the cache"
     code_type = type(_checked_bytecode_cache.__code__)
