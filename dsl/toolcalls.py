@@ -13,12 +13,13 @@ Each attempt counts once, as one of:
   arguments ``calls`` gives, when it gives some), no call that ``not_calls`` forbids (any
   call to the tool, or, with ``args``, a call with those values) and, with ``calls_only``,
   no other tool;
-* **FP** — a tool was called when none was expected, or an unwanted call beside the
-  expected ones (one that ``not_calls`` forbids, one outside ``calls_only``);
-* **wrong** — a tool was expected, and the agent called tools but not the expected ones
-  (the wrong tool *instead*, or one expected tool missing). It is an FP (its calls were not
-  the right ones) *and* an FN (the expected call is missing): it lowers precision and recall
-  alike, so an agent that always calls the wrong tool has recall 0, never 1;
+* **FP** — a tool was called when none was expected, or the calls were not the right ones
+  though some expected call was among them (one expected tool missing, a call that
+  ``not_calls`` forbids or one outside ``calls_only`` beside the expected ones);
+* **wrong** — a tool was expected, and the agent called tools, but none of the expected
+  calls: the wrong tool *instead*. It is an FP (a call that was not wanted) *and* an FN (the
+  expected call is missing): it lowers precision and recall alike, so an agent that always
+  calls the wrong tool has recall 0, never 1;
 * **FN** — a tool was expected and none was called;
 * **TN** — none was expected and none was called (it plays no part in the figures).
 
@@ -30,10 +31,9 @@ counted. Calls held for confirmation count as calls (the agent asked for them).
 In a conversation, a turn's own tool checks apply to that turn's calls only (a turn that
 says ``not_calls: X`` says nothing of the turn after it, which may expect X), and the
 scenario's own ``then`` to every call of the conversation. Each part is counted as above
-and the attempt still counts once: an expected call is missing when a part is FN or wrong,
-an unwanted call was made when a part is FP or wrong; wrong when both, or when one part
-missed its call while another called the right tool (as an expected tool missing beside
-one that was called); else FN or FP when one of them; else TP when a part is; else TN.
+and the attempt still counts once: wrong when a part is; else FP when a part is, or when one
+part is FN while another called the right tool (an expected tool missing); else FN when a
+part is; else TP when a part is; else TN.
 """
 
 from __future__ import annotations
@@ -122,12 +122,12 @@ class ToolExpectation:
         for index, expectation in self.turns:
             mine = turn_calls(tuple(calls), tuple(turns), index) if index < len(turns) else ()
             parts.append(expectation.classify(mine))
-        missing = any(p in ("fn", "wrong") for p in parts)
-        unwanted = any(p in ("fp", "wrong") for p in parts)
-        if missing and (unwanted or "tp" in parts):
+        if "wrong" in parts:
             return "wrong"
-        if missing or unwanted:
-            return "fn" if missing else "fp"
+        if "fp" in parts or ("fn" in parts and "tp" in parts):
+            return "fp"
+        if "fn" in parts:
+            return "fn"
         return "tp" if "tp" in parts else "tn"
 
     def classify(self, calls: Sequence[Call]) -> Outcome:
@@ -137,13 +137,17 @@ class ToolExpectation:
             return "fp" if made else "tn"
         if not made:
             return "fn"
-        if not made.issuperset(self.expected) or not all(
-                any(rule.matches(c) for c in calls) for rule in self.expected_calls):
-            return "wrong"
-        unwanted = (not made.isdisjoint(self.forbidden)
-                    or (self.only and not made.issubset(self.expected))
-                    or any(rule.matches(c) for rule in self.forbidden_calls for c in calls))
-        return "fp" if unwanted else "tp"
+        rules = {r.name: r for r in self.expected_calls}
+        met = [n for n in self.expected if n in made and (
+            n not in rules or any(rules[n].matches(c) for c in calls))]
+        if not met:
+            return "wrong"  # tools were called, none of them the expected call
+        right = (len(met) == len(self.expected)
+                 and all(any(rule.matches(c) for c in calls) for rule in self.expected_calls)
+                 and made.isdisjoint(self.forbidden)
+                 and not (self.only and not made.issubset(self.expected))
+                 and not any(rule.matches(c) for rule in self.forbidden_calls for c in calls))
+        return "tp" if right else "fp"
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"expected": list(self.expected),

@@ -190,15 +190,6 @@ def print_summary(summary: Summary, *, quiet: bool = False,
                      f"(failed {fc.count} of {r.decided}{why})")
             if len(failing) > len(shown):
                 echo(f"      … and {len(failing) - len(shown)} more failing checks")
-            for c in r.checks:
-                if c.not_evaluated:
-                    # why: the words of a row; plan, lint, runs, checks or schema load this
-                    # module without it
-                    from .words import unseen_why
-
-                    echo(f"      {style('–', color, fg='cyan')} {check_title(c)}  (not "
-                         f"evaluated in {c.not_evaluated} of {r.decided}: "
-                         f"{unseen_why([c])})")
             if r.verdict_reason == "always_unseen":
                 unseen = r.planned - r.decided
                 echo(f"      {style('?', color, fg='yellow')} an always check must pass in "
@@ -207,6 +198,15 @@ def print_summary(summary: Summary, *, quiet: bool = False,
         for line in problem_lines(r):  # the server's words under the sentence
             echo(f"        {line.lstrip()}" if line.startswith(" ") else
                  f"      {style('!', color, fg='yellow')} {line}")
+        # after what really failed, the checks that could not decide (counted neither way)
+        for c in r.checks if r.verdict != "pass" else ():
+            if c.not_evaluated:
+                # why: the words of a row; plan, lint, runs, checks or schema load this module
+                # without it
+                from .words import unseen_why
+
+                echo(f"      {style('–', color, fg='cyan')} {check_title(c)}  (not evaluated "
+                     f"in {c.not_evaluated} of {r.decided}: {unseen_why([c])})")
     skipped = summary.skipped
     for k in (() if quiet else skipped):
         echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k.scenario:<{width}}  "

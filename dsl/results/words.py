@@ -75,12 +75,16 @@ class Counted(Protocol):
 
 def recall_text(t: Counted) -> str:
     """``recall 85%``. When recall counts nothing (no TP, no FN) it says why, truly: calls
-    were expected and none was missed (each attempt made the expected calls, with an unwanted
-    one beside them): ``recall 100%``; no counted attempt expected one: ``no calls were
-    expected``; no attempt was counted (each ended in an error): ``no attempt was
+    were expected and each attempt made one of them but not the right calls (a forbidden
+    call beside, an expected tool missing): ``recall not measured (every attempt made an
+    expected call, and none the right calls)``; no counted attempt expected one: ``no calls
+    were expected``; no attempt was counted (each ended in an error): ``no attempt was
     counted``."""
-    if t.tp + t.fn or t.expected:
+    if t.tp + t.fn:
         return f"recall {pct(t.recall)}"
+    if t.expected:
+        return "recall not measured (every attempt made an expected call, and none the right " \
+               "calls)"
     return "no calls were expected" if t.fp + t.tn else "no attempt was counted"
 
 

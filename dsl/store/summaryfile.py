@@ -44,8 +44,8 @@ could decide: ``not_decided`` of them, only when not 0)::
 
 A COUNTS' ``expected`` (attempts whose scenario expected a tool call) is there only when
 recall counts nothing (no TP, no FN) although calls were expected: every such attempt made
-the expected calls with an unwanted one beside them (FP); the words then say "recall
-100%", never "no calls were expected".
+an expected call but not the right calls (FP); the words then say "recall not measured",
+never "no calls were expected".
 
 ``missing_shards`` only in a merge that was not given every shard (run.json's): the
 scenarios those shards hold were not run, and have no row.

@@ -22,6 +22,7 @@ else in Scenarist branches on ``kind``.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -126,9 +127,11 @@ def holds_calls(target: Target) -> bool:
     return kind_of(target).holds_calls(target.config)
 
 
+@functools.cache
 def _replays_an_agent(cassette: Path) -> bool:
     """A replay holds calls itself when its cassette recorded an agent that runs its own
-    loop; a cassette that cannot be read says nothing for sure, so it may."""
+    loop; a cassette that cannot be read says nothing for sure, so it may. (Asked once per
+    cassette: lint asks it for every scenario.)"""
     # why: the cassette's reader; a plan or a report of targets without a replay needs none
     from .cassette import read_cassette
 

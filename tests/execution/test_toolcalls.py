@@ -52,7 +52,7 @@ BOOK_AT_3 = CallRule("book", {"time": "15:00"})
     (ToolExpectation(("search",)), named("search", "book"), "tp"),  # calls: allows others
     (ToolExpectation(("search",)), named("book"), "wrong"),  # the wrong tool instead
     (ToolExpectation(("search",)), named(), "fn"),  # none called
-    (ToolExpectation(("search", "book")), named("search"), "wrong"),  # one expected missing
+    (ToolExpectation(("search", "book")), named("search"), "fp"),  # one expected missing
     (ToolExpectation(("search", "book")), named("book", "search", "search"), "tp"),
     (ToolExpectation(("search",), forbidden=("cancel",)), named("search", "cancel"), "fp"),
     (ToolExpectation(("search",), only=True), named("search", "book"), "fp"),  # calls_only
@@ -144,7 +144,7 @@ NOT_SEARCH = ToolExpectation(forbidden=("search",), none=True)
     (ToolExpectation(whole=False, turns=((0, NOT_SEARCH),)), [[], ["search"]], "tn"),
     # the scenario's own expectation sees every call of the conversation
     (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], ["search"]], "tp"),
-    (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], []], "wrong"),  # one missing
+    (ToolExpectation(("book",), turns=((1, SEARCH),)), [["book"], []], "fp"),  # one missing
     (ToolExpectation(("book",), turns=((1, SEARCH),)), [[], ["search"]], "wrong"),
     (ToolExpectation(("book",), turns=((0, NOT_SEARCH),)), [["search", "book"], []], "fp"),
     (ToolExpectation(whole=False, turns=((0, NOT_SEARCH),)), [["search"], []], "fp"),
@@ -356,7 +356,8 @@ def test_a_forbidden_call_and_a_wrong_tool_are_never_right(
     assert line in (run_dir / "summary.md").read_text()
     html = (run_dir / "report.html").read_text()
     assert "(precision 0%, recall 0%; 0 right, 2 wrong, 2 missed, 0 rightly none)" in html
-    assert "(precision 0%, recall 100%; 0 right, 2 wrong, 0 missed, 0 rightly none)" in html
+    assert ("(precision 0%, recall not measured (every attempt made an expected call, and none "
+            "the right calls); 0 right, 2 wrong, 0 missed, 0 rightly none)") in html
     for text in (r.output, html, (run_dir / "summary.md").read_text()):
         assert "no calls were expected" not in text
     plan = json.loads((run_dir / "plan.json").read_text())
@@ -375,6 +376,7 @@ def test_no_attempt_counted_is_not_no_call_expected() -> None:
         "F1 100% (precision 100%, no attempt was counted; 0 right, 0 wrong, 0 missed)")
     assert prf_text(ToolCounts(fp=2, precision=0.0, f1=0.0)) == (
         "F1 0% (precision 0%, no calls were expected; 0 right, 2 wrong, 0 missed)")
-    # calls were expected; each attempt made them, with a forbidden one beside: none missed
+    # calls were expected; each attempt made one, but not the right calls
     assert prf_text(ToolCounts(fp=2, precision=0.0, f1=0.0, expected=2)) == (
-        "F1 0% (precision 0%, recall 100%; 0 right, 2 wrong, 0 missed)")
+        "F1 0% (precision 0%, recall not measured (every attempt made an expected call, and "
+        "none the right calls); 0 right, 2 wrong, 0 missed)")
