@@ -649,6 +649,21 @@ class Turn(NamedTuple):
     simulated: bool = False  # said by the simulated user
 
 
+# The checks whose failure no more of the attempt could undo: a forbidden call made, a change
+# executed, a call held, an invalid call sent, forbidden words said. In a part of an attempt
+# that failed before its checks could decide (:func:`undecided`), such a failure still
+# stands — it is what the agent did — while every other outcome there (a pass that rests
+# on what never came, a fail for an answer that never came) is *not evaluated*.
+FAILS_FOR_GOOD = frozenset({"not_calls", "not_contains", "does_not_modify",
+                            "asks_nothing_to_confirm", "valid_args"})
+
+
+def stands(check: str, status: str) -> bool:
+    """Whether a check's outcome stands in a part that failed before its checks could
+    decide: only a failure no more of the attempt could undo (:data:`FAILS_FOR_GOOD`)."""
+    return status == "fail" and check in FAILS_FOR_GOOD
+
+
 def undecided(turn: int | None, failure: str | None,
               turns: tuple[Turn, ...] | list[Turn]) -> str | None:
     """Why a check of ``turn`` (1, 2, …; None: the scenario's own, on the whole attempt)
@@ -657,8 +672,8 @@ def undecided(turn: int | None, failure: str | None,
     attempt) — its reason, *not evaluated* — or None when it could. The checks of turns
     played to their end before the failure decide; those of the turn that failed, of the
     turns never reached and the scenario's own do not: an answer that never came is no
-    evidence either way. The run stage asks it before evaluating a check, and readers of
-    records written before it did, after."""
+    evidence either way — except a failure that :func:`stands`. The run stage asks it before
+    evaluating a check, and readers of records written before it did, after."""
     if turn is None:
         return (None if not failure else
                 f"not evaluated: the attempt failed before its checks could decide ({failure})")

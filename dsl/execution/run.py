@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from ..compiler.redact import Redactor, redactor_for
 from ..errors import EndpointError
 from ..model import (
+    FAILS_FOR_GOOD,
     AttemptData,
     CompiledCheck,
     Outcome,
@@ -32,6 +33,7 @@ from ..model import (
     Target,
     WorldRun,
     ended_by,
+    stands,
     undecided,
 )
 from ..store import (
@@ -135,9 +137,12 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     checks = scenario.all_checks
     views = _views(scenario, data) if scenario.turns or data.failure else None
 
-    async def one(c: CompiledCheck, d: AttemptData | Outcome) -> Outcome:
+    async def one(c: CompiledCheck, d: AttemptData | Outcome | _Undecided) -> Outcome:
         if isinstance(d, Outcome):
             return d
+        if isinstance(d, _Undecided):
+            seen = d.data
+            return _stands_or_not(c, d, lambda: _sync(c, seen))
         if not (c.judge and c.evaluate_async is not None):
             return _sync(c, d)
         try:
@@ -164,23 +169,49 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     return tuple(out), judge_failure
 
 
-def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]:
+def _views(scenario: Scenario, data: AttemptData
+           ) -> list[AttemptData | Outcome | _Undecided]:
     """What each check looks at: in a scripted conversation, its turn's view; the whole
     attempt for the scenario's own checks. A check whose part of the attempt failed before
     the checks could decide, or whose turn was never reached, gets the outcome that says
     so — *not evaluated* (:func:`dsl.model.undecided`): never a pass or a fail read off an
     answer that never came. Such checks count neither way."""
-    out: list[AttemptData | Outcome] = []
+    out: list[AttemptData | Outcome | _Undecided] = []
     for n, spec in enumerate(scenario.turns):
         if not spec.checks:
             continue
         why = undecided(n + 1, data.failure, data.turns)
-        view = Outcome("not_evaluated", why) if why is not None else data.turn(n)
+        view: AttemptData | Outcome | _Undecided
+        if why is None:
+            view = data.turn(n)
+        elif n < len(data.turns) and data.turns[n].steps:  # it failed after the agent acted
+            view = _Undecided(data.turn(n), why)
+        else:  # never reached, or the agent was never asked: nothing can stand
+            view = Outcome("not_evaluated", why)
         out.extend([view] * len(spec.checks))
     why = undecided(None, data.failure, data.turns)
-    out.extend([Outcome("not_evaluated", why) if why is not None else data]
-               * len(scenario.checks))
+    out.extend([data if why is None else _Undecided(data, why)] * len(scenario.checks))
     return out
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Undecided:
+    """A check's view of a part that failed before the checks could decide: the check is
+    evaluated only if its failure would stand (dsl.model.stands), else *not evaluated*."""
+
+    data: AttemptData
+    why: str
+
+
+def _stands_or_not(c: CompiledCheck, view: _Undecided, run: Callable[[], Outcome]
+                   ) -> Outcome:
+    """The check's outcome on a part that failed first: its failure when it stands (what
+    the agent did: a forbidden call), else *not evaluated* with why."""
+    if c.name in FAILS_FOR_GOOD:
+        outcome = run()
+        if stands(c.name, outcome.status):
+            return outcome
+    return Outcome("not_evaluated", view.why)
 
 
 def _sync(c: CompiledCheck, data: AttemptData) -> Outcome:

@@ -89,6 +89,7 @@ from ..model import (
     JudgeAnswer,
     Tokens,
     Turn,
+    stands,
     undecided,
 )
 from ..verdict import AttemptStatus, breaks_always
@@ -181,7 +182,8 @@ class AttemptRecord:
     def counted_checks(self) -> tuple[CheckResult, ...]:
         """Its checks as every surface counts and shows them: those of an attempt that
         ended in an error (no verdict), and those whose part of the attempt failed before
-        the checks could decide (:func:`dsl.model.undecided`), *not evaluated* — never a
+        the checks could decide (:func:`dsl.model.undecided`) — but for a failure that
+        stands (:func:`dsl.model.stands`: a forbidden call made) — *not evaluated*, never a
         pass or a fail. A run since issue 32 stores them so; a record written before reads
         so here."""
         if self.status == "error":
@@ -191,8 +193,8 @@ class AttemptRecord:
             return self.checks
         out = []
         for c in self.checks:
-            why = None if c.status == "not_evaluated" else undecided(c.turn, self.failure,
-                                                                      self.turns)
+            why = (None if c.status == "not_evaluated" or stands(c.check, c.status)
+                   else undecided(c.turn, self.failure, self.turns))
             out.append(c if why is None else c._replace(status="not_evaluated", reason=why,
                                                         score=None, items=()))
         return tuple(out)

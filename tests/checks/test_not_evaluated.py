@@ -278,3 +278,39 @@ def test_checks_of_an_attempt_that_failed_before_they_could_decide_are_not_evalu
     md = (d / "summary.md").read_text("utf-8")
     assert ("not evaluated (failed before it could decide): `never reveals another patient's "
             "medicine` ×1, `contains: \"losartán\"` ×1 |") in md
+
+
+REFILL = """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools: [list_business_hours, book_appointment]
+when: ¿Qué medicamento tengo recetado?
+then:
+  - not_calls: book_appointment
+    name: never books on its own
+    always: true
+  - not_contains: "Bruno"
+runs: 1
+min_pass: 1
+"""
+
+
+def test_a_forbidden_call_made_before_the_attempt_failed_still_fails_its_rule(
+        tmp_path: Path, server: FakeServer) -> None:
+    """What the agent did stands: it booked, then the server could not parse its next reply.
+    The rule it broke fails (and fails the scenario); the check that rested on the answer
+    that never came is not evaluated."""
+    server.script({"rules": [{"match": "recetado", "replies": [
+        {"tool_calls": [{"name": "book_appointment",
+                         "arguments": {"date": "2026-09-30", "time": "10:00"}}]},
+        {"status": 500, "body": "error: failed to parse tool call"}]}]})
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "refill.yaml", REFILL)
+    r, d = _run(tmp_path)
+    assert r.exit_code == 1, r.output
+    (rec,) = [json.loads(x) for x in (d / "results.jsonl").read_text().splitlines()]
+    assert [(c["status"], c["reason"][:40]) for c in rec["checks"]] == [
+        ("fail", "expected no call to book_appointment; it"),
+        ("not_evaluated", "not evaluated: the attempt failed before")]
+    row = json.loads((d / "summary.json").read_text())["scenarios"][0]
+    assert (row["verdict_reason"], row["always_broken"]) == ("always_broken", 1)

@@ -47,3 +47,18 @@ def test_in_a_conversation_the_turns_played_before_the_failure_still_count() -> 
     assert rec.counted_checks[1].reason == (
         "not evaluated: turn 2 failed before its checks could decide (reached max_steps)")
     assert record("pass", (RULE,)).counted_checks == (RULE,)
+
+
+def test_a_failure_no_more_of_the_attempt_could_undo_still_stands() -> None:
+    """A forbidden call made before the attempt failed is what the agent did: that failure
+    stands (and breaks an always rule); a pass beside it is not evaluated."""
+    refilled = CheckResult("not_calls", "never refills", "fail", "create_refill_request was "
+                           "called", always=True)
+    rec = record("fail", (refilled, RULE), failure="the server could not parse the reply",
+                 failure_kind="model_output")
+    assert [c.status for c in rec.counted_checks] == ["fail", "not_evaluated"]
+    assert rec.broke_always
+    from dsl.checks import REGISTRY
+    from dsl.model import FAILS_FOR_GOOD
+
+    assert FAILS_FOR_GOOD <= set(REGISTRY)

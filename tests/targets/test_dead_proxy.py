@@ -84,7 +84,8 @@ targets:
     write(tmp_path / "a.yaml", SCENARIO)
     plan, _ = build_plan([tmp_path])
     endpoint = OpenAIModel(plan.targets[0])
-    names = [k.decode().lower() for k, _ in endpoint.headers]
+    sent_headers = endpoint.transport.headers  # type: ignore[attr-defined]  (the plain pool's)
+    names = [k.decode().lower() for k, _ in sent_headers]
     assert (names.count("host"), names.count("user-agent")) == (1, 1), names
-    sent = {k.decode().lower(): v.decode() for k, v in endpoint.headers}
+    sent = {k.decode().lower(): v.decode() for k, v in sent_headers}
     assert (sent["host"], sent["user-agent"]) == ("models.internal", "clinic-ci/1")
