@@ -242,15 +242,18 @@ class EndpointError(ScenaristError):
     been acted on — it was written before the failure (a timeout, a connection lost after
     the request went out, an error status, a reply that cannot be read). False only when it
     provably never left (no connection). An agent that runs its own loop must not send
-    such a turn again by itself (dsl/clients/transport.py).
+    such a turn again by itself (dsl/clients/transport.py). ``retry_after``: the seconds
+    the server asked to wait before trying again (its ``Retry-After``), when it said.
     """
 
     def __init__(self, kind: str, message: str, *, status: int | None = None,
-                 retries: int = 0, maybe_processed: bool = False) -> None:
+                 retries: int = 0, maybe_processed: bool = False,
+                 retry_after: float | None = None) -> None:
         self.kind = kind
         self.status = status
         self.retries = retries
         self.maybe_processed = maybe_processed
+        self.retry_after = retry_after
         super().__init__(message)
 
     @property
@@ -398,6 +401,22 @@ def did_you_mean(word: str, candidates: Iterable[str]) -> str:
     """``"; did you mean 'contains'?"`` or ``""`` when nothing is close."""
     close = difflib.get_close_matches(word, list(candidates), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
+
+
+_SUGGESTION = re.compile(r"'(?P<wrong>[^'\n]+)'[^']*; did you mean '(?P<right>[^'\n]+)'\?")
+
+
+def suggestion(message: str) -> tuple[str, str] | None:
+    """What a message made with :func:`did_you_mean` suggests: (the word written, the word
+    meant) — ``("contians", "contains")`` — or None. An editor's quick fix applies it."""
+    # the last quoted word before "; did you mean" is the one written
+    found = list(_SUGGESTION.finditer(message))
+    return (found[-1]["wrong"], found[-1]["right"]) if found else None
+
+
+def docs_anchor(code: str) -> str:
+    """The anchor of a code's section in docs/lint.md: ``s101-unknown-check``."""
+    return f"{code.lower()}-{CODES[code].name}"
 
 
 def quoted_list(items: Iterable[str], conj: str = "or") -> str:

@@ -2,7 +2,8 @@
 
 * 0 — every scenario met its ``min_pass`` (``lint``: no errors);
 * 1 — a scenario failed (``lint``: errors were found; ``diff``, and ``run`` with
-  ``--fail-on-regression``: a scenario regressed);
+  ``--fail-on-regression``: a scenario regressed; ``lsp``: the editor left without asking
+  the server to shut down);
 * 2 — invalid input or usage: the diagnostics are printed, nothing was run;
 * 3 — endpoint errors left a scenario without a verdict (e.g. the endpoint could not be
   reached at all); ``merge``: a shard is missing, so its scenarios have no verdict (unless

@@ -649,6 +649,18 @@ class Turn(NamedTuple):
     simulated: bool = False  # said by the simulated user
 
 
+class Retried(NamedTuple):
+    """A turn of an agent that runs its own loop sent again after a try that failed when
+    the agent may have acted (an ``http`` target's ``retry: {turns: true}``): which turn,
+    why (the endpoint error's kind and words), and the calls that try made — discarded,
+    each ``{name, args, output}``, with what they changed in the world undone."""
+
+    turn: int
+    kind: str
+    reason: str
+    discarded: tuple[Mapping[str, Any], ...] = ()
+
+
 # The checks whose failure no more of the attempt could undo: a forbidden call made, a change
 # executed, a call held, an invalid call sent, forbidden words said. In a part of an attempt
 # that failed before its checks could decide (:func:`undecided`), such a failure still
@@ -768,6 +780,7 @@ class AttemptData:
     # how an agent that runs its own loop (http, command) used its MCP endpoint: MCP_USES;
     # None: not such an agent (or a replay of a cassette that did not keep it)
     mcp: str | None = None
+    retried: tuple[Retried, ...] = ()  # turns of an own-loop agent sent again, and why
 
     def attached(self) -> dict[str, Attachment]:
         """The attachments by their hash (the key a message's attachment part holds)."""

@@ -11,9 +11,15 @@ from typing import Any
 
 @dataclass(frozen=True, slots=True)
 class Retry:
+    """How a target's failed requests are tried again. ``turns`` (``kind: http`` only):
+    a turn the agent may have acted on (an error status, a timeout, a connection lost after
+    the request went out) is sent again, its calls discarded and the world restored
+    (dsl/clients/ownloop.py); without it such a turn ends the attempt as an error."""
+
     max_attempts: int = 3
     backoff_ms: int = 500
     retry_on_status: tuple[int, ...] = (429, 500, 502, 503, 504)
+    turns: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,10 @@ It prints ``PORT <n>`` on its first line once it listens. Tests script it over H
 
 * ``POST /_script`` — replace the script (JSON, below) and clear the request log;
 * ``GET /_requests`` — every chat request received since: ``[{headers, body}, ...]``;
-* ``GET /health``.
+* ``GET /health``;
+* ``GET /v1/models`` — the models it serves, as OpenAI's endpoint lists them: the
+  script's ``models`` (default ``["scripted-model"]``); with ``"models_status": 500`` it
+  answers that status instead.
 
 A script has ``rules``; the first rule whose ``match`` is found in the request's last user
 message (or in the whole request, with ``match_any``) answers. ``replies[i]`` answers the
@@ -205,6 +208,14 @@ async def route(state: State, method: str, path: str, headers: dict[str, str], r
         state.requests = []
         state.consumed = {}
         writer.write(http_response(200, b"{}"))
+        return True
+    if path.endswith("/models") and method == "GET":
+        status = int(state.script.get("models_status", 200))
+        names = state.script.get("models", ["scripted-model"])
+        body = {"object": "list", "data": [{"id": n, "object": "model", "owned_by": "test"}
+                                           for n in names]}
+        writer.write(http_response(status, json.dumps(body if status == 200 else
+                                                      {"error": "no"}).encode()))
         return True
     if path == "/_requests":
         writer.write(http_response(200, json.dumps(state.requests).encode()))

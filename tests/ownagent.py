@@ -10,7 +10,14 @@ person's words tell it (so each test writes its agent's behaviour in the scenari
 * ``LATE name`` — after answering, call ``name`` once more (the attempt has ended by then):
   what the endpoint said goes to the file ``$OWNAGENT_LOG``;
 * ``CRASH`` (command only) — exit with status 3 after writing to standard error;
-* ``GARBAGE`` (command only) — print a line that is not JSON.
+* ``GARBAGE`` (command only) — print a line that is not JSON;
+* ``FAIL n`` (http only) — the first time a turn of a session is asked, make its calls,
+  then answer HTTP n (a service that fell over after it acted); a turn sent again is
+  answered as usual;
+* ``STALL n`` (http only) — the first time a turn of a session is asked, make its calls,
+  then wait n seconds before answering (longer than the target's timeout);
+* ``DROP`` (http only) — the first time a turn of a session is asked, make its calls, then
+  close the connection without answering.
 
 On a confirm turn it answers ``confirmed: name -> output``; on a cancel turn ``cancelled:
 name``. Every answer starts with ``[turn N at AT]``.
@@ -138,6 +145,8 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> 
                        (line.partition(":") for line in lines[1:] if line)}
             body = await reader.readexactly(int(headers.get("content-length", "0")))
             status, reply = await answer(lines[0], headers, body)
+            if status == 0:  # DROP: close without a word
+                return
             data = json.dumps(reply).encode()
             writer.write(f"HTTP/1.1 {status} X\r\nContent-Type: application/json\r\n"
                          f"Content-Length: {len(data)}\r\n\r\n".encode() + data)
@@ -162,12 +171,22 @@ async def answer(request_line: str, headers: dict[str, str], body: bytes
     reused = data.get("turn") == 1 and session in SEEN
     SEEN.add(session)
     out = await think(turn, data["tools_url"], session)
+    first = (session, data.get("turn")) not in ASKED
+    ASKED.add((session, data.get("turn")))
+    message = data.get("message") or ""
+    if first and (failing := re.search(r"FAIL (\d+)", message)):
+        return int(failing.group(1)), {"error": "the agent fell over after it acted"}
+    if first and (stalling := re.search(r"STALL (\d+)", message)):
+        await asyncio.sleep(int(stalling.group(1)))
+    if first and "DROP" in message:
+        return 0, None
     if reused:
         out["answer"] += " SESSION REUSED"
     return 200, {"reply": {"text": out["answer"]}, "held": out["pending"]}
 
 
 REQUESTS: list[Any] = []
+ASKED: set[tuple[str, Any]] = set()  # (session, turn) asked before: FAIL, STALL and DROP once
 
 
 async def serve(port: int) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import CODES
+from ..errors import CODES, docs_anchor
 
 Where = Literal["scenario", "suite", "prose", "command"]
 
@@ -768,7 +768,7 @@ def codes_markdown() -> str:
     ]
     for code in CODES.values():
         sev = "warning" if code.id.startswith("W") else "error"
-        lines.append(f"| [{code.id}](#{code.id.lower()}-{code.name}) | `{code.name}` | "
+        lines.append(f"| [{code.id}](#{docs_anchor(code.id)}) | `{code.name}` | "
                      f"{code.summary} | {sev} |")
     for code in CODES.values():
         ex = EXAMPLES[code.id]

@@ -34,6 +34,7 @@ CALL: dict[str, Any] = {
     "properties": {
         "name": TOOL_NAME,
         "args": {
+            "title": "Arguments",  # what the studio's form calls it
             "type": "object",
             **schema_doc("The call's arguments, all of them, as the right agent sends them.",
                          {"order_id": "#W2378156", "reason": "no longer needed"}),

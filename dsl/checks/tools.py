@@ -27,12 +27,16 @@ from .registry import (
     schema_doc,
 )
 
+# `title` is what the studio's form calls a field (dsl/studio/fields.py): a tool is chosen
+# among the scenario's tools there.
 TOOL_NAME: dict[str, Any] = {
+    "title": "Tool",
     "type": "string",
     "minLength": 1,
     **schema_doc("The name of one of the scenario's tools.", "book_appointment"),
 }
 TOOL_LIST: dict[str, Any] = {
+    "title": "Tools",
     "type": "array",
     "items": TOOL_NAME,
     "minItems": 1,
@@ -129,6 +133,7 @@ def prepare_calls(param: Any, ctx: CheckContext) -> CallsParams | None:
             "properties": {
                 "name": TOOL_NAME,
                 "args": {
+                    "title": "Arguments",
                     "type": "object",
                     **schema_doc(
                         "Arguments the call must have, with these exact values.",
@@ -244,6 +249,7 @@ FORBIDDEN_CALL: dict[str, Any] = {
     "properties": {
         "name": TOOL_NAME,
         "args": {
+            "title": "Arguments",
             "type": "object",
             **schema_doc("Only a call with these arguments, with these exact values, is "
                          "forbidden (others are allowed).", {"card_id": "CARD-02"}),

@@ -10,7 +10,8 @@ One module per family of commands, each registering its commands on :func:`main`
 * :mod:`~dsl.cli.history` — ``runs list``, ``runs show``, ``history import``;
 * :mod:`~dsl.cli.conformance` — ``conformance``;
 * :mod:`~dsl.cli.serve` — ``mcp``, ``studio``;
-* :mod:`~dsl.cli.importing` — ``import``.
+* :mod:`~dsl.cli.importing` — ``import``;
+* :mod:`~dsl.cli.editor` — ``lsp``.
 
 Each imports at its top only what its ``--help`` needs; a command imports its stages when it
 runs (``scenarist run``'s start-up stays short).
@@ -19,6 +20,7 @@ runs (``scenarist run``'s start-up stays short).
 from . import (  # noqa: F401 (they register)
     authoring,
     conformance,
+    editor,
     history,
     importing,
     judge,

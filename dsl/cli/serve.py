@@ -63,7 +63,7 @@ def mcp_(scenario: Path, case_id: str | None, port: int, stdio: bool) -> None:
 def studio(folder: Path, port: int, no_open: bool) -> None:
     """Write, try and run the scenarios of the suite at DIR (default: the current folder)
     in your browser: a local page, on 127.0.0.1 only. The first line printed is its
-    address, with a token that changes at every start; Ctrl-C stops it.
+    address, with a one-time code made anew at every start; Ctrl-C stops it.
 
     Needs the studio's extra: pip install 'scenarist[studio]'.
 

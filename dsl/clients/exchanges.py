@@ -1,11 +1,17 @@
 """Record and replay an agent that runs its own loop (``kind: http``, ``kind: command``).
 
 ``--record FILE`` writes a cassette (the same header as a model cassette, with ``agent``:
-the kind recorded) whose every further line is one turn's exchange::
+the kind recorded, and ``schema_version`` 2) whose every further line is one turn's
+exchange::
 
     {"key": SHA-256, "scenario": ID, "seed": N, "turn": N,
      "request": what was sent (the http body; the command's input line),
-     "reply": what came back, "calls": [{"name", "args"}] made over MCP in the turn,
+     "reply": what came back,
+     "calls": [{"name", "args", "output", "error"?}] made over MCP in the turn, each with
+              what the agent got back (the held text for a call held for confirmation)
+              and, for an answer that is an error, its kind,
+     "confirmed": [{"name", "args", "output"}] the held calls the person confirmed before
+                  the turn (what the agent was told they answered),
      "answer": TEXT, "pending": [{"name", "args"}], "mcp": "listed" | "connected" | "never"}
 
 (``mcp``: how the agent had used its MCP endpoint by the turn's end — it listed the tools,
@@ -20,13 +26,21 @@ so a recorded conversation replays offline.
 The request is kept without secrets: the key travels in a header, never in a body, and
 every line is redacted as results are. The ``key`` is a hash of what the agent was told
 that decides its answer (:meth:`~dsl.clients.ownloop.TurnInput.key_values`: the turn, the
-person's words, the moment, the run index, the conversation so far, the calls decided —
-not the session id or the endpoint's address, new in every attempt).
+person's words, the moment, the run index, the conversation so far — the earlier calls'
+answers in it —, the calls decided and what they answered — not the session id or the
+endpoint's address, new in every attempt).
 
 A ``kind: replay`` target over such a cassette answers each turn from it, offline: the
-recorded calls are made again, in order with their arguments, through the fake tools (so
-they answer as the scenario now says), then the recorded answer is given. A turn the
-cassette never saw is a ``cassette`` error that says to record again.
+recorded calls are made again, in order with their arguments, through the fake tools, and
+each must answer what it answered when recorded (compared as the cassette keeps it:
+redacted); then the recorded answer is given. A turn the cassette never saw, or a tool that
+now answers otherwise — the scenario's data or tools changed — is a ``cassette`` error
+(:class:`~dsl.errors.CassetteMiss`) that names the turn, and the call, and says to record
+again: an agent's answer is never scored against tool answers it never saw.
+
+A cassette of version 1 (recorded before the calls kept their answers) still reads: a turn
+without tool calls replays, and one with calls is a ``cassette`` error that says the
+cassette is older and to record it again — what its tools answered cannot be checked.
 """
 
 from __future__ import annotations
@@ -39,7 +53,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from ..errors import CassetteMiss, EndpointError, RunDirError
-from ..model import MCP_USES, Scenario, Target
+from ..model import MCP_USES, Call, Scenario, Target
 from ..targets.base import (
     AgentContext,
     ChatModel,
@@ -48,9 +62,10 @@ from ..targets.base import (
     Unreadable,
     parse_completion,
     read_reply_json,
+    snippet,
 )
 from ..targets.cassette import (
-    CASSETTE_VERSION,
+    AGENT_CASSETTE_VERSION,
     _header,
     canonical,
     exchanges,
@@ -58,7 +73,9 @@ from ..targets.cassette import (
     request_key,
 )
 from .ownloop import Answered, OwnLoopAgent, Session, TurnInput, pending_calls
-from .toolserver import Endpoint
+from .toolserver import Endpoint, received
+
+AGAIN = "record it again with scenarist run --target <live target> --record FILE"
 
 
 def exchange_key(turn: TurnInput) -> str:
@@ -77,7 +94,7 @@ class ExchangeRecorder:
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("w", encoding="utf-8")
         self._write({
-            "schema_version": CASSETTE_VERSION, "kind": "scenarist-cassette",
+            "schema_version": AGENT_CASSETTE_VERSION, "kind": "scenarist-cassette",
             "recorded_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
             "target": target.name, "agent": target.kind,
             "settings": {"model": "", "temperature": None, "params": {}, "system_prompt": ""},
@@ -92,11 +109,12 @@ class ExchangeRecorder:
             self._file.write(json.dumps(obj) + "\n")
         self._file.flush()
 
-    def write(self, turn: TurnInput, answered: Answered, made: list[Any],
+    def write(self, turn: TurnInput, answered: Answered, made: list[Call],
               mcp: str | None = None) -> None:
         self._write({"key": exchange_key(turn), "scenario": turn.scenario, "seed": turn.seed,
                      "turn": turn.turn, "request": answered.request, "reply": answered.reply,
-                     "calls": [{"name": c.name, "args": c.args} for c in made],
+                     "calls": [recorded_call(c) for c in made],
+                     "confirmed": turn.confirmed,
                      "answer": answered.answer, "pending": answered.pending,
                      "mcp": mcp})
 
@@ -144,6 +162,14 @@ class _ReplayedUser:
         return None
 
 
+def recorded_call(c: Call) -> dict[str, Any]:
+    """A call as an agent's cassette keeps it: what was asked, and what the agent got."""
+    out: dict[str, Any] = {"name": c.name, "args": c.args, "output": received(c)}
+    if c.error is not None:
+        out["error"] = c.error
+    return out
+
+
 def recorder_for(target: Target, context: AgentContext) -> ExchangeRecorder | None:
     """The run's recorder for a live own-loop target (``--record FILE``), or None."""
     if context.record is None:
@@ -162,15 +188,24 @@ def is_agent_cassette(path: Path) -> str | None:
 class ExchangeReplay:
     """A recorded agent's turns, by key."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, redact: Callable[[Any], Any] | None = None) -> None:
+        """``redact``: the run's redaction (a JSON-like value → its redacted copy): what a
+        tool answers now is compared with the cassette as the cassette keeps it."""
         self.path = path
+        self._redact = redact
         lines = read_cassette(path)
-        _header(path, lines[0] if lines else "")
+        self.version = _header(path, lines[0] if lines else "")["schema_version"]
         self.turns: dict[str, dict[str, Any]] = {}
         self.users: dict[str, dict[str, Any]] = {}  # a simulated user's replies, by request
+        # the recorded turns by (scenario, run, turn): what a turn the key misses differs by
+        self.places: dict[tuple[Any, Any, Any], list[dict[str, Any]]] = {}
         for entry in exchanges(path, lines, _entry):
-            (self.users if entry.get("user") is True else self.turns).setdefault(
-                entry["key"], entry)
+            if entry.get("user") is True:
+                self.users.setdefault(entry["key"], entry)
+                continue
+            self.turns.setdefault(entry["key"], entry)
+            place = (entry.get("scenario"), entry.get("seed"), entry.get("turn"))
+            self.places.setdefault(place, []).append(entry)
 
     def user_model(self, settings: RequestSettings) -> ChatModel:
         """The simulated user of a recorded conversation, answered from this cassette."""
@@ -182,8 +217,7 @@ class ExchangeReplay:
             raise CassetteMiss(
                 f"the cassette {self.path.name} has no recorded reply of the simulated user "
                 f"for this request (run {body.get('seed')}); the scenario, its goal or the "
-                "run count changed since it was recorded — record it again with scenarist "
-                "run --target <live target> --record FILE")
+                f"run count changed since it was recorded — {AGAIN}")
         try:
             return parse_completion(entry["response"], 0.0)
         except EndpointError as exc:
@@ -194,22 +228,76 @@ class ExchangeReplay:
     async def ask(self, turn: TurnInput, tools: Endpoint) -> Answered:
         entry = self.turns.get(exchange_key(turn))
         if entry is None:
+            raise self._missed(turn)
+        where = f"turn {turn.turn} of run {turn.seed} of {turn.scenario}"
+        if entry["calls"] and self.version < AGENT_CASSETTE_VERSION:
             raise CassetteMiss(
-                f"the cassette {self.path.name} has no recorded turn {turn.turn} of run "
-                f"{turn.seed} of {turn.scenario}; the scenario, its tools or the run count "
-                "changed since it was recorded — record it again with scenarist run "
-                "--target <live target> --record FILE")
+                f"the cassette {self.path.name} was recorded by an earlier Scenarist "
+                f"(cassette version {self.version}), which did not keep what the tools "
+                f"answered, so the calls of {where} cannot be checked against what the "
+                f"tools answer now — {AGAIN}")
         for c in entry["calls"]:
-            tools.take(c["name"], c.get("args"))
+            call = tools.take(c["name"], c.get("args"))
+            now = self._shown(received(call))
+            if now != c.get("output") or call.error != c.get("error"):
+                raise CassetteMiss(
+                    f"the cassette {self.path.name} does not match {where}: the recorded "
+                    f"agent called {_named(c)} and got {_said(c.get('output'), c.get('error'))}"
+                    f", but the tool now answers {_said(now, call.error)} — the scenario's "
+                    f"tools or data changed since it was recorded; {AGAIN}")
         used = entry.get("mcp")
         if used in MCP_USES:  # how the agent had used its endpoint by the turn's end
             tools.listed = tools.listed or used == "listed"
             tools.connected = tools.connected or used != "never"
         return Answered(entry["answer"], entry["pending"], entry.get("request"),
-                        entry.get("reply"), used if used in MCP_USES else None)
+                        entry.get("reply"), mcp=used if used in MCP_USES else None)
+
+    def _shown(self, value: Any) -> Any:
+        """``value`` as the cassette keeps it (redacted)."""
+        return value if self._redact is None else self._redact(value)
+
+    def _missed(self, turn: TurnInput) -> CassetteMiss:
+        """Why a turn is not in the cassette: a confirmed call that answers otherwise than
+        it did when recorded, named; else that the scenario changed."""
+        where = f"turn {turn.turn} of run {turn.seed} of {turn.scenario}"
+        confirmed = self._shown(turn.confirmed)
+        for entry in self.places.get((turn.scenario, turn.seed, turn.turn), ()):
+            before = entry.get("confirmed")
+            if not isinstance(before, list) or len(before) != len(confirmed):
+                continue
+            for was, now in zip(before, confirmed, strict=True):
+                if not isinstance(was, dict) or was.get("name") != now.get("name") \
+                        or was.get("args") != now.get("args"):
+                    break
+                if was.get("output") != now.get("output"):
+                    return CassetteMiss(
+                        f"the cassette {self.path.name} does not match {where}: the person "
+                        f"confirmed {_named(was)}, which answered "
+                        f"{_said(was.get('output'))} when it was recorded, but now answers "
+                        f"{_said(now.get('output'))} — the scenario's tools or data changed "
+                        f"since it was recorded; {AGAIN}")
+        older = (f" (it was recorded by an earlier Scenarist, cassette version "
+                 f"{self.version})") if self.version < AGENT_CASSETTE_VERSION else ""
+        return CassetteMiss(
+            f"the cassette {self.path.name} has no recorded {where}{older}; the scenario, "
+            f"its tools or the run count changed since it was recorded — {AGAIN}")
 
     async def end(self) -> str:
         return ""
+
+
+MAX_ARGS = 200  # characters of a call's arguments a message shows
+
+
+def _named(call: dict[str, Any]) -> str:
+    """A recorded call in words: its tool and arguments (cut short)."""
+    args = json.dumps(call.get("args"), ensure_ascii=False)
+    return f"{call.get('name')} {args if len(args) <= MAX_ARGS else args[:MAX_ARGS] + '…'}"
+
+
+def _said(output: Any, error: Any = None) -> str:
+    text = output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+    return snippet(text) + (f" (an error: {error})" if error else "")
 
 
 def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
@@ -232,6 +320,9 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
     elif not isinstance(entry.get("calls"), list) or not all(
             isinstance(c, dict) and isinstance(c.get("name"), str) for c in entry["calls"]):
         problem = "its 'calls' is not a list of calls with a name"
+    elif not all(isinstance(c.get("output", ""), str) and isinstance(c.get("error", ""), str)
+                 for c in entry["calls"]):
+        problem = "a call of its 'calls' has an 'output' or an 'error' that is not text"
     if problem is None:
         try:
             pending_calls(entry.get("pending"), "its 'pending'")
@@ -244,7 +335,7 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
 
 
 def open_replay_agent(target: Target, context: AgentContext, path: Path) -> OwnLoopAgent:
-    replay = ExchangeReplay(path)
+    replay = ExchangeReplay(path, context.redact)
 
     async def session(scenario: Scenario, run: int, first: TurnInput) -> Session:
         return replay

@@ -240,12 +240,13 @@ class JsonEndpoint:
                 if status == 429 and self.on_throttle is not None:
                     self.on_throttle()
                 wait = retry_after_seconds(headers.get("retry-after"))
+                last.retry_after = wait
                 if wait is not None and wait > MAX_RETRY_AFTER_S:
                     raise EndpointError(
                         "status", f"HTTP {status} from {self.where}; it asks to "
                                   f"retry after {wait:.0f} s, longer than "
                                   f"{MAX_RETRY_AFTER_S:.0f} s", status=status,
-                        maybe_processed=True) from None
+                        maybe_processed=True, retry_after=wait) from None
             processed = processed or last.maybe_processed
             if last.maybe_processed and not self.resend:
                 break

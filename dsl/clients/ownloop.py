@@ -19,6 +19,8 @@ from, offline.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import json
 import secrets
 import time
@@ -31,10 +33,12 @@ from ..compiler.templates import CaseTemplate, is_template, single_name
 from ..errors import EndpointError
 from ..execution.conversation import converse, settle
 from ..execution.loop import LoopEndpointError, LoopState
-from ..model import AttemptData, Call, Scenario, Target, Tokens, Turn
+from ..model import AttemptData, Call, Retried, Scenario, Target, Tokens, Turn
+from ..settings import Retry
 from ..targets.base import AgentContext, ChatModel, Reply, RequestSettings
 from ..targets.kinds import TEMPLATE_NAMES
-from .toolserver import Endpoint, ToolServer
+from .openai import MAX_RETRY_AFTER_S, backoff_seconds
+from .toolserver import Endpoint, ToolServer, received
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +74,7 @@ class Answered:
     pending: list[dict[str, Any]]  # calls the agent holds itself: [{name, args}]
     request: Any  # what was sent (an http body; a command's input line)
     reply: Any  # what came back (the JSON reply; the output line)
+    retries: int = 0  # tries that never reached the agent, sent again
     mcp: str | None = None  # a replay: how the recorded agent had used its endpoint by then
 
 
@@ -88,6 +93,8 @@ class Session(Protocol):
 
 
 OpenSession = Callable[[Scenario, int, TurnInput], Awaitable[Session]]
+
+OWN_HELD = "held_"  # the id of a call the agent holds itself (its reply's pending) starts so
 
 
 # ---- the body template -------------------------------------------------------------------
@@ -146,23 +153,41 @@ def pending_calls(value: Any, where: str) -> list[dict[str, Any]]:
     return value
 
 
-def _as_messages(made: list[Call], answer: str) -> list[dict[str, Any]]:
-    """A turn in OpenAI's format: the calls that ran with their results, then the answer
-    — with the calls held for confirmation, whose results a later turn adds."""
-    def wire(calls: list[Call]) -> list[dict[str, Any]]:
-        return [{"id": c.id, "type": "function",
-                 "function": {"name": c.name, "arguments": c.raw_args}} for c in calls]
+def _wire(calls: list[Call]) -> list[dict[str, Any]]:
+    return [{"id": c.id, "type": "function",
+             "function": {"name": c.name, "arguments": c.raw_args}} for c in calls]
 
-    ran = [c for c in made if not c.pending]
-    held = [c for c in made if c.pending]
+
+def _as_messages(made: list[Call], held: list[Call], answer: str) -> list[dict[str, Any]]:
+    """A turn in OpenAI's format, as the agent saw it: the calls it made at its endpoint,
+    in order, each with what it got back (the held text for a call held for the person's
+    confirmation), then its answer — with the calls it holds itself (``held``), whose
+    results a later turn adds."""
     out: list[dict[str, Any]] = []
-    if ran:
-        out.append({"role": "assistant", "content": None, "tool_calls": wire(ran)})
-        out.extend({"role": "tool", "tool_call_id": c.id, "content": c.output} for c in ran)
+    if made:
+        out.append({"role": "assistant", "content": None, "tool_calls": _wire(made)})
+        out.extend({"role": "tool", "tool_call_id": c.id, "content": received(c)}
+                    for c in made)
     if held:
-        out.append({"role": "assistant", "content": answer or None, "tool_calls": wire(held)})
+        out.append({"role": "assistant", "content": answer or None, "tool_calls": _wire(held)})
     else:
         out.append({"role": "assistant", "content": answer})
+    return out
+
+
+def _decided_messages(calls: list[Call], decided: tuple[int, ...],
+                      results: list[dict[str, Any]], own: set[str]) -> list[dict[str, Any]]:
+    """What a turn that decided held calls adds to the conversation, in OpenAI's format:
+    the results of the calls the agent held itself (``own``: their ids), which answer its
+    last message; then the calls held at its endpoint — whose tool message already said
+    they were held — run now at the person's word: the call again with its result (what
+    it answered once confirmed, or that it was cancelled or not confirmed)."""
+    mine = [m for m in results if m.get("tool_call_id") in own]
+    ran = [calls[i] for i in decided if calls[i].id not in own]
+    out = list(mine)
+    if ran:
+        out.append({"role": "assistant", "content": None, "tool_calls": _wire(ran)})
+        out.extend({"role": "tool", "tool_call_id": c.id, "content": c.output} for c in ran)
     return out
 
 
@@ -183,11 +208,15 @@ class OwnLoopAgent:
 
     def __init__(self, target: Target, context: AgentContext, open_session: OpenSession,
                  *, served: bool = True, recorder: Any = None,
-                 closing: Callable[[], Awaitable[None]] | None = None) -> None:
+                 closing: Callable[[], Awaitable[None]] | None = None,
+                 retry: Retry | None = None) -> None:
         """``served``: the tools are served over MCP (False: a replay, whose calls are
         answered without a server); ``recorder``: an ExchangeRecorder (--record FILE,
-        dsl/clients/exchanges.py); ``closing``: what ends with the agent (a client)."""
+        dsl/clients/exchanges.py); ``closing``: what ends with the agent (a client);
+        ``retry``: the target's retry policy, when its ``turns`` may be sent again
+        (:meth:`retry_wait`)."""
         self.target = target
+        self.retry = retry
         self._closing = closing
         self._recorder = recorder
         self.context = context
@@ -199,6 +228,24 @@ class OwnLoopAgent:
         self.users: Users | None = None
         # a replay's simulated users, answered from its cassette (dsl/clients/exchanges.py)
         self.replayed_users: Callable[[RequestSettings], ChatModel] | None = None
+
+    def retry_wait(self, exc: EndpointError, tries: int) -> float | None:
+        """The seconds to wait before a turn whose ``tries``-th try failed with ``exc`` is
+        sent again, or None: it is not. A turn is sent again only when the target says
+        ``retry: {turns: true}``, tries are left, the agent may have acted (a try that
+        provably never reached it was already sent again by the client), and the failure
+        is one worth retrying: a status of ``retry_on_status``, a timeout, a lost
+        connection."""
+        r = self.retry
+        if r is None or not r.turns or tries >= r.max_attempts or not exc.maybe_processed:
+            return None
+        worth = exc.kind in ("timeout", "connection") or (
+            exc.kind == "status" and exc.status in r.retry_on_status)
+        if not worth:
+            return None
+        if exc.retry_after is not None:
+            return exc.retry_after if exc.retry_after <= MAX_RETRY_AFTER_S else None
+        return backoff_seconds(tries - 1, r.backoff_ms)
 
     @property
     def recorder(self) -> Any:
@@ -264,6 +311,7 @@ class OwnLoopAgent:
             goal_reached=goal, user_messages=tuple(talk.said),
             attachments=scenario.all_attachments, stderr=talk.stderr,
             world=tools.world.run() if tools.world is not None else None,
+            retries=talk.retries, retried=tuple(talk.retried),
             mcp=tools.used if self._served or talk.replayed_use else None,
             tokens_known=False)
 
@@ -301,16 +349,24 @@ class _Talk:
     done: int = 0  # the endpoint's calls taken into the attempt so far
     replayed_use: bool = False  # a replay's cassette said how the agent used its endpoint
     said: list[str] = field(default_factory=list)  # what a simulated user wrote
+    retries: int = 0  # requests sent again (turns, and tries that never reached the agent)
+    retried: list[Retried] = field(default_factory=list)  # the turns sent again, and why
 
     def __post_init__(self) -> None:
         self.messages = [dict(m) for m in self.scenario.history]
+
+    @property
+    def world(self) -> Any:
+        return self.tools.world
 
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         scenario = self.scenario
         settled = settle(self.calls, kind, text, scenario, pick, self.tools.world)
+        own = {c.id for c in self.calls if c.pending and c.id.startswith(OWN_HELD)}
         self.calls = settled.calls
-        self.messages.extend(settled.results)
+        self.messages.extend(_decided_messages(self.calls, settled.decided, settled.results,
+                                               own))
         first_call = len(self.calls)
         if settled.failure is not None:
             return self._turn(kind, text, "", first_call, settled.decided, 0, simulated,
@@ -323,39 +379,77 @@ class _Talk:
         decided = [self.calls[i] for i in settled.decided]
         attached = {a.sha256: a for a in scenario.all_attachments}
         number = len(self.turns) + 1
+        tools = self.tools
         asked = TurnInput(
-            number, text if kind == "say" else "", self.first.session, self.first.mcp_url,
+            number, text if kind == "say" else "", self.first.session, tools.url,
             self.first.at, self.run, scenario.id, scenario.system,
             [dict(m) for m in wire_messages(self.messages, attached)],
             [{"name": c.name, "args": c.args, "output": c.output} for c in decided
              if c.decision == "confirmed"],
             [{"name": c.name, "args": c.args} for c in decided if c.decision == "cancelled"])
-        tools = self.tools
         tools.step = number
-        done = self.done = len(tools.calls)
-        assert self.session is not None  # opened before the first turn
-        started = time.perf_counter()
-        answered = await self.session.ask(asked, tools)
+        answered = await self._ask(asked)
         self.replayed_use = self.replayed_use or answered.mcp is not None
         self.steps += 1
-        self.agent.context.on_reply(Reply({}, None, Tokens(),
-                                          (time.perf_counter() - started) * 1000))
-        made = list(tools.calls[done:])
+        made = list(tools.calls[self.done:])
         self.done = len(tools.calls)
         if self.agent._recorder is not None:
             self.agent._recorder.write(asked, answered, made, tools.used)
         n = len(tools.calls)
+        held: list[Call] = []
         for k, p in enumerate(answered.pending, 1):
             spec = scenario.tool(str(p.get("name")))
             args = p.get("args") or {}
-            made.append(Call(f"held_{n + k}", str(p.get("name")), args,
+            held.append(Call(f"{OWN_HELD}{n + k}", str(p.get("name")), args,
                              json.dumps(args, ensure_ascii=False), None,
                              spec.action if spec else None, True,
                              None if spec else "unknown-tool", number))
         self.calls.extend(made)
-        self.messages.extend(_as_messages(made, answered.answer))
+        self.calls.extend(held)
+        self.messages.extend(_as_messages(made, held, answered.answer))
         return self._turn(kind, text, answered.answer, first_call, settled.decided, 1,
                           simulated)
+
+    async def _ask(self, asked: TurnInput) -> Answered:
+        """The agent's answer to one turn, the turn sent again as the target's retry policy
+        allows (:meth:`OwnLoopAgent.retry_wait`): before each new try the failed one's
+        calls are discarded, the world is put back as it was when the turn started, and
+        the endpoint moves to a new path (the new try is told its ``mcp_url``), so nothing
+        the failed try did — or still does — counts."""
+        tools = self.tools
+        world = tools.world
+        retry = self.agent.retry
+        kept = world.snapshot() if world is not None and retry is not None and retry.turns \
+            else None
+        tries = 1
+        assert self.session is not None  # opened before the first turn
+        while True:
+            self.done = len(tools.calls)
+            started = time.perf_counter()
+            try:
+                answered = await self.session.ask(asked, tools)
+            except EndpointError as exc:
+                self.retries += exc.retries
+                wait = self.agent.retry_wait(exc, tries)
+                if wait is None:
+                    raise
+                gone = tools.discard(self.done)
+                if world is not None and kept is not None:
+                    world.restore(kept)
+                tools.renew()
+                asked = dataclasses.replace(asked, mcp_url=tools.url)
+                self.retried.append(Retried(
+                    asked.turn, exc.kind, exc.message,
+                    tuple({"name": c.name, "args": c.args, "output": received(c)}
+                          for c in gone)))
+                self.retries += 1
+                tries += 1
+                await asyncio.sleep(wait)
+                continue
+            self.retries += answered.retries
+            self.agent.context.on_reply(Reply({}, None, Tokens(),
+                                              (time.perf_counter() - started) * 1000))
+            return answered
 
     def _turn(self, kind: str, text: str, answer: str, first_call: int,
               decided: tuple[int, ...], steps: int, simulated: bool,
@@ -377,5 +471,6 @@ class _Talk:
         made = self.tools.calls[self.done:]
         progress = LoopState(messages=self.messages, calls=[*self.calls, *made],
                              steps=self.steps, turns=self.turns, stderr=self.stderr,
-                             user_messages=self.said, tokens_known=False)
+                             user_messages=self.said, retries=self.retries,
+                             retried=self.retried, tokens_known=False)
         return LoopEndpointError(exc, progress)

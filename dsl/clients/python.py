@@ -273,6 +273,10 @@ class _Conversation:
         self.turns: list[Turn] = []
         self.attached = {a.sha256: a for a in scenario.all_attachments}
 
+    @property
+    def world(self) -> Any:
+        return self.record.world
+
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         scenario = self.scenario

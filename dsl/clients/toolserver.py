@@ -50,7 +50,8 @@ class Endpoint:
 
     def __init__(self, scenario: Scenario, path: str, url: str,
                  on_call: Callable[[Call], None] | None = None,
-                 forget: Callable[[Endpoint], None] = lambda e: None) -> None:
+                 forget: Callable[[Endpoint], None] = lambda e: None,
+                 renew: Callable[[Endpoint], None] = lambda e: None) -> None:
         self.scenario = scenario
         self.tools = {t.name: t for t in scenario.tools}
         self.path = path
@@ -65,6 +66,20 @@ class Endpoint:
             self.world = World(scenario.world)
         self._on_call = on_call
         self._forget = forget
+        self._renew = renew
+
+    def discard(self, since: int) -> list[Call]:
+        """Forget the calls made since the ``since``-th (a failed try of a turn that is
+        sent again): they are no longer the attempt's; returned for the record."""
+        gone = self.calls[since:]
+        del self.calls[since:]
+        return gone
+
+    def renew(self) -> None:
+        """Move to a new unguessable path (a turn sent again is told the new ``url``): the
+        old one refuses everything from now on, so a failed try that is still at work
+        records nothing."""
+        self._renew(self)
 
     def take(self, name: str, args: Any) -> Call:
         """Answer one call (recorded in :attr:`calls`); raises :class:`Ended` once the
@@ -92,6 +107,12 @@ class Endpoint:
 
 class Ended(Exception):
     """A call to an endpoint whose attempt has ended."""
+
+
+def received(call: Call) -> str:
+    """What the agent got back from a call at its endpoint: the held text for a call held
+    for the person's confirmation, else the tool's answer (an error's text included)."""
+    return HELD if call.pending else call.output or ""
 
 
 def mcp_server(resolve: Callable[[Any], Endpoint | None]) -> Any:
@@ -124,8 +145,7 @@ def mcp_server(resolve: Callable[[Any], Endpoint | None]) -> Any:
             raise MCPError(types.INVALID_REQUEST, ENDED) from None
         if call.error == "unknown-tool":
             raise MCPError(types.INVALID_PARAMS, call.output or "unknown tool")
-        text = HELD if call.pending else call.output or ""
-        return types.CallToolResult(content=[types.TextContent(text=text)],
+        return types.CallToolResult(content=[types.TextContent(text=received(call))],
                                     is_error=call.error is not None)
 
     return Server("scenarist", version=__version__,
@@ -160,12 +180,20 @@ class ToolServer:
         """A new endpoint for one attempt of ``scenario`` (an unguessable path unless
         ``path`` is given)."""
         path = path or f"{PATH}/{secrets.token_urlsafe(24)}"
-        endpoint = Endpoint(scenario, path, self.base + path, on_call, self._drop)
+        endpoint = Endpoint(scenario, path, self.base + path, on_call, self._drop,
+                            self._move)
         self._endpoints[path] = endpoint
         return endpoint
 
     def _drop(self, endpoint: Endpoint) -> None:
         self._endpoints.pop(endpoint.path, None)
+
+    def _move(self, endpoint: Endpoint) -> None:
+        self._drop(endpoint)
+        endpoint.path = f"{PATH}/{secrets.token_urlsafe(24)}"
+        endpoint.url = self.base + endpoint.path
+        if endpoint.open:
+            self._endpoints[endpoint.path] = endpoint
 
     async def start(self) -> None:
         """Listen on 127.0.0.1 (``port``, or one the system picks); returns once requests
@@ -219,7 +247,13 @@ class ToolServer:
     def _resolve(self, ctx: Any) -> Endpoint | None:
         request = getattr(ctx, "request", None)
         scope = getattr(request, "scope", None)
-        return scope.get("scenarist.endpoint") if isinstance(scope, dict) else None
+        if not isinstance(scope, dict):
+            return None
+        endpoint = scope.get("scenarist.endpoint")
+        # a request that came in at a path the endpoint has since left (a failed try of a
+        # turn sent again, Endpoint.renew) is refused, not recorded
+        return endpoint if endpoint is not None and endpoint.path == scope.get("path") \
+            else None
 
     def _guard(self, manager: Any) -> Callable[..., Any]:
         """The ASGI app: Host and Origin checked, the endpoint found by its path, then the

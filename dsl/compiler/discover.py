@@ -38,12 +38,12 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import Collector, Diagnostic
-from ..source.load import read_file
+from ..source.load import load_bytes, read_file
 from .suite import SUITE_FILE, Suite, load_suite
 
 
@@ -142,10 +142,13 @@ class Discovery:
     cwd: Path  # resolved; the root of scenario ids when there is no suite
 
 
-def discover(paths: Sequence[Path]) -> Discovery:
+def discover(paths: Sequence[Path], unsaved: Mapping[Path, str] | None = None) -> Discovery:
     """The scenario files under ``paths``, grouped by suite (the rules are this module's
     docstring). Loads each suite; never raises on bad input: a suite's problems are in
-    its group's ``diagnostics``, a missing path is left to the caller to report."""
+    its group's ``diagnostics``, a missing path is left to the caller to report.
+    ``unsaved``: texts read instead of what some files hold, by their resolved path (an
+    editor's unsaved ``scenarist.yaml``)."""
+    unsaved = unsaved or {}
     where = _Where()
     found: dict[Path | None, dict[Path, Path]] = {}  # suite file -> real path -> as found
     seen: set[Path] = set()
@@ -170,7 +173,7 @@ def discover(paths: Sequence[Path]) -> Discovery:
             named.append(suite_file)
             if suite_file is not None:
                 found.setdefault(suite_file, {})
-            skip = _exclusion(suite_file)
+            skip = _exclusion(suite_file, unsaved)
             for f in iter_yaml_files(p):
                 if not skip(where.real(f)):
                     add(f)
@@ -178,17 +181,17 @@ def discover(paths: Sequence[Path]) -> Discovery:
             real = where.real(p)
             named.append(real if real.name == SUITE_FILE else where.suite_of(real.parent))
             add(p)
-    groups = tuple(_group(suite_file, files, walked, where)
+    groups = tuple(_group(suite_file, files, walked, where, unsaved)
                    for suite_file, files in found.items())
     return Discovery(groups, tuple(named), where.cwd)
 
 
 def _group(suite_file: Path | None, files: dict[Path, Path], walked: list[Path],
-           where: _Where) -> SuiteFiles:
+           where: _Where, unsaved: Mapping[Path, str]) -> SuiteFiles:
     if suite_file is None:
         return SuiteFiles(None, None, (), _named(files, where), whole=False)
     diags = Collector()
-    suite = load_suite(suite_file, diags)
+    suite = load_suite(suite_file, diags, unsaved.get(suite_file))
     kept = {real: given for real, given in files.items()
             if not _excluded(real, suite.root, suite.exclude)}
     root = suite_file.parent
@@ -197,18 +200,21 @@ def _group(suite_file: Path | None, files: dict[Path, Path], walked: list[Path],
     return SuiteFiles(suite_file, suite, tuple(diags.diagnostics), _named(kept, where), whole)
 
 
-def _exclusion(suite_file: Path | None) -> Callable[[Path], bool]:
+def _exclusion(suite_file: Path | None,
+               unsaved: Mapping[Path, str]) -> Callable[[Path], bool]:
     """What a folder's suite excludes, met while searching the folder: a file, or another
     suite (its scenarist.yaml and files) inside an excluded folder, is not searched."""
     if suite_file is None:
         return lambda real: False
-    patterns = _exclude_patterns(suite_file)
+    patterns = _exclude_patterns(suite_file, unsaved.get(suite_file))
     root = suite_file.parent
     return lambda real: _excluded(real, root, patterns)
 
 
-def _exclude_patterns(suite_file: Path) -> tuple[str, ...]:
-    data = read_file(suite_file).data  # its problems are reported when the suite is loaded
+def _exclude_patterns(suite_file: Path, text: str | None = None) -> tuple[str, ...]:
+    # its problems are reported when the suite is loaded
+    data = (read_file(suite_file) if text is None else
+            load_bytes(text.encode("utf-8"), str(suite_file))).data
     patterns = data.get("exclude") if isinstance(data, dict) else None
     return tuple(p for p in patterns if isinstance(p, str)) if isinstance(patterns,
                                                                           list) else ()
@@ -216,6 +222,11 @@ def _exclude_patterns(suite_file: Path) -> tuple[str, ...]:
 
 def _named(files: dict[Path, Path], where: _Where) -> tuple[ScenarioFile, ...]:
     return tuple(ScenarioFile(real, where.display(real, given)) for real, given in files.items())
+
+
+def is_excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:
+    """Does a suite at ``root`` leave the file ``real`` out (its ``exclude:`` patterns)?"""
+    return _excluded(real, root, patterns)
 
 
 def _excluded(real: Path, root: Path, patterns: Sequence[str]) -> bool:

@@ -33,7 +33,7 @@ import json
 import math
 import os
 import pickle
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -105,6 +105,12 @@ class LintResult:
     def warnings(self) -> int:
         return sum(d.severity == "warning" for d in self.diagnostics)
 
+    def of_file(self, path: Path) -> list[Diagnostic]:
+        """The diagnostics in the file at ``path`` (resolved), as lint names files: relative
+        to the current folder, or absolute."""
+        return [d for d in self.diagnostics if not d.span.file.startswith("<")
+                and Path(d.span.file).absolute().resolve() == path]
+
     def source_lines(self, file: str) -> list[str] | None:
         """The file's lines as the renderer wants them (only the ones it will show)."""
         lines = self.excerpts.get(file)
@@ -119,12 +125,14 @@ class LintResult:
 # ---------------------------------------------------------------- linting
 
 
-def lint_text(path: Path, text: str, *, strict: bool = False) -> LintResult:
+def lint_text(path: Path, text: str, *, strict: bool = False,
+              unsaved: Mapping[Path, str] | None = None) -> LintResult:
     """Lint ``text`` as the file at ``path`` would be linted once saved with it — an
-    editor's unsaved buffer (``scenarist studio``): the same discovery, suite and
-    diagnostics as :func:`lint_paths` on that one file. The file need not exist."""
+    editor's unsaved buffer (``scenarist studio``, ``scenarist lsp``): the same discovery,
+    suite and diagnostics as :func:`lint_paths` on that one file. The file need not exist.
+    ``unsaved``: other unsaved texts by resolved path (the editor's ``scenarist.yaml``)."""
     real = path.parent.resolve() / path.name
-    return lint_paths([real], strict=strict, jobs=1, unsaved={real: text})
+    return lint_paths([real], strict=strict, jobs=1, unsaved={**(unsaved or {}), real: text})
 
 
 def lint_paths(paths: Sequence[Path], *, strict: bool = False,
@@ -141,7 +149,7 @@ def lint_paths(paths: Sequence[Path], *, strict: bool = False,
     paused = gc.isenabled()
     gc.disable()  # the batch makes many objects and no cycles: collecting costs ~40%
     try:
-        discovery = discover(paths)
+        discovery = discover(paths, unsaved)
         work: list[tuple[int, Path, str]] = []
         for gi, g in enumerate(discovery.groups):
             found.extend(g.diagnostics)
@@ -431,10 +439,10 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
         by_list.setdefault(item.at[:-1], []).append(item)
     judged: list[CheckItem] = []
     for in_list in by_list.values():
-        earlier: dict[str, list[CheckItem]] = {}
+        earlier: dict[tuple[str, Hashable], list[CheckItem]] = {}
         titles: dict[str, CheckItem] = {}
-        for item in in_list:
-            same = earlier.setdefault(item.check, [])
+        for item in in_list:  # compared only with the checks that may equal it: linear
+            same = earlier.setdefault((item.check, _json_bucket(item.param)), [])
             first = next((e for e in same if same_json(e.param, item.param)), None)
             if first is not None:
                 line = _check_place(doc, first).line
@@ -467,6 +475,25 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                     "a model too, and one verdict says little",
                     "use runs: 3 or more, so that the pass rate means something")
     return out.diagnostics
+
+
+def _json_bucket(value: Any) -> Hashable:
+    """A key that two values equal as JSON (:func:`same_json`) always share — ``1`` and
+    ``1.0`` alike, ``true`` apart from ``1`` — so that a check is compared only with the
+    few others in its bucket, not with every check before it."""
+    match value:
+        case bool():
+            return ("bool", value)
+        case int() | float():
+            return ("number", float(value))
+        case str():
+            return ("text", value)
+        case list() | tuple():
+            return ("list", tuple(_json_bucket(v) for v in value))
+        case dict():
+            return ("mapping", frozenset((str(k), _json_bucket(v)) for k, v in value.items()))
+        case _:
+            return ("other", type(value).__name__)
 
 
 # the checks whose texts are compared with the answer as checks see it (redacted)

@@ -22,7 +22,7 @@ from ..model import (
     ToolSpec,
     WorldTable,
 )
-from ..source.load import DataPath, Document, read_file
+from ..source.load import DataPath, Document, load_bytes, read_file
 from ..source.load import display_path as display_path  # paths in messages: load names them
 from ..source.saferegex import PatternError, compile_pattern
 from ..source.suitefile import SUITE_FILE as SUITE_FILE  # where the suite is: there
@@ -84,10 +84,11 @@ class Suite:
 
 
 
-def load_suite(file: Path, diags: Collector) -> Suite:
-    """Load, validate and compile ``scenarist.yaml``. Problems go to ``diags``."""
+def load_suite(file: Path, diags: Collector, text: str | None = None) -> Suite:
+    """Load, validate and compile ``scenarist.yaml`` (or ``text``, read as that file: an
+    editor's unsaved text). Problems go to ``diags``."""
     name = display_path(file)
-    doc = read_file(file, name)
+    doc = read_file(file, name) if text is None else load_bytes(text.encode("utf-8"), name)
     diags.extend(doc.diagnostics)
     if doc.data is None:
         return Suite(file.parent.resolve(), name, doc)

@@ -26,6 +26,7 @@ were): dsl/compiler/compile.py, suite.py and faketools.py import it only when a 
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import datetime as dt
 import json
@@ -341,6 +342,17 @@ class World:
     def run(self) -> WorldRun:
         with self._lock:
             return WorldRun(self.before, self._now(), tuple(self._turns))
+
+    def snapshot(self) -> dict[str, list[dict[str, Any]]]:
+        """The tables as they are now, for :meth:`restore`."""
+        with self._lock:
+            return copy.deepcopy(self.rows)
+
+    def restore(self, tables: Mapping[str, list[dict[str, Any]]]) -> None:
+        """Put the tables back as :meth:`snapshot` kept them: what the calls made since
+        changed is undone (an own-loop agent's turn sent again, dsl/clients/ownloop.py)."""
+        with self._lock:
+            self.rows = copy.deepcopy(dict(tables))
 
 
 def open_world(tables: Sequence[WorldTable]) -> World | None:

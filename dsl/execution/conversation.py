@@ -84,6 +84,12 @@ class Talk(Protocol):
     @property
     def calls(self) -> list[Call]: ...
 
+    @property
+    def world(self) -> Any:
+        """The attempt's world as it is now (a :class:`dsl.compiler.world.World`; None
+        when the scenario has none)."""
+        ...
+
     async def turn(self, kind: str, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         """The person says ``text`` (``say``), or confirms or cancels the held calls to

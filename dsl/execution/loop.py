@@ -35,7 +35,17 @@ from ..compiler.templates import (
     render_system,
 )
 from ..errors import EndpointError
-from ..model import Attachment, AttemptData, Call, Scenario, Tokens, ToolSpec, Turn, ending
+from ..model import (
+    Attachment,
+    AttemptData,
+    Call,
+    Retried,
+    Scenario,
+    Tokens,
+    ToolSpec,
+    Turn,
+    ending,
+)
 from ..targets.base import ChatModel, Unreadable, read_reply_json
 from .conversation import OpenUser, converse, settle
 
@@ -57,6 +67,7 @@ class LoopState:
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
     tokens_known: bool = True  # False: the agent does not say what it used (http, command)
     user_messages: list[str] = field(default_factory=list)  # what a simulated user wrote
+    retried: list[Retried] = field(default_factory=list)  # own-loop turns sent again, why
 
 
 class LoopEndpointError(EndpointError):

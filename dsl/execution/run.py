@@ -277,7 +277,7 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached,
             stderr=data.stderr, world=_world_changes(data), mcp=data.mcp,
             world_turns=_turn_changes(data), user_messages=data.user_messages,
-            ended_by=ended_by(data.calls, scenario.tools))
+            ended_by=ended_by(data.calls, scenario.tools), retried=data.retried)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return dataclasses.replace(
             base, calls=tuple(partial.calls), messages=tuple(partial.messages),
@@ -285,7 +285,7 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             retries=partial.retries,
             model_calls=tuple(_stat(m) for m in partial.model_calls),
             turns=tuple(partial.turns), history=len(scenario.history), stderr=partial.stderr,
-            user_messages=tuple(partial.user_messages))
+            user_messages=tuple(partial.user_messages), retried=tuple(partial.retried))
     return base
 
 

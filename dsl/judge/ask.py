@@ -329,8 +329,10 @@ def conversation_text(attempt: AttemptData) -> str:
             elif m.get("role") == "assistant" and text.strip():
                 lines.append(f"The assistant: {text}")
 
-    start = 1 + attempt.history_messages
-    said(1, start)
+    # a model's transcript starts with its system prompt; an own-loop agent's does not
+    first = 1 if messages and messages[0].get("role") == "system" else 0
+    start = first + attempt.history_messages
+    said(first, start)
     if not attempt.turns:
         said(start, len(messages))
     for t in attempt.turns:

@@ -32,7 +32,7 @@ from ..compiler.moment import say as say_moment
 from ..errors import EndpointError, RunDirError, explain
 from ..execution.conversation import PERSON, Talk
 from ..execution.run import attempt_status, evaluate, redacted_data, redactor_of
-from ..model import AttemptData, Call, Plan, Scenario, Target, TurnSpec
+from ..model import AttemptData, Call, Plan, Scenario, Target, TurnSpec, WorldRun
 from ..store.records import CheckResult
 from ..targets.base import AgentContext
 from ..targets.cassette import NotACassette, read_cassette, read_header
@@ -98,10 +98,15 @@ class Terminal:
     tests of this module; ``scenarist try`` uses click's echo and input)."""
 
     def __init__(self, say: Callable[[str], None], ask: Callable[[str], str],
-                 save: Callable[[Path | None], str] | None = None) -> None:
+                 save: Callable[[Path | None], str] | None = None,
+                 world: Callable[[WorldRun, list[dict[str, Any]]], None] | None = None
+                 ) -> None:
         self.say = say
         self.ask = ask  # raises EOFError on Ctrl-D
         self.save = save
+        # what a turn did to the world: its tables before and after the turn, and the
+        # changes row by row (dsl.compiler.world.changes); said in words as well
+        self.world = world
 
     def read(self, prompt: str) -> str | None:
         try:
@@ -263,6 +268,8 @@ class _Person:
 
     async def _turn(self, talk: Talk, kind: str, text: str, pick: set[int] | None) -> None:
         first = len(talk.calls)
+        world = talk.world
+        before = world.run().after if world is not None else None
         turn = await talk.turn(kind, text, False, pick)
         calls = talk.calls
         for i in turn.decided:
@@ -278,12 +285,26 @@ class _Person:
                 self.t.say("    waits for the person to confirm")
             else:
                 self.t.say(f"    fake result{_erred(c)}: {_shown(c.output)}")
+        if world is not None and before is not None:
+            self._world(WorldRun(before, world.run().after))
         if turn.failure is not None:
             self.t.say(f"  (this turn failed: {turn.failure})")
         if turn.answer:
             self.t.say(f"agent: {turn.answer}")
         elif turn.failure is None and not any(c.pending for c in calls):
             self.t.say("agent: (no answer)")
+
+
+    def _world(self, run: WorldRun) -> None:
+        """What the turn changed in the world, in words (and to the terminal's ``world``)."""
+        # why: the world's module is imported only by a scenario that has a world
+        from ..compiler.world import changes, said
+
+        made = changes(run)
+        for change in made:
+            self.t.say(f"  world: {said(change)}")
+        if self.t.world is not None:
+            self.t.world(run, made)
 
 
 def _args(c: Call) -> str:

@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compiler.moment import minute
 from ..errors import SERVER_WORDS, explain
-from ..model import ATTACHMENT_PART, Call, JudgeAnswer, attachment_refs
+from ..model import ATTACHMENT_PART, Call, JudgeAnswer, Retried, attachment_refs
 from ..store import AttemptRecord, CheckResult
 from ..store.cachefile import Damaged, read_cache, remove_damaged, say_damaged
 from ..store.jsonfile import create_new
@@ -605,8 +605,13 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
     pending: list[str] = []
     append = out.append
     n = 0
-    history_end = 1 + rec.history if rec.history else 0
-    marks = _marks(rec, history_end, ref) if history_end or rec.turns else None
+    # a model's transcript starts with its system prompt; an own-loop agent's does not
+    first = 1 if messages[0].get("role") == "system" else 0
+    history_end = first + rec.history if rec.history else 0
+    marks = _marks(rec, history_end, first, ref) \
+        if history_end or rec.turns or rec.retried else None
+    reruns = _reruns(rec, history_end or first)
+    retried_once = [] if rec.turns else [_retried(t, ref) for t in rec.retried]
     for i, m in enumerate(messages):
         if marks:
             out.extend(marks.pop(i, ()))
@@ -623,7 +628,13 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
                 continue
             if text:  # beside the last message's calls (one held for confirmation): the answer
                 append(["A" if i == last else "a", ref(text)])
-            given = 0 < i < history_end  # given.history: not the agent's calls
+            if i in reruns:  # held calls run at the person's word: their results follow
+                for tc in tool_calls:
+                    tc = tc if type(tc) is dict else {}
+                    fn = tc.get("function")
+                    names[str(tc.get("id"))] = fn.get("name") if type(fn) is dict else None
+                continue
+            given = first <= i < history_end  # given.history: not the agent's calls
             for tc in tool_calls:
                 tc = tc if type(tc) is dict else {}
                 fn = tc.get("function")
@@ -640,6 +651,8 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
                 append(ev)
         elif role == "user":
             append(["u", ref(text)])
+            out.extend(retried_once)  # one message sent again: after it
+            retried_once = []
             if type(content) is list:
                 for part in attachment_refs(content):
                     if files is not None:
@@ -674,18 +687,61 @@ def transcript(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> lis
     return out
 
 
-def _marks(rec: AttemptRecord, history_end: int, ref: Ref) -> dict[int, list[list[Any]]]:
+def _retried(t: Retried, ref: Ref) -> list[Any]:
+    """The note that a turn was sent again, why, and what its failed try did."""
+    gone = [str(c.get("name")) for c in t.discarded]
+    did = (f"the {len(gone)} call{'s' if len(gone) != 1 else ''} of that try "
+           f"({', '.join(gone)}) {'were' if len(gone) != 1 else 'was'} discarded and the "
+           "world put back as the turn found it") if gone else "that try made no tool call"
+    return ["e", ref(f"Turn {t.turn} was sent again after a try that failed ({t.kind}: "
+                     f"{t.reason}); {did}.")]
+
+
+def _reruns(rec: AttemptRecord, start: int) -> set[int]:
+    """The messages of an own-loop agent's transcript that are calls held at its endpoint,
+    run at the person's word in a later turn (dsl/clients/ownloop.py): the call again, its
+    result after it — not a call the agent made again. Only a transcript that holds more
+    calls than the record has them."""
+    if not any(t.decided for t in rec.turns):  # most attempts: no held call was decided
+        return set()
+    messages = rec.messages
+    made = sum(len(m.get("tool_calls") or ()) for m in messages[start:]
+               if m.get("role") == "assistant" and type(m.get("tool_calls")) is list)
+    if made <= len(rec.calls):
+        return set()
+    out: set[int] = set()
+    for k, t in enumerate(rec.turns):
+        if not t.decided:
+            continue
+        ids = {rec.calls[j].id for j in t.decided if j < len(rec.calls)}
+        i = rec.turns[k - 1].messages if k else start
+        while i < min(t.messages, len(messages)):
+            m = messages[i]
+            if m.get("role") == "assistant":
+                tcs = m.get("tool_calls")
+                if type(tcs) is list and tcs and all(
+                        type(tc) is dict and tc.get("id") in ids for tc in tcs):
+                    out.add(i)
+                break
+            i += 1
+    return out
+
+
+def _marks(rec: AttemptRecord, history_end: int, first: int,
+           ref: Ref) -> dict[int, list[list[Any]]]:
     """The events that mark a conversation, by the index of the message they come before:
-    where given.history starts and ends, where each turn starts, and — after its last
-    message — why a turn failed."""
+    where given.history starts and ends, where each turn starts (and when it was sent
+    again, why), and — after its last message — why a turn failed. ``first``: the index of
+    the first message after a system prompt."""
     out: dict[int, list[list[Any]]] = {}
     if history_end:
-        out.setdefault(1, []).append(["H", rec.history])
+        out.setdefault(first, []).append(["H", rec.history])
         out.setdefault(history_end, []).append(["h"])
-    start = history_end or 1
+    start = history_end or first
     for k, t in enumerate(rec.turns, 1):
         head = ["T", k, t.kind, ref(t.text), 1 if t.simulated else 0]
         out.setdefault(start, []).append(head)
+        out[start].extend(_retried(r, ref) for r in rec.retried if r.turn == k)
         if t.simulated and t.kind != "say" and k <= len(rec.user_messages):
             out[start].append(["U", ref(rec.user_messages[k - 1]), 0])
         end = max(start, t.messages)

@@ -68,6 +68,7 @@ class _Acc:
     counted: int = 0  # attempts whose tokens are known
     uncounted: int = 0  # attempts of an agent that does not say its tokens (http, command)
     retries: int = 0
+    turns_retried: int = 0  # own-loop turns sent again (records' retried)
     error_kinds: Counter[str] = field(default_factory=Counter)
     failure_kinds: Counter[str] = field(default_factory=Counter)  # model_output, max_steps
     said: dict[str, str] = field(default_factory=dict)  # kind -> the first message of it
@@ -110,6 +111,7 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
             a.prompt_tokens += r.tokens.prompt
             a.completion_tokens += r.tokens.completion
         a.retries += r.retries
+        a.turns_retried += len(r.retried)
         if r.status == "error":
             kind = r.error.kind if r.error else "unknown"
             a.error_kinds[kind] += 1
@@ -296,7 +298,8 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
                     else None),
         judge=(RowJudge(a.judge_questions, a.judge_cached,
                         a.judge_questions - a.judge_cached, a.judge_tokens)
-               if a.judge_questions else None))
+               if a.judge_questions else None),
+        turns_retried=a.turns_retried)
 
 
 MAX_SAID = 300  # characters of an endpoint's message kept in the summary (all: results.jsonl)

@@ -109,6 +109,14 @@ def problem_lines(row: SummaryRow) -> list[str]:
     return out
 
 
+def retried_words(n: int) -> str:
+    """What the terminal says of a row whose own-loop turns were sent again."""
+    one = n == 1
+    return (f"{n} turn{'' if one else 's'} {'was' if one else 'were'} sent again after a "
+            f"failed try (retry: {{turns: true}}): what {'that try' if one else 'those tries'}"
+            " did was discarded and the world put back; the report says why")
+
+
 def fewer_attempts(summary: Summary) -> list[str]:
     """Why fewer attempts ran than the scenario files ask for: ``--runs`` asked fewer, or
     early stop did not need them (each such scenario's verdict was decided)."""
@@ -198,6 +206,8 @@ def print_summary(summary: Summary, *, quiet: bool = False,
         for line in problem_lines(r):  # the server's words under the sentence
             echo(f"        {line.lstrip()}" if line.startswith(" ") else
                  f"      {style('!', color, fg='yellow')} {line}")
+        if r.turns_retried:
+            echo(f"      {style('↻', color, fg='yellow')} {retried_words(r.turns_retried)}")
         # after what really failed, the checks that could not decide (counted neither way)
         for c in r.checks if r.verdict != "pass" else ():
             if c.not_evaluated:

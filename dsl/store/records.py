@@ -32,6 +32,7 @@ the conversation — only with a simulated user)::
      "error": {"kind", "message", "status"} | null, "failure"?: TEXT,
      "failure_kind"?: "model_output" | "max_steps" | "nothing_to_confirm",
      "stderr"?: TEXT, "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never",
+     "retried"?: [{"turn", "kind", "reason", "discarded": [{"name", "args", "output"}]}],
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
                  "removed": ROW}],
      "world_turns"?: [[CHANGE, ...], ...]}
@@ -53,6 +54,12 @@ unknown, never 0.
 ``mcp`` (only for an agent that runs its own loop, ``kind: http`` or ``command``) says how
 it used its attempt's MCP endpoint: it listed the fake tools, only connected, or never
 connected — the tool checks say so when an expected call never came.
+
+``retried`` (only when it happened: an ``http`` agent with ``retry: {turns: true}``) lists
+each turn sent again after a try that failed when the agent may have acted: the turn, the
+endpoint error's kind and words, and the calls that try made — discarded (not in
+``calls``), what they changed in the world undone. ``retries`` counts every request sent
+again, these included.
 
 ``failure`` (only when set) is why the agent loop itself failed the attempt, whatever its
 checks said (``max_steps`` spent without an answer): ``scenarist recheck`` keeps it.
@@ -87,6 +94,7 @@ from ..model import (
     CriterionResult,
     Evidence,
     JudgeAnswer,
+    Retried,
     Tokens,
     Turn,
     stands,
@@ -173,6 +181,7 @@ class AttemptRecord:
     user_messages: tuple[str, ...] = ()  # what a simulated user wrote (AttemptData's)
     ended_by: str | None = None  # the ends_conversation tool whose call ended it
     mcp: str | None = None  # how an own-loop agent used its MCP endpoint (model.MCP_USES)
+    retried: tuple[Retried, ...] = ()  # own-loop turns sent again, and why
 
     @property
     def key(self) -> tuple[str, str, int]:
@@ -315,6 +324,9 @@ def record_json(r: AttemptRecord) -> dict[str, Any]:
         d["ended_by"] = r.ended_by
     if r.mcp is not None:
         d["mcp"] = r.mcp
+    if r.retried:
+        d["retried"] = [{"turn": t.turn, "kind": t.kind, "reason": t.reason,
+                         "discarded": [dict(c) for c in t.discarded]} for t in r.retried]
     if r.world is not None:
         d["world"] = [dict(c) for c in r.world]
         if r.world_turns:
@@ -604,7 +616,18 @@ def record_from_json(d: Any) -> AttemptRecord:
                           _get(d, "world_turns", list, ())),
         user_messages=_texts(_get(d, "user_messages", list, ()), "a user message"),
         ended_by=_get(d, "ended_by", str, None),
+        retried=tuple([_retried(t) for t in _get(d, "retried", list, ())]),
     )
+
+
+def _retried(d: Any) -> Retried:
+    t = _obj(d, "a turn sent again")
+    turn, kind, reason = t.get("turn"), t.get("kind"), t.get("reason")
+    if type(turn) is not int:
+        raise RecordError("a turn sent again has no 'turn' (a number)")
+    gone = _get(t, "discarded", list, ())
+    return Retried(turn, kind if type(kind) is str else "", reason if type(reason) is str
+                   else "", tuple(_obj(c, "a discarded call") for c in gone))
 
 
 def _texts(values: list[Any], what: str) -> tuple[str, ...]:

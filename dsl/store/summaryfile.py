@@ -37,7 +37,8 @@ could decide: ``not_decided`` of them, only when not 0)::
            "failing_checks": [{"label", "count", "always"?}],
            "latency_ms": {"mean", "p50", "p95"},
            "tokens": {"prompt", "completion", "total"} | null,
-           "model_calls", "retries", "error_kinds": {KIND: N}, "failure_kinds": {KIND: N},
+           "model_calls", "retries", "turns_retried"?, "error_kinds": {KIND: N},
+           "failure_kinds": {KIND: N},
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
     COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1", "expected"?}
@@ -54,6 +55,10 @@ scenarios those shards hold were not run, and have no row.
 used (``kind: http``, ``command``): a row's when none of its attempts' are, the totals'
 when no row's is. ``tokens_unknown`` (only when not empty) names the targets whose tokens
 are unknown; the totals' ``tokens`` counts the others'.
+
+``turns_retried`` (only when not 0) counts the turns of an agent that runs its own loop
+sent again after a try that failed when the agent may have acted (``retry: {turns: true}``;
+results.jsonl's ``retried`` says why).
 
 ``baseline`` and ``compare`` are comparisons as :class:`dsl.results.baseline.Comparison`
 writes and reads them. Summaries written before a field existed read with its default.
@@ -228,6 +233,7 @@ class SummaryRow:
     error_messages: Mapping[str, str] = dataclasses.field(default_factory=dict)
     tool_calls: ToolCounts | None = None  # None: its checks say nothing about tools
     judge: RowJudge | None = None
+    turns_retried: int = 0  # own-loop turns sent again after a failed try (results' retried)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -375,6 +381,7 @@ def row_json(r: SummaryRow) -> dict[str, Any]:
             "prompt": r.tokens.prompt, "completion": r.tokens.completion,
             "total": r.tokens.total},
         "model_calls": r.model_calls, "retries": r.retries,
+        **({"turns_retried": r.turns_retried} if r.turns_retried else {}),
         "error_kinds": dict(r.error_kinds), "failure_kinds": dict(r.failure_kinds),
         "error_messages": dict(r.error_messages),
         "tool_calls": None if r.tool_calls is None else counts_json(r.tool_calls),
@@ -492,7 +499,7 @@ def _rates(d: JSONObject, key: str) -> dict[str, float]:
 
 
 _COUNTS = ("passes", "decided", "planned", "runs", "fails", "unsure", "errors", "saved",
-           "not_run", "min_pass", "always_broken", "model_calls", "retries")
+           "not_run", "min_pass", "always_broken", "model_calls", "retries", "turns_retried")
 _RATES = ("pass_rate", "ci_low", "ci_high")
 
 
@@ -540,7 +547,8 @@ def row_from_json(d: Any) -> SummaryRow:
         error_kinds=counts(d, "error_kinds"), failure_kinds=counts(d, "failure_kinds"),
         error_messages=counts(d, "error_messages", str),
         tool_calls=None if d.get("tool_calls") is None else inner(d, "tool_calls", _counts),
-        judge=maybe_inner(d, "judge", _row_judge)))
+        judge=maybe_inner(d, "judge", _row_judge),
+        turns_retried=maybe(d, "turns_retried", int, 0)))
 
 
 def _skipped(d: Any) -> Skipped:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -27,13 +28,14 @@ class Job:
     """One run: its events so far (appended by the run's thread, read by the page)."""
 
     id: str
+    scenario: str | None = None  # the scenario file run (None: the whole suite)
     events: list[dict[str, Any]] = field(default_factory=list)
     done: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def add(self, kind: str, **data: Any) -> None:
         with self.lock:
-            self.events.append({"event": kind, **data})
+            self.events.append({"event": kind, "scenario": self.scenario, **data})
             if kind in ("finished", "failed"):
                 self.done = True
 
@@ -47,17 +49,22 @@ class Runs:
 
     ids = itertools.count(1)
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, grant: Callable[[str], str]) -> None:
         self.root = root
+        self.grant = grant  # the key of the links to one run folder (server.Keys.grant)
         self.jobs: dict[str, Job] = {}
         self.current: Job | None = None
         self.lock = threading.Lock()  # two clicks on Run start one run
 
-    def start(self, paths: tuple[Path, ...], target: str | None) -> Job:
+    def start(self, paths: tuple[Path, ...], target: str | None,
+              scenario: str | None = None) -> Job:
+        """A run of ``paths`` (the whole suite: its folder) against ``target``;
+        ``scenario``: the file the page ran, named in every event so that the page says
+        each run's result beside the scenario it ran."""
         with self.lock:
             if self.current is not None and not self.current.done:
                 raise RunBusy("a run is going already; wait for it to end")
-            job = Job(str(next(self.ids)))
+            job = Job(str(next(self.ids)), scenario)
             self.jobs[job.id] = job
             self.current = job
         threading.Thread(target=self._run, args=(job, paths, target), daemon=True,
@@ -95,10 +102,10 @@ class Runs:
         for note in result.notes:
             job.add("note", message=note)
         run_dir = result.run_dir.resolve()
-        try:
-            report = "/" + run_dir.relative_to(self.root).as_posix() + "/report.html"
-        except ValueError:
-            report = ""
+        runs = (self.root / "runs").resolve()
+        report = ""
+        if run_dir.parent == runs and (run_dir / "report.html").is_file():
+            report = f"/r/{self.grant(run_dir.name)}/{run_dir.name}/report.html"
         job.add("finished", verdict=verdict_words(result.summary), report=report,
                 run_dir=str(run_dir), exit_code=result.exit_code)
 

@@ -39,6 +39,9 @@ from .base import (
 )
 
 CASSETTE_VERSION = 1
+# An agent's cassette (dsl/clients/exchanges.py) since its calls keep what the tools
+# answered; one of version 1 still reads (a turn whose calls it cannot check is a miss).
+AGENT_CASSETTE_VERSION = 2
 MAX_CASSETTE_BYTES = 256 * 2**20
 # what a recorded "error" may say (the kinds the Recorder writes)
 RECORDED_ERRORS = ("status", "malformed", "model_output")
@@ -245,10 +248,14 @@ def _header(path: Path, first: str) -> dict[str, Any]:
     if not isinstance(header, dict) or header.get("kind") != "scenarist-cassette":
         raise NotACassette(f"{path} is not a Scenarist cassette (its first line is not a "
                           "cassette header); record one with scenarist run --record FILE")
-    if header.get("schema_version") != CASSETTE_VERSION:
-        raise RunDirError(f"the cassette {path} has schema_version "
-                          f"{header.get('schema_version')!r}; this Scenarist reads version "
-                          f"{CASSETTE_VERSION}; record it again")
+    agent = "agent" in header
+    readable = (CASSETTE_VERSION, AGENT_CASSETTE_VERSION) if agent else (CASSETTE_VERSION,)
+    version = header.get("schema_version")
+    if type(version) is not int or version not in readable:
+        which = (f"versions {CASSETTE_VERSION} and {AGENT_CASSETTE_VERSION} of an agent's "
+                 "cassette") if agent else f"version {CASSETTE_VERSION}"
+        raise RunDirError(f"the cassette {path} has schema_version {version!r}; this "
+                          f"Scenarist reads {which}; record it again")
     s = header.get("settings")
     problem = None
     if not isinstance(s, dict):

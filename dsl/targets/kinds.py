@@ -413,6 +413,7 @@ def _compile_http(doc: Document, path: DataPath, name: str, data: Mapping[str, A
             max_attempts=r.get("max_attempts", 3),
             backoff_ms=r.get("backoff_ms", 500),
             retry_on_status=tuple(r.get("retry_on_status", (429, 500, 502, 503, 504))),
+            turns=r.get("turns", False),
         ),
         **({"max_reply_bytes": data["max_reply_bytes"]} if "max_reply_bytes" in data else {}),
         ca_file=_ca_file(doc, path, name, data, root, diags),
@@ -508,7 +509,7 @@ def _compile_python(doc: Document, path: DataPath, name: str, data: Mapping[str,
 
 # ---- the table -----------------------------------------------------------------------------
 
-_RETRY = {
+_RETRY: dict[str, Any] = {
     "type": "object",
     "additionalProperties": False,
     **schema_doc("How failed requests are retried.",
@@ -520,6 +521,25 @@ _RETRY = {
                        **schema_doc("Wait before the first retry; doubles each time.", 500)},
         "retry_on_status": {"type": "array", "items": {"type": "integer"},
                             **schema_doc("HTTP statuses worth retrying.", [429, 500, 503])},
+    },
+}
+
+# an agent service's turns: what may be retried once the agent may have acted
+_HTTP_RETRY = {
+    **_RETRY,
+    **schema_doc("How failed turns are retried. A request that never reached the service "
+                 "is sent again; one it may have acted on (an error status, a timeout, a "
+                 "connection lost after it went out) ends the attempt as an error, unless "
+                 "`turns: true`.", {"max_attempts": 3, "turns": True}),
+    "properties": {
+        **_RETRY["properties"],
+        "turns": {"type": "boolean",
+                  **schema_doc("Send a turn again after an error status in retry_on_status, "
+                               "a timeout or a lost connection, although the agent may have "
+                               "acted: the failed try's tool calls are discarded, the world "
+                               "is restored to the turn's start, the next try gets a new "
+                               "mcp_url, and the record says the turn was retried and why "
+                               "(default false).", True)},
     },
 }
 
@@ -599,7 +619,7 @@ HTTP_SCHEMA: dict[str, Any] = {
                              "are in the reply ([{name, args}]), as a dotted path.", "held")},
     "timeout_ms": OPENAI_SCHEMA["timeout_ms"],
     "max_reply_bytes": OPENAI_SCHEMA["max_reply_bytes"],
-    "retry": _RETRY,
+    "retry": _HTTP_RETRY,
     "ca_file": OPENAI_SCHEMA["ca_file"],
 }
 

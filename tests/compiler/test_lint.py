@@ -19,6 +19,7 @@ from dsl.compiler.lint import (
     _map,
     format_github,
     lint_paths,
+    lint_text,
     scenario_warnings,
 )
 from dsl.errors import Diagnostic, Span
@@ -358,3 +359,18 @@ def test_no_diagnostic_echoes_a_credential(line: str, col: int, shown: str, care
         f"    | {' ' * (caret - 1)}^",
         f"  hint: not {shown}",
     ]
+
+
+def test_the_same_check_twice_is_found_as_json_sees_it(tmp_path: Path) -> None:
+    """W406 compares a check only with those that may equal it (linear in the checks), and
+    still as JSON does: 1 and 1.0 are one value, true and 1 are two."""
+    (tmp_path / "scenarist.yaml").write_text("targets:\n  r: {kind: replay, cassette: c.jsonl}\n")
+    path = tmp_path / "s.yaml"
+    many = "".join(f'  - contains: "word {n}"\n' for n in range(300))
+    text = ("given: {at: 2026-09-29T10:00:00-03:00}\nwhen: hi\nthen:\n" + many +
+            "  - json: {values: {ok: true}}\n  - json: {values: {ok: 1}}\n"
+            "  - json: {values: {n: 1}}\n  - json: {values: {n: 1.0}}\n"
+            '  - contains: "word 7"\n')
+    found = [(d.code, d.span.line) for d in lint_text(path, text).of_file(path)
+             if d.code == "W406"]
+    assert found == [("W406", 307), ("W406", 308)]

@@ -26,6 +26,7 @@ FORBIDDEN_PACKAGES = (
     "lark",  # the expression parser: a run with an expect: check
     "mcp", "starlette", "uvicorn", "pydantic",  # kind: http / command agents, studio
     "psycopg",  # a PostgreSQL history
+    "pygls", "lsprotocol",  # scenarist lsp
     "aiohttp", "pygments", "rich",
 )
 FORBIDDEN_MODULES = (
@@ -33,7 +34,7 @@ FORBIDDEN_MODULES = (
     "dsl.pipeline.recheck", "dsl.expr", "dsl.expr.docs", "dsl.expr.sample",
     "dsl.clients.toolserver", "dsl.clients.mcpserve", "dsl.clients.ownloop",
     "dsl.clients.command", "dsl.clients.http", "dsl.clients.python",
-    "dsl.compiler.lint",
+    "dsl.compiler.lint", "dsl.lsp",
 )
 # Scenarist's own modules a plain run imports (91 when this was written, 2026-12,
 # issue 27). A change that needs more on every run should say why here.

@@ -73,21 +73,31 @@ def make_suite(folder: Path, url: str) -> Path:
 class Studio:
     """A running ``scenarist studio``: its address, token and process."""
 
-    url: str  # the first line's address, with the token
+    url: str  # the first line's address, with its one-time code
     port: int
-    token: str
+    token: str  # that code
     process: subprocess.Popen[str]
     folder: Path
+    session: str = ""  # the session key, once the code was traded
 
     @property
     def base(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def trade(self) -> str:
+        """The session key, for the code (traded once, as the page does on its first
+        load)."""
+        if not self.session:
+            r = httpx.post(self.base + "/api/session", json={"code": self.token}, timeout=30)
+            r.raise_for_status()
+            self.session = r.json()["token"]
+        return self.session
+
     @contextlib.contextmanager
     def client(self) -> Iterator[httpx.Client]:
-        """A client that holds the token's cookie, as the page does after its first load."""
-        with httpx.Client(base_url=self.base, timeout=30) as c:
-            c.get(self.url).raise_for_status()
+        """A client that sends the session key in its header, as the page does."""
+        with httpx.Client(base_url=self.base, timeout=30,
+                          headers={"X-Scenarist-Token": self.trade()}) as c:
             yield c
 
     def stop(self) -> tuple[int, str]:

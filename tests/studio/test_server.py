@@ -38,27 +38,45 @@ def test_the_first_line_is_the_address_with_a_new_token_each_start(
     assert one.port != two.port
 
 
+NO_ENTRY = {"error": "open the studio with the address it printed when it started (the "
+                     "one with ?token=)."}
+
+
 def test_every_request_needs_the_token(running: Studio) -> None:
     for path in ("/", "/api/suite", "/static/studio.js", "/api/file?path=hours.yaml"):
         r = httpx.get(running.base + path)
         assert r.status_code == 403, path
-        assert r.text == ("403 Forbidden: open the studio with the address it printed when "
-                          "it started (the one with ?token=).\n")
+        assert r.json() == NO_ENTRY
     assert httpx.get(running.base + "/?token=wrong").status_code == 403
+    assert httpx.get(running.base + "/api/suite", headers={"X-Scenarist-Token": "wrong"}
+                     ).status_code == 403
+
+
+def test_the_code_is_traded_once_for_a_key_the_page_sends_in_a_header(running: Studio) -> None:
+    page = httpx.get(running.url)
+    assert page.status_code == 200
+    assert "<title>Scenarist Studio</title>" in page.text
+    assert "set-cookie" not in page.headers  # nothing a page on another port could read
+    assert page.headers["referrer-policy"] == "no-referrer"
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    traded = httpx.post(running.base + "/api/session", json={"code": running.token})
+    assert traded.status_code == 200
+    assert "set-cookie" not in traded.headers
+    key, ticket = traded.json()["token"], traded.json()["ticket"]
+    assert key not in (running.token, ticket)
+    again = httpx.post(running.base + "/api/session", json={"code": running.token})
+    assert again.status_code == 403
+    assert again.json() == {"error": "this address was used already: go on in the page you "
+                                     "opened with it, or restart scenarist studio for a "
+                                     "new one"}
+    # the key opens the API; the ticket and the used code open only the page
     assert httpx.get(running.base + "/api/suite",
-                     cookies={f"scenarist-studio-{running.port}": "wrong"}).status_code == 403
-
-
-def test_the_first_page_load_turns_the_token_into_a_strict_cookie(running: Studio) -> None:
-    r = httpx.get(running.url)
-    assert r.status_code == 200
-    assert "<title>Scenarist Studio</title>" in r.text
-    assert r.headers["set-cookie"] == (f"scenarist-studio-{running.port}={running.token}; "
-                                       "Path=/; HttpOnly; SameSite=Strict")
-    assert r.headers["referrer-policy"] == "no-referrer"
-    assert "script-src 'self'" in r.headers["content-security-policy"]
-    with running.client() as c:  # the cookie alone, from then on
-        assert c.get("/api/suite").status_code == 200
+                     headers={"X-Scenarist-Token": key}).status_code == 200
+    assert httpx.get(f"{running.base}/?s={ticket}").status_code == 200
+    assert httpx.get(f"{running.base}/static/studio.js?s={ticket}").status_code == 200
+    assert httpx.get(running.url).status_code == 200
+    for query in (f"?s={ticket}", f"?token={running.token}"):
+        assert httpx.get(f"{running.base}/api/suite{query}").status_code == 403
 
 
 def test_a_foreign_host_is_refused_even_with_the_token(running: Studio) -> None:
@@ -66,7 +84,7 @@ def test_a_foreign_host_is_refused_even_with_the_token(running: Studio) -> None:
                  "127.0.0.1"):
         r = httpx.get(running.url, headers={"Host": host})
         assert r.status_code == 403, host
-        assert "answers only at the address it printed" in r.text
+        assert "answers only at the address it printed" in r.json()["error"]
     r = httpx.get(running.url.replace("127.0.0.1", "localhost"))
     assert r.status_code == 200
 
@@ -79,7 +97,7 @@ def test_a_change_from_another_site_is_refused(running: Studio) -> None:
                         {"Sec-Fetch-Site": "cross-site"}):
             r = c.post("/api/lint", json=body, headers=headers)
             assert r.status_code == 403, headers
-            assert r.text == "403 Forbidden: a change must come from the studio's own page.\n"
+            assert r.json() == {"error": "a change must come from the studio's own page."}
         # a form posted from elsewhere cannot send JSON
         r = c.post("/api/save", content=json.dumps(body),
                    headers={"Content-Type": "text/plain"})
@@ -92,7 +110,7 @@ def test_a_change_from_another_site_is_refused(running: Studio) -> None:
 
 
 @pytest.mark.parametrize("path", ["../outside.yaml", "/etc/passwd", "sub/../../x.yaml",
-                                  "link/escape.yaml", "scenarist.yaml", "hours.txt", ""])
+                                  "link/escape.yaml", "hours.txt", ""])
 def test_paths_outside_the_suite_are_refused(studio_on: Any, tmp_path: Path, path: str) -> None:
     suite = make_suite(tmp_path / "suite", "http://127.0.0.1:9/v1")
     write(tmp_path / "outside.yaml", "secret: 1\n")
@@ -179,9 +197,14 @@ def test_the_form_edits_the_text_and_keeps_its_comments(running: Studio) -> None
     assert r["problems"] == []
     assert r["form"]["checks"][2] == {"check": "not_contains", "takes": "text",
                                       "value": "cerrado", "yaml": "", "always": False,
-                                      "name": ""}
+                                      "name": "", "shape": "fields",
+                                      "values": {"text": "cerrado"}, "world": []}
     assert bad.status_code == 400
-    assert bad.json()["error"].startswith("The form needs YAML without mistakes")
+    assert bad.json()["error"] == (
+        "The form needs YAML it can read; fix this in the YAML tab first: 2:1 Y101 invalid "
+        "YAML: expected the node content, but found '<stream end>' (while parsing a flow "
+        "node at line 2, column 1) (hint: check the quotes and the indentation near this "
+        "place)")
 
 
 def test_save_is_atomic_and_never_overwrites_a_file_changed_on_disk(
@@ -294,3 +317,46 @@ def test_what_lint_finds_in_the_suite_file_is_listed_apart(studio_on: Any, tmp_p
     assert r["problems"] == []
     assert [x.split(": warning ")[1][:4] for x in r["elsewhere"]] == ["W403"] * 3
     assert all(x.startswith("scenarist.yaml:") for x in r["elsewhere"])
+
+
+def test_suite_settings_and_a_table_file_are_edited_and_saved_through_the_api(
+        studio_on: Any, tmp_path: Path, server: FakeServer) -> None:
+    server.script({"models": ["m1", "m2"]})
+    folder = make_suite(tmp_path / "suite", server.url)
+    data = json.loads((folder / "scenarist.yaml").read_text())
+    data["world"] = {"cards": {"file": "data/cards.csv"}}
+    (folder / "scenarist.yaml").write_text(json.dumps(data, indent=2) + "\n")
+    write(folder / "data" / "cards.csv", "id,status\nC-1,active\n")
+    studio = studio_on(folder)
+    with studio.client() as c:
+        suite = c.get("/api/suite").json()
+        assert suite["tables"] == [{"name": "cards", "columns": ["id", "status"],
+                                    "ids": ["C-1"], "file": "data/cards.csv"}]
+        opened = c.get("/api/file", params={"path": "scenarist.yaml"}).json()
+        form = c.post("/api/form", json={"path": "scenarist.yaml", "text": opened["text"],
+                                         "edits": [{"op": "defaults_set", "key": "runs",
+                                                    "value": 4}]}).json()
+        assert form["kind"] == "suite"
+        assert form["form"]["defaults"]["runs"] == 4
+        assert form["problems"] == []
+        saved = c.post("/api/save", json={"path": "scenarist.yaml", "text": form["text"],
+                                          "version": opened["version"]})
+        assert saved.status_code == 200
+        table = c.get("/api/file", params={"path": "data/cards.csv"}).json()
+        grid = c.post("/api/form", json={"path": "data/cards.csv", "text": table["text"],
+                                         "edits": [{"op": "set_cell", "row": 0,
+                                                    "column": "status", "value": "blocked"}]}
+                      ).json()
+        assert grid["form"]["rows"] == [["C-1", "blocked"]]
+        assert c.post("/api/save", json={"path": "data/cards.csv", "text": grid["text"],
+                                         "version": table["version"]}).status_code == 200
+        found = c.post("/api/models", json={"base_url": server.url}).json()
+        down = c.post("/api/models", json={"base_url": "http://127.0.0.1:9/v1"}).json()
+        odd = c.post("/api/models", json={"base_url": "ftp://x"}).json()
+    assert json.loads((folder / "scenarist.yaml").read_text())["defaults"]["runs"] == 4
+    assert (folder / "data" / "cards.csv").read_text() == "id,status\nC-1,blocked\n"
+    assert found == {"models": ["m1", "m2"], "error": ""}
+    assert down == {"models": [], "error": "cannot reach http://127.0.0.1:9/v1: the connection "
+                                           "was refused (is the server running?)"}
+    assert odd["error"] == ("'ftp://x' is not an address the studio can ask: write it as "
+                            "http://HOST:PORT/v1")

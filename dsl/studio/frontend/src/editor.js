@@ -2,7 +2,7 @@
 // Scenarist's own vocabulary (the check registry, the scenario schema's keys, the suite's
 // tools and targets, all served by the studio), and lint's problems underlined.
 
-import { EditorState } from "@codemirror/state";
+import { EditorState, Compartment } from "@codemirror/state";
 import {
   EditorView, keymap, lineNumbers, highlightActiveLine, highlightActiveLineGutter,
   drawSelection, hoverTooltip,
@@ -124,6 +124,13 @@ const keys = [
   { key: "ArrowUp", run: moveCompletionSelection(false) },
 ];
 
+const label = new Compartment();
+
+// The editor's accessible name: "Scenario YAML", or "Suite YAML" for scenarist.yaml.
+export function setLabel(view, name) {
+  view.dispatch({ effects: label.reconfigure(EditorView.contentAttributes.of({ "aria-label": name })) });
+}
+
 export function makeEditor(parent, { onChange, vocab }) {
   const state = EditorState.create({
     doc: "",
@@ -142,7 +149,7 @@ export function makeEditor(parent, { onChange, vocab }) {
       lintGutter(),
       keymap.of([...keys, ...historyKeymap, ...searchKeymap, ...defaultKeymap]),
       EditorView.lineWrapping,
-      EditorView.contentAttributes.of({ "aria-label": "Scenario YAML" }),
+      label.of(EditorView.contentAttributes.of({ "aria-label": "Scenario YAML" })),
       EditorView.updateListener.of((u) => { if (u.docChanged) onChange(u); }),
     ],
   });
