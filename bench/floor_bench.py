@@ -140,13 +140,22 @@ def measure_plan(tmp: Path, a: argparse.Namespace, contenders: list[tuple[str, P
     suite.mkdir()
     write_suite(suite, a.scenarios, a.runs, "http://127.0.0.1:9/v1", a.concurrency)
     print(f"plan: `scenarist plan` of {a.scenarios} scenarios, the whole command")
-    got: dict[str, list[float]] = {label: [] for label, _ in contenders}
+    got: dict[str, list[dict[str, float]]] = {label: [] for label, _ in contenders}
     for _ in range(a.rounds):
         for label, checkout in contenders:
             got[label].append(timed([python_of(checkout), "-m", "dsl", "plan", str(suite)],
-                                    checkout)["wall"])
-    for label, walls in got.items():
-        print(f"  median {label:>9}: {statistics.median(walls):.3f} s (min {min(walls):.3f})")
+                                    checkout))
+    for label, runs in got.items():
+        walls, cpus = [x["wall"] for x in runs], [x["cpu"] for x in runs]
+        print(f"  median {label:>9}: {statistics.median(walls):.3f} s (min {min(walls):.3f});"
+              f" CPU {statistics.median(cpus):.3f} s (min {min(cpus):.3f})")
+    if len(contenders) == 2:  # each round's ratio: the load of that moment weighs on both
+        (a_label, _), (b_label, _) = contenders
+        for what in ("wall", "cpu"):
+            ratios = [x[what] / y[what] for x, y in zip(got[a_label], got[b_label],
+                                                         strict=True)]
+            print(f"  {a_label} / {b_label}, {what}: median of per-round ratios "
+                  f"{statistics.median(ratios):.3f}")
 
 
 def main() -> None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import dataclasses
 import json
 import random
 import shutil
@@ -41,6 +40,8 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+import msgspec
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -112,9 +113,9 @@ async def measure(examples: list[Example], suite: Any, target_name: str, mode: s
     if target is None or not is_model(target):
         raise SystemExit(f"{target_name}: not a kind: openai target of the suite "
                          f"({', '.join(sorted(suite.targets))})")
-    config = dataclasses.replace(suite.judge_with(target), mode=mode)
+    config = msgspec.structs.replace(suite.judge_with(target), mode=mode)
     if min_confidence is not None:
-        config = dataclasses.replace(config, min_confidence=min_confidence)
+        config = msgspec.structs.replace(config, min_confidence=min_confidence)
     model = open_model(target, 4)
     judge = Judge(config, model, suite.redact.redactor(suite.targets.values()),
                   use_cache=use_cache, memory={})

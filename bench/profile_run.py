@@ -76,7 +76,7 @@ def main() -> None:
         cmd = ["-m", "dsl", "run", str(suite), "--out", str(tmp / "o1"), "--quiet",
                "--no-early-stop"]
         subprocess.run([python, *cmd], cwd=checkout, env=env, stdout=subprocess.DEVNULL,
-                       check=False)  # writes the .pyc files, the dataclass code cache
+                       check=False)  # writes the .pyc files
         cmd[cmd.index(str(tmp / "o1"))] = str(tmp / "o0")
         imports = subprocess.run([python, "-X", "importtime", *cmd], cwd=checkout, env=env,
                                  capture_output=True, text=True)

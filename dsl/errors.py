@@ -28,14 +28,15 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
+from msgspec.structs import force_setattr
 
 Severity = Literal["error", "warning"]
 
 
-@dataclass(frozen=True, slots=True, order=True)
-class Span:
+class Span(msgspec.Struct, frozen=True, order=True):
     """A place in a user's file: 1-based line and column, as editors count."""
 
     file: str
@@ -46,8 +47,7 @@ class Span:
         return f"{self.file}:{self.line}:{self.col}"
 
 
-@dataclass(frozen=True, slots=True)
-class Code:
+class Code(msgspec.Struct, frozen=True):
     """A stable diagnostic code (``S101``) with its short name (``unknown-check``)."""
 
     id: str
@@ -181,8 +181,7 @@ CODES: dict[str, Code] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Diagnostic:
+class Diagnostic(msgspec.Struct, frozen=True):
     """One problem in a user's file, located and explained."""
 
     span: Span
@@ -195,8 +194,8 @@ class Diagnostic:
         if self.code not in CODES:  # a bug in Scenarist, not a user error
             raise ValueError(f"unknown diagnostic code {self.code!r}")
         # No diagnostic ever echoes a credential, whichever stage wrote its words.
-        object.__setattr__(self, "message", mask_credentials(self.message))
-        object.__setattr__(self, "hint", mask_credentials(self.hint))
+        force_setattr(self, "message", mask_credentials(self.message))
+        force_setattr(self, "hint", mask_credentials(self.hint))
 
     @property
     def name(self) -> str:
@@ -427,11 +426,10 @@ def quoted_list(items: Iterable[str], conj: str = "or") -> str:
     return f"{', '.join(q[:-1])} {conj} {q[-1]}"
 
 
-@dataclass(slots=True)
-class Collector:
+class Collector(msgspec.Struct):
     """Collects diagnostics while a stage runs; the stage raises once at its end."""
 
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
 
     def error(self, span: Span, code: str, message: str, hint: str = "") -> None:
         self.diagnostics.append(Diagnostic(span, code, message, hint, "error"))

@@ -1,20 +1,29 @@
-"""The values that flow between stages: frozen dataclasses, no behaviour beyond small
-derived properties.
+"""The values that flow between stages: frozen values (msgspec Structs), no behaviour
+beyond small derived properties.
 
 ``compile`` produces a :class:`Plan` (scenarios × targets × runs with compiled checks);
 a target's agent produces one :class:`AttemptData` per (scenario, target, run index), which
 the checks read; ``run`` turns it into an :class:`~dsl.store.AttemptRecord`, one JSON line
 of ``results.jsonl``, which ``summarize`` and ``report`` read back.
+
+What a record keeps of an attempt — its calls (:class:`Call`), turns (:class:`Turn`),
+:class:`Tokens`, the judge's answers (:class:`JudgeAnswer`, :class:`Evidence`) and each
+criterion's :class:`CriterionResult` — the store reads and writes as they are
+(:mod:`dsl.store.typed`): each Struct's fields are the keys of its JSON object, in order;
+``only_when_set`` names the keys written only when they differ from their default, and a
+class whose rule depends on its other fields says it in its ``unwritten()``.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, TypeVar
+from typing import Any, ClassVar, Literal, NamedTuple, TypeVar
+
+import msgspec
+from msgspec.structs import force_setattr
 
 from .errors import Span
 from .settings import TargetSettings
@@ -36,8 +45,7 @@ SCHEMA_VERSION = 1
 S = TypeVar("S")
 
 
-@dataclass(frozen=True, slots=True)
-class ToolAnswer:
+class ToolAnswer(msgspec.Struct, frozen=True):
     """One entry of a fake tool's ``answers``: when the call's arguments include every
     argument of ``when`` with an equal value, the tool returns ``returns`` — or fails with
     ``error`` (dsl/compiler/faketools.py answers a call)."""
@@ -49,8 +57,7 @@ class ToolAnswer:
     template: Any = None  # renders ``returns`` (or ``error``) when it holds templates
 
 
-@dataclass(frozen=True, slots=True)
-class ToolSpec:
+class ToolSpec(msgspec.Struct, frozen=True):
     """A fake tool: what the model sees (name, description, input_schema) and what it
     gets back when it calls it: the first of ``answers`` whose arguments match, else
     ``returns`` (fixed data, or data whose strings are templates over ``args``); a tool
@@ -87,8 +94,7 @@ class ToolSpec:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class Located:
+class Located(msgspec.Struct, frozen=True):
     """A column named in a table tool's ``where``, ``set``, ``row`` or ``fields``, where it
     is written (lint checks it against the table's columns)."""
 
@@ -109,8 +115,7 @@ class RuleExpr:
     condition: bool = True  # it must be true or false (require, if); compute: any value
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """One entry of ``require``: when ``condition`` is false the call is refused, and the
     agent gets ``otherwise`` (the ``else`` text, or its template over args and row)."""
 
@@ -119,8 +124,7 @@ class Rule:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class TableStep:
+class TableStep(msgspec.Struct, frozen=True):
     """One step of a table tool's call (dsl/compiler/rules.py): its own (the tool's
     ``table``, ``action``, ``where`` ...) or one of its ``effects``. Values of ``where``,
     ``set``, ``row`` and ``append`` are data whose strings may be templates;
@@ -139,8 +143,7 @@ class TableStep:
     places: tuple[Located, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class TableAction:
+class TableAction(msgspec.Struct, frozen=True):
     """What a fake tool with ``table:`` does to that table of the world
     (dsl/compiler/world.py): its ``action`` on the rows ``where`` matches (each value fixed
     or a template over the call), ``set`` (update), ``row`` (create), the columns it answers
@@ -166,8 +169,7 @@ class TableAction:
     written: str = ""  # the rules and effects as written (JSON), for the plan's fingerprint
 
 
-@dataclass(frozen=True, slots=True)
-class WorldTable:
+class WorldTable(msgspec.Struct, frozen=True):
     """A table of the world (``world:`` of the suite, ``given.world`` of a scenario): rows
     whose identity is their ``id``. ``columns``: every column a row has, in order, each
     where it is first written; ``ids``: where each row's id is written."""
@@ -179,8 +181,7 @@ class WorldTable:
     file: str = ""  # the CSV or JSONL file it was read from ("" when written inline)
 
 
-@dataclass(frozen=True, slots=True)
-class WorldRun:
+class WorldRun(msgspec.Struct, frozen=True):
     """The world of one attempt: its tables at the start and at the end (table → rows),
     and in a conversation as each turn ended (what that turn's own checks see)."""
 
@@ -195,10 +196,12 @@ class WorldRun:
         return WorldRun(self.before, self.turns[index], self.turns[:index + 1])
 
 
-class JudgeAnswer(NamedTuple):
+class JudgeAnswer(msgspec.Struct, frozen=True, gc=False):
     """What the judge answered to one question, as a judged check keeps it for people to
     read (its prompt, its replies, its verdict) and for the summary to count (cached,
     tokens)."""
+
+    only_when_set: ClassVar[tuple[str, ...]] = ("p_pass", "logprobs", "raw_reply")
 
     judge_model: str = ""
     verdict: str = ""  # pass | fail | unsure | error
@@ -212,28 +215,53 @@ class JudgeAnswer(NamedTuple):
     tokens: int = 0
     p_pass: float | None = None  # the judge's probability of pass, when it gave one
     logprobs: Mapping[str, Any] | None = None  # logprobs mode: the first token's reading
+    # records written before every reply was kept had the last one alone (the store reads
+    # it into replies: dsl.store.records)
+    raw_reply: str | None = None
 
 
-class Evidence(NamedTuple):
-    """A judged check's evidence: the judge's answer to its question, or one answer per
-    criterion (``criteria``, ``per_item``)."""
+class Evidence(JudgeAnswer, frozen=True, gc=False):
+    """A judged check's evidence: the judge's answer to its question (the fields it has of
+    :class:`JudgeAnswer`), or, for ``criteria``, one answer per criterion (``items``; then
+    the answer's own fields are not written)."""
 
-    answers: tuple[JudgeAnswer, ...]
-    per_item: bool = False
+    items: tuple[JudgeAnswer, ...] = ()
+
+    @classmethod
+    def of(cls, answer: JudgeAnswer) -> Evidence:
+        """The evidence of a check that asked one question."""
+        return cls(*msgspec.structs.astuple(answer))
+
+    @property
+    def per_item(self) -> bool:
+        return bool(self.items)
+
+    @property
+    def answers(self) -> tuple[JudgeAnswer, ...]:
+        """The judge's answers: one per criterion, or the one it gave."""
+        return self.items if self.items else (self,)
+
+    def unwritten(self) -> tuple[str, ...]:
+        if self.items:
+            return _ANSWER_FIELDS
+        return ("items", *(name for name in JudgeAnswer.only_when_set
+                           if getattr(self, name) is None))
 
 
-class CriterionResult(NamedTuple):
+_ANSWER_FIELDS = JudgeAnswer.__struct_fields__
+
+
+class CriterionResult(msgspec.Struct, frozen=True, gc=False):
     """One criterion of a ``criteria`` check on one attempt."""
 
-    label: str
-    status: CheckStatus
-    score: float | None  # 0..10; None when nothing was asked (no answer)
-    min_score: float
-    reason: str
+    label: str = ""
+    status: CheckStatus = "error"
+    score: float | None = None  # 0..10; None when nothing was asked (no answer)
+    min_score: float = 0.0
+    reason: str = ""
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(msgspec.Struct, frozen=True):
     """What a check concluded about one attempt."""
 
     status: CheckStatus
@@ -282,8 +310,7 @@ AttachmentKind = Literal["image", "file"]
 ATTACHMENT_KINDS: tuple[AttachmentKind, ...] = ("image", "file")
 
 
-@dataclass(frozen=True, slots=True)
-class Attachment:
+class Attachment(msgspec.Struct, frozen=True):
     """A file the person sends with a message (``attachments:`` of ``given`` or of a
     turn): an ``image`` goes to the model as an image content part (a data URL), a
     ``file`` (UTF-8 text) as a text part headed by its label. ``content`` is the file's
@@ -325,8 +352,7 @@ def attachment_refs(content: Any) -> list[Mapping[str, Any]]:
     return [p for p in content if type(p) is dict and p.get("type") == ATTACHMENT_PART]
 
 
-@dataclass(frozen=True, slots=True)
-class CaseInfo:
+class CaseInfo(msgspec.Struct, frozen=True):
     """The case a scenario was expanded from (``cases:`` or ``cases_file:``): its id (its
     ``id`` value, or its 1-based number), its number, its values and where it is
     written (the inline mapping, the JSONL line, the CSV row)."""
@@ -337,8 +363,7 @@ class CaseInfo:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class TurnSpec:
+class TurnSpec(msgspec.Struct, frozen=True):
     """One scripted turn of a conversation (``when`` as a list): the person says ``text``
     (``say``), or presses confirm or cancel on the pending calls to the tool ``text`` (or
     to every tool: ``all``); ``checks`` look at that turn only; ``attachments`` go with
@@ -351,8 +376,7 @@ class TurnSpec:
     attachments: tuple[Attachment, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class SimulatedUser:
+class SimulatedUser(msgspec.Struct, frozen=True):
     """``when: {user: ...}``: a model of the suite plays the person, with a goal."""
 
     goal: str
@@ -362,8 +386,7 @@ class SimulatedUser:
     span: Span
 
 
-@dataclass(frozen=True, slots=True)
-class Scenario:
+class Scenario(msgspec.Struct, frozen=True):
     """One compiled scenario.
 
     ``message`` is what the person says first (empty with a simulated user). A scenario
@@ -436,10 +459,9 @@ class Scenario:
         return own if said_before else (*self.attachments, *own)
 
 
-@dataclass(frozen=True, slots=True)
-class Target:
+class Target(msgspec.Struct, frozen=True):
     """A system under test, as the suite defines it. ``config`` holds the settings of its
-    kind (one frozen dataclass per kind: dsl/targets/kinds.py says what each kind is)."""
+    kind (one frozen Struct per kind: dsl/targets/kinds.py says what each kind is)."""
 
     name: str
     kind: str  # a key of dsl.targets.kinds.KINDS
@@ -461,8 +483,7 @@ class Target:
 Kind = Literal["yes_no", "digits"]
 
 
-@dataclass(frozen=True, slots=True)
-class Calibration:
+class Calibration(msgspec.Struct, frozen=True):
     """``judge.calibration``: the temperature of each kind of question (1.0: as the model
     says)."""
 
@@ -473,8 +494,7 @@ class Calibration:
         return self.yes_no if kind == "yes_no" else self.digits
 
 
-@dataclass(frozen=True, slots=True)
-class Prompt:
+class Prompt(msgspec.Struct, frozen=True):
     """A judge prompt, compiled (``dsl.judge.ask.prompt_from_source``): built in or the
     suite's own; ``version`` goes into every cache key."""
 
@@ -484,8 +504,7 @@ class Prompt:
     template: Any  # a compiled Jinja template (dsl/compiler/templates.py)
 
 
-@dataclass(frozen=True, slots=True)
-class JudgeConfig:
+class JudgeConfig(msgspec.Struct, frozen=True):
     """``judge:`` in scenarist.yaml, compiled (dsl/compiler/suite.py); the judge asks with
     it (dsl/judge/ask.py)."""
 
@@ -496,9 +515,9 @@ class JudgeConfig:
     min_confidence: float = 0.8
     max_attempts: int = 3
     cache_dir: Path | None = None  # None: no cache
-    prompts: Mapping[str, Prompt] = field(default_factory=dict)  # overrides
+    prompts: Mapping[str, Prompt] = msgspec.field(default_factory=dict)  # overrides
     mode: str = "json"  # json: the judge's own words; logprobs: its token probabilities
-    calibration: Calibration = field(default_factory=Calibration)  # logprobs mode
+    calibration: Calibration = msgspec.field(default_factory=Calibration)  # logprobs mode
 
     @property
     def tries(self) -> int:
@@ -507,13 +526,12 @@ class JudgeConfig:
         return 1 if self.mode == "logprobs" else self.max_attempts
 
 
-@dataclass(frozen=True, slots=True)
-class RedactConfig:
+class RedactConfig(msgspec.Struct, frozen=True):
     """``redact:`` in scenarist.yaml: what is replaced by [REDACTED:NAME] before anything
     reaches the judge or a file (``dsl.compiler.redact.redactor_for`` builds it)."""
 
     env: tuple[str, ...] = ()  # variables whose values are secrets (api_key_env added)
-    patterns: Mapping[str, str] = field(default_factory=dict)  # name → regular expression
+    patterns: Mapping[str, str] = msgspec.field(default_factory=dict)  # name → regular expression
     default_patterns: bool = True
 
 
@@ -522,8 +540,7 @@ class RedactConfig:
 History = str | bool | None
 
 
-@dataclass(frozen=True, slots=True)
-class Plan:
+class Plan(msgspec.Struct, frozen=True):
     """What a run will do: every scenario against every selected target, ``runs`` times."""
 
     suite_root: str
@@ -564,25 +581,27 @@ class Plan:
                 for t in self.targets if not s.runs_on(t.name)]
 
 
-@dataclass(frozen=True, slots=True)
-class Tokens:
+class Tokens(msgspec.Struct, frozen=True, gc=False):
+    """Tokens a model used; ``total`` is always ``prompt + completion`` (files keep it)."""
+
     prompt: int = 0
     completion: int = 0
+    total: int = 0
 
-    @property
-    def total(self) -> int:
-        return self.prompt + self.completion
+    def __post_init__(self) -> None:
+        force_setattr(self, "total", self.prompt + self.completion)
 
     def __add__(self, other: Tokens) -> Tokens:
         return Tokens(self.prompt + other.prompt, self.completion + other.completion)
 
 
-class Call(NamedTuple):
+class Call(msgspec.Struct, frozen=True, gc=False):
     """One tool call the agent made.
 
     ``args`` is the parsed arguments (``None`` when they were not valid JSON, with the
-    text kept in ``raw_args``); ``output`` is what the fake tool returned (``None`` while
-    the call is pending confirmation); ``error`` says why a call was not executed
+    text kept in ``raw_args``, which a record keeps only then); ``output`` is what the fake
+    tool returned (``None`` while the call is pending confirmation); ``error`` says why a
+    call was not executed
     (``invalid-json``, ``unknown-tool``) or that the fake tool answered with an error
     (``tool-error``: its ``error``; ``no-record``: no entry of its ``answers`` matched the
     arguments and it has no ``returns``; ``no-row``: a table tool's ``where`` matched no
@@ -593,21 +612,24 @@ class Call(NamedTuple):
     with a call held for confirmation in a later turn: ``confirmed`` (it ran),
     ``cancelled``, or ``dismissed`` (the person wrote something else instead; it did not
     run).
-
-    A named tuple rather than a dataclass: as frozen, and built four times faster — every
-    attempt record read back (a report reads 100,000) holds several.
     """
 
-    id: str
-    name: str
-    args: Any
-    raw_args: str
-    output: str | None
-    action: str | None
+    id: str = ""
+    name: str = ""
+    args: Any = None
+    raw_args: str = ""
+    output: str | None = None
+    action: str | None = None
     pending: bool = False
     error: str | None = None
     step: int = 1
     decision: str | None = None
+
+    def unwritten(self) -> tuple[str, ...]:
+        """raw_args only for arguments that were not JSON; error and decision when set."""
+        return (*(("raw_args",) if self.args is not None else ()),
+                *(("error",) if not self.error else ()),
+                *(("decision",) if not self.decision else ()))
 
     @property
     def over_mcp(self) -> bool:
@@ -631,33 +653,35 @@ NOT_RUN = frozenset({"invalid-json", "unknown-tool", "invalid-args"})  # Call.er
 NOT_CONFIRMED = frozenset({"cancelled", "dismissed"})
 
 
-class Turn(NamedTuple):
+class Turn(msgspec.Struct, frozen=True, gc=False):
     """One turn of a conversation, as it ended: what the person did, and what the agent
     did in reply. ``calls`` is how many calls the agent made in this turn (the next ones
     of the attempt's calls, in order); ``decided`` the indexes (in the attempt's calls) of
     the held calls this turn confirmed, cancelled or dismissed; ``messages`` how many
     messages the conversation had when the turn ended."""
 
-    kind: str  # say | confirm | cancel
-    text: str  # what the person said; for confirm and cancel, the tool's name or "all"
-    answer: str
-    calls: int
-    decided: tuple[int, ...]
-    steps: int  # model calls in this turn
-    messages: int
+    only_when_set: ClassVar[tuple[str, ...]] = ("failure", "simulated")
+
+    kind: TurnKind
+    text: str = ""  # what the person said; for confirm and cancel, the tool's name or "all"
+    answer: str = ""
+    calls: int = 0
+    decided: tuple[int, ...] = ()
+    steps: int = 0  # model calls in this turn
+    messages: int = 0
     failure: str | None = None
     simulated: bool = False  # said by the simulated user
 
 
-class Retried(NamedTuple):
+class Retried(msgspec.Struct, frozen=True, gc=False):
     """A turn of an agent that runs its own loop sent again after a try that failed when
     the agent may have acted (an ``http`` target's ``retry: {turns: true}``): which turn,
     why (the endpoint error's kind and words), and the calls that try made — discarded,
     each ``{name, args, output}``, with what they changed in the world undone."""
 
     turn: int
-    kind: str
-    reason: str
+    kind: str = ""
+    reason: str = ""
     discarded: tuple[Mapping[str, Any], ...] = ()
 
 
@@ -710,7 +734,7 @@ def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],
     later = {i for t in turns[index + 1:] for i in t.decided}
     if not later:
         return mine
-    return tuple(c._replace(pending=True, output=None, decision=None)
+    return tuple(msgspec.structs.replace(c, pending=True, output=None, decision=None)
                  if start + k in later and c.decision is not None else c
                  for k, c in enumerate(mine))
 
@@ -748,8 +772,7 @@ def ending(turns: tuple[Turn, ...] | list[Turn], first_message: str) -> Ending:
 MCP_USES = ("listed", "connected", "never")
 
 
-@dataclass(frozen=True, slots=True)
-class AttemptData:
+class AttemptData(msgspec.Struct, frozen=True):
     """What one attempt produced — everything a check may look at."""
 
     message: str
@@ -802,7 +825,7 @@ class AttemptData:
         t = self.turns[index]
         said = next((u.text for u in reversed(self.turns[:index + 1]) if u.kind == "say"),
                     self.message)
-        return dataclasses.replace(
+        return msgspec.structs.replace(
             self, message=said, answer=t.answer,
             calls=turn_calls(self.calls, self.turns, index), steps=t.steps,
             messages=self.messages[:t.messages], failure=t.failure,

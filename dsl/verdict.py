@@ -32,16 +32,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Literal, Protocol
+
+import msgspec
 
 Verdict = Literal["pass", "fail", "inconclusive"]
 AttemptStatus = Literal["pass", "fail", "unsure", "error"]
 VerdictReason = Literal["min_pass", "always_broken", "always_unseen"]
 
 
-@dataclass(frozen=True, slots=True)
-class VerdictWords:
+class VerdictWords(msgspec.Struct, frozen=True):
     """How each surface names a verdict."""
 
     word: str  # the report's badge: "passed"
@@ -93,8 +93,7 @@ def breaks_always(status: str, checks: Iterable[tuple[bool, str]]) -> bool:
                                      for always, s in checks)
 
 
-@dataclass(slots=True)
-class Tally:
+class Tally(msgspec.Struct):
     """What is known so far about one scenario × target: the counts, and the rule."""
 
     planned: int  # runs the plan asks for

@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..model import AttemptData, Outcome
 from ..source.saferegex import PatternError, RegexTimeout, SafePattern, compile_pattern
@@ -77,8 +78,7 @@ def texts_schema(what: str, commas: bool) -> dict[str, Any]:
 TEXTS_SCHEMA = texts_schema("must contain", True)
 
 
-@dataclass(frozen=True, slots=True)
-class Texts:
+class Texts(msgspec.Struct, frozen=True):
     texts: tuple[str, ...]
     ignore_case: bool
     anywhere: bool = False
@@ -206,8 +206,7 @@ def not_contains(p: Texts, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- equals
 
 
-@dataclass(frozen=True, slots=True)
-class Equals:
+class Equals(msgspec.Struct, frozen=True):
     text: str
     ignore_case: bool
     trim: bool
@@ -272,8 +271,7 @@ def equals(p: Equals, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- matches
 
 
-@dataclass(frozen=True, slots=True)
-class Pattern:
+class Pattern(msgspec.Struct, frozen=True):
     pattern: SafePattern
     anywhere: bool = False
 
@@ -432,8 +430,7 @@ def no_secrets(p: bool, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- json
 
 
-@dataclass(frozen=True, slots=True)
-class JsonParams:
+class JsonParams(msgspec.Struct, frozen=True):
     fields: tuple[str, ...]
     values: dict[str, Any]
 

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
 
 from ..compiler.cases import missing_in_expression
 from ..errors import did_you_mean, quoted_list
@@ -73,8 +74,7 @@ EXPECT_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Expect:
+class Expect(msgspec.Struct, frozen=True):
     title: str  # the check's name (named checks and {name, expr}); "" when inline
     program: Program
     case: dict[str, Any] | None = None  # the values of the scenario's case (case.NAME)

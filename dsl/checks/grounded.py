@@ -39,9 +39,10 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 from typing import Any
+
+import msgspec
 
 from ..model import AttemptData, Outcome
 from .answer import TRUE_SCHEMA, prepare_true
@@ -150,8 +151,7 @@ GENEROUS_NUMBER = _c(r"\d{1,3}(?:,\d{3})+(?!\d)|\d+\.\d+|\d+")
 # ----------------------------------------------------------------------- items
 
 
-@dataclass(frozen=True, slots=True)
-class Item:
+class Item(msgspec.Struct, frozen=True):
     """One number, time, date or amount, as written and as a value."""
 
     kind: str  # number | money | time | date | weekday | month | phone | offset
@@ -426,18 +426,17 @@ def read_items(text: str) -> list[Item]:
 # ----------------------------------------------------------------------- what was given
 
 
-@dataclass(slots=True)
-class Facts:
+class Facts(msgspec.Struct):
     """The values found in what the agent was given."""
 
     year: int  # the moment's: the year of a date written without one
-    numbers: set[Decimal] = field(default_factory=set)
-    minutes: set[int] = field(default_factory=set)
-    dates: set[dt.date] = field(default_factory=set)
-    weekdays: set[int] = field(default_factory=set)
-    months: set[int] = field(default_factory=set)
-    digits: list[str] = field(default_factory=list)
-    offsets: set[int] = field(default_factory=set)
+    numbers: set[Decimal] = msgspec.field(default_factory=set)
+    minutes: set[int] = msgspec.field(default_factory=set)
+    dates: set[dt.date] = msgspec.field(default_factory=set)
+    weekdays: set[int] = msgspec.field(default_factory=set)
+    months: set[int] = msgspec.field(default_factory=set)
+    digits: list[str] = msgspec.field(default_factory=list)
+    offsets: set[int] = msgspec.field(default_factory=set)
 
     def add_text(self, text: str) -> None:
         folded = fold(digits(text[:MAX_TEXT])[0])

@@ -6,8 +6,9 @@ An empty answer is not a question: every judge check fails it with the reason
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..model import AttemptData, CheckStatus, CriterionResult, Evidence, Outcome
 from .answer import TRUE_SCHEMA, prepare_true
@@ -29,7 +30,7 @@ def _needs_judge(p: Any, a: AttemptData) -> Outcome:
 
 
 def _outcome(v: Verdict, passed: bool, reason: str, score: float | None) -> Outcome:
-    evidence = Evidence((v.evidence(),))
+    evidence = Evidence.of(v.evidence())
     if v.status == "error":
         return Outcome("error", v.reason, None, evidence, judge_error=True)
     if v.status == "unsure":
@@ -61,8 +62,7 @@ async def answers(p: bool, a: AttemptData, judge: Judge) -> Outcome:
     return _outcome(v, ok, f"the judge found that the answer {what}: {v.reason}", v.score)
 
 
-@dataclass(frozen=True, slots=True)
-class Rubric:
+class Rubric(msgspec.Struct, frozen=True):
     rubric: str
     pass_score: float
 
@@ -87,8 +87,7 @@ async def rubric(p: Rubric, a: AttemptData, judge: Judge) -> Outcome:
     return _outcome(v, ok, f"{said}: {v.reason}", score)
 
 
-@dataclass(frozen=True, slots=True)
-class Criterion:
+class Criterion(msgspec.Struct, frozen=True):
     label: str
     min_score: float
 
@@ -136,7 +135,7 @@ async def criteria(p: tuple[Criterion, ...], a: AttemptData, judge: Judge) -> Ou
     met = sum(i.status == "pass" for i in items)
     detail = "; ".join(_item_text(i) for i in items)
     reason = f"{met} of {len(items)} criteria met: {detail}"
-    evidence = Evidence(tuple(v.evidence() for v in verdicts), per_item=True)
+    evidence = Evidence(items=tuple(v.evidence() for v in verdicts))
     score = met / len(items)
     if any(i.status == "error" for i in items):
         return Outcome("error", reason, None, evidence, tuple(items), judge_error=True)

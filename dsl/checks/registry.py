@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..errors import Collector, Span
 from ..model import AttemptData, Outcome, ToolSpec
@@ -31,8 +32,7 @@ Prepare = Callable[[Any, "CheckContext"], Any]
 Evaluate = Callable[[Any, AttemptData], Outcome]
 
 
-@dataclass(frozen=True, slots=True)
-class NeverFails:
+class NeverFails(msgspec.Struct, frozen=True):
     """Why no attempt of a scenario can fail a check (lint's warning W404), and where to
     say it: ``at`` is a place under the check's parameter (``("threshold",)``), or empty
     for the check's name."""
@@ -42,8 +42,7 @@ class NeverFails:
     at: tuple[str | int, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Offered:
+class Offered(msgspec.Struct, frozen=True):
     """What lint knows, before any run, of what an attempt of a scenario can do: the tools
     it offers the agent, and whether an agent it may run on holds calls for the person's
     confirmation itself (an own-loop agent's ``pending``: dsl.targets.kinds.holds_calls),
@@ -58,8 +57,7 @@ class Offered:
 NeverFailsRule = Callable[[Any, Offered], NeverFails | None]
 
 
-@dataclass(frozen=True, slots=True)
-class CheckType:
+class CheckType(msgspec.Struct, frozen=True):
     name: str
     doc: str  # one line, for the reference table
     schema: Mapping[str, Any]  # JSON Schema of the parameter
@@ -137,8 +135,7 @@ def check(
     return deco
 
 
-@dataclass(slots=True)
-class CheckContext:
+class CheckContext(msgspec.Struct):
     """What ``prepare`` may look at: the scenario's tools, the suite's named checks, and
     where the check's parameter sits in the file (for located diagnostics)."""
 
@@ -146,8 +143,8 @@ class CheckContext:
     path: DataPath  # of the parameter value: ("then", 3, "calls")
     tools: Mapping[str, ToolSpec]
     diagnostics: Collector
-    named_checks: Mapping[str, Any] = field(default_factory=dict)
-    extra: Mapping[str, Any] = field(default_factory=dict)
+    named_checks: Mapping[str, Any] = msgspec.field(default_factory=dict)
+    extra: Mapping[str, Any] = msgspec.field(default_factory=dict)
     # tools the scenario defines wrongly (their mistake is reported where they are): a
     # check that names one is neither an error nor a warning about that name
     broken_tools: frozenset[str] = frozenset()

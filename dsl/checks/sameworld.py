@@ -19,8 +19,9 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..compiler.arguments import call_problem, report_arguments
 from ..errors import Span
@@ -95,8 +96,7 @@ def replay(before: Mapping[str, tuple[Mapping[str, Any], ...]], tools: Sequence[
 _NOWHERE = Span("<replay>", 1, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class Reference:
+class Reference(msgspec.Struct, frozen=True):
     calls: tuple[tuple[str, dict[str, Any]], ...]
 
 

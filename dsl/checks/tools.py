@@ -7,8 +7,9 @@ import json
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..compiler.arguments import report_arguments
 from ..errors import did_you_mean, quoted_list
@@ -93,8 +94,7 @@ def _times(n: int) -> str:
 # ---------------------------------------------------------------- calls
 
 
-@dataclass(frozen=True, slots=True)
-class CallsParams:
+class CallsParams(msgspec.Struct, frozen=True):
     name: str
     args: dict[str, Any] | None
     times: int | None
@@ -196,8 +196,7 @@ def prepare_known_names(param: Any, ctx: CheckContext) -> tuple[str, ...] | None
     return names if ok else None
 
 
-@dataclass(frozen=True, slots=True)
-class Forbidden:
+class Forbidden(msgspec.Struct, frozen=True):
     """One call ``not_calls`` forbids: any call to ``name``, or (``args``) only a call that
     has these arguments with these values (matched as ``calls`` matches them)."""
 
@@ -341,8 +340,7 @@ def lcs_length(a: list[str] | tuple[str, ...], b: list[str] | tuple[str, ...]) -
     return prev[-1]
 
 
-@dataclass(frozen=True, slots=True)
-class OrderParams:
+class OrderParams(msgspec.Struct, frozen=True):
     tools: tuple[str, ...]
     threshold: float
     mode: str = "ordered"

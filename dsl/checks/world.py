@@ -8,8 +8,9 @@ id and column against the world the scenario starts from (dsl/compiler/world.py)
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..errors import did_you_mean, quoted_list
 from ..model import AttemptData, Outcome, WorldTable
@@ -37,8 +38,7 @@ WORLD_SCHEMA: dict[str, Any] = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Expected:
+class Expected(msgspec.Struct, frozen=True):
     table: str
     id: str
     columns: tuple[tuple[str, Any], ...] | None  # None: the row must be absent

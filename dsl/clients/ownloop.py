@@ -33,7 +33,7 @@ from ..compiler.templates import CaseTemplate, is_template, single_name
 from ..errors import EndpointError
 from ..execution.conversation import converse, settle
 from ..execution.loop import LoopEndpointError, LoopState
-from ..model import AttemptData, Call, Retried, Scenario, Target, Tokens, Turn
+from ..model import AttemptData, Call, Retried, Scenario, Target, Tokens, Turn, TurnKind
 from ..settings import Retry
 from ..targets.base import AgentContext, ChatModel, Reply, RequestSettings
 from ..targets.kinds import TEMPLATE_NAMES
@@ -359,7 +359,7 @@ class _Talk:
     def world(self) -> Any:
         return self.tools.world
 
-    async def turn(self, kind: str, text: str, simulated: bool,
+    async def turn(self, kind: TurnKind, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         scenario = self.scenario
         settled = settle(self.calls, kind, text, scenario, pick, self.tools.world)
@@ -451,7 +451,7 @@ class _Talk:
                                               (time.perf_counter() - started) * 1000))
             return answered
 
-    def _turn(self, kind: str, text: str, answer: str, first_call: int,
+    def _turn(self, kind: TurnKind, text: str, answer: str, first_call: int,
               decided: tuple[int, ...], steps: int, simulated: bool,
               failure: str | None = None) -> Turn:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, decided, steps,

@@ -43,7 +43,17 @@ from ..compiler.faketools import take
 from ..errors import EndpointError, InputError
 from ..execution.conversation import converse, settle
 from ..execution.loop import open_world
-from ..model import Attachment, AttemptData, Call, Scenario, Target, Tokens, Turn, ending
+from ..model import (
+    Attachment,
+    AttemptData,
+    Call,
+    Scenario,
+    Target,
+    Tokens,
+    Turn,
+    TurnKind,
+    ending,
+)
 from ..settings import PythonSettings
 from ..targets.base import AgentContext, ChatModel, Metered, Reply
 
@@ -277,7 +287,7 @@ class _Conversation:
     def world(self) -> Any:
         return self.record.world
 
-    async def turn(self, kind: str, text: str, simulated: bool,
+    async def turn(self, kind: TurnKind, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         scenario = self.scenario
         settled = settle(self.calls, kind, text, scenario, pick, self.record.world)
@@ -345,7 +355,7 @@ class _Conversation:
         self.messages.append({"role": "assistant", "content": answer})
         return self._turn(kind, text, answer, first_call, settled, first_step, simulated)
 
-    def _turn(self, kind: str, text: str, answer: str, first_call: int, settled: Any,
+    def _turn(self, kind: TurnKind, text: str, answer: str, first_call: int, settled: Any,
               first_step: int, simulated: bool, failure: str | None = None) -> Turn:
         turn = Turn(kind, text, answer, len(self.calls) - first_call, settled.decided,
                     self.record.steps - first_step, len(self.messages), failure, simulated)

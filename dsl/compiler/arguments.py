@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from ..errors import Collector, Severity, did_you_mean, quoted_list
 from ..model import ToolSpec
@@ -34,8 +35,7 @@ _TYPE_WORDS = {"string": "text", "integer": "a whole number", "number": "a numbe
                "null": "empty"}
 
 
-@dataclass(frozen=True, slots=True)
-class ArgumentProblem:
+class ArgumentProblem(msgspec.Struct, frozen=True):
     """One thing wrong with the arguments written for a tool.
 
     ``where`` is the data path of the place to point at, inside the arguments mapping:

@@ -19,13 +19,14 @@ label and hash, never the bytes — and a cassette keys the request by the conte
 from __future__ import annotations
 
 import base64
-import dataclasses
 import functools
 import hashlib
 import mimetypes
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+import msgspec
 
 from ..errors import Collector, Diagnostic
 from ..model import ATTACHMENT_PART, Attachment, Scenario, attachment_refs
@@ -287,9 +288,9 @@ def redact_attachments(scenarios: tuple[Scenario, ...], redactor: Callable[[], A
                 done[a.sha256] = a
             else:
                 kept = red.encode("utf-8")
-                done[a.sha256] = dataclasses.replace(
+                done[a.sha256] = msgspec.structs.replace(
                     a, sha256=hashlib.sha256(kept).hexdigest(), size=len(kept), kept=kept)
-        return dataclasses.replace(done[a.sha256], span=a.span, path=a.path, label=a.label)
+        return msgspec.structs.replace(done[a.sha256], span=a.span, path=a.path, label=a.label)
 
     out = []
     for s in scenarios:
@@ -297,9 +298,9 @@ def redact_attachments(scenarios: tuple[Scenario, ...], redactor: Callable[[], A
             out.append(s)
             continue
         attachments = tuple(map(one, s.attachments))
-        turns = tuple(dataclasses.replace(t, attachments=tuple(map(one, t.attachments)))
+        turns = tuple(msgspec.structs.replace(t, attachments=tuple(map(one, t.attachments)))
                       if t.attachments else t for t in s.turns)
-        out.append(dataclasses.replace(s, attachments=attachments, turns=turns))
+        out.append(msgspec.structs.replace(s, attachments=attachments, turns=turns))
     return tuple(out)
 
 

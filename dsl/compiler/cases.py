@@ -30,15 +30,16 @@ template uses (W407, at the header).
 from __future__ import annotations
 
 import csv
-import dataclasses
 import io
 import json
 import re
 import sys
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from ..errors import Collector, Diagnostic, Span, quoted_list
 from ..model import CaseInfo
@@ -63,15 +64,14 @@ _TAG_SPLIT = re.compile(r"[\s,]+")
 # ---- the table of cases -------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Case:
+class Case(msgspec.Struct, frozen=True):
     """One case: its 1-based number, its values, what it overrides (``runs``,
     ``min_pass``, ``tags``, already read), and where it is written."""
 
     number: int
     values: dict[str, Any]
     span: Span
-    overrides: Mapping[str, Any] = field(default_factory=dict)
+    overrides: Mapping[str, Any] = msgspec.field(default_factory=dict)
     cells: tuple[Span, ...] = ()  # a CSV row: each value's place, in the header's order
     last_line: int = 0  # a CSV row: its last line (a quoted value may hold line breaks)
 
@@ -91,8 +91,7 @@ class Case:
         return CaseInfo(self.id, self.number, self.values, self.span)
 
 
-@dataclass(frozen=True, slots=True)
-class Table:
+class Table(msgspec.Struct, frozen=True):
     """A scenario's cases and where they come from. ``columns``: each name the cases use,
     at the place it is first written (the header's cell; the first case that has it)."""
 
@@ -441,7 +440,7 @@ def _csv(text: str, name: str, diags: Collector) -> Table | None:
                 columns = {h: Span(name, 1, 1) for h in header}
                 table = Table("csv", name, tuple(cases), columns, text, tuple(header),
                               starts=_starts(text))
-                return dataclasses.replace(table, columns=_header_places(table, delim))
+                return msgspec.structs.replace(table, columns=_header_places(table, delim))
     except csv.Error:
         pass
     return _csv_located(text, name, diags, delim)
@@ -588,8 +587,7 @@ def _bad_id(value: Any, case: Case) -> str:
 # ---- the scenario's templates -------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Template:
+class Template(msgspec.Struct, frozen=True):
     """A string of the scenario that reads the case's values. ``call``: a string a fake
     tool answers with — rendered at each call (the case's values beside the call's own),
     not here."""
@@ -609,8 +607,7 @@ class Template:
         return opener - 1 if opener > 0 and self.source[opener - 1] == "{" else m.start()
 
 
-@dataclass(frozen=True, slots=True)
-class Expansion:
+class Expansion(msgspec.Struct, frozen=True):
     """What every case of a scenario shares: its data without the cases, its templates,
     the paths that lead to the templates rendered here (``touched``: compile shares what
     lies elsewhere between cases) and to those a fake tool renders at each call
@@ -744,14 +741,13 @@ def case_sets(doc: Document, key: str) -> bool:
         key in doc.case.overrides
 
 
-@dataclass(frozen=True, slots=True)
-class Instance:
+class Instance(msgspec.Struct, frozen=True):
     """One case, ready to compile: its scenario as a document, the case, and the strings
     its templates rendered (by path)."""
 
     doc: CaseDocument
     case: Case
-    rendered: Mapping[DataPath, str] = field(default_factory=dict)
+    rendered: Mapping[DataPath, str] = msgspec.field(default_factory=dict)
 
 
 def instance(exp: Expansion, case: Case, diags: Collector) -> Instance | None:
@@ -819,8 +815,7 @@ def missing_in_expression(case: CaseInfo, name: str, at: Span, diags: Collector)
                 f"add '{name}' to every case, or change the expression")
 
 
-@dataclass(slots=True)
-class CaseBinding:
+class CaseBinding(msgspec.Struct):
     """The case a scenario is compiled for, as its checks see it (a check's
     ``CheckContext.extra["case"]``): its values and the type ``case`` has in expressions.
     A check that takes the values says so (:meth:`take`): compile then does not share it
@@ -829,9 +824,9 @@ class CaseBinding:
     info: CaseInfo
     type: Any
     base_id: str = ""  # the scenario's id, before [CASE]
-    reads: set[str] = field(default_factory=set)
+    reads: set[str] = msgspec.field(default_factory=set)
     bound: bool = False
-    programs: dict[str, Any] = field(default_factory=dict)  # expressions compiled for
+    programs: dict[str, Any] = msgspec.field(default_factory=dict)  # expressions compiled for
     # ``type``, by source: shared by the cases of one file (``type`` is theirs)
 
     def take(self, names: Iterator[str] | list[str]) -> dict[str, Any]:

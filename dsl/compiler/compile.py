@@ -20,9 +20,10 @@ import functools
 import gc
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
+
+import msgspec
 
 from ..checks import REGISTRY, CheckContext, label
 from ..errors import Collector, Diagnostic, InputError, Span, did_you_mean, quoted_list
@@ -76,14 +77,13 @@ if TYPE_CHECKING:
     from .redact import Redactor
 
 
-@dataclass(slots=True)
-class Compiled:
+class Compiled(msgspec.Struct):
     """What compiling the paths gave: the suite, the scenarios that compiled, and every
     diagnostic."""
 
     suite: Suite | None
-    scenarios: list[Scenario] = field(default_factory=list)
-    diagnostics: list[Diagnostic] = field(default_factory=list)
+    scenarios: list[Scenario] = msgspec.field(default_factory=list)
+    diagnostics: list[Diagnostic] = msgspec.field(default_factory=list)
     considered: int = 0  # scenarios the files hold (each case one), before the selection
     selection: Selection = EVERYTHING
 
@@ -227,8 +227,7 @@ def id_span(doc: Document, scenario: Scenario) -> Span:
     return doc.span(("id",)) if "id" in data else Span(doc.path, 1, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class FileScenarios:
+class FileScenarios(msgspec.Struct, frozen=True):
     """What one file compiled into: its scenarios (one, or one per case) that the
     selection kept, and how many it holds."""
 
@@ -397,7 +396,7 @@ def _override_judge(suite: Suite, name: str, diags: Collector) -> Suite:
                     f"--judge {name}: the target {why}{did_you_mean(name, suite.targets)}",
                     "the judge must be a kind: openai or replay target of the suite")
         return suite
-    return dataclasses.replace(suite, judge=suite.judge_with(target))
+    return msgspec.structs.replace(suite, judge=suite.judge_with(target))
 
 
 def scenario_id(path: Path, root: Path) -> str:
@@ -1102,17 +1101,18 @@ def build_plan(
 
             return redactor_for(suite.redact, suite.targets.values())
 
-        plan = dataclasses.replace(plan, scenarios=redact_attachments(plan.scenarios, redactor))
+        plan = msgspec.structs.replace(plan, scenarios=redact_attachments(plan.scenarios,
+                                                                             redactor))
     if shard is not None:
         # why: plan.json's contents; lint loads this module without it
         from ..store.planfile import shard_ids
         from .plan import plan_hash, plan_json
 
-        plan = dataclasses.replace(plan, full_hash=plan_hash(plan_json(plan)))
+        plan = msgspec.structs.replace(plan, full_hash=plan_hash(plan_json(plan)))
         i, n = shard
         ordered = sorted(s.id for s in plan.scenarios)
         mine = set(shard_ids(ordered, i, n))
-        plan = dataclasses.replace(
+        plan = msgspec.structs.replace(
             plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard,
             full_scenarios=tuple(ordered))
         if not plan.scenarios:

@@ -39,16 +39,16 @@ import fnmatch
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+import msgspec
 
 from ..errors import Collector, Diagnostic
 from ..source.load import load_bytes, read_file
 from .suite import SUITE_FILE, Suite, load_suite
 
 
-@dataclass(frozen=True, slots=True)
-class Selection:
+class Selection(msgspec.Struct, frozen=True):
     """What the command line selects among the scenarios.
 
     ``tags``: ``--tag TAG`` (repeatable) — a scenario is selected when it has one of the
@@ -111,8 +111,7 @@ def _quoted(word: str) -> str:
     return f"'{word}'" if any(c in word for c in " !*?[]") else word
 
 
-@dataclass(frozen=True, slots=True)
-class ScenarioFile:
+class ScenarioFile(msgspec.Struct, frozen=True):
     """One scenario file: where it is (symlinks resolved) and its name in messages
     (relative to the current folder when below it, otherwise as it was found)."""
 
@@ -120,8 +119,7 @@ class ScenarioFile:
     name: str
 
 
-@dataclass(frozen=True, slots=True)
-class SuiteFiles:
+class SuiteFiles(msgspec.Struct, frozen=True):
     """The scenario files of one suite (or of none: ``suite_file`` is None for the files
     under no ``scenarist.yaml``)."""
 
@@ -132,8 +130,7 @@ class SuiteFiles:
     whole: bool  # every scenario file of the suite is in ``files`` (never without a suite)
 
 
-@dataclass(frozen=True, slots=True)
-class Discovery:
+class Discovery(msgspec.Struct, frozen=True):
     """What :func:`discover` found: the groups in the order they were first met, and the
     nearest suite of each path as named (None: the path is under no suite)."""
 

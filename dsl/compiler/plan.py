@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ..model import Plan, Scenario, Target, ToolSpec
 from ..store import planfile
 from ..store.planfile import (
+    Calibration,
     PlanFile,
     PlannedCase,
     PlannedCheck,
@@ -61,37 +62,35 @@ def planned_scenario(s: Scenario) -> PlannedScenario:
     # (summarize, report) never need — a quarter of a second at every `scenarist report`.
     from ..checks.tools import scenario_expectation
 
-    checks = s.all_checks
     case = s.case
     user = s.user
-    # every field, in PlannedScenario's order: built as a tuple (a named tuple's own
-    # constructor costs twice as much; a plan of 10,000 scenarios makes 10,000)
-    return _build(PlannedScenario, (
+    expectation = scenario_expectation(s)
+    return PlannedScenario(
         s.id, s.file, s.span.line, s.runs, s.min_pass,
-        tuple([_build(PlannedCheck, (c.name, c.label, c.judge, c.span.line, c.turn, c.always,
-                                     c.named)) for c in checks]),
-        s.description, tuple(s.tags), s.at.isoformat(), s.system, s.message,
-        tuple([_planned_tool(t) for t in s.tools]), scenario_expectation(s),
-        given_when_hash(s), s.max_steps, s.file_runs, tuple(s.targets),
-        None if case is None else PlannedCase(case.id, case.number, case.span.file,
-                                              case.span.line, dict(case.values)),
-        tuple([a.ref() for a in s.attachments]) if s.attachments else (),
-        tuple([dict(m) for m in s.history]) if s.history else (),
-        tuple([PlannedTurn(t.kind, t.text, t.span.line,
-                           tuple([a.ref() for a in t.attachments])) for t in s.turns])
+        checks=tuple([PlannedCheck(c.name, c.label, c.judge, c.span.line, c.turn, c.always,
+                                   c.named) for c in s.all_checks]),
+        description=s.description, tags=tuple(s.tags), at=s.at.isoformat(), system=s.system,
+        message=s.message, tools=tuple([_planned_tool(t) for t in s.tools]),
+        expectation=None if expectation is None else expectation.as_json(),
+        given_when=given_when_hash(s), max_steps=s.max_steps, file_runs=s.file_runs,
+        targets=tuple(s.targets),
+        case=None if case is None else PlannedCase(case.id, case.number, case.span.file,
+                                                   case.span.line, dict(case.values)),
+        attachments=tuple([a.ref() for a in s.attachments]) if s.attachments else (),
+        history=tuple([dict(m) for m in s.history]) if s.history else (),
+        turns=tuple([PlannedTurn(t.kind, t.text, t.span.line,
+                                 tuple([a.ref() for a in t.attachments])) for t in s.turns])
         if s.turns else (),
-        None if user is None else PlannedUser(user.goal, user.persona, user.target.name,
-                                              user.max_turns),
-        tuple((t.name, _fingerprint(list(t.rows))) for t in s.world),
-        _fingerprint([_tool_text(t) for t in s.tools]) if s.world else ""))
+        user=None if user is None else PlannedUser(user.goal, user.persona, user.target.name,
+                                                   user.max_turns),
+        expected_tools=expectation.all_expected if expectation is not None else (),
+        world={t.name: _fingerprint(list(t.rows)) for t in s.world},
+        tools_given=_fingerprint([_tool_text(t) for t in s.tools]) if s.world else "")
 
 
 def _fingerprint(data: Any) -> str:
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-
-
-_build = tuple.__new__
 
 
 def given_when_hash(s: Scenario) -> str:
@@ -228,7 +227,7 @@ def planned_target(t: Target) -> PlannedTarget:
 def _planned_judge(judge: JudgeConfig | None) -> PlannedJudge | None:
     if judge is None:
         return None
-    calibration = ((judge.calibration.yes_no, judge.calibration.digits)
+    calibration = (Calibration(judge.calibration.yes_no, judge.calibration.digits)
                    if judge.mode == "logprobs" else None)
     return PlannedJudge(judge.target.name, judge.model, judge.min_confidence, judge.mode,
                         calibration)

@@ -6,11 +6,11 @@ Found in a scenario's folder or the nearest parent folder that has one.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..errors import Collector, Diagnostic, Span, did_you_mean, quoted_list
 from ..model import (
@@ -37,8 +37,7 @@ if TYPE_CHECKING:
 DEFAULT_JUDGE_CACHE = ".scenarist/judge-cache"
 
 
-@dataclass(frozen=True, slots=True)
-class Defaults:
+class Defaults(msgspec.Struct, frozen=True):
     """``defaults:`` of scenarist.yaml. The values written here are Scenarist's own, and
     this is the one place they are written: a suite without ``defaults:``, and a scenario
     compiled without a suite, get :data:`DEFAULTS` (the schemas' docs quote them)."""
@@ -55,21 +54,20 @@ class Defaults:
 DEFAULTS = Defaults()
 
 
-@dataclass(frozen=True, slots=True)
-class Suite:
+class Suite(msgspec.Struct, frozen=True):
     root: Path
     file: str  # as shown in messages
     doc: Document | None
-    targets: Mapping[str, Target] = field(default_factory=dict)
+    targets: Mapping[str, Target] = msgspec.field(default_factory=dict)
     defaults: Defaults = DEFAULTS
-    tools: Mapping[str, ToolSpec] = field(default_factory=dict)
+    tools: Mapping[str, ToolSpec] = msgspec.field(default_factory=dict)
     exclude: tuple[str, ...] = ()
     judge: JudgeConfig | None = None
-    redact: RedactConfig = field(default_factory=lambda: RedactConfig())
-    checks: Mapping[str, NamedCheck] = field(default_factory=dict)
+    redact: RedactConfig = msgspec.field(default_factory=lambda: RedactConfig())
+    checks: Mapping[str, NamedCheck] = msgspec.field(default_factory=dict)
     history: History = None  # history: as written (a URL, a file, false); None: the default
     compare: tuple[tuple[str, str], ...] = ()  # compare: target pairs (old, new)
-    world: Mapping[str, WorldTable] = field(default_factory=dict)  # world: its tables
+    world: Mapping[str, WorldTable] = msgspec.field(default_factory=dict)  # world: its tables
 
     def span(self, path: DataPath) -> Span:
         return self.doc.span(path) if self.doc else Span(self.file, 1, 1)
@@ -79,7 +77,7 @@ class Suite:
         defaults when the suite has no ``judge:``."""
         base = self.judge or JudgeConfig(target=target,
                                          cache_dir=self.root / DEFAULT_JUDGE_CACHE)
-        return dataclasses.replace(base, target=target)
+        return msgspec.structs.replace(base, target=target)
 
 
 

@@ -27,7 +27,6 @@ were): dsl/compiler/compile.py, suite.py and faketools.py import it only when a 
 from __future__ import annotations
 
 import copy
-import dataclasses
 import datetime as dt
 import json
 import stat
@@ -35,6 +34,8 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from msgspec.structs import replace
 
 from ..errors import Collector, Span, did_you_mean, quoted_list
 from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
@@ -147,7 +148,7 @@ def _from_file(doc: Document, path: DataPath, name: str, file: str, root: Path,
     read = read_table_file(full, MAX_WORLD_FILE_BYTES, "split the table into several files",
                            diags)
     if read is None:
-        return dataclasses.replace(unread, file=shown)
+        return replace(unread, file=shown)
     rows = tuple(dict(c.values) for c in read.cases)
     spans = {i: c.span for i, c in enumerate(read.cases)}
     return _checked(WorldTable(name, rows, doc.key_span(path), dict(read.columns), shown),
@@ -243,15 +244,14 @@ def bind_action(action: TableAction, values: dict[str, Any]) -> TableAction:
         return tuple((k, rebound(v, values)) for k, v in items)
 
     def rules(rs: tuple[Any, ...]) -> tuple[Any, ...]:
-        return tuple(dataclasses.replace(r, otherwise=rebound(r.otherwise, values)) for r in rs)
+        return tuple(replace(r, otherwise=rebound(r.otherwise, values)) for r in rs)
 
-    effects = tuple(dataclasses.replace(e, where=rebind(e.where), set=rebind(e.set),
-                                        row=rebind(e.row), append=rebind(e.append),
-                                        require=rules(e.require))
+    effects = tuple(replace(e, where=rebind(e.where), set=rebind(e.set), row=rebind(e.row),
+                            append=rebind(e.append), require=rules(e.require))
                     for e in action.effects)
-    return dataclasses.replace(action, where=rebind(action.where), set=rebind(action.set),
-                               row=rebind(action.row), append=rebind(action.append),
-                               require=rules(action.require), effects=effects)
+    return replace(action, where=rebind(action.where), set=rebind(action.set),
+                   row=rebind(action.row), append=rebind(action.append),
+                   require=rules(action.require), effects=effects)
 
 
 # ---- lint: the tools against the tables ---------------------------------------------------

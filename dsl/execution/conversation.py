@@ -42,10 +42,12 @@ from collections.abc import Awaitable, Callable, Collection
 from contextvars import ContextVar
 from typing import Any, NamedTuple, Protocol
 
+from msgspec.structs import replace
+
 from ..compiler.faketools import answer
 from ..compiler.moment import say as say_moment
 from ..errors import EndpointError
-from ..model import Call, Scenario, SimulatedUser, Target, Turn, ended_by
+from ..model import Call, Scenario, SimulatedUser, Target, Turn, TurnKind, ended_by
 from ..targets.base import ChatModel
 
 STOP_MARKER = "GOAL_REACHED"
@@ -90,7 +92,7 @@ class Talk(Protocol):
         when the scenario has none)."""
         ...
 
-    async def turn(self, kind: str, text: str, simulated: bool,
+    async def turn(self, kind: TurnKind, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         """The person says ``text`` (``say``), or confirms or cancels the held calls to
         the tool ``text`` (or ``all``); with ``pick``, a confirm runs exactly the held
@@ -114,7 +116,7 @@ class Settled(NamedTuple):
     failure: str | None = None  # confirm or cancel with nothing to choose
 
 
-def settle(calls: list[Call], kind: str, text: str, scenario: Scenario,
+def settle(calls: list[Call], kind: TurnKind, text: str, scenario: Scenario,
            pick: Collection[int] | None = None, world: Any = None) -> Settled:
     """Apply turn ``kind`` (say, confirm, cancel; ``text``: the tool's name or ``all``
     for confirm and cancel) to the calls held for confirmation. ``pick`` (with confirm):
@@ -139,20 +141,19 @@ def settle(calls: list[Call], kind: str, text: str, scenario: Scenario,
     for i in held:
         c = calls[i]
         if i not in chosen and pick is None:
-            out[i] = c._replace(pending=False, output=DISMISSED, decision="dismissed")
+            out[i] = replace(c, pending=False, output=DISMISSED, decision="dismissed")
         elif kind == "cancel" or i not in chosen:
-            out[i] = c._replace(pending=False, output=CANCELLED, decision="cancelled")
+            out[i] = replace(c, pending=False, output=CANCELLED, decision="cancelled")
         else:
             tool = scenario.tool(c.name)
             result = answer(tool, c.args, scenario.at, world) if tool is not None else None
-            out[i] = c._replace(pending=False, output=result.output if result else "OK",
-                                error=result.error if result else None,
-                                decision="confirmed")
+            out[i] = replace(c, pending=False, output=result.output if result else "OK",
+                             error=result.error if result else None, decision="confirmed")
         results.append({"role": "tool", "tool_call_id": c.id, "content": out[i].output})
     return Settled(out, results, tuple(held))
 
 
-def nothing_to_decide(kind: str, text: str, held: list[Call]) -> str:
+def nothing_to_decide(kind: TurnKind, text: str, held: list[Call]) -> str:
     """Why a confirm or cancel turn could not be done, in words."""
     verb = "confirms" if kind == "confirm" else "cancels"
     if text == "all" or not held:
@@ -188,7 +189,7 @@ async def converse(scenario: Scenario, run: int, talk: Talk,
                            open_user(scenario.user.target), said)
 
 
-def decision(text: str) -> str:
+def decision(text: str) -> TurnKind:
     """What a simulated user's reply does to the calls the agent holds: ``confirm`` when
     it writes CONFIRM, ``cancel`` when it writes CANCEL (the marker in capitals, as a word;
     or the reply is only the word, in any case), else ``say`` — as with both markers."""

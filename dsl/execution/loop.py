@@ -44,6 +44,7 @@ from ..model import (
     Tokens,
     ToolSpec,
     Turn,
+    TurnKind,
     ending,
 )
 from ..targets.base import ChatModel, Unreadable, read_reply_json
@@ -190,7 +191,7 @@ class _Chat:
     def calls(self) -> list[Call]:
         return self.p.calls
 
-    async def turn(self, kind: str, text: str, simulated: bool,
+    async def turn(self, kind: TurnKind, text: str, simulated: bool,
                    pick: Collection[int] | None = None) -> Turn:
         """One turn of a conversation: the person says ``text``, or confirms or cancels
         the held calls to the tool ``text`` (``pick``: exactly these); then the model

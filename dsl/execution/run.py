@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import datetime as dt
 import re
 import signal
@@ -20,6 +19,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
+from msgspec.structs import replace
 
 from ..compiler.redact import Redactor, redactor_for
 from ..errors import EndpointError
@@ -194,8 +196,7 @@ def _views(scenario: Scenario, data: AttemptData
     return out
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Undecided:
+class _Undecided(msgspec.Struct, frozen=True):
     """A check's view of a part that failed before the checks could decide: the check is
     evaluated only if its failure would stand (dsl.model.stands), else *not evaluated*."""
 
@@ -261,13 +262,14 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
                 partial: LoopState | None = None) -> AttemptRecord:
     """The record of one finished attempt: from what the agent produced (``data``), or
     what it had done when the endpoint failed half-way (``partial``), or nothing."""
-    base = AttemptRecord(
-        scenario=scenario.id, target=target.name, run=run, status=status, reason=reason,
-        started_at=started.isoformat(timespec="milliseconds"), checks=checks,
-        error=AttemptError(error.kind, error.message, error.status) if error else None)
+    common: dict[str, Any] = {
+        "scenario": scenario.id, "target": target.name, "run": run, "status": status,
+        "reason": reason, "started_at": started.isoformat(timespec="milliseconds"),
+        "checks": checks,
+        "error": AttemptError(error.kind, error.message, error.status) if error else None}
     if data is not None:
-        return dataclasses.replace(
-            base, answer=data.answer, calls=data.calls, messages=data.messages,
+        return AttemptRecord(
+            **common, answer=data.answer, calls=data.calls, messages=data.messages,
             steps=data.steps, latency_ms=round(data.latency_ms, 1),
             tokens=data.tokens if data.tokens_known else None,
             retries=data.retries, model_calls=tuple(_stat(m) for m in data.model_calls),
@@ -279,14 +281,14 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             world_turns=_turn_changes(data), user_messages=data.user_messages,
             ended_by=ended_by(data.calls, scenario.tools), retried=data.retried)
     if partial is not None:  # an endpoint failed half-way: keep what happened
-        return dataclasses.replace(
-            base, calls=tuple(partial.calls), messages=tuple(partial.messages),
+        return AttemptRecord(
+            **common, calls=tuple(partial.calls), messages=tuple(partial.messages),
             steps=partial.steps, tokens=partial.tokens if partial.tokens_known else None,
             retries=partial.retries,
             model_calls=tuple(_stat(m) for m in partial.model_calls),
             turns=tuple(partial.turns), history=len(scenario.history), stderr=partial.stderr,
             user_messages=tuple(partial.user_messages), retried=tuple(partial.retried))
-    return base
+    return AttemptRecord(**common)
 
 
 def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
@@ -335,12 +337,12 @@ def redacted_data(data: AttemptData, redact: Any) -> AttemptData:
             and all(x == [t.text, t.answer, t.failure] for x, t in zip(turns, data.turns,
                                                                      strict=True)):
         return data
-    return dataclasses.replace(
+    return replace(
         data, answer=answer,
-        calls=tuple(c._replace(args=a, raw_args=r, output=o)
+        calls=tuple(replace(c, args=a, raw_args=r, output=o)
                     for c, (a, r, o) in zip(data.calls, calls, strict=True)),
         messages=tuple(messages),
-        turns=tuple(t._replace(text=x, answer=y, failure=z)
+        turns=tuple(replace(t, text=x, answer=y, failure=z)
                     for t, (x, y, z) in zip(data.turns, turns, strict=True)),
         failure=failure)
 

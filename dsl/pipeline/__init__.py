@@ -30,15 +30,15 @@ try``), ``recheck`` (the current checks on stored transcripts) and ``judgecheck`
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import gc
 import os
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
+
+import msgspec
 
 from ..errors import NotReady, RunDirError
 from ..exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_VERDICT, EXIT_OK
@@ -58,8 +58,7 @@ if TYPE_CHECKING:
     from ..store.runfile import HistoryKept, RunSettings
 
 
-@dataclass(frozen=True, slots=True)
-class RunRequest:
+class RunRequest(msgspec.Struct, frozen=True):
     """What a person asked ``scenarist run`` for."""
 
     paths: tuple[Path, ...] = ()
@@ -86,8 +85,7 @@ class RunRequest:
     selection: Selection | None = None  # --tag, -k (None: every scenario)
 
 
-@dataclass(frozen=True, slots=True)
-class RunResult:
+class RunResult(msgspec.Struct, frozen=True):
     """What a run did: where it is, its summary, and what to tell the person."""
 
     run_dir: Path
@@ -99,14 +97,13 @@ class RunResult:
     certificate: Certificate | None = None  # a conformance run's, made again (--resume)
 
 
-@dataclass(frozen=True, slots=True)
-class Hooks:
+class Hooks(msgspec.Struct, frozen=True):
     """How the run talks to the person while it runs (the CLI's progress line)."""
 
     on_attempt: Callable[[AttemptRecord, Totals], None] | None = None  # (record, totals)
     notify: Callable[[str], None] | None = None  # a message, now
     handle_signals: bool = False  # Ctrl-C stops handing out attempts
-    started: Callable[[int], None] = field(default=lambda todo: None)  # attempts to run
+    started: Callable[[int], None] = msgspec.field(default=lambda todo: None)  # attempts to run
 
 
 def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
@@ -125,7 +122,7 @@ def resume_request(run_dir: Path, request: RunRequest) -> RunRequest:
     # why: discovery of a suite's files; report, runs or merge load this module without it
     from ..compiler.discover import Selection
 
-    return dataclasses.replace(
+    return msgspec.structs.replace(
         request, paths=tuple(Path(p) for p in saved.paths),
         extra_files=tuple(Path(p) for p in saved.extra_files),
         targets=saved.targets, runs=saved.runs, early_stop=saved.early_stop,
@@ -520,8 +517,7 @@ class History:
 
 # ---- after the run ------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class AfterRun:
+class AfterRun(msgspec.Struct, frozen=True):
     """What the after-run chain (:func:`finish`) does with a run folder whose results are
     in: each command's choices (docs/architecture.md, "After a run")."""
 
@@ -537,8 +533,7 @@ class AfterRun:
     # SCENARIST_HISTORY of a scheme Scenarist does not know): warned, as a failing store is
 
 
-@dataclass(frozen=True, slots=True)
-class Finished:
+class Finished(msgspec.Struct, frozen=True):
     """What the chain made of a run folder."""
 
     summary: Summary
@@ -727,8 +722,7 @@ def finished_judge(run_dir: Path) -> int:
     return (info.judge.not_cached or 0) if info.judge else 0
 
 
-@dataclass(frozen=True, slots=True)
-class Merged:
+class Merged(msgspec.Struct, frozen=True):
     """``scenarist merge``: the merged run, and what is missing from it."""
 
     run: RunResult
@@ -768,8 +762,7 @@ def merge_shards(run_dirs: list[Path], out: Path | None = None,
 
 # ---- conformance -------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class ConformanceResult:
+class ConformanceResult(msgspec.Struct, frozen=True):
     """A conformance run: the run itself and its certificate."""
 
     run: RunResult
@@ -799,7 +792,7 @@ def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
                      record=request.record, early_stop=False, argv=request.argv)
     plan = plan_for(run)  # the files and the target, checked before anything is sent
     if request.baseline is not None:
-        run = dataclasses.replace(run, baseline=earlier_run(request.baseline, request.target))
+        run = msgspec.structs.replace(run, baseline=earlier_run(request.baseline, request.target))
     result = run_suite(run, hooks or Hooks())
     builtin_files = {p.resolve() for p in builtin_cases()}
     builtin = {s.id for s in plan.scenarios if Path(s.file).resolve() in builtin_files}
@@ -809,8 +802,7 @@ def run_conformance(request: ConformanceRequest, hooks: Hooks | None = None
     return ConformanceResult(result, cert)
 
 
-@dataclass(frozen=True, slots=True)
-class Imported:
+class Imported(msgspec.Struct, frozen=True):
     run_dir: Path
     run_id: str | None
     problem: str | None  # why it was not imported

@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..checks import REGISTRY, CheckContext
 from ..checks.grounded import grounded
 from ..clients.open import open_model
@@ -184,7 +186,7 @@ async def replay(results: Sequence[Result], judge: Judge, calibration: Calibrati
     """The same questions decided again under another calibration, from the readings the
     judge kept in its memory: nothing is asked."""
 
-    config = dataclasses.replace(judge.config, calibration=calibration)
+    config = msgspec.structs.replace(judge.config, calibration=calibration)
     again = Judge(config, judge.model, judge.redact, use_cache=False, memory=judge.memory)
     return await ask_all([r.example for r in results], again)
 
@@ -398,7 +400,7 @@ def check_judge(request: JudgeCheck) -> JudgeChecked:
                       f"targets: {', '.join(sorted(suite.targets)) or 'none'})")
     config = suite.judge_with(target)
     if request.mode is not None:
-        config = dataclasses.replace(config, mode=request.mode)
+        config = msgspec.structs.replace(config, mode=request.mode)
 
     async def ask() -> tuple[list[Result], Calibrated]:
         model = open_model(target, 4)

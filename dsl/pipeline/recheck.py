@@ -22,11 +22,12 @@ error of kind ``judge`` that says so), never a guess.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import datetime as dt
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from .. import __version__
 from ..compiler.compile import build_plan
@@ -165,7 +166,7 @@ def prepare(run_dir: Path) -> RecheckPlan:
     refused += [Refusal(sid, "it is no longer in the scenario files") for sid in sorted(old)
                 if sid not in current]
     not_in_run = tuple(sorted(current - old.keys()))
-    return RecheckPlan(dataclasses.replace(plan, scenarios=tuple(keep)), old_plan, old_run,
+    return RecheckPlan(msgspec.structs.replace(plan, scenarios=tuple(keep)), old_plan, old_run,
                        tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run)
 
 
@@ -200,7 +201,7 @@ def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
 
     before = {t.name: t.rows for t in scenario.world}
     turns = tuple(apply(before, made).after for made in record.world_turns)
-    return dataclasses.replace(apply(before, record.world or ()), turns=turns)
+    return msgspec.structs.replace(apply(before, record.world or ()), turns=turns)
 
 
 def has_transcript(record: AttemptRecord) -> bool:
@@ -235,16 +236,16 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             data = redacted_data(attempt_data(rec, scenario), redactor)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
-                out.append(dataclasses.replace(
+                out.append(msgspec.structs.replace(
                     rec, status="error", reason=f"judge: {judge_failure}",
                     checks=not_evaluated(checks, f"judge: {judge_failure}"),
                     error=AttemptError("judge", judge_failure), failure=data.failure,
                     failure_kind=data.failure_kind))
                 continue
             status, reason = attempt_status(data, checks)
-            out.append(dataclasses.replace(rec, status=status, reason=reason, checks=checks,
-                                           error=None, failure=data.failure,
-                                           failure_kind=data.failure_kind))
+            out.append(msgspec.structs.replace(
+                rec, status=status, reason=reason, checks=checks, error=None,
+                failure=data.failure, failure_kind=data.failure_kind))
     finally:
         if model is not None:
             await model.aclose()

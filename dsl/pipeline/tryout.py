@@ -27,12 +27,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..clients.open import open_agent, open_model
 from ..compiler.moment import say as say_moment
 from ..errors import EndpointError, RunDirError, explain
 from ..execution.conversation import PERSON, Talk
 from ..execution.run import attempt_status, evaluate, redacted_data, redactor_of
-from ..model import AttemptData, Call, Plan, Scenario, Target, TurnSpec, WorldRun
+from ..model import AttemptData, Call, Plan, Scenario, Target, TurnKind, TurnSpec, WorldRun
 from ..store.records import CheckResult
 from ..targets.base import AgentContext
 from ..targets.cassette import NotACassette, read_cassette, read_header
@@ -159,8 +161,8 @@ def intro(session: Session) -> list[str]:
 async def _play(session: Session, terminal: Terminal) -> Outcome:
     s = session.scenario
     # played as a conversation (the person's turns), checked as the scenario's own then
-    played = dataclasses.replace(s, turns=(TurnSpec("say", s.message, s.span),), user=None)
-    checked = dataclasses.replace(s, turns=(), user=None)
+    played = msgspec.structs.replace(s, turns=(TurnSpec("say", s.message, s.span),), user=None)
+    checked = msgspec.structs.replace(s, turns=(), user=None)
     skipped = sum(len(t.checks) for t in s.turns)
     redactor = redactor_of(session.plan)
     scratch = Path(tempfile.mkdtemp(prefix="scenarist-try-")) / "exchanges.jsonl"
@@ -266,7 +268,8 @@ class _Person:
                 pick.add(i)
         return pick
 
-    async def _turn(self, talk: Talk, kind: str, text: str, pick: set[int] | None) -> None:
+    async def _turn(self, talk: Talk, kind: TurnKind, text: str, pick: set[int] | None
+                    ) -> None:
         first = len(talk.calls)
         world = talk.world
         before = world.run().after if world is not None else None

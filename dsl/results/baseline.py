@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import RunDirError
-from ..store.summaryfile import SUMMARY, Summary, SummaryRow, Totals, kept_comparison, read_summary
+from ..store.summaryfile import SUMMARY, Summary, SummaryRow, kept_comparison, read_summary
 from ..verdict import words
 from .stats import Interval, newcombe
 
@@ -174,11 +174,11 @@ class Comparison:
     def before_summary(self) -> Summary:
         """The old side's counts as a summary that :func:`compare` takes again (each row's
         verdict and counts only)."""
-        rows = tuple(SummaryRow(c.scenario, c.target_before or c.target, c.before.verdict,
-                                c.before.passes, c.before.decided)
+        rows = tuple(SummaryRow(scenario=c.scenario, target=c.target_before or c.target,
+                                verdict=c.before.verdict, passes=c.before.passes,
+                                decided=c.before.decided)
                      for c in self.changes if c.before is not None)
-        return Summary((), Totals(), rows, run_id=self.before,
-                       started_at=self.before_started_at)
+        return Summary(scenarios=rows, run_id=self.before, started_at=self.before_started_at)
 
     def as_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "before": self.before, "after": self.after,

@@ -28,11 +28,12 @@ asks exactly the requests that were recorded.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..errors import Collector, Diagnostic, InputError, NotReady, RunDirError, Span
 from ..model import SCHEMA_VERSION
@@ -309,7 +310,7 @@ def earlier_run(path: Path, target: str) -> Summary:
     if len(targets) != 1:
         raise NotReady(f"--baseline {path} ran {len(targets)} targets; a conformance run "
                        "certifies one")
-    return summary.replace(scenarios=tuple(dataclasses.replace(r, target=target)
+    return summary.replace(scenarios=tuple(msgspec.structs.replace(r, target=target)
                                            for r in summary.scenarios))
 
 

@@ -197,9 +197,9 @@ def _never_played(turn: int | None, turns: tuple[Turn, ...]) -> bool:
 
 def _skipped(spec: PlannedScenario, target: str) -> Skipped:
     """A scenario × target the plan skips: the scenario's ``targets:`` leave it out."""
-    return Skipped(spec.id, target, spec.file, spec.line,
-                   "the scenario is meant for " + ", ".join(spec.targets),
-                   spec.description, spec.tags)
+    return Skipped(scenario=spec.id, target=target, file=spec.file, line=spec.line,
+                   description=spec.description, tags=spec.tags,
+                   reason="the scenario is meant for " + ", ".join(spec.targets))
 
 
 def _prf(rows: Iterable[SummaryRow]) -> ToolCounts:
@@ -268,9 +268,12 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
         items = tuple(ItemRow(label, n[0], n[1], n[0] / n[1] if n[1] else None,
                               *wilson(n[0], n[1]))
                       for label, n in a.items.get(i, {}).items())
-        checks.append(CheckRow(c.check, c.label, ok, seen, ok / seen if seen else None,
-                               c_low, c_high, c.judge, unsure, c.always, items, unseen,
-                               undecided))
+        checks.append(CheckRow(check=c.check, label=c.label, judge=c.judge, passes=ok,
+                               unsure=unsure, evaluated=seen,
+                               pass_rate=ok / seen if seen else None, ci_low=c_low,
+                               ci_high=c_high, always=c.always, not_evaluated=unseen,
+                               not_decided=undecided,
+                               items=items))
     at_k, hat_k = pass_k_table(decided, t.passes) if decided else ({}, {})
     mean = sum(a.latencies) / len(a.latencies) if a.latencies else None
     return SummaryRow(

@@ -15,8 +15,9 @@ loop, not written out, and stays allowed).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+import msgspec
 
 if TYPE_CHECKING:
     import regex
@@ -34,14 +35,12 @@ class RegexTimeout(Exception):
     """A search took longer than REGEX_TIMEOUT_S."""
 
 
-@dataclass(frozen=True, slots=True)
-class PatternError:
+class PatternError(msgspec.Struct, frozen=True):
     message: str
     offset: int  # 0-based offset of the problem in the pattern
 
 
-@dataclass(frozen=True, slots=True)
-class SafePattern:
+class SafePattern(msgspec.Struct, frozen=True):
     source: str
     compiled: regex.Pattern[str]
 

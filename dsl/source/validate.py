@@ -15,7 +15,6 @@ sentences about a check written without its parameter.
 from __future__ import annotations
 
 import copy
-import dataclasses
 import functools
 import json
 import re
@@ -24,6 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
+
+import msgspec
 
 from ..errors import Diagnostic, Span, did_you_mean, quoted_list
 from . import schemacheck
@@ -586,7 +587,7 @@ def _comma_trap(doc: Document, path: DataPath, node: Any, item: dict[str, Any],
         known = checks.get(word)
         if known is not None and mods and known.examples[0] == f"{word}: true":
             found = _one_word(doc, path, word, item, mods)
-            return dataclasses.replace(found, message=(
+            return msgspec.structs.replace(found, message=(
                 f"the check '{word}' has no value here: inside {{…}} YAML reads '{word}' "
                 "without ':' as a key with nothing after it"))
         before = entries[i - 1] if i else None

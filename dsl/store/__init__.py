@@ -1,5 +1,6 @@
 """The store: what Scenarist keeps on disk about runs — each file of a run folder with its
-one reader and its one writer, checking ``schema_version`` and every field's type.
+one reader and its one writer, a frozen msgspec Struct decoded and encoded by msgspec,
+checking ``schema_version`` and every field's type.
 
 * :mod:`~dsl.store.records` — the attempt record, the one description of a line of
   ``results.jsonl``, with its JSON read and write;
@@ -8,10 +9,11 @@ one reader and its one writer, checking ``schema_version`` and every field's typ
 * :mod:`~dsl.store.runfile` — ``run.json``: :class:`RunInfo`;
 * :mod:`~dsl.store.summaryfile` — ``summary.json``: :class:`Summary`, its rows and its
   per-check rows;
-* :mod:`~dsl.store.jsonfile` — a JSON file written atomically, read with its
-  ``schema_version`` checked (here, once) and handed to its reader;
-  :mod:`~dsl.store.fields` — how those readers check a value and say where a wrong one
-  is;
+* :mod:`~dsl.store.typed` — the one decoder and encoder of those Structs: msgspec reads a
+  file into its Struct, checking ``schema_version`` (here, once) and every field, and its
+  located error becomes one sentence with the place (``'run' is text, not a whole
+  number``); :mod:`~dsl.store.jsonfile` — a file written atomically, opened as a regular
+  file and read no further than its limit;
 * :mod:`~dsl.store.rundir` — the run folder: its id, its lock, results appended as each
   attempt ends, resume and merge;
 * :mod:`~dsl.store.background` — a file made beside the run (plan.json), by a forked
@@ -32,7 +34,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .jsonfile import (
-        check_version,
         read_json,
         write_atomic,
         write_json,
@@ -51,7 +52,7 @@ if TYPE_CHECKING:
         AttemptRecord,
         CheckResult,
         ModelCallStat,
-        RecordError,
+        read_record,
         record_from_json,
         record_json,
         record_line,
@@ -84,6 +85,7 @@ if TYPE_CHECKING:
         read_summary,
         write_summary,
     )
+    from .typed import check_version
 
 _HOME = {
     "ATTACHMENTS": "rundir",
@@ -97,14 +99,14 @@ _HOME = {
     "PlannedTarget": "planfile",
     "RESULTS": "rundir",
     "RUN": "runfile",
-    "RecordError": "records",
+    "read_record": "records",
     "ResultsWriter": "rundir",
     "RunInfo": "runfile",
     "RunLock": "rundir",
     "SUMMARY": "summaryfile",
     "Summary": "summaryfile",
     "SummaryRow": "summaryfile",
-    "check_version": "jsonfile",
+    "check_version": "typed",
     "copy_attachments": "rundir",
     "create_run_dir": "rundir",
     "iter_results": "rundir",
@@ -142,7 +144,6 @@ __all__ = [
     "PlanFile",
     "PlannedScenario",
     "PlannedTarget",
-    "RecordError",
     "ResultsWriter",
     "RunInfo",
     "RunLock",
@@ -158,6 +159,7 @@ __all__ = [
     "read_attachment",
     "read_json",
     "read_plan",
+    "read_record",
     "read_run_info",
     "read_summary",
     "record_from_json",

@@ -16,10 +16,7 @@ The caches, each with its reader:
   question is asked again;
 * **the report's compiled template** — Jinja's bytecode cache in the temp folder, this
   user's alone (:mod:`dsl.results.report`): its header and code checked without unpickling
-  anything; written again as soon as the template is compiled again;
-* **the compiled code of Scenarist's dataclasses** — ``dataclasses-*.code`` in the
-  per-user cache folder (``dsl/__init__.py``, which cannot import this module at every
-  start: it checks the file the same way and says it in the same words).
+  anything; written again as soon as the template is compiled again.
 
 (``grammar/expr.lark.json``, the expression parser's tables, is a file of the package, not a
 cache: tables that do not fit the grammar are not used, and the parser is built instead.)

@@ -23,15 +23,12 @@ from ..errors import RunDirError
 from .jsonfile import (
     MAX_RECORD_BYTES,
     MAX_RESULTS_BYTES,
-    NotJSONNumber,
-    from_json,
-    loads_line,
     open_regular,
     read_json,
     write_atomic,
 )
 from .planfile import PLAN, PlanFile, edited, plan_from_json, shard_ids, write_plan
-from .records import AttemptRecord, RecordError, record_from_json, record_line
+from .records import AttemptRecord, read_record, record_line
 from .runfile import (
     EarlyStop,
     MissingShard,
@@ -218,18 +215,7 @@ def iter_results(run_dir: Path) -> Iterator[AttemptRecord]:
                                   f"at most {MAX_RECORD_BYTES:,} bytes)")
             if not line.endswith(b"\n"):
                 return  # the end, or torn: the writer was killed mid-line
-            try:
-                data = loads_line(line)
-            except NotJSONNumber as exc:
-                raise RunDirError(f"{path}:{n} is not valid JSON: {exc}") from None
-            except (ValueError, RecursionError):
-                raise RunDirError(f"{path}:{n} is not valid JSON") from None
-            try:
-                yield record_from_json(data)
-            except RecordError as exc:
-                raise RunDirError(f"{path}:{n} is not an attempt record: {exc}") from None
-            except RunDirError as exc:
-                raise RunDirError(str(exc).replace("the line", f"{path}:{n}", 1)) from None
+            yield read_record(line, f"{path}:{n}")
 
 
 def truncate_torn(run_dir: Path) -> bool:
@@ -295,7 +281,7 @@ def merge_runs(run_dirs: list[Path], parent: Path
             raise RunDirError(f"{d / PLAN} was edited after its run: {changed} differs from "
                               "what the run planned; merge the shards as their runs left "
                               "them (or run the shard again)")
-        plans.append(from_json(raw, plan_from_json, "a run's plan", d / PLAN))
+        plans.append(plan_from_json(raw, d / PLAN))
     infos = [read_run_info_if_any(d) for d in run_dirs]
     fingerprints = {p.full_plan for p in plans}
     if len(fingerprints) != 1 or not next(iter(fingerprints)):
@@ -318,7 +304,7 @@ def merge_runs(run_dirs: list[Path], parent: Path
     _check_attempts(run_dirs, plans)
     missing = missing_shards(plans)
     scenarios = sorted((s for p in plans for s in p.scenarios), key=lambda s: s.id)
-    merged_plan = plans[0].replace(scenarios=tuple(scenarios), shard=None,
+    merged_plan = plans[0].replace(scenarios=tuple(scenarios), shard=None, full_scenarios=(),
                                    attempts=sum(p.attempts for p in plans),
                                    max_model_calls=sum(p.max_model_calls for p in plans))
     out = create_run_dir(parent)

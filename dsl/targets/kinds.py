@@ -3,7 +3,7 @@
 
 A kind gives:
 
-* its **settings** — one frozen dataclass per kind (``OpenAISettings``,
+* its **settings** — one frozen Struct per kind (``OpenAISettings``,
   ``ReplaySettings``, ``PythonSettings``, ``HttpSettings``, ``CommandSettings`` in
   dsl/settings.py), held by :attr:`Target.config`;
 * its **schema** — the keys of its entry in ``scenarist.yaml`` (the suite's JSON Schema is
@@ -25,9 +25,10 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 from ..errors import Collector, RunDirError, did_you_mean, without_userinfo
 from ..model import Target
@@ -62,8 +63,7 @@ class WrittenTarget(Protocol):
     def settings(self) -> Mapping[str, Any]: ...
 
 
-@dataclass(frozen=True, slots=True)
-class AgentNeeds:
+class AgentNeeds(msgspec.Struct, frozen=True):
     """What the scenarios lint saw need of an agent: tools (``given.tools``), and calls
     held for the person's confirmation (a tool with ``confirm: true``)."""
 
@@ -71,8 +71,7 @@ class AgentNeeds:
     holds: bool
 
 
-@dataclass(frozen=True, slots=True)
-class KindWarning:
+class KindWarning(msgspec.Struct, frozen=True):
     """A warning about a target's settings: where under the target, the code, the words."""
 
     at: tuple[str, ...]  # the key under the target (``("body",)``)
@@ -82,8 +81,7 @@ class KindWarning:
     on_value: bool = False  # placed at the key's value (where it begins), not the key
 
 
-@dataclass(frozen=True, slots=True)
-class TargetKind:
+class TargetKind(msgspec.Struct, frozen=True):
     """What one ``kind:`` is; see the module's docstring."""
 
     name: str

@@ -6,6 +6,7 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from dsl.checks import REGISTRY, CheckContext
@@ -186,7 +187,7 @@ HELD = call("cancel", {"id": 3}, pending=True)
 ASKED = "the agent asked to confirm cancel with id=3"
 
 
-MCP_HELD = HELD._replace(id="mcp_1")  # held at an own-loop agent's MCP endpoint
+MCP_HELD = msgspec.structs.replace(HELD, id="mcp_1")  # held at an own-loop agent's MCP endpoint
 NOTHING = ("the agent called cancel with id=3 and the call was held for confirmation, but its "
            "answer asks the person nothing: {!r}; asking is a question, or a request to "
            "confirm")

@@ -12,6 +12,7 @@ import random
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from dsl.compiler.cases import csv_rows, read_table
@@ -277,7 +278,6 @@ def test_requests_without_content_parts_keep_their_keys() -> None:
 
 
 def test_the_judge_and_grounded_read_what_the_person_attached() -> None:
-    import dataclasses
     import hashlib
 
     from dsl.checks.grounded import grounded
@@ -293,7 +293,7 @@ def test_the_judge_and_grounded_read_what_the_person_attached() -> None:
                         notes))
     said = {"role": "user", "content": [{"type": "text", "text": "¿Cuánto me devuelven?"},
                                         *({"type": "attachment", **a.ref()} for a in files)]}
-    a = dataclasses.replace(
+    a = msgspec.structs.replace(
         attempt(answer="Le devuelven 4.350 pesos.", calls=()), attachments=files,
         messages=({"role": "system", "content": "s"}, said,
                   {"role": "assistant", "content": "Le devuelven 4.350 pesos."}))
@@ -301,4 +301,4 @@ def test_the_judge_and_grounded_read_what_the_person_attached() -> None:
         "The person: ¿Cuánto me devuelven?\n\n[attached image: receipt.png]\n\n"
         "Attached file: notas\n\nReintegro aprobado: 4.350 pesos.\n")
     assert grounded(True, a).status == "pass"  # the amount was in the attached file
-    assert grounded(True, dataclasses.replace(a, attachments=())).status == "fail"
+    assert grounded(True, msgspec.structs.replace(a, attachments=())).status == "fail"

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from tests.conftest import FakeServer, run_cli, start_fake_server, suite_yaml, write
@@ -724,8 +725,9 @@ def test_the_report_shows_the_conversation_turn_by_turn(
 
 
 def test_a_conversations_record_reads_back_and_older_lines_read_as_before() -> None:
+    from dsl.errors import RunDirError
     from dsl.model import Call, Turn
-    from dsl.store import AttemptRecord, CheckResult, RecordError, record_from_json
+    from dsl.store import AttemptRecord, CheckResult, record_from_json
     from dsl.store.records import record_json
 
     rec = AttemptRecord(
@@ -750,9 +752,10 @@ def test_a_conversations_record_reads_back_and_older_lines_read_as_before() -> N
     assert back.calls[0].decision is None
     assert back.checks[0].turn is None
     line["turns"][0]["kind"] = "shout"
-    with pytest.raises(RecordError) as caught:
+    with pytest.raises(RunDirError) as caught:
         record_from_json(line)
-    assert str(caught.value) == "a turn's kind is 'shout', not say, confirm or cancel"
+    assert str(caught.value) == ("the line is not an attempt record: 'turns[0].kind' is "
+                                 "'shout', not say, confirm or cancel")
 
 
 def test_a_turn_sees_its_calls_as_they_stood_when_it_ended() -> None:
@@ -763,7 +766,7 @@ def test_a_turn_sees_its_calls_as_they_stood_when_it_ended() -> None:
     turns = (Turn("say", "a", "?", 1, (), 1, 3), Turn("say", "b", "?", 1, (), 1, 5),
              Turn("confirm", "set", "ok", 0, (0,), 1, 7))
     first = turn_calls((held, other), turns, 0)
-    assert first == (held._replace(pending=True, output=None, decision=None),)
+    assert first == (msgspec.structs.replace(held, pending=True, output=None, decision=None),)
     assert turn_calls((held, other), turns, 1) == (other,)
     assert turn_calls((held, other), turns, 2) == ()
 

@@ -155,7 +155,7 @@ def test_an_endpoint_that_fails_half_way_keeps_what_happened(tmp_path: Path,
     ('{"schema_version": 1, "target": "t", "run": 1, "status": "pass"}',
      "'scenario' is missing"),
     ('{"schema_version": 1, "scenario": "s", "target": "t", "run": 1, "status": "pass", '
-     '"calls": [5]}', "a call is a whole number, not an object"),
+     '"calls": [5]}', "'calls[0]' is a whole number, not an object"),
     ('[1, 2]', "the line is a list, not an object"),
 ])
 def test_a_line_that_is_not_a_record_is_said_so_with_its_place(
@@ -182,7 +182,7 @@ def test_a_line_of_another_version_is_refused_with_its_place(tmp_path: Path) -> 
 
 
 def test_lines_the_fast_reader_refuses_are_read_by_the_standard_library(tmp_path: Path) -> None:
-    """orjson reads almost every line; a lone surrogate (half an emoji cut by max_tokens),
+    """msgspec reads almost every line; a lone surrogate (half an emoji cut by max_tokens),
     kept as a \\ud83d escape, and NaN are read by the json module, the same as before."""
     from dsl.store import iter_results
 

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from dsl.expr import compile_expression, env_for, limits, problems_of, verdict
@@ -68,7 +69,6 @@ def test_every_example_with_cases_compiles_with_its_cases(text: str,
 @pytest.mark.parametrize(("text", "world"), WITH_WORLD)
 def test_every_example_with_a_world_compiles_with_its_world(text: str,
                                                             world: dict[str, Any]) -> None:
-    import dataclasses
 
     from dsl.compiler.world import world_type
     from dsl.errors import Span
@@ -80,7 +80,7 @@ def test_every_example_with_a_world_compiles_with_its_world(text: str,
     assert problems_of(text, NAMED) != ()  # without its world, `world` is unknown
     program = compile_expression(text, NAMED, world=world_type(tables))
     rows = {n: t.rows for n, t in tables.items()}
-    status, _ = verdict(program, env_for(dataclasses.replace(attempt(),
+    status, _ = verdict(program, env_for(msgspec.structs.replace(attempt(),
                                                              world=WorldRun(rows, rows))))
     assert status in ("pass", "fail")  # runs without a crash
 

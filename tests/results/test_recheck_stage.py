@@ -6,10 +6,10 @@ checks applied again, and the run folder written."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from dsl.compiler.compile import build_plan
@@ -40,26 +40,26 @@ def plan(tmp_path: Path) -> Plan:
 def test_the_same_question_has_no_changed_field(plan: Plan) -> None:
     s = planned_scenario(plan.scenarios[0])
     assert s.given_when
-    assert changed_fields(s, s._replace(checks=())) == []
+    assert changed_fields(s, msgspec.structs.replace(s, checks=())) == []
 
 
 def test_a_changed_given_or_when_is_named() -> None:
     old = PlannedScenario("s", "s.yaml", 1, 2, 1, at="2026-09-29T10:00:00-03:00",
                           system="", message="¿Hasta qué hora?")
-    assert changed_fields(old, old._replace(message="¿Y mañana?")) == ["message"]
-    assert changed_fields(old, old._replace(
+    assert changed_fields(old, msgspec.structs.replace(old, message="¿Y mañana?")) == ["message"]
+    assert changed_fields(old, msgspec.structs.replace(old,
         turns=(PlannedTurn("say", "hola", 3),),
         user=PlannedUser("goal", "", "fake", 3))) == ["the turns", "the simulated user"]
-    with_case = old._replace(case=PlannedCase("es", 1, "c.csv", 2,
+    with_case = msgspec.structs.replace(old, case=PlannedCase("es", 1, "c.csv", 2,
                                               {"day": "lunes", "closes": "18"}))
-    other_case = old._replace(case=PlannedCase("es", 1, "c.csv", 2,
+    other_case = msgspec.structs.replace(old, case=PlannedCase("es", 1, "c.csv", 2,
                                                {"day": "martes", "closes": "18"}))
     assert changed_fields(with_case, other_case) == ["the case's values: day"]
 
 
 def test_a_fingerprint_that_differs_alone_means_the_tools_changed() -> None:
     old = PlannedScenario("s", "s.yaml", 1, 2, 1, given_when="aaaa")
-    assert changed_fields(old, old._replace(given_when="bbbb")) == [
+    assert changed_fields(old, msgspec.structs.replace(old, given_when="bbbb")) == [
         "the tools' input_schema or returns"]
 
 
@@ -69,7 +69,7 @@ def record(status: str = "pass", **kw: object) -> AttemptRecord:
                          calls=(Call("c1", "list_business_hours", {}, "", "ok", "read"),),
                          steps=2, latency_ms=120.0,
                          model_calls=(ModelCallStat(60.0, "tool_calls", 10, 0),))
-    return dataclasses.replace(base, status=status, **kw)
+    return msgspec.structs.replace(base, status=status, **kw)
 
 
 def test_which_attempts_can_be_read_again() -> None:

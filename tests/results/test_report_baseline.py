@@ -10,7 +10,7 @@ import pytest
 
 from dsl.errors import RunDirError
 from dsl.results.baseline import Side, compare, compare_row, load_summary, newcombe, pts
-from dsl.store.summaryfile import Summary, SummaryRow, Totals, summary_json
+from dsl.store.summaryfile import Summary, SummaryRow, summary_json
 from tests.results.report_builders import demo_run
 
 # Newcombe (1998), "Interval estimation for the difference between independent
@@ -43,7 +43,8 @@ def test_newcombe_needs_decided_attempts() -> None:
 
 def row(passes: int, decided: int, verdict: str, *, scenario: str = "s",
         target: str = "t") -> SummaryRow:
-    return SummaryRow(scenario, target, verdict, passes, decided)
+    return SummaryRow(scenario=scenario, target=target, verdict=verdict, passes=passes,
+                      decided=decided)
 
 
 def test_regressed_when_it_passed_before_and_the_drop_is_real() -> None:
@@ -93,10 +94,10 @@ def test_no_verdict_on_either_side_is_inconclusive() -> None:
 
 
 def test_new_and_removed_rows() -> None:
-    now = Summary((), Totals(), (row(5, 5, "pass", scenario="a"),
-                                 row(5, 5, "pass", scenario="b")))
-    before = Summary((), Totals(), (row(5, 5, "pass", scenario="a"),
-                                    row(1, 5, "fail", scenario="c")),
+    now = Summary(scenarios=(row(5, 5, "pass", scenario="a"),
+                             row(5, 5, "pass", scenario="b")))
+    before = Summary(scenarios=(row(5, 5, "pass", scenario="a"),
+                                row(1, 5, "fail", scenario="c")),
                      run_id="r0", started_at="2026-01-01T00:00:00+00:00")
     cmp = compare(now, before)
     assert [c.status for c in cmp.changes] == ["unchanged", "new", "removed"]

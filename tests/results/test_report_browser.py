@@ -5,10 +5,10 @@ output shows as text while no script of its runs — with the CSP, and without i
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from dsl.results.baseline import load_summary
@@ -303,7 +303,7 @@ def test_against_a_baseline_badges_and_change_filter(new_page: Any, tmp_path: Pa
     before = demo_run(tmp_path / "before", run_id="base-1")
     summary = load_summary(before)
     summary = summary.replace(scenarios=tuple(
-        dataclasses.replace(r, passes=30, decided=30, verdict="pass")
+        msgspec.structs.replace(r, passes=30, decided=30, verdict="pass")
         if r.key == ("clinic.book_cleaning", "fake") else r for r in summary.scenarios))
     now = demo_run(tmp_path / "now")
     path, _, _ = regenerate(now, None, summary)

@@ -272,7 +272,7 @@ def test_an_unwritable_step_summary_is_a_warning(
 
 
 def test_outcome_text_mentions_unsure_errors_and_not_run() -> None:
-    row = SummaryRow("s", "t", "fail", passes=6, decided=8, pass_rate=0.75, ci_low=0.4093,
+    row = SummaryRow(scenario="s", target="t", verdict="fail", passes=6, decided=8, pass_rate=0.75, ci_low=0.4093,
                      ci_high=0.9285, min_pass=8, planned=10, unsure=1, errors=2,
                      error_kinds={"timeout": 1, "http-500": 1}, not_run=0,
                      failing_checks=(FailingCheck("faithful", 1),))

@@ -144,4 +144,5 @@ def test_a_settled_tally_never_changes_its_verdict_with_always_checks(always: bo
 def test_check_title_marks_always_checks() -> None:
     assert check_title(FailingCheck("never refills", 2, always=True)) == \
         "never refills [always]"
-    assert check_title(CheckRow("non_empty", "non_empty", 1, 1, 1.0)) == "non_empty"
+    assert check_title(CheckRow(check="non_empty", label="non_empty", passes=1, evaluated=1,
+                                 pass_rate=1.0)) == "non_empty"

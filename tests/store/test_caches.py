@@ -4,8 +4,7 @@ Each cache is damaged for real, through the command line users run:
 
 * the report's compiled template (Jinja's bytecode cache, in the temp folder): before, a
   damaged file made every ``run`` and ``report`` die with ``UnpicklingError``;
-* the judge's answers (``.scenarist/judge-cache/``);
-* the compiled code of Scenarist's dataclasses (the per-user cache folder).
+* the judge's answers (``.scenarist/judge-cache/``).
 """
 
 from __future__ import annotations
@@ -147,30 +146,3 @@ def test_a_damaged_judge_cache_file_is_ignored_asked_again_and_said(
     assert json.loads(cached.read_text())["status"] == "pass"  # and written again
     quiet = run_cli("run", ".", "--out", "third", cwd=tmp_path)
     assert "damaged" not in quiet.output
-
-
-# ---- the compiled code of Scenarist's dataclasses --------------------------------------------
-
-@pytest.mark.parametrize(("damage", "why"), [
-    ("garbage", "it does not hold compiled code as Scenarist writes it"),
-    ("fifo", "it is not a regular file"),
-])
-def test_a_damaged_class_code_cache_is_ignored_written_again_and_said(
-        tmp_path: Path, damage: str, why: str) -> None:
-    folder = tmp_path / "cache" / "scenarist"
-    folder.mkdir(parents=True, mode=0o700)
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache")}
-    assert scenarist(tmp_path, "--help", **env).returncode == 0
-    (cache,) = folder.glob("dataclasses-*.code")
-    if damage == "fifo":
-        cache.unlink()
-        os.mkfifo(cache)
-    else:
-        cache.write_bytes(b"garbage")
-    r = scenarist(tmp_path, "--help", **env)  # returns: the FIFO is never opened to block
-    assert r.returncode == 0, r.stderr
-    assert r.stderr.splitlines() == [damaged_line(
-        "Scenarist's cache of its compiled classes", cache, why)]
-    assert cache.is_file()  # written again
-    assert cache.stat().st_size > 1000
-    assert scenarist(tmp_path, "--help", **env).stderr == ""

@@ -4,6 +4,8 @@ error, or whose part failed before its checks could decide, has its checks *not 
 
 from __future__ import annotations
 
+import msgspec
+
 from dsl.model import Turn
 from dsl.store import AttemptError, AttemptRecord, CheckResult
 
@@ -33,14 +35,14 @@ def test_a_record_of_an_attempt_that_failed_first_reads_its_checks_as_not_evalua
         "not evaluated: the attempt failed before its checks could decide (reached max_steps "
         "(3 model calls) without a text answer)")
     assert rec.counted_checks[0].always  # (an always check that did not decide breaks nothing)
-    assert not record("fail", (SAYS._replace(always=True),), failure="x").broke_always
+    assert not record("fail", (msgspec.structs.replace(SAYS, always=True),), failure="x").broke_always
 
 
 def test_in_a_conversation_the_turns_played_before_the_failure_still_count() -> None:
     turns = (Turn("say", "hola", "¡Hola!", 0, (), 1, 2),
              Turn("say", "¿y?", "", 3, (), 3, 4, failure="reached max_steps"))
-    first = SAYS._replace(turn=1, status="pass")
-    second = SAYS._replace(turn=2)
+    first = msgspec.structs.replace(SAYS, turn=1, status="pass")
+    second = msgspec.structs.replace(SAYS, turn=2)
     rec = record("fail", (first, second, RULE), failure="turn 2: reached max_steps",
                  turns=turns)
     assert [c.status for c in rec.counted_checks] == ["pass", "not_evaluated", "not_evaluated"]

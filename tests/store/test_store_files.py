@@ -177,9 +177,14 @@ def test_a_wrong_value_is_refused_with_its_file_and_place(tmp_path: Path) -> Non
                                   "scenarios[0].checks[0].passes is null, not a whole number")
 
 
-def test_another_version_is_refused(tmp_path: Path) -> None:
-    write_json(tmp_path / "run.json", {"schema_version": 2, "run_id": "r"})
+@pytest.mark.parametrize("version", [2, None, "1"])
+def test_another_version_is_refused(tmp_path: Path, version: object) -> None:
+    data: dict[str, object] = {"run_id": "r"}
+    if version is not None:
+        data["schema_version"] = version
+    write_json(tmp_path / "run.json", data)
     with pytest.raises(RunDirError) as exc:
         read_run_info(tmp_path)
-    assert str(exc.value) == (f"{tmp_path / 'run.json'} has schema_version 2; this Scenarist "
-                              "reads version 1 (upgrade Scenarist, or re-run to regenerate it)")
+    assert str(exc.value) == (f"{tmp_path / 'run.json'} has schema_version {version!r}; this "
+                              "Scenarist reads version 1 (upgrade Scenarist, or re-run to "
+                              "regenerate it)")

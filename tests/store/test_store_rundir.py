@@ -5,12 +5,12 @@ attachments it keeps, and merge's refusals."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import json
 from pathlib import Path
 
+import msgspec
 import pytest
 
 from dsl.errors import RunDirError
@@ -34,7 +34,7 @@ from dsl.store import (
 
 def rec(run: int, status: str = "pass", scenario: str = "s") -> AttemptRecord:
     r = AttemptRecord(scenario, "t", run, "pass", "ok", "2026-11-30T10:00:00.000+00:00")
-    return dataclasses.replace(r, status=status)
+    return msgspec.structs.replace(r, status=status)
 
 
 def written(run_dir: Path, *records: AttemptRecord) -> Path:

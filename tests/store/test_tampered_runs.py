@@ -69,6 +69,57 @@ def test_tampered_results_are_one_located_sentence_and_exit_2(
     assert not (run_dir.parent.parent / "merged").exists()  # nothing half-made
 
 
+def _line(run: Path) -> dict[str, object]:
+    record: dict[str, object] = json.loads((run / "results.jsonl").read_text())
+    return record
+
+
+def _tampered_line(run: Path, how: str) -> None:
+    """One line of results.jsonl edited by hand, as someone might (issue 31: each ends in
+    one located sentence, mapped from msgspec's own located error)."""
+    results = run / "results.jsonl"
+    record = _line(run)
+    if how == "wrong type":
+        record["run"] = "1"
+    elif how == "missing field":
+        del record["scenario"]
+    elif how == "unknown version":
+        record["schema_version"] = 7
+    elif how == "NaN where a count goes":
+        record["steps"] = float("nan")
+    elif how == "a wrong value deep inside":
+        record["checks"][0]["status"] = "passed"  # type: ignore[index]
+    if how == "truncated line":  # cut in the middle, with a whole line after it
+        text = json.dumps(record)
+        results.write_text(text[: len(text) // 2] + "\n" + text + "\n")
+    else:
+        results.write_text(json.dumps(record) + "\n")
+
+
+@pytest.mark.parametrize(("how", "said"), [
+    ("wrong type", ":1 is not an attempt record: 'run' is text, not a whole number"),
+    ("missing field", ":1 is not an attempt record: 'scenario' is missing"),
+    ("unknown version", ":1 has schema_version 7; this Scenarist reads version 1 (upgrade "
+                        "Scenarist, or re-run to regenerate it)"),
+    ("truncated line", ":1 is not valid JSON"),
+    ("NaN where a count goes",
+     ":1 is not an attempt record: 'steps' is a decimal number, not a whole number"),
+    ("a wrong value deep inside", ":1 is not an attempt record: 'checks[0].status' is "
+                                  "'passed', not pass, fail, unsure, error or not_evaluated"),
+])
+@pytest.mark.parametrize("command", ["report", "recheck", "merge"])
+def test_an_edited_results_line_is_one_located_sentence_and_exit_2(
+        run_dir: Path, how: str, said: str, command: str) -> None:
+    _tampered_line(run_dir, how)
+    args = [command, str(run_dir)]
+    if command != "report":
+        args += ["--out", str(run_dir.parent.parent / "out")]
+    r = _cli(run_dir.parent.parent, *args)
+    said = ("cannot merge: " if command == "merge" else "") + f"{run_dir / 'results.jsonl'}{said}"
+    assert (r.returncode, r.stderr) == (2, f"error: {said}\n")
+    assert not (run_dir.parent.parent / "out").exists()  # nothing half-made
+
+
 def test_a_huge_results_file_is_refused_not_read(run_dir: Path) -> None:
     results = run_dir / "results.jsonl"
     with results.open("r+b") as f:  # sparse: no disk used
