@@ -27,6 +27,7 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from .. import __version__
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
 from ..settings import HttpSettings, OpenAISettings
@@ -137,8 +138,6 @@ class JsonEndpoint:
         ``setting``: the setting that holds the address (base_url, url), for messages;
         ``resend``: whether the retry policy may send again a request the server may have
         processed (a model's completion: yes; see :meth:`complete`)."""
-        from .. import __version__
-
         self.of = of
         target = of.config
         if not isinstance(target, OpenAISettings | HttpSettings):

@@ -286,6 +286,7 @@ def check_template(source: str) -> TemplateProblem | None:
     not run."""
     if plainly_compiles(source):
         return None
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import TemplateSyntaxError
 
     from .sandbox import static_problem
@@ -309,6 +310,7 @@ def _internal_read(tree: Any) -> TemplateProblem | None:
     """The first place a template reads one of Python's internal attributes
     (``message.__class__``, ``args['__init__']``): the sandbox refuses it at every render,
     whatever the values, so it is said where it is written."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import nodes
 
     def internal(node: Any) -> str | None:
@@ -335,6 +337,7 @@ def _internal_read(tree: Any) -> TemplateProblem | None:
 
 def _dotted(node: Any) -> str:
     """``args.date`` for a name or a dotted path of names; "" for anything else."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import nodes
 
     parts = []
@@ -504,6 +507,7 @@ class CaseTemplate:
             if renders_alone(tokens):
                 self.tokens = tokens
         else:
+            # why: Jinja is heavy and only needed when a text really is a template (most are plain)
             from jinja2 import meta
 
             env = strict_environment()
@@ -525,6 +529,7 @@ class CaseTemplate:
 def strict_environment() -> Any:
     """The sandbox (dsl/compiler/sandbox.py, with its limits) for templates over a case's values:
     an undefined name or field is an error, never empty text."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import StrictUndefined
 
     from .sandbox import BoundedEnvironment
@@ -537,6 +542,7 @@ def strict_environment() -> Any:
 
 @functools.cache
 def environment() -> Any:
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import ChainableUndefined
 
     from .sandbox import BoundedEnvironment
@@ -550,6 +556,7 @@ def environment() -> Any:
 
 def compile_template(source: str) -> Any:
     """A compiled template, or a TemplateProblem saying what is wrong and on which line."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import TemplateSyntaxError
 
     try:

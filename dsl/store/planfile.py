@@ -47,6 +47,8 @@ A target's settings are its kind's (:func:`dsl.targets.kinds.target_json`): only
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -292,8 +294,6 @@ def plan_json(p: PlanFile) -> dict[str, Any]:
 
 
 def _fingerprint(data: Any) -> str:
-    import hashlib
-    import json
 
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]

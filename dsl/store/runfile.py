@@ -48,6 +48,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import msgspec
 
+from .. import __version__
 from ..model import SCHEMA_VERSION
 from .jsonfile import read_file, write_json
 from .planfile import PlannedTarget
@@ -209,8 +210,6 @@ class RunInfo(msgspec.Struct, frozen=True, tag_field="schema_version", tag=SCHEM
 def new_run_info(run_id: str, suite: str | None, started: dt.datetime,
                  targets: tuple[PlannedTarget, ...], argv: tuple[str, ...]) -> RunInfo:
     """run.json of a run that is starting."""
-    from .. import __version__
-
     return RunInfo(run_id, targets=targets, suite=suite,
                    started_at=started.isoformat(timespec="seconds"), scenarist=__version__,
                    python=sys.version.split()[0], argv=argv)
