@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -56,6 +57,7 @@ from ..store.runfile import (
 )
 
 if TYPE_CHECKING:
+    from ..compiler.redact import Redactor
     from ..judge import Judge
     from ..targets.base import ChatModel
 
@@ -145,9 +147,12 @@ def prepare(run_dir: Path) -> RecheckPlan:
                        tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run)
 
 
-def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
+def attempt_data(record: AttemptRecord, scenario: Scenario,
+                 redact: Redactor | None = None) -> AttemptData:
     """What a stored attempt produced, as the checks see it (the scenario gives what the
-    record does not keep: the message, the moment and the tools, unchanged since)."""
+    record does not keep: the message, the moment and the tools, unchanged since).
+    ``redact``: the run's Redactor, to know again the world's values results.jsonl keeps
+    redacted."""
     failure = loop_failure(record)
     return AttemptData(
         message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
@@ -163,20 +168,59 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
         history_messages=record.history, goal_reached=record.goal_reached,
         user_messages=record.user_messages,
         attachments=scenario.all_attachments,  # the same files: given_when says so
-        world=_world_of(scenario, record), mcp=record.mcp)
+        world=_world_of(scenario, record, redact), mcp=record.mcp)
 
 
-def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
+def _world_of(scenario: Scenario, record: AttemptRecord, redact: Redactor | None
+              ) -> WorldRun | None:
     """The attempt's world, rebuilt: the scenario's tables at the start (the same as in
-    the run: given_when says so) and the changes the record kept."""
+    the run: given_when says so) and the changes the record kept, with their redacted
+    values known again where the scenario says them (the world a live run's checks saw)."""
     if not scenario.world:
         return None
     # why: the world, only for a suite with one; recheck loads this module without it
     from ..compiler.world import apply
 
     before = {t.name: t.rows for t in scenario.world}
-    turns = tuple(apply(before, made).after for made in record.world_turns)
-    return msgspec.structs.replace(apply(before, record.world or ()), turns=turns)
+    known = known_values(scenario, redact) if redact is not None and redact.patterns \
+        else None
+    turns = tuple(apply(before, made, known).after for made in record.world_turns)
+    return msgspec.structs.replace(apply(before, record.world or (), known), turns=turns)
+
+
+def known_values(scenario: Scenario, redact: Redactor) -> Callable[[Any], Any]:
+    """What gives back the true value of a world value results.jsonl keeps redacted: the
+    one value of the scenario's world, or the one secret its texts (what the person says,
+    the system prompt, the checks as written, the case's values) hold, that redacts to
+    it. A value none or several could be stays as it is kept."""
+    found: dict[str, set[Any]] = {}
+
+    def add(value: Any, column: str = "") -> None:
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            # as a row's column is kept: "pin: 1234" may read as a secret where 1234 does not
+            shown = redact.value({column: value})[column] if column else redact.value(value)
+            if shown != value:
+                found.setdefault(str(shown), set()).add(value)
+
+    for table in scenario.world:
+        for row in table.rows:
+            for column, value in row.items():
+                add(value, str(column))
+    texts = [scenario.message, scenario.system, *(t.text for t in scenario.turns),
+             *(c.label for c in scenario.all_checks),
+             *(str(v) for v in (scenario.case.values.values() if scenario.case else ()))]
+    for text in texts:
+        for pattern, _ in redact.patterns:
+            for match in pattern.finditer(text):
+                add(match.group(0))
+
+    def known(value: Any) -> Any:
+        if not isinstance(value, str) or "[REDACTED" not in value:
+            return value
+        options = found.get(value, ())
+        return next(iter(options)) if len(options) == 1 else value
+
+    return known
 
 
 def has_transcript(record: AttemptRecord) -> bool:
@@ -208,7 +252,7 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
                 out.append(rec)
                 continue
             # redacted as a live run's checks see it (the suite's redact: may have grown)
-            data = redacted_data(attempt_data(rec, scenario), redactor)
+            data = redacted_data(attempt_data(rec, scenario, redactor), redactor)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
                 out.append(msgspec.structs.replace(
