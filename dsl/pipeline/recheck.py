@@ -36,6 +36,7 @@ from ..compiler.plan import plan_file, planned_scenario
 from ..errors import NotReady, RunDirError
 from ..execution.run import attempt_status, evaluate, loop_failure, redacted_data, redactor_of
 from ..model import AttemptData, Plan, Scenario, Tokens, WorldRun
+from ..source.suitefile import SUITE_FILE
 from ..store import (
     AttemptError,
     AttemptRecord,
@@ -52,6 +53,7 @@ from ..store.runfile import (
     JudgeUse,
     Refused,
     RunInfo,
+    RunSettings,
     read_run_info,
     write_run_info,
 )
@@ -84,6 +86,8 @@ class RecheckPlan:
     old_run: RunInfo
     refused: tuple[Refusal, ...]
     not_in_run: tuple[str, ...]  # current scenarios the run did not have
+    suite: Path  # the suite's folder it read (--suite, or the one the run names)
+    settings: RunSettings  # the run's settings, its paths in ``suite``
 
 
 def changed_fields(old: PlannedScenario, new: PlannedScenario) -> list[str]:
@@ -105,22 +109,21 @@ def changed_fields(old: PlannedScenario, new: PlannedScenario) -> list[str]:
     return fields
 
 
-def prepare(run_dir: Path) -> RecheckPlan:
+def prepare(run_dir: Path, suite: Path | None = None) -> RecheckPlan:
     """Compile the scenarios the run folder ran, as they are now, and decide which can be
-    rechecked. NotReady when the folder cannot be rechecked at all."""
+    rechecked: from the suite in ``suite`` (``--suite DIR``: a copy, a moved folder), else
+    from the one the run names. NotReady when the folder cannot be rechecked at all."""
     try:
         old_plan = read_plan(run_dir)
         old_run = read_run_info(run_dir)
     except RunDirError as exc:
         raise NotReady(f"cannot recheck: {exc}") from None
-    settings = old_run.settings
-    if settings is None or not settings.paths:
+    saved = old_run.settings
+    if saved is None or not saved.paths:
         raise NotReady(f"cannot recheck {run_dir}: its run.json does not say which files it "
                        "ran")
-    missing = [p for p in (*settings.paths, *settings.extra_files) if not Path(p).exists()]
-    if missing:
-        raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
-                       "exists")
+    settings = _in_suite(run_dir, saved, suite) if suite is not None else \
+        _named_suite(run_dir, saved)
     plan, _ = build_plan(tuple(Path(p) for p in settings.paths),
                          targets=old_plan.target_names, runs=settings.runs,
                          judge_target=settings.judge,
@@ -144,7 +147,70 @@ def prepare(run_dir: Path) -> RecheckPlan:
                 if sid not in current]
     not_in_run = tuple(sorted(current - old.keys()))
     return RecheckPlan(msgspec.structs.replace(plan, scenarios=tuple(keep)), old_plan, old_run,
-                       tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run)
+                       tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run,
+                       Path(settings.root), settings)
+
+
+def _named_suite(run_dir: Path, saved: RunSettings) -> RunSettings:
+    """The run's settings as they are, when every file it ran is still where it was; its
+    suite's folder known (a run written before run.json kept it: the folder above its
+    first file that holds a scenarist.yaml)."""
+    root = saved.root or _root_above(Path(saved.paths[0]))
+    if root and not Path(root).is_dir():
+        raise NotReady(f"cannot recheck {run_dir}: the suite it ran, {root}, is no longer "
+                       "there; name the suite's folder with --suite DIR (a copy, or where "
+                       "it was moved)")
+    missing = [p for p in (*saved.paths, *saved.extra_files) if not Path(p).exists()]
+    if missing:
+        raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
+                       "exists; name the suite's folder with --suite DIR (a copy, or where "
+                       "it was moved)")
+    if not root:
+        raise NotReady(f"cannot recheck {run_dir}: no scenarist.yaml above "
+                       f"{saved.paths[0]} (which it ran); name the suite's folder with "
+                       "--suite DIR")
+    return msgspec.structs.replace(saved, root=root)
+
+
+def _root_above(path: Path) -> str:
+    for folder in (path, *path.parents):
+        if (folder / SUITE_FILE).is_file():
+            return str(folder)
+    return ""
+
+
+def _in_suite(run_dir: Path, saved: RunSettings, suite: Path) -> RunSettings:
+    """The run's settings with each file it ran found in ``suite`` (--suite DIR) at its
+    place in the suite it ran (a run written before run.json kept the suite's folder: at
+    the nearest place that exists)."""
+    new = suite.resolve()
+    if not (new / SUITE_FILE).is_file():
+        raise NotReady(f"cannot recheck {run_dir} with --suite {suite}: it has no "
+                       f"{SUITE_FILE}; name the folder that holds the suite's {SUITE_FILE}")
+    old = Path(saved.root) if saved.root else None
+
+    def moved(p: str) -> str:
+        path = Path(p)
+        if old is not None:
+            try:
+                place = path.relative_to(old)
+            except ValueError:
+                place = None
+        else:
+            place = next((path.relative_to(a) for a in (path, *path.parents)
+                          if (new / path.relative_to(a)).exists()), None)
+        if place is None:
+            raise NotReady(f"cannot recheck {run_dir}: {p} (which it ran) is outside the "
+                           f"suite it ran, {old}, so it has no place in {suite}")
+        there = new / place
+        if not there.exists():
+            raise NotReady(f"cannot recheck {run_dir}: {place.as_posix()} (which it ran) is "
+                           f"not in {suite}")
+        return str(there)
+
+    return msgspec.structs.replace(saved, paths=tuple(map(moved, saved.paths)),
+                                   extra_files=tuple(map(moved, saved.extra_files)),
+                                   root=str(new))
 
 
 def attempt_data(record: AttemptRecord, scenario: Scenario,
@@ -288,7 +354,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
     old = prepared.old_run
     info = RunInfo(
         run_id=folder.name, targets=targets, suite=new_plan.suite,
-        started_at=old.started_at, scenarist=__version__, settings=old.settings,
+        started_at=old.started_at, scenarist=__version__, settings=prepared.settings,
         compare=old.compare or (), git=old.git, history=history,
         finished_at=old.finished_at, duration_s=old.duration_s,
         interrupted=bool(old.interrupted),
