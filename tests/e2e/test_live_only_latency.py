@@ -7,6 +7,7 @@ replay and recheck give the same verdict — against the scripted server process
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +121,37 @@ def test_a_cassette_without_latencies_still_replays(
     assert r.exit_code == 2
     assert ("c.jsonl:2: its 'latency_ms' is not a number of milliseconds; record the "
             "cassette again") in r.output
+
+
+def test_an_own_loop_agent_replays_with_the_latency_it_was_recorded_with(
+        tmp_path: Path, cli_env: dict[str, str]) -> None:
+    agent = Path(__file__).resolve().parents[1] / "ownagent.py"
+    write(tmp_path / "scenarist.yaml", json.dumps({
+        "targets": {
+            "agent": {"kind": "command", "command": [sys.executable, str(agent), "stdio"],
+                      "timeout_ms": 20000},
+            "again": {"kind": "replay", "cassette": "agent.jsonl"}},
+        "defaults": {"runs": 1, "min_pass_rate": 1, "target": "agent"}}))
+    write(tmp_path / "slow.yaml", """\
+given:
+  at: 2026-09-29T10:00:00-03:00
+when: "SLEEP 1 then hello"
+then:
+  - expect: "latency_ms < 900"
+    allow: {W414: "a latency budget"}
+""")
+    r = run_cli("run", ".", "--record", "agent.jsonl", "--out", "live", cwd=tmp_path)
+    assert r.exit_code == 1, r.output
+    status, latency = verdict(the_run(tmp_path / "live"))
+    assert status == "fail"
+    assert latency >= 1000
+    (turn,) = [json.loads(x) for x in (tmp_path / "agent.jsonl").read_text().splitlines()[1:]]
+    assert turn["latency_ms"] >= 1000
+    r = run_cli("run", ".", "--target", "again", "--out", "replay", cwd=tmp_path)
+    assert r.exit_code == 1, r.output
+    status, replayed = verdict(the_run(tmp_path / "replay"))
+    assert status == "fail"
+    assert replayed >= turn["latency_ms"]
+    r = run_cli("recheck", str(the_run(tmp_path / "replay")), "--out", "re", cwd=tmp_path)
+    assert r.exit_code == 1, r.output
+    assert verdict(the_run(tmp_path / "re"))[0] == "fail"
