@@ -34,6 +34,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from ..errors import Collector, Span, did_you_mean, quoted_list
@@ -391,6 +392,12 @@ def _canon(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
 
+def _row_text(row: Mapping[str, Any]) -> bytes:
+    """A row as text, to pair equal rows (the columns in order; a value JSON cannot say,
+    as its text)."""
+    return msgspec.json.encode(row, order="sorted", enc_hook=str)
+
+
 def _pairs(was: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]
            ) -> list[tuple[int, int]]:
     """Which row at the end is which row at the start (index pairs, both ascending): a
@@ -411,8 +418,8 @@ def _pairs(was: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]
         # why: difflib aligns two sequences in order, which is what a table's rows keep
         import difflib
 
-        rows = difflib.SequenceMatcher(None, [_canon(r) for r in a], [_canon(r) for r in b],
-                                       autojunk=False)
+        rows = difflib.SequenceMatcher(None, [_row_text(r) for r in a],
+                                       [_row_text(r) for r in b], autojunk=False)
         last_i = last_j = 0
         blocks = rows.get_matching_blocks()
         for i0, j0, n in blocks:
@@ -480,6 +487,8 @@ def _table_changes(name: str, was: Sequence[Mapping[str, Any]],
                               row, False))
             continue
         new = now[j]
+        if new == row:
+            continue
         diff = {c: [row.get(c), new.get(c)] for c in dict.fromkeys([*row, *new])
                 if (c in row) != (c in new) or not unchanged(row.get(c), new.get(c))}
         if diff:
