@@ -239,11 +239,11 @@ def _in_suite(run_dir: Path, saved: RunSettings, suite: Path) -> RunSettings:
 
 
 def attempt_data(record: AttemptRecord, scenario: Scenario,
-                 redact: Redactor | None = None) -> AttemptData:
+                 known: Callable[[Any], Any] | None = None) -> AttemptData:
     """What a stored attempt produced, as the checks see it (the scenario gives what the
     record does not keep: the message, the moment and the tools, unchanged since).
-    ``redact``: the run's Redactor, to know again the world's values results.jsonl keeps
-    redacted."""
+    ``known``: the true value of a world value results.jsonl keeps redacted
+    (:func:`known_values`)."""
     failure = loop_failure(record)
     return AttemptData(
         message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
@@ -259,10 +259,10 @@ def attempt_data(record: AttemptRecord, scenario: Scenario,
         history_messages=record.history, goal_reached=record.goal_reached,
         user_messages=record.user_messages,
         attachments=scenario.all_attachments,  # the same files: given_when says so
-        world=_world_of(scenario, record, redact), mcp=record.mcp)
+        world=_world_of(scenario, record, known), mcp=record.mcp)
 
 
-def _world_of(scenario: Scenario, record: AttemptRecord, redact: Redactor | None
+def _world_of(scenario: Scenario, record: AttemptRecord, known: Callable[[Any], Any] | None
               ) -> WorldRun | None:
     """The attempt's world, rebuilt: the scenario's tables at the start (the same as in
     the run: given_when says so) and the changes the record kept, with their redacted
@@ -273,8 +273,6 @@ def _world_of(scenario: Scenario, record: AttemptRecord, redact: Redactor | None
     from ..compiler.world import apply
 
     before = {t.name: t.rows for t in scenario.world}
-    known = known_values(scenario, redact) if redact is not None and redact.patterns \
-        else None
     turns = tuple(apply(before, made, known).after for made in record.world_turns)
     return msgspec.structs.replace(apply(before, record.world or (), known), turns=turns)
 
@@ -336,6 +334,7 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
         model = open_model(plan.judge.target, 4)
         judge = Judge(plan.judge, model, redactor, ask_missing=ask_judge)
     out: list[AttemptRecord] = []
+    knowns: dict[str, Callable[[Any], Any]] = {}
     try:
         for rec in records:
             scenario = scenarios[rec.scenario]
@@ -343,7 +342,12 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
                 out.append(rec)
                 continue
             # redacted as a live run's checks see it (the suite's redact: may have grown)
-            data = redacted_data(attempt_data(rec, scenario, redactor), redactor)
+            known = None
+            if scenario.world and redactor.patterns:  # once per scenario: its world's values
+                known = knowns.get(scenario.id)
+                if known is None:
+                    known = knowns[scenario.id] = known_values(scenario, redactor)
+            data = redacted_data(attempt_data(rec, scenario, known), redactor)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
                 out.append(msgspec.structs.replace(
