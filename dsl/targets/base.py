@@ -49,6 +49,9 @@ class Reply(msgspec.Struct, frozen=True):
     latency_ms: float
     retries: int = 0
     raw: dict[str, Any] = msgspec.field(default_factory=dict)
+    # the latency is what a cassette recorded, not measured now (a replay): the attempt
+    # counts it as the time the model took, so replay reports the latency live measured
+    recorded: bool = False
 
 
 class RequestSettings(msgspec.Struct, frozen=True):

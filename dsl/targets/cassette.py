@@ -5,7 +5,10 @@ temperature, extra params, system prompt template), so a ``kind: replay`` target
 exactly the requests that were recorded. Each further line is one exchange: the
 canonical request (model, messages, tools, seed, temperature and extra params — never
 headers or keys; an attachment by the hash of its content, never its data URL:
-:func:`canonical`), its key (a SHA-256 of the canonical JSON) and the reply's JSON body.
+:func:`canonical`), its key (a SHA-256 of the canonical JSON), the reply's JSON body and
+the ``latency_ms`` the model took to answer it — which a replay reports as the model's time
+(its model calls' latency, and so the attempt's ``latency_ms``, are the recording's; a
+cassette written before it kept them replays with the time the replay took).
 
 A cassette is read as a file from outside: only a regular file of at most
 MAX_CASSETTE_BYTES, every line checked (JSON, UTF-8, depth, the keys and their types), and
@@ -25,6 +28,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+import msgspec
 
 from ..compiler.attachments import data_url_hash
 from ..errors import CassetteMiss, EndpointError, RunDirError
@@ -153,7 +158,7 @@ class Recorder:
                                        "status": exc.status}})
             raise
         self._write({"key": request_key(body), "request": canonical(body),
-                     "response": reply.raw})
+                     "response": reply.raw, "latency_ms": round(reply.latency_ms, 1)})
         return reply
 
     async def aclose(self) -> None:
@@ -287,8 +292,12 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
     elif not isinstance(entry.get("key"), str):
         problem = "the line has no 'key' (a text)"
     elif "response" in entry:
+        latency = entry.get("latency_ms", 0)
         if not isinstance(entry["response"], dict):
             problem = "its 'response' is not an object"
+        elif isinstance(latency, bool) or not isinstance(latency, int | float) \
+                or not 0 <= latency < 1e9:
+            problem = "its 'latency_ms' is not a number of milliseconds"
     elif "error" in entry:
         err = entry["error"]
         if not isinstance(err, dict) or err.get("kind") not in RECORDED_ERRORS \
@@ -371,12 +380,16 @@ class ReplayModel:
         if "error" in entry:
             err = entry["error"]
             raise EndpointError(err["kind"], err["message"], status=err.get("status"))
+        latency = entry.get("latency_ms")
         try:
-            return parse_completion(entry["response"], 0.0)
+            reply = parse_completion(entry["response"], 0.0)
         except EndpointError as exc:
             raise EndpointError(exc.kind, f"the cassette {self.path.name}:{entry['_line']} "
                                           f"holds a reply Scenarist cannot read: "
                                           f"{exc.message}") from None
+        if latency is None:  # recorded before cassettes kept it
+            return reply
+        return msgspec.structs.replace(reply, latency_ms=float(latency), recorded=True)
 
     async def aclose(self) -> None:
         return None
