@@ -33,7 +33,15 @@ from .. import __version__
 from ..compiler.compile import build_plan
 from ..compiler.plan import plan_file, planned_scenario
 from ..errors import NotReady, RunDirError
-from ..execution.run import attempt_status, evaluate, loop_failure, redacted_data, redactor_of
+from ..execution.run import (
+    attempt_status,
+    evaluate,
+    kept_record,
+    known_secrets,
+    loop_failure,
+    redactor_of,
+    restored_record,
+)
 from ..model import AttemptData, Plan, Scenario, Tokens, WorldRun
 from ..store import (
     AttemptError,
@@ -207,19 +215,24 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             if not has_transcript(rec):
                 out.append(rec)
                 continue
-            # redacted as a live run's checks see it (the suite's redact: may have grown)
-            data = redacted_data(attempt_data(rec, scenario), redactor)
+            # the true values, as the live checks saw them: each [REDACTED:NAME] the record
+            # says stood for one of the scenario's own secrets put back
+            known = known_secrets(redactor, scenario)
+            rec = restored_record(rec, known)
+            data = msgspec.structs.replace(attempt_data(rec, scenario),
+                                           secrets=redactor if redactor.patterns else None)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
-                out.append(msgspec.structs.replace(
+                out.append(kept_record(msgspec.structs.replace(
                     rec, status="error", reason=f"judge: {judge_failure}", checks=checks,
                     error=AttemptError("judge", judge_failure), failure=data.failure,
-                    failure_kind=data.failure_kind))
+                    failure_kind=data.failure_kind, redacted=()), redactor, known))
                 continue
             status, reason = attempt_status(data, checks)
-            out.append(msgspec.structs.replace(
+            out.append(kept_record(msgspec.structs.replace(
                 rec, status=status, reason=reason, checks=checks, error=None,
-                failure=data.failure, failure_kind=data.failure_kind))
+                failure=data.failure, failure_kind=data.failure_kind, redacted=()),
+                redactor, known))
     finally:
         if model is not None:
             await model.aclose()
@@ -257,7 +270,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
     write_plan(folder, new_plan)
     write_run_info(folder, info)
     copy_attachments([run_dir], folder)
-    writer = ResultsWriter(folder, redactor_of(plan).value)
+    writer = ResultsWriter(folder)  # the records come redacted (kept_record)
     try:
         for rec in rechecked:
             writer.write(rec)
