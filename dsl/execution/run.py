@@ -444,6 +444,7 @@ async def execute(
                 max_connections=cap, suite_root=Path(plan.suite_root),
                 suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
                 on_throttle=limit.throttled, record=options.record, redact=redactor.value,
+                redactor=redactor,
                 secret_env=redactor.env))
         writer = ResultsWriter(run_dir)  # records come redacted (kept_record)
         tasks: list[asyncio.Task[None]] = []

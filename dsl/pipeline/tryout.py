@@ -173,6 +173,7 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
     agent = open_agent(session.target, AgentContext(
         max_connections=1, suite_root=Path(session.plan.suite_root),
         suite_targets=session.plan.suite_targets, record=scratch, redact=redactor.value,
+        redactor=redactor,
         secret_env=redactor.env))
     saver = _Saver(scratch, session.cassette)
     terminal.save = saver.save

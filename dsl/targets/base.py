@@ -24,11 +24,14 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn, Protocol
+from typing import TYPE_CHECKING, Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 from ..errors import EndpointError
 from ..model import AttemptData, Scenario, Target, Tokens
+
+if TYPE_CHECKING:
+    from ..compiler.redact import Redactor
 
 # A reply's JSON may nest this deep (a chat completion needs about 6 levels; tool
 # arguments a few more). Deeper data is refused before any other code walks it.
@@ -91,6 +94,9 @@ class AgentContext:
     on_throttle: Callable[[], None] | None = None  # the endpoint answered HTTP 429
     record: Path | None = None  # --record FILE: a cassette of every exchange
     redact: Callable[[Any], Any] | None = None  # a JSON-like value → its redacted copy
+    # the run's Redactor itself: a cassette keeps which of the secrets the agent was told
+    # each mark stands for, and a replay puts them back (dsl/compiler/redact.py)
+    redactor: Redactor | None = None
     # the suite's secret variables (every target's api_key_env, redact.env): a command
     # program never inherits them
     secret_env: frozenset[str] = frozenset()

@@ -24,7 +24,7 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from ..compiler.attachments import data_url_hash
 from ..errors import CassetteMiss, EndpointError, RunDirError
@@ -37,6 +37,9 @@ from .base import (
     parse_completion,
     read_reply_json,
 )
+
+if TYPE_CHECKING:
+    from ..compiler.redact import Known, Redactor
 
 CASSETTE_VERSION = 1
 # An agent's cassette (dsl/clients/exchanges.py) since its calls keep what the tools
@@ -99,11 +102,16 @@ class Recorder:
     """Wraps a model and appends every successful exchange to a cassette."""
 
     def __init__(self, inner: ChatModel, path: Path, target_name: str,
-                 redact: Callable[[Any], Any] | None = None) -> None:
+                 redact: Callable[[Any], Any] | None = None,
+                 redactor: Redactor | None = None) -> None:
         """``redact`` maps a JSON-like value to its redacted copy (``Redactor.value``): each
-        line is redacted value by value, so it stays valid JSON."""
+        line is redacted value by value, so it stays valid JSON. With ``redactor`` (the
+        run's Redactor), a reply's line also keeps, for each mark, which of the secrets
+        the request held stood there (``redacted``): a replay puts them back, so the tools
+        are called with the arguments the model wrote."""
         self.inner = inner
         self._redact = redact
+        self._redactor = redactor
         self.settings = inner.settings
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -152,9 +160,24 @@ class Recorder:
                              "error": {"kind": exc.kind, "message": exc.message,
                                        "status": exc.status}})
             raise
-        self._write({"key": request_key(body), "request": canonical(body),
-                     "response": reply.raw})
+        line = {"key": request_key(body), "request": canonical(body), "response": reply.raw}
+        if self._redactor is not None and self._redactor.patterns:
+            red, hints = self._redactor.traced(line, self._redactor.known(body), KEPT_FIELDS)
+            if hints:
+                red["redacted"] = hints
+            line = red
+            self._write_kept(line)
+        else:
+            self._write(line)
         return reply
+
+    def _write_kept(self, obj: dict[str, Any]) -> None:
+        """A line already redacted (:meth:`Redactor.traced`)."""
+        redact, self._redact = self._redact, None
+        try:
+            self._write(obj)
+        finally:
+            self._redact = redact
 
     async def aclose(self) -> None:
         self._file.close()
@@ -335,10 +358,31 @@ def _torn(line: str) -> bool:
     return False
 
 
+# a cassette line's fields written as they are (its key is a hash, never a secret)
+KEPT_FIELDS = frozenset({"key", "scenario", "seed", "turn", "user", "schema_version"})
+
+
+def restored(entry: dict[str, Any], known: Known) -> dict[str, Any]:
+    """A cassette line as the exchange had it: each mark its ``redacted`` names put back
+    to the secret of ``known`` it stood for (dsl/compiler/redact.py)."""
+    hints = entry.get("redacted")
+    if not isinstance(hints, list) or not hints:
+        return entry
+    # why: regex, only for a line that holds marks
+    from ..compiler.redact import restore
+
+    data = {k: v for k, v in entry.items() if k not in ("redacted", "_line")}
+    back = restore(data, hints, known)
+    return {**back, "_line": entry.get("_line")} if back is not data else entry
+
+
 class ReplayModel:
     """Answers from a cassette, offline and deterministically."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
+        """``redactor``: the run's; a reply's marks are put back to the secrets the
+        request holds (the tools get the arguments the model wrote when recorded)."""
+        self.redactor = redactor
         self.path = path
         lines = read_cassette(path)
         self.settings = header_settings(_header(path, lines[0] if lines else ""))
@@ -371,6 +415,8 @@ class ReplayModel:
         if "error" in entry:
             err = entry["error"]
             raise EndpointError(err["kind"], err["message"], status=err.get("status"))
+        if self.redactor is not None and entry.get("redacted"):
+            entry = restored(entry, self.redactor.known(body))
         try:
             return parse_completion(entry["response"], 0.0)
         except EndpointError as exc:
