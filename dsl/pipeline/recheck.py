@@ -31,7 +31,7 @@ import msgspec
 
 from .. import __version__
 from ..compiler.compile import build_plan
-from ..compiler.plan import plan_file, planned_scenario
+from ..compiler.plan import kept_plan, plan_file, planned_scenario
 from ..errors import NotReady, RunDirError
 from ..execution.run import (
     attempt_status,
@@ -51,7 +51,7 @@ from ..store import (
     create_run_dir,
     latest_records,
 )
-from ..store.planfile import PlanFile, PlannedScenario, read_plan, write_plan
+from ..store.planfile import PlanFile, PlannedScenario, plan_json, read_plan, write_plan
 from ..store.records import failure_kind
 from ..store.runfile import (
     HistoryKept,
@@ -267,7 +267,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
         recheck_of=old.run_id or run_dir.name, rechecked_from=str(run_dir.resolve()),
         rechecked_at=started.isoformat(timespec="seconds"),
         refused=tuple(Refused(r.scenario, r.why) for r in prepared.refused))
-    write_plan(folder, new_plan)
+    write_plan(folder, kept_plan(plan_json(new_plan), redactor_of(plan)))
     write_run_info(folder, info)
     copy_attachments([run_dir], folder)
     writer = ResultsWriter(folder)  # the records come redacted (kept_record)
