@@ -33,6 +33,7 @@ replay and recheck still agree.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -304,6 +305,8 @@ def _source_texts(source: Any, out: list[str]) -> None:
         out.append(source.decode("utf-8", "replace"))
     elif isinstance(source, int | float) and not isinstance(source, bool):
         out.append(str(source))
+    elif isinstance(source, dt.date):  # the moment, as the agent is told it
+        out.append(source.isoformat())
 
 
 def restore(data: Any, hints: list[Any], known: Known) -> Any:
@@ -324,6 +327,8 @@ def _restorable(hint: Any) -> bool:
 
 def _restore(data: Any, hints: list[Any], known: Known, at: list[int]) -> Any:
     if isinstance(data, str):
+        if not MARK.search(data):  # (a text with no mark had no hint)
+            return data
         here = hints[at[0]] if at[0] < len(hints) else None
         if isinstance(here, list) and len(here) == 2 and here[0] == "j":
             at[0] += 1
