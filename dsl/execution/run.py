@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
-from ..compiler.redact import Known, Redactor, redactor_for, restore
+from ..compiler.redact import ATTEMPT_SECRETS, Known, Redactor, redactor_for, restore
 from ..errors import EndpointError
 from ..model import (
     AttemptData,
@@ -374,6 +374,9 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
     redacted (:func:`kept_record`)."""
     started = dt.datetime.now(dt.UTC)
     timeout = target.attempt_timeout_ms / 1000 if target.attempt_timeout_ms else None
+    known = known_secrets(redact, scenario) if redact is not None and redact.patterns \
+        else None
+    ATTEMPT_SECRETS.set(known)  # (this task's: each attempt runs in a task of its own)
     try:
         coro = agent.run(scenario, run)
         data = await asyncio.wait_for(coro, timeout) if timeout else await coro
@@ -389,8 +392,6 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
                                        "(attempt_timeout_ms)")
         return kept_record(make_record(scenario, target, run, started, "error",
                                        f"timeout: {err.message}", error=err), redact)
-    known = known_secrets(redact, scenario) if redact is not None and redact.patterns \
-        else None
     # the checks see the true values, as a replay and a recheck restore them
     seen = checked_data(data, make_record(scenario, target, run, started, "pass", "",
                                           data=data), redact, known)

@@ -31,10 +31,10 @@ import msgspec
 
 from ..clients.open import open_agent, open_model
 from ..compiler.moment import say as say_moment
-from ..compiler.redact import Redactor
+from ..compiler.redact import ATTEMPT_SECRETS, Redactor
 from ..errors import EndpointError, RunDirError, explain
 from ..execution.conversation import PERSON, Talk
-from ..execution.run import attempt_status, evaluate, redactor_of
+from ..execution.run import attempt_status, evaluate, known_secrets, redactor_of
 from ..model import AttemptData, Call, Plan, Scenario, Target, TurnKind, TurnSpec, WorldRun
 from ..store.records import CheckResult
 from ..targets.base import AgentContext
@@ -181,6 +181,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
     token = PERSON.set(said)
     error: EndpointError | None = None
     data: AttemptData | None = None
+    if redactor.patterns:  # a /save'd cassette keeps which secret each mark stands for
+        ATTEMPT_SECRETS.set(known_secrets(redactor, s))
     try:
         data = await agent.run(played, 1)
     except EndpointError as exc:

@@ -162,7 +162,8 @@ class Recorder:
             raise
         line = {"key": request_key(body), "request": canonical(body), "response": reply.raw}
         if self._redactor is not None and self._redactor.patterns:
-            red, hints = self._redactor.traced(line, self._redactor.known(body), KEPT_FIELDS)
+            red, hints = self._redactor.traced(line, _known(self._redactor, body),
+                                               KEPT_FIELDS)
             if hints:
                 red["redacted"] = hints
             line = red
@@ -376,6 +377,16 @@ def restored(entry: dict[str, Any], known: Known) -> dict[str, Any]:
     return {**back, "_line": entry.get("_line")} if back is not data else entry
 
 
+def _known(redactor: Redactor, body: dict[str, Any]) -> Known:
+    """The secrets a reply's marks may stand for: the attempt's scenario's (the run stage
+    says which), else the request's."""
+    # why: regex, only for a run that redacts
+    from ..compiler.redact import ATTEMPT_SECRETS
+
+    known = ATTEMPT_SECRETS.get()
+    return known if known is not None else redactor.known(body)
+
+
 class ReplayModel:
     """Answers from a cassette, offline and deterministically."""
 
@@ -401,6 +412,10 @@ class ReplayModel:
             for entry in self.replies.values():
                 if "request" in entry:
                     self._as_kept.setdefault(_key_of(entry["request"]), entry)
+        if self.redactor is not None and self.redactor.patterns:
+            # compared as both are kept: a secret put back and one that could not be (the
+            # model made it up) read the same once redacted
+            return self._as_kept.get(_key_of(self.redactor.value(canonical(body))))
         return self._as_kept.get(request_key(body))
 
     async def complete(self, body: dict[str, Any]) -> Reply:
@@ -416,7 +431,7 @@ class ReplayModel:
             err = entry["error"]
             raise EndpointError(err["kind"], err["message"], status=err.get("status"))
         if self.redactor is not None and entry.get("redacted"):
-            entry = restored(entry, self.redactor.known(body))
+            entry = restored(entry, _known(self.redactor, body))
         try:
             return parse_completion(entry["response"], 0.0)
         except EndpointError as exc:
