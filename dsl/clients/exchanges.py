@@ -252,7 +252,7 @@ class ExchangeReplay:
             raise self._missed(turn)
         kept = entry  # as the cassette keeps it: what the tools' answers are compared with
         if scenario is not None and self.redactor is not None and entry.get("redacted"):
-            entry = restored(entry, known_secrets(self.redactor, scenario))
+            entry = restored(entry, self.redactor, known_secrets(self.redactor, scenario))
         where = f"turn {turn.turn} of run {turn.seed} of {turn.scenario}"
         if entry["calls"] and self.version < AGENT_CASSETTE_VERSION:
             raise CassetteMiss(

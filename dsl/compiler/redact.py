@@ -37,7 +37,6 @@ import datetime as dt
 import json
 import os
 from collections.abc import Iterable, Mapping
-from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,6 +225,10 @@ class Redactor:
             return out
         return data
 
+    def restore(self, data: Any, hints: list[Any], known: Known) -> Any:
+        """``data`` as :meth:`traced` wrote it, its marks put back (:func:`restore`)."""
+        return restore(data, hints, known)
+
     def _hints(self, text: str, red: str, known: Known) -> list[Any]:
         """For each mark of ``red`` (``text`` redacted), the index of the text it replaced
         among ``known``'s (None: not one of them, or a mark ``text`` itself held)."""
@@ -308,14 +311,6 @@ def _source_texts(source: Any, out: list[str]) -> None:
         out.append(str(source))
     elif isinstance(source, dt.date):  # the moment, as the agent is told it
         out.append(source.isoformat())
-
-
-# The secrets of the scenario whose attempt runs now (set by the run stage around an
-# attempt): a model's cassette keeps which of them each mark of a reply stands for, and its
-# replay puts them back — the model was told them by the scenario, the world's rows
-# included, which a single request does not hold.
-ATTEMPT_SECRETS: ContextVar[Known | None] = ContextVar("scenarist_attempt_secrets",
-                                                       default=None)
 
 
 def restore(data: Any, hints: list[Any], known: Known) -> Any:

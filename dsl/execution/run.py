@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec.structs import replace
 
-from ..compiler.redact import ATTEMPT_SECRETS, Known, Redactor, redactor_for, restore
+from ..compiler.redact import Known, Redactor, redactor_for, restore
 from ..errors import EndpointError
 from ..model import (
     AttemptData,
@@ -44,7 +44,7 @@ from ..store import (
 from ..store.records import failure_kind, record_from_json
 from ..store.runfile import JudgeStats
 from ..store.typed import builtins
-from ..targets.base import Agent, AgentContext, Clients, Reply
+from ..targets.base import ATTEMPT_SECRETS, Agent, AgentContext, Clients, Reply
 from ..targets.cassette import Recorder
 from ..verdict import AttemptStatus
 from .loop import LoopEndpointError, LoopState

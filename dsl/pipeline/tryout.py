@@ -31,13 +31,13 @@ import msgspec
 
 from ..clients.open import open_agent, open_model
 from ..compiler.moment import say as say_moment
-from ..compiler.redact import ATTEMPT_SECRETS, Redactor
+from ..compiler.redact import Redactor
 from ..errors import EndpointError, RunDirError, explain
 from ..execution.conversation import PERSON, Talk
 from ..execution.run import attempt_status, evaluate, known_secrets, redactor_of
 from ..model import AttemptData, Call, Plan, Scenario, Target, TurnKind, TurnSpec, WorldRun
 from ..store.records import CheckResult
-from ..targets.base import AgentContext
+from ..targets.base import ATTEMPT_SECRETS, AgentContext
 from ..targets.cassette import NotACassette, read_cassette, read_header
 from ..targets.kinds import describe
 from . import RunRequest, plan_for

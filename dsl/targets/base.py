@@ -22,16 +22,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, Protocol
+from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
 
 from ..errors import EndpointError
 from ..model import AttemptData, Scenario, Target, Tokens
-
-if TYPE_CHECKING:
-    from ..compiler.redact import Redactor
 
 # A reply's JSON may nest this deep (a chat completion needs about 6 levels; tool
 # arguments a few more). Deeper data is refused before any other code walks it.
@@ -83,6 +81,13 @@ class Agent(Protocol):
     async def aclose(self) -> None: ...
 
 
+# The secrets of the scenario whose attempt runs now (the run stage sets it around each
+# attempt, in the attempt's own task: a dsl.compiler.redact.Known): a model's cassette keeps
+# which of them each mark of a reply stands for, and its replay puts them back — the model
+# was told them by the scenario, the world's rows included, which one request does not hold.
+ATTEMPT_SECRETS: ContextVar[Any] = ContextVar("scenarist_attempt_secrets", default=None)
+
+
 @dataclass(frozen=True, slots=True)
 class AgentContext:
     """What the run gives a target when it opens it."""
@@ -96,7 +101,7 @@ class AgentContext:
     redact: Callable[[Any], Any] | None = None  # a JSON-like value → its redacted copy
     # the run's Redactor itself: a cassette keeps which of the secrets the agent was told
     # each mark stands for, and a replay puts them back (dsl/compiler/redact.py)
-    redactor: Redactor | None = None
+    redactor: Any = None  # a dsl.compiler.redact.Redactor (None: nothing is redacted)
     # the suite's secret variables (every target's api_key_env, redact.env): a command
     # program never inherits them
     secret_env: frozenset[str] = frozenset()

@@ -24,12 +24,13 @@ import stat
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any
 
 from ..compiler.attachments import data_url_hash
 from ..errors import CassetteMiss, EndpointError, RunDirError
 from ..source.load import file_kind
 from .base import (
+    ATTEMPT_SECRETS,
     ChatModel,
     Reply,
     RequestSettings,
@@ -37,9 +38,6 @@ from .base import (
     parse_completion,
     read_reply_json,
 )
-
-if TYPE_CHECKING:
-    from ..compiler.redact import Known, Redactor
 
 CASSETTE_VERSION = 1
 # An agent's cassette (dsl/clients/exchanges.py) since its calls keep what the tools
@@ -103,7 +101,7 @@ class Recorder:
 
     def __init__(self, inner: ChatModel, path: Path, target_name: str,
                  redact: Callable[[Any], Any] | None = None,
-                 redactor: Redactor | None = None) -> None:
+                 redactor: Any = None) -> None:
         """``redact`` maps a JSON-like value to its redacted copy (``Redactor.value``): each
         line is redacted value by value, so it stays valid JSON. With ``redactor`` (the
         run's Redactor), a reply's line also keeps, for each mark, which of the secrets
@@ -363,26 +361,21 @@ def _torn(line: str) -> bool:
 KEPT_FIELDS = frozenset({"key", "scenario", "seed", "turn", "user", "schema_version"})
 
 
-def restored(entry: dict[str, Any], known: Known) -> dict[str, Any]:
+def restored(entry: dict[str, Any], redactor: Any, known: Any) -> dict[str, Any]:
     """A cassette line as the exchange had it: each mark its ``redacted`` names put back
-    to the secret of ``known`` it stood for (dsl/compiler/redact.py)."""
+    to the secret of ``known`` it stood for (``redactor``: the run's
+    dsl.compiler.redact.Redactor)."""
     hints = entry.get("redacted")
     if not isinstance(hints, list) or not hints:
         return entry
-    # why: regex, only for a line that holds marks
-    from ..compiler.redact import restore
-
     data = {k: v for k, v in entry.items() if k not in ("redacted", "_line")}
-    back = restore(data, hints, known)
+    back = redactor.restore(data, hints, known)
     return {**back, "_line": entry.get("_line")} if back is not data else entry
 
 
-def _known(redactor: Redactor, body: dict[str, Any]) -> Known:
+def _known(redactor: Any, body: dict[str, Any]) -> Any:
     """The secrets a reply's marks may stand for: the attempt's scenario's (the run stage
     says which), else the request's."""
-    # why: regex, only for a run that redacts
-    from ..compiler.redact import ATTEMPT_SECRETS
-
     known = ATTEMPT_SECRETS.get()
     return known if known is not None else redactor.known(body)
 
@@ -390,7 +383,7 @@ def _known(redactor: Redactor, body: dict[str, Any]) -> Known:
 class ReplayModel:
     """Answers from a cassette, offline and deterministically."""
 
-    def __init__(self, path: Path, redactor: Redactor | None = None) -> None:
+    def __init__(self, path: Path, redactor: Any = None) -> None:
         """``redactor``: the run's; a reply's marks are put back to the secrets the
         request holds (the tools get the arguments the model wrote when recorded)."""
         self.redactor = redactor
@@ -431,7 +424,7 @@ class ReplayModel:
             err = entry["error"]
             raise EndpointError(err["kind"], err["message"], status=err.get("status"))
         if self.redactor is not None and entry.get("redacted"):
-            entry = restored(entry, _known(self.redactor, body))
+            entry = restored(entry, self.redactor, _known(self.redactor, body))
         try:
             return parse_completion(entry["response"], 0.0)
         except EndpointError as exc:
