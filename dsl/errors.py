@@ -175,6 +175,8 @@ CODES: dict[str, Code] = {
         Code("W431", "agent-without-confirmations", "An http agent's body never sends "
                                                     "{{ confirmed }} or {{ cancelled }}, while "
                                                     "the scenarios hold calls."),
+        Code("W413", "not-offered-tool", "A check names a tool the scenario does not offer "
+                                         "the agent (often a misspelt name)."),
     )
 }
 
@@ -287,8 +289,9 @@ EXPLANATIONS: dict[str, str] = {
                       f"GOAL_REACHED before the agent had answered; {NEITHER}.",
     "judge": "The judge model could not be asked, so the checks it decides have no verdict "
              f"in this attempt; {NEITHER}.",
-    "template": "The target's system prompt could not be written out for this scenario (its "
-                f"template went past a limit); {NEITHER}.",
+    "template": "A template of the target — its system prompt, or the body of an agent "
+                "service's request — could not be written out for this scenario (it went "
+                f"past a limit, or read what templates may not); {NEITHER}.",
     "cassette": "The replay target's recording has no answer to this exact question — the "
                 "scenario, its tools or the prompt changed since it was recorded (record it "
                 f"again with --record); {NEITHER}.",

@@ -6,7 +6,8 @@
   the server to shut down);
 * 2 — invalid input or usage: the diagnostics are printed, nothing was run;
 * 3 — endpoint errors left a scenario without a verdict (e.g. the endpoint could not be
-  reached at all);
+  reached at all); ``merge``: a shard is missing, so its scenarios have no verdict (unless
+  ``--allow-missing``);
 * 4 — ``runs`` and ``history``: the history could not be read or written (a run never
   fails for its history: it warns);
 * 130 — interrupted with Ctrl-C (what completed is kept and reported).

@@ -440,16 +440,6 @@ class Scenario(msgspec.Struct, frozen=True):
         (``always: true``)."""
         return any(c.always for c in self.all_checks)
 
-    @property
-    def most_calls(self) -> int:
-        """The most model calls this scenario can make against one target (a simulated
-        user's own calls included)."""
-        if self.user is not None:
-            per = self.user.max_turns * (self.max_steps + 1) + 1
-        else:
-            per = self.max_steps * max(1, len(self.turns))
-        return self.runs * per
-
     def tool(self, name: str) -> ToolSpec | None:
         for t in self.tools:
             if t.name == name:
@@ -561,6 +551,7 @@ class Plan(msgspec.Struct, frozen=True):
     suite_targets: tuple[Target, ...] = ()  # every target of the suite (python agents use them)
     shard: tuple[int, int] | None = None  # (i, n): this plan is shard i of n
     full_hash: str = ""  # fingerprint of the whole plan, before sharding (merge checks it)
+    full_scenarios: tuple[str, ...] = ()  # a shard's: every scenario id of the whole plan, sorted
     judge: JudgeConfig | None = None  # when the suite has one
     redact: RedactConfig | None = None  # the suite's redaction settings
     compare: tuple[tuple[str, str], ...] = ()  # target pairs (old, new) compared in the run
@@ -575,10 +566,6 @@ class Plan(msgspec.Struct, frozen=True):
     @property
     def attempts(self) -> int:
         return sum(s.runs * self.targets_of(s) for s in self.scenarios)
-
-    @property
-    def max_model_calls(self) -> int:
-        return sum(s.most_calls * self.targets_of(s) for s in self.scenarios)
 
     @property
     def judge_calls(self) -> int:
@@ -618,7 +605,8 @@ class Call(msgspec.Struct, frozen=True, gc=False):
     (``invalid-json``, ``unknown-tool``) or that the fake tool answered with an error
     (``tool-error``: its ``error``; ``no-record``: no entry of its ``answers`` matched the
     arguments and it has no ``returns``; ``no-row``: a table tool's ``where`` matched no
-    row of the world, or its new row's id was taken; ``refused``: a rule of a table tool's
+    row of the world; ``row-exists``: a table tool's ``create`` gave a new row an id the
+    table already has; ``refused``: a rule of a table tool's
     ``require`` was false; ``invalid-args``: a table tool's arguments broke its
     input_schema — neither changed anything). ``decision`` is what the person did
     with a call held for confirmation in a later turn: ``confirmed`` (it ran),
@@ -695,6 +683,46 @@ class Retried(msgspec.Struct, frozen=True, gc=False):
     kind: str = ""
     reason: str = ""
     discarded: tuple[Mapping[str, Any], ...] = ()
+
+
+# The checks whose failure no more of the attempt could undo: a forbidden call made, a change
+# executed, a call held, an invalid call sent, forbidden words said. In a part of an attempt
+# that failed before its checks could decide (:func:`undecided`), such a failure still
+# stands — it is what the agent did — while every other outcome there (a pass that rests
+# on what never came, a fail for an answer that never came) is *not evaluated*.
+FAILS_FOR_GOOD = frozenset({"not_calls", "not_contains", "does_not_modify",
+                            "asks_nothing_to_confirm", "valid_args"})
+
+
+def stands(check: str, status: str) -> bool:
+    """Whether a check's outcome stands in a part that failed before its checks could
+    decide: only a failure no more of the attempt could undo (:data:`FAILS_FOR_GOOD`)."""
+    return status == "fail" and check in FAILS_FOR_GOOD
+
+
+def undecided(turn: int | None, failure: str | None,
+              turns: tuple[Turn, ...] | list[Turn]) -> str | None:
+    """Why a check of ``turn`` (1, 2, …; None: the scenario's own, on the whole attempt)
+    could not decide on an attempt that failed with ``failure`` (max_steps, a reply the
+    server could not parse, a confirm with nothing waiting: the first failure ends the
+    attempt) — its reason, *not evaluated* — or None when it could. The checks of turns
+    played to their end before the failure decide; those of the turn that failed, of the
+    turns never reached and the scenario's own do not: an answer that never came is no
+    evidence either way — except a failure that :func:`stands`. The run stage asks it before
+    evaluating a check, and readers of records written before it did, after."""
+    if turn is None:
+        return (None if not failure else
+                f"not evaluated: the attempt failed before its checks could decide ({failure})")
+    if turn > len(turns):
+        ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(turns, 1) if t.failure),
+                     "it ended earlier")
+        return f"not evaluated: the conversation never reached turn {turn} ({ended})"
+    failed = turns[turn - 1].failure
+    if failed is None:
+        return None
+    if not turns[turn - 1].steps:  # the agent was never asked (a confirm with nothing held)
+        return f"not evaluated: turn {turn} failed ({failed})"
+    return f"not evaluated: turn {turn} failed before its checks could decide ({failed})"
 
 
 def turn_calls(calls: tuple[Call, ...], turns: tuple[Turn, ...] | list[Turn],

@@ -9,12 +9,21 @@ names every tool of the scenario (or ``tool_correctness: []``), *none is expecte
 
 Each attempt counts once, as one of:
 
-* **TP** — a tool was expected and the right one was called: every expected tool, none
-  that ``not_calls`` forbids (and, with ``calls_only``, none other);
-* **FP** — a tool was called when none was expected, or the wrong tool (an expected one
-  missing, a forbidden one called);
+* **TP** — a tool was expected and the right one was called: every expected tool (with the
+  arguments ``calls`` gives, when it gives some), no call that ``not_calls`` forbids (any
+  call to the tool, or, with ``args``, a call with those values) and, with ``calls_only``,
+  no other tool;
+* **FP** — a tool was called when none was expected, or the calls were not the right ones
+  though some expected call was among them (one expected tool missing, a call that
+  ``not_calls`` forbids or one outside ``calls_only`` beside the expected ones);
+* **wrong** — a tool was expected, and the agent called tools, but none of the expected
+  calls: the wrong tool *instead*. It is an FP (a call that was not wanted) *and* an FN (the
+  expected call is missing): it lowers precision and recall alike, so an agent that always
+  calls the wrong tool has recall 0, never 1;
 * **FN** — a tool was expected and none was called;
 * **TN** — none was expected and none was called (it plays no part in the figures).
+
+:data:`COUNTS` says which of the sums (TP, FP, FN, TN) each outcome adds one to.
 
 A scenario whose checks say nothing about tools has no expectation: its attempts are not
 counted. Calls held for confirmation count as calls (the agent asked for them).
@@ -22,20 +31,58 @@ counted. Calls held for confirmation count as calls (the agent asked for them).
 In a conversation, a turn's own tool checks apply to that turn's calls only (a turn that
 says ``not_calls: X`` says nothing of the turn after it, which may expect X), and the
 scenario's own ``then`` to every call of the conversation. Each part is counted as above
-and the attempt still counts once: FP when a part is FP, or when one part is FN while
-another called the right tool (an expected tool missing); else FN when a part is; else TP
-when a part is; else TN.
+and the attempt still counts once: wrong when a part is; else FP when a part is, or when one
+part is FN while another called the right tool (an expected tool missing); else FN when a
+part is; else TP when a part is; else TN.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .model import Call, Turn, turn_calls
 
-Outcome = Literal["tp", "fp", "fn", "tn"]
+Outcome = Literal["tp", "fp", "fn", "tn", "wrong"]
+
+# which of the sums each outcome adds one to (the tool-call figures: dsl.results.stats.PRF)
+COUNTS: dict[Outcome, tuple[str, ...]] = {
+    "tp": ("tp",), "fp": ("fp",), "fn": ("fn",), "tn": ("tn",), "wrong": ("fp", "fn")}
+
+
+def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
+    """Each expected key is present with an equal value; extra arguments are allowed."""
+    if not isinstance(actual, dict):
+        return False
+    return all(k in actual and actual[k] == v for k, v in expected.items())
+
+
+@dataclass(frozen=True, slots=True)
+class CallRule:
+    """A call to ``name`` that has these arguments with these values (extra arguments do
+    not matter): one a ``calls`` check expects, or one ``not_calls`` forbids."""
+
+    name: str
+    args: Mapping[str, Any]
+
+    def matches(self, call: Call) -> bool:
+        return call.name == self.name and args_match(self.args, call.args)
+
+    def as_json(self) -> dict[str, Any]:
+        return {"name": self.name, "args": dict(self.args)}
+
+    @classmethod
+    def from_json(cls, data: Any) -> CallRule | None:
+        if (isinstance(data, Mapping) and isinstance(data.get("name"), str)
+                and isinstance(data.get("args"), Mapping)):
+            return cls(data["name"], dict(data["args"]))
+        return None
+
+
+def _rules(data: Any) -> tuple[CallRule, ...]:
+    rules = (CallRule.from_json(x) for x in data) if isinstance(data, list) else ()
+    return tuple(r for r in rules if r is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +98,16 @@ class ToolExpectation:
     # scenario's own checks expect nothing of the conversation's calls)
     turns: tuple[tuple[int, ToolExpectation], ...] = ()
     whole: bool = True
+    # calls with args: an expected tool counts as called only by a call with these values
+    expected_calls: tuple[CallRule, ...] = ()
+    # not_calls with args: a call with these values is unwanted (the tool itself is not)
+    forbidden_calls: tuple[CallRule, ...] = ()
+
+    @property
+    def expects_any(self) -> bool:
+        """A tool call is expected somewhere: by the scenario's checks or a turn's."""
+        return ((self.whole and bool(self.expected) and not self.none)
+                or any(e.expects_any for _, e in self.turns))
 
     @property
     def all_expected(self) -> tuple[str, ...]:
@@ -59,33 +116,47 @@ class ToolExpectation:
         return tuple(dict.fromkeys(names))
 
     def classify_attempt(self, calls: Sequence[Call], turns: Sequence[Turn]) -> Outcome:
-        """One attempt as TP, FP, FN or TN: each turn's expectation on that turn's calls,
-        the scenario's on all of them (see the module's docstring)."""
-        parts = [self.classify(c.name for c in calls)] if self.whole else []
+        """One attempt as TP, FP, FN, wrong or TN: each turn's expectation on that turn's
+        calls, the scenario's on all of them (see the module's docstring)."""
+        parts = [self.classify(calls)] if self.whole else []
         for index, expectation in self.turns:
             mine = turn_calls(tuple(calls), tuple(turns), index) if index < len(turns) else ()
-            parts.append(expectation.classify(c.name for c in mine))
+            parts.append(expectation.classify(mine))
+        if "wrong" in parts:
+            return "wrong"
         if "fp" in parts or ("fn" in parts and "tp" in parts):
             return "fp"
         if "fn" in parts:
             return "fn"
         return "tp" if "tp" in parts else "tn"
 
-    def classify(self, called: Iterable[str]) -> Outcome:
-        """One attempt's calls (their names, in any order) as TP, FP, FN or TN."""
-        made = set(called)
+    def classify(self, calls: Sequence[Call]) -> Outcome:
+        """One attempt's calls (in any order) as TP, FP, FN, wrong or TN."""
+        made = {c.name for c in calls}
         if self.none or not self.expected:
             return "fp" if made else "tn"
         if not made:
             return "fn"
-        right = (made.issuperset(self.expected) and made.isdisjoint(self.forbidden)
-                 and (not self.only or made.issubset(self.expected)))
+        rules = {r.name: r for r in self.expected_calls}
+        met = [n for n in self.expected if n in made and (
+            n not in rules or any(rules[n].matches(c) for c in calls))]
+        if not met:
+            return "wrong"  # tools were called, none of them the expected call
+        right = (len(met) == len(self.expected)
+                 and all(any(rule.matches(c) for c in calls) for rule in self.expected_calls)
+                 and made.isdisjoint(self.forbidden)
+                 and not (self.only and not made.issubset(self.expected))
+                 and not any(rule.matches(c) for rule in self.forbidden_calls for c in calls))
         return "tp" if right else "fp"
 
     def as_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"expected": list(self.expected),
                                "forbidden": list(self.forbidden),
                                "only": self.only, "none": self.none}
+        if self.expected_calls:
+            out["expected_calls"] = [r.as_json() for r in self.expected_calls]
+        if self.forbidden_calls:
+            out["forbidden_calls"] = [r.as_json() for r in self.forbidden_calls]
         if self.turns:  # 1-based, as people count turns
             out["turns"] = [{"turn": i + 1, **e.as_json()} for i, e in self.turns]
         if not self.whole:
@@ -107,7 +178,8 @@ class ToolExpectation:
         return cls(tuple(str(x) for x in data.get("expected") or ()),
                    tuple(str(x) for x in data.get("forbidden") or ()),
                    bool(data.get("only")), bool(data.get("none")), tuple(turns),
-                   data.get("whole") is not False)
+                   data.get("whole") is not False, _rules(data.get("expected_calls")),
+                   _rules(data.get("forbidden_calls")))
 
 
 def expectation_of(spec: Mapping[str, Any]) -> ToolExpectation | None:

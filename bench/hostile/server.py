@@ -642,6 +642,16 @@ async def redirect_301(r: Request) -> bool:
     return await send(r, 301, b"")
 
 
+@kind("not-modified-304", "304 Not Modified (an answer to a conditional request) to a POST")
+async def not_modified_304(r: Request) -> bool:
+    return await send(r, 304, b"")
+
+
+@kind("multiple-choices-300", "300 Multiple Choices with a JSON body and no Location")
+async def multiple_choices_300(r: Request) -> bool:
+    return await send(r, 300, json.dumps({"choices": ["a", "b"]}).encode())
+
+
 @kind("redirect-hostile-location", "302 to a 100 KB Location full of control characters")
 async def redirect_hostile(r: Request) -> bool:
     return await send(r, 302, b"", {"Location": "http://x/" + "\x1b[31m" * 20_000})

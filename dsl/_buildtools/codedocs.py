@@ -245,7 +245,7 @@ EXAMPLES: dict[str, Example] = {
         note="A check that needs a tool (`calls`, `calls_only`, `calls_in_order`, "
              "`tool_correctness`, `asks_to_confirm`) must name one of the scenario's tools; "
              "`given.tools` must name tools of the suite's library. (`not_calls` of a tool "
-             "the scenario lacks is only a warning, W404.)",
+             "the scenario lacks is only a warning, W413.)",
     ),
     "E202": Example(
         _s('  - contains: "18:00"\n', extra="runs: 3\nmin_pass: 4\n"),
@@ -644,14 +644,24 @@ EXAMPLES: dict[str, Example] = {
              "scenario's given.tools.",
     ),
     "W404": Example(
-        _s("  - not_calls: cancel_appointment\n  - does_not_modify\n"),
-        _s("  - not_calls: cancel_appointment\n  - calls: list_business_hours\n",
+        _s("  - calls: list_business_hours\n  - does_not_modify\n"),
+        _s("  - calls: list_business_hours\n  - not_calls: cancel_appointment\n",
            tools="[list_business_hours, cancel_appointment]"),
-        note="Checks whose verdict is known before the model answers: `not_calls` of a tool "
-             "the scenario does not have, `does_not_modify` when every tool is `action: "
-             "read`, `asks_nothing_to_confirm` when no tool has `confirm: true`, a threshold "
-             "of 0, an expression that never looks at the attempt (`1 < 2`), "
-             "`called('x')` of a tool the scenario lacks.",
+        note="Checks whose verdict is known before the model answers: `does_not_modify` when "
+             "every tool is `action: read`, `asks_nothing_to_confirm` when no tool has "
+             "`confirm: true` and no target the scenario runs on holds calls itself (a "
+             "`python` or `command` agent, an `http` one with `pending:`, a replay of one), "
+             "a threshold of 0, an expression that never looks at the attempt (`1 < 2`).",
+    ),
+    "W413": Example(
+        _s("  - calls: list_business_hours\n  - not_calls: cancel_apointment\n",
+           tools="[list_business_hours, cancel_appointment]"),
+        _s("  - calls: list_business_hours\n  - not_calls: cancel_appointment\n",
+           tools="[list_business_hours, cancel_appointment]"),
+        note="Often a misspelt name: the tool meant goes unguarded. It is no error — an agent "
+             "may call a tool by a name it was not given (the call is recorded, and the "
+             "check then fails) — so it is not said to be a check that can never fail. "
+             "`called('x')` and `call('x')` of such a tool get the same warning.",
     ),
     "W405": Example(
         _s("  - calls: list_business_hours\n  - faithful\n", extra="runs: 1\n"),

@@ -339,7 +339,7 @@
   function drawCheck(c) {
     var li = el("li");
     li.appendChild(c.status === "not_evaluated"
-      ? badge("not-evaluated", "not evaluated", "its turn was never played: neither passed nor failed")
+      ? badge("not-evaluated", "not evaluated", "neither passed nor failed: the reason says why")
       : badge(c.status === "error" ? "error-check" : c.status, c.status));
     li.appendChild(document.createTextNode(" "));
     var label = el("code");

@@ -186,17 +186,19 @@ def _unknown_check(word: str, offset: int, named: Mapping[str, NamedCheck], ctx:
 
 
 def _warn_tools(program: Program, ctx: CheckContext, path: DataPath, named: str) -> None:
-    """W404 for called('x') / call('x') naming a tool the scenario does not have."""
+    """W413 for called('x') / call('x') naming a tool the scenario does not have: the agent
+    is not offered it (it may still call a tool by that name, so the value is not fixed)."""
     for func, tool, offset in program.tool_refs:
         if tool in ctx.tools or tool in ctx.broken_tools:
             continue
-        always = "false" if func == "called" else "null"
+        value = "false" if func == "called" else "null"
         have = quoted_list(sorted(ctx.tools), "and") or "none"
         where = f"the check '{named}' uses {func}('{tool}'), but " if named else ""
         ctx.warning(
-            "W404",
-            f"{where}the scenario has no tool '{tool}', so {func}('{tool}') is always "
-            f"{always}{did_you_mean(tool, ctx.tools)}",
+            "W413",
+            f"{where}the scenario has no tool '{tool}': the agent is not offered it, so "
+            f"{func}('{tool}') is {value} unless the agent calls a tool it was not given by "
+            f"that name{did_you_mean(tool, ctx.tools)}",
             f"the scenario's tools are {have}",
             at=ctx.span(*path[len(ctx.path):]) if named else
             ctx.doc.span_in_string(path, offset),

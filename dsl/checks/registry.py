@@ -42,9 +42,19 @@ class NeverFails(msgspec.Struct, frozen=True):
     at: tuple[str | int, ...] = ()
 
 
-# The check's parameter as written and the scenario's tools -> NeverFails, or None when
+class Offered(msgspec.Struct, frozen=True):
+    """What lint knows, before any run, of what an attempt of a scenario can do: the tools
+    it offers the agent, and whether an agent it may run on holds calls for the person's
+    confirmation itself (an own-loop agent's ``pending``: dsl.targets.kinds.holds_calls),
+    whatever the tools say."""
+
+    tools: Sequence[ToolSpec]
+    agents_hold: bool = False
+
+
+# The check's parameter as written and what the scenario offers -> NeverFails, or None when
 # some attempt could fail the check.
-NeverFailsRule = Callable[[Any, Sequence[ToolSpec]], NeverFails | None]
+NeverFailsRule = Callable[[Any, Offered], NeverFails | None]
 
 
 class CheckType(msgspec.Struct, frozen=True):

@@ -162,7 +162,8 @@ def _dry_run(param: Any, calls: list[tuple[str, dict[str, Any]]],
     item = param[index]
     where: tuple[str | int, ...] = (index,) if isinstance(item, str) else (index, "name")
     name, args = calls[index]
-    what = "matches no row" if kind == "no-row" else "is refused"
+    what = {"no-row": "matches no row", "row-exists": "creates a row whose id the table "
+            "already has"}.get(kind, "is refused")
     ctx.error("E247", f"the reference call {index + 1} ({_said(name, args)}) {what}: {text}",
               "the right actions must be calls the tools accept on the scenario's world: "
               "check the call's arguments and the rows it acts on (and the calls before it)",
@@ -202,7 +203,8 @@ def same_world_as(p: Reference, a: AttemptData) -> Outcome:
     if stopped is not None:
         index, text, kind = stopped
         name, args = p.calls[index]
-        what = "matched no row" if kind == "no-row" else "was refused"
+        what = {"no-row": "matched no row", "row-exists": "created a row whose id the table "
+                "already had"}.get(kind, "was refused")
         return errored(f"the reference call {index + 1} ({_said(name, args)}) {what}: {text}; "
                        "the right actions must be calls the tools accept")
     wrong = differences(a.world.after, expected, a.world.before)

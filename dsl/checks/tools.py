@@ -12,13 +12,21 @@ from typing import Any
 import msgspec
 
 from ..compiler.arguments import report_arguments
-from ..compiler.faketools import args_match
 from ..errors import did_you_mean, quoted_list
 from ..model import AttemptData, Call, CompiledCheck, Outcome, Scenario, ToolSpec
 from ..source import schemacheck
-from ..toolcalls import ToolExpectation
+from ..toolcalls import CallRule, ToolExpectation, args_match
 from .answer import TRUE_SCHEMA, prepare_true
-from .registry import CheckContext, NeverFails, NeverFailsRule, check, failed, passed, schema_doc
+from .registry import (
+    CheckContext,
+    NeverFails,
+    NeverFailsRule,
+    Offered,
+    check,
+    failed,
+    passed,
+    schema_doc,
+)
 
 # `title` is what the studio's form calls a field (dsl/studio/fields.py): a tool is chosen
 # among the scenario's tools there.
@@ -205,8 +213,9 @@ class Forbidden(msgspec.Struct, frozen=True):
 
 
 def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[Forbidden, ...] | None:
-    # A name the scenario does not have cannot be called: the check is legal but can never
-    # fail. The lint stage warns about it (W404); it is not an error.
+    # A name the scenario does not have is offered to no agent — most often a misspelt name,
+    # and the tool meant goes unguarded. It is legal (an agent may still call a tool by a
+    # name it was not given, and then the check fails), so lint warns (W413).
     items = [param] if isinstance(param, (str, dict)) else list(param)
     out: list[Forbidden] = []
     ok = True
@@ -216,11 +225,13 @@ def prepare_not_calls(param: Any, ctx: CheckContext) -> tuple[Forbidden, ...] | 
         args = None if isinstance(item, str) else item.get("args")
         where = at if isinstance(item, str) else (*at, "name")
         if name not in ctx.tools and name not in ctx.broken_tools:
+            have = quoted_list(sorted(ctx.tools), "and") or "none"
             ctx.warning(
-                "W404",
-                f"not_calls names '{name}', which is not one of the scenario's tools, so this "
-                f"check can never fail{did_you_mean(name, ctx.tools)}",
-                "fix the name, or remove the check",
+                "W413",
+                f"not_calls names '{name}', which is not one of the scenario's tools: the "
+                f"agent is not offered it, so the check guards no tool of the scenario"
+                f"{did_you_mean(name, ctx.tools)}",
+                f"fix the name (the scenario's tools are {have}), or remove the check",
                 at=ctx.span(*where),
             )
         elif args and name in ctx.tools and not report_arguments(
@@ -352,7 +363,7 @@ def _prepare_tools(param: Any, ctx: CheckContext, default_mode: str) -> OrderPar
 
 
 def _zero_threshold(name: str) -> NeverFailsRule:
-    def never_fails(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+    def never_fails(param: Any, offered: Offered) -> NeverFails | None:
         if isinstance(param, dict) and param.get("threshold") == 0:
             return NeverFails(
                 f"{name} with threshold 0 can never fail: every score is at least 0",
@@ -528,7 +539,8 @@ def valid_args(p: bool, a: AttemptData) -> Outcome:
 # ---------------------------------------------------------------- does_not_modify
 
 
-def _all_read(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
+def _all_read(param: Any, offered: Offered) -> NeverFails | None:
+    tools = offered.tools
     if not all(t.action == "read" for t in tools):
         return None
     why = ("the scenario has no tools" if not tools else
@@ -680,9 +692,9 @@ def _quoted(text: str) -> str:
     return repr(text if len(text) <= 200 else text[:199] + "…")
 
 
-def _none_confirm(param: Any, tools: Sequence[ToolSpec]) -> NeverFails | None:
-    if any(t.confirm for t in tools):
-        return None
+def _none_confirm(param: Any, offered: Offered) -> NeverFails | None:
+    if offered.agents_hold or any(t.confirm for t in offered.tools):
+        return None  # an own-loop agent may hold a call for a yes whatever the tools say
     return NeverFails("asks_nothing_to_confirm can never fail here: no tool of the scenario "
                       "has confirm: true, so the agent is never stopped to ask",
                       "remove the check, or add confirm: true to the tool that needs a yes "
@@ -714,29 +726,39 @@ def tool_expectation(checks: Sequence[CompiledCheck],
     scenario means none is expected, as ``tool_correctness: []`` does."""
     expected: list[str] = []
     forbidden: list[str] = []
+    expected_calls: list[CallRule] = []
+    forbidden_calls: list[CallRule] = []
     only = False
     nothing = False
     for c in checks:
         names: tuple[str, ...] = ()
         match c.name, c.params:
-            case "calls", CallsParams(name=name):
+            case "calls", CallsParams(name=name, args=args):
                 names = (name,)
+                if args and CallRule(name, args) not in expected_calls:
+                    expected_calls.append(CallRule(name, args))
             case "calls_only", tuple(listed):
                 names, only = tuple(map(str, listed)), True
             case ("calls_in_order" | "tool_correctness") as kind, OrderParams(tools=listed):
                 names = listed
                 nothing = nothing or (kind == "tool_correctness" and not listed)
             case "not_calls", tuple(rules):
-                # a call forbidden only with some arguments: not a tool
-                forbidden.extend(f.name for f in rules if isinstance(f, Forbidden)
-                                 and f.args is None and f.name not in forbidden)
+                for f in rules:
+                    if not isinstance(f, Forbidden):
+                        continue
+                    if f.args is None:  # the tool itself is forbidden
+                        forbidden.extend([f.name] if f.name not in forbidden else [])
+                    elif CallRule(f.name, f.args) not in forbidden_calls:  # these values only
+                        forbidden_calls.append(CallRule(f.name, f.args))
         expected.extend(n for n in names if n not in expected)
     every = {t.name for t in tools}
     if not expected and every and every.issubset(forbidden):
         nothing = True
     if not expected and not nothing:
         return None
-    return ToolExpectation(tuple(expected), tuple(forbidden), only, nothing and not expected)
+    return ToolExpectation(tuple(expected), tuple(forbidden), only, nothing and not expected,
+                           expected_calls=tuple(expected_calls),
+                           forbidden_calls=tuple(forbidden_calls))
 
 
 def scenario_expectation(scenario: Scenario) -> ToolExpectation | None:

@@ -19,6 +19,7 @@ from .common import PATHS, PATTERN, TAGS, main, or_exit, selection_of
 
 if TYPE_CHECKING:
     from ..model import Plan, Scenario, Target
+    from ..results.stats import GateRule
 
 
 @main.command()
@@ -88,9 +89,8 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
             # why: loaded when the command runs (every command's module loads at start)
             from ..results.stats import gate_power
 
-            for planned in out["scenarios"]:
-                planned["power"] = gate_power(planned["runs"], planned["min_pass"],
-                                              *power).as_json()
+            for planned, gate in zip(out["scenarios"], _gates(p), strict=True):
+                planned["power"] = gate_power(gate[1], gate[2], *power, gate[3]).as_json()
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
     click.echo(_plan_text(p))  # names and counts: no text of a scenario
@@ -105,16 +105,27 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
         from ..results.words import power_lines
 
         click.echo("")
-        click.echo("\n".join(power_lines([(s.id, s.runs, s.min_pass) for s in p.scenarios],
-                                         *power)))
+        click.echo("\n".join(power_lines(_gates(p), *power)))
+
+
+def _gates(p: Plan) -> list[tuple[str, int, int, GateRule]]:
+    """Each scenario's gate for ``--power``: id, runs, min_pass and its always rule."""
+    # why: loaded when the command runs (every command's module loads at start)
+    from ..results.stats import gate_rule
+
+    return [(s.id, s.runs, s.min_pass, gate_rule(c.always for c in s.all_checks))
+            for s in p.scenarios]
 
 
 def _plan_text(p: Plan) -> str:
-    """The plan as a table, and its bound. Model calls are counted for the targets whose loop
-    Scenarist runs (a model endpoint, a replay); an agent that runs its own loop (python,
-    http, command) is sent turns, and its model calls are its own: the table shows turns
-    when every target is such an agent, and the bound says how many turns it is sent."""
+    """The plan as a table, and its bound. Model calls are the ones Scenarist makes
+    (:func:`dsl.compiler.plan.most_calls`, the count plan.json keeps): the loop of the
+    targets it runs (a model endpoint, a replay) and a simulated user's messages. An agent
+    that runs its own loop (python, http, command) is sent turns, and its model calls are
+    its own: the table shows turns when every target is such an agent, and the bound says
+    how many turns it is sent."""
     # why: loaded when the command runs (every command's module loads at start)
+    from ..compiler.plan import max_model_calls, most_calls
     from ..targets.kinds import describe, kind_of
 
     loops = [t for t in p.targets if kind_of(t).is_model]
@@ -139,8 +150,9 @@ def _plan_text(p: Plan) -> str:
                  + ("  skips" if skips else "")]
     for s in p.scenarios:
         if loops:
+            calls = sum(most_calls(s, t) for t in p.targets)
             line = (f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {s.max_steps:>9}  "
-                    f"{len(s.all_checks):>6}  {s.most_calls * on(s, loops):>10}")
+                    f"{len(s.all_checks):>6}  {calls:>10}")
         else:
             line = (f"{s.id:<{width}}  {s.runs:>4}  {s.min_pass:>8}  {turns(s):>5}  "
                     f"{len(s.all_checks):>6}")
@@ -149,9 +161,10 @@ def _plan_text(p: Plan) -> str:
         lines.append(line.rstrip())
     names = ", ".join(f"{t.name} ({describe(t)})" for t in p.targets)
     bounds = []
-    if loops:
-        bounds.append(f"at most {sum(s.most_calls * on(s, loops) for s in p.scenarios)} "
-                      "model calls")
+    calls = max_model_calls(p)
+    if loops or calls:
+        users = "" if loops else " (the simulated user's)"
+        bounds.append(f"at most {calls} model calls{users}")
     if own:
         sent = sum(s.runs * most_turns(s) * on(s, own) for s in p.scenarios)
         who = ("an agent that runs its own loop (its model calls are its own)" if len(own) == 1

@@ -167,20 +167,31 @@ def report(run_dir: Path, output: Path | None, baseline: Path | None) -> None:
               "scenarist.yaml of the current folder or its parents; without one, runs/ "
               "here).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
-def merge(run_dirs: tuple[Path, ...], out: Path | None, quiet: bool) -> None:
+@click.option("--allow-missing", is_flag=True,
+              help="Accept a merge that lacks some shards: exit as if they were not part of "
+              "the run (the files still name their scenarios as not run). Without it, a "
+              "missing shard exits 3.")
+def merge(run_dirs: tuple[Path, ...], out: Path | None, quiet: bool,
+          allow_missing: bool) -> None:
     """Combine the run folders of shards (scenarist run --shard I/N) into one run, with one
-    summary and report. Exit codes as for run."""
+    summary and report. Exit codes as for run; 3 when a shard is missing (its scenarios
+    were not run, and every file says so) unless --allow-missing."""
     # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import merge_shards
+    from ..results.words import missing_shards_text
 
     try:
-        merged = merge_shards(list(run_dirs), out)
+        merged = merge_shards(list(run_dirs), out, allow_missing)
     except RunDirError as exc:
         click.echo(f"error: cannot merge: {exc}", err=True)
         sys.exit(EXIT_INPUT)
     result = merged.run
-    for w in merged.warnings:
-        click.echo(f"warning: {w}", err=True)
+    if merged.missing:
+        click.echo(f"warning: {missing_shards_text(merged.missing)}", err=True)
+        if not allow_missing:
+            click.echo("error: the merged run has no verdict for the scenarios of the missing "
+                       "shards (exit 3): merge every shard's run folder, or accept the "
+                       "partial run with --allow-missing", err=True)
     for note in result.notes:
         click.echo(on_terminal(note), err=True)
     print_summary(result.summary, quiet=quiet)

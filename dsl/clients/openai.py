@@ -16,15 +16,18 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import http
 import json
 import os
 import random
 import socket
 import ssl
 import time
+import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+from .. import __version__
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
 from ..settings import HttpSettings, OpenAISettings
@@ -112,8 +115,10 @@ def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
     when ``ca_file`` holds no certificate."""
     plain = plain_url(url)
     if plain is not None and proxy_for("http", plain.host) is None:
-        return PlainPool(plain, [(b"Host", plain.netloc.encode("ascii")), *headers],
-                         limits, max_connections)
+        # the target's own Host header (any case), else the URL's: never two
+        host = [] if any(k.lower() == b"host" for k, _ in headers) else [
+            (b"Host", plain.netloc.encode("ascii"))]
+        return PlainPool(plain, [*host, *headers], limits, max_connections)
     return HttpxTransport(url, headers, limits, max_connections, ca_file)
 
 
@@ -133,8 +138,6 @@ class JsonEndpoint:
         ``setting``: the setting that holds the address (base_url, url), for messages;
         ``resend``: whether the retry policy may send again a request the server may have
         processed (a model's completion: yes; see :meth:`complete`)."""
-        from .. import __version__
-
         self.of = of
         target = of.config
         if not isinstance(target, OpenAISettings | HttpSettings):
@@ -148,12 +151,12 @@ class JsonEndpoint:
         if problem is not None:
             raise _bad_target(of, f"the {setting} {where!r} of the target "
                                   f"'{of.name}' cannot be used: {problem}")
-        headers = {
-            "Content-Type": "application/json",
-            "Accept": "application/json",
-            "User-Agent": f"scenarist/{__version__}",
-            **target.headers,
-        }
+        ours = {"Content-Type": "application/json", "Accept": "application/json",
+                "User-Agent": f"scenarist/{__version__}"}
+        # a header the target gives replaces ours of the same name, whatever its case
+        given = {name.lower() for name in target.headers}
+        headers = {**{k: v for k, v in ours.items() if k.lower() not in given},
+                   **target.headers}
         for name, value in target.headers.items():
             trouble = header_problem(name, value)
             if trouble is not None:
@@ -180,6 +183,10 @@ class JsonEndpoint:
             raise _bad_target(of, f"the ca_file {target.ca_file!r} of the target "
                                   f"'{of.name}' cannot be used: {exc}") from None
         self.on_throttle = on_throttle
+        # the proxy of the environment the requests go through (None: straight there)
+        parts = urllib.parse.urlsplit(url)
+        self.proxy = (proxy_for(parts.scheme, parts.hostname or "")
+                      if parts.scheme and parts.hostname else None)
 
     async def aclose(self) -> None:
         await self.transport.aclose()
@@ -213,9 +220,8 @@ class JsonEndpoint:
             except (TooLarge, BadEncoding, NotHTTP) as exc:
                 raise self._unreadable(exc) from None
             except TransportError as exc:  # ConnectFailed, Disconnected
-                last = EndpointError(
-                    "connection", f"cannot reach {self.where}: {_transport(exc)}",
-                    maybe_processed=exc.maybe_processed)
+                last = EndpointError("connection", self._unreachable(exc),
+                                     maybe_processed=exc.maybe_processed)
             else:
                 if status < 300:
                     return self._parse(raw, started, i)
@@ -253,6 +259,21 @@ class JsonEndpoint:
         last.retries = tries - 1
         last.maybe_processed = processed
         raise last
+
+    def _unreachable(self, exc: TransportError) -> str:
+        """Why a request did not get through, naming the proxy of the environment when the
+        requests go through one: a dead proxy is not the endpoint refusing."""
+        words = _transport(exc)
+        if self.proxy is None:
+            return f"cannot reach {self.where}: {words}"
+        proxy = (f"the proxy {without_userinfo(self.proxy)} (from "
+                 f"{_proxy_variable(urllib.parse.urlsplit(self.where).scheme)})")
+        if isinstance(exc, ConnectFailed):  # the only connection made is the proxy's
+            if _proxy_refused(exc):
+                return f"{proxy} did not take the request to {self.where}: {exc}"
+            words = words.replace("(is the server running?)", "(is the proxy running?)")
+            return f"cannot reach {proxy}, so {self.where} was never asked: {words}"
+        return f"cannot reach {self.where} through {proxy}: {words}"
 
     def _unreadable(self, exc: TransportError) -> EndpointError:
         """A reply that came but cannot be read: too large, an encoding Scenarist does not
@@ -292,12 +313,54 @@ class JsonEndpoint:
         return f"no reply from {self.where} within {limit}"
 
     def _redirected(self, status: int, headers: Mapping[str, str]) -> EndpointError:
+        """A 3xx reply, said as what it is: a redirect (never followed), a 304 (an answer
+        to a question Scenarist never asks), or another 3xx."""
+        if status not in REDIRECTS:
+            return EndpointError("status", f"HTTP {status} from {self.where}: "
+                                           f"{_not_redirect(status)}", status=status,
+                                 maybe_processed=True)
         location = headers.get("location")
         where = (f"redirected to {snippet(location)}" if location
                  else "redirected without saying where (no Location header)")
         return EndpointError("status", f"HTTP {status} from {self.where}: the "
                                        f"endpoint {where}; set {self.setting} to the final address",
                              status=status)
+
+
+# the statuses that send the client elsewhere (a Location); other 3xx are not redirects
+REDIRECTS = frozenset({301, 302, 303, 307, 308})
+
+
+def _not_redirect(status: int) -> str:
+    """A 3xx that is no redirect, in words."""
+    if status == 304:
+        return ("'304 Not Modified' answers a request that asked whether a copy it holds is "
+                "still fresh, which Scenarist never asks: the endpoint sent no answer (a cache "
+                "or a proxy in between may have answered instead)")
+    try:
+        phrase = f" '{status} {http.HTTPStatus(status).phrase}'"
+    except ValueError:
+        phrase = ""
+    return (f"the endpoint answered with{phrase or ' a 3xx status'}, which is neither an "
+            "answer nor a redirect with an address")
+
+
+def _proxy_variable(scheme: str) -> str:
+    """The environment variable that names the proxy for ``scheme`` (``HTTP_PROXY``...)."""
+    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
+        if os.environ.get(name):
+            return name
+    return f"{scheme.upper()}_PROXY"
+
+
+def _proxy_refused(exc: BaseException) -> bool:
+    """The proxy answered, and would not forward the request (httpx's ProxyError)."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if type(cause).__name__ == "ProxyError":
+            return True
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 class OpenAIModel(JsonEndpoint):

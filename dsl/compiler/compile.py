@@ -1105,14 +1105,16 @@ def build_plan(
                                                                              redactor))
     if shard is not None:
         # why: plan.json's contents; lint loads this module without it
+        from ..store.planfile import shard_ids
         from .plan import plan_hash, plan_json
 
         plan = msgspec.structs.replace(plan, full_hash=plan_hash(plan_json(plan)))
         i, n = shard
-        ordered = sorted(plan.scenarios, key=lambda s: s.id)
-        mine = {s.id for k, s in enumerate(ordered) if k % n == i - 1}
+        ordered = sorted(s.id for s in plan.scenarios)
+        mine = set(shard_ids(ordered, i, n))
         plan = msgspec.structs.replace(
-            plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard)
+            plan, scenarios=tuple(s for s in plan.scenarios if s.id in mine), shard=shard,
+            full_scenarios=tuple(ordered))
         if not plan.scenarios:
             raise InputError([Diagnostic(
                 Span("<command line>", 1, 1), "E220",

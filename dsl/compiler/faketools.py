@@ -6,8 +6,8 @@ A call is answered, in order, by:
 
 1. ``error: TEXT`` — the tool always fails: the model gets ``error: TEXT``;
 2. ``answers`` — the first entry whose ``when`` arguments are all in the call with equal
-   values (:func:`args_match`, the rule of the ``calls`` check's ``args``) gives its
-   ``returns``, or fails with its ``error``;
+   values (:func:`dsl.toolcalls.args_match`, the rule of the ``calls`` check's ``args``)
+   gives its ``returns``, or fails with its ``error``;
 3. ``returns`` — fixed text or data (a mapping or a list is sent as JSON), ``OK`` when the
    tool says nothing;
 4. neither — when the tool has ``answers`` and no ``returns``, a call that matches none
@@ -22,7 +22,8 @@ answer is a :class:`ToolResult`: the text the model gets, and ``error``
 A tool with ``table:`` acts on the attempt's world instead (dsl/compiler/world.py,
 dsl/compiler/rules.py): its call's arguments are first checked against its input_schema
 as a real API would (``invalid-args``: nothing changes), then its rules may refuse it
-(``refused``) or its ``where`` match no row (``no-row``).
+(``refused``), its ``where`` match no row (``no-row``) or its ``create`` give an id a
+row has (``row-exists``).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from ..errors import Collector, did_you_mean
 from ..model import Action, Call, ToolAnswer, ToolSpec
 from ..source import schemacheck
 from ..source.load import DataPath, Document
+from ..toolcalls import args_match as args_match  # the rule lives there; kept importable here
 from .arguments import call_problem, report_arguments
 from .templates import (
     as_tool_text,
@@ -57,13 +59,6 @@ class ToolResult(NamedTuple):
 
     output: str
     error: str | None = None
-
-
-def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
-    """Each expected key is present with an equal value; extra arguments are allowed."""
-    if not isinstance(actual, dict):
-        return False
-    return all(k in actual and actual[k] == v for k, v in expected.items())
 
 
 def error_text(text: str) -> str:

@@ -40,6 +40,7 @@ from typing import Any, Literal, TypeVar
 
 from ..checks import REGISTRY, label
 from ..checks.answer import REDACTION_MARK
+from ..checks.registry import Offered
 from ..errors import (
     CODES,
     Collector,
@@ -55,7 +56,7 @@ from ..model import Scenario
 from ..source.load import DataPath, Document, load_bytes, read_file, source_lines
 from ..source.schemacheck import same_json
 from ..store.background import forkable
-from ..targets.kinds import AgentNeeds, kind_of
+from ..targets.kinds import AgentNeeds, holds_calls, kind_of
 from ..verdict import min_pass_for
 from .compile import CheckItem, compile_file, id_span, nothing_selected, read_check_item
 from .discover import EVERYTHING, Selection, SuiteFiles, discover
@@ -422,6 +423,9 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                     "this scenario has no checks, so every attempt passes",
                     "add at least one check under 'then', e.g. - contains: \"18:00\"")
 
+    targets = [t for t in (suite.targets.values() if suite is not None else ())
+               if s.runs_on(t.name)]
+    offered = Offered(s.tools, any(holds_calls(t) for t in targets))
     items: list[CheckItem] = [c.item for c in s.all_checks]  # as written, with their places
     if None in items:  # checks not made by compile_check: read them
         items = []
@@ -455,7 +459,7 @@ def scenario_warnings(s: Scenario, doc: Document, suite: Suite | None) -> list[D
                                 f"the name '{item.title}' is already given to the check on "
                                 f"line {_check_place(doc, named).line}; the report could not "
                                 "tell them apart", "give each check its own name")
-            _cannot_fail(s, doc, item, out)
+            _cannot_fail(offered, doc, item, out)
             _redacted_literal(doc, item, suite, out)
             if REGISTRY[item.check].judge:
                 judged.append(item)
@@ -576,11 +580,11 @@ def _redacted_literal(doc: Document, item: CheckItem, suite: Suite | None,
                     f"as results.jsonl and cassettes keep it — {why}", hint)
 
 
-def _cannot_fail(s: Scenario, doc: Document, item: CheckItem, out: Collector) -> None:
+def _cannot_fail(offered: Offered, doc: Document, item: CheckItem, out: Collector) -> None:
     """W404 for checks that no attempt of this scenario can fail (each check type says
     when: :attr:`dsl.checks.CheckType.never_fails`)."""
     rule = REGISTRY[item.check].never_fails
-    why = rule(item.param, s.tools) if rule is not None else None
+    why = rule(item.param, offered) if rule is not None else None
     if why is None:
         return
     at = doc.span((*item.path, *why.at)) if why.at else _check_place(doc, item)

@@ -24,11 +24,37 @@ from ..store.planfile import (
     PlannedTurn,
     PlannedUser,
 )
-from ..targets.kinds import target_json
+from ..targets.kinds import is_model, target_json
 
 if TYPE_CHECKING:
     from ..model import JudgeConfig
     from .redact import Redactor
+
+
+def most_calls(scenario: Scenario, target: Target) -> int:
+    """The most model calls Scenarist itself makes for ``scenario``'s attempts against
+    ``target`` (0 when the scenario is not meant for it) — the one count ``plan``'s table,
+    its bound and plan.json's ``max_model_calls`` all show. Against a model endpoint the
+    agent loop is Scenarist's: ``max_steps`` calls for each turn (each of a simulated
+    user's ``max_turns``). An agent that runs its own loop (python, http, command) makes
+    its model calls itself: none is counted. A simulated user is Scenarist's whatever the
+    target: ``max_turns`` messages and one more question (was the goal reached?) each
+    attempt. Judge questions are counted apart (``Plan.judge_calls``)."""
+    if not scenario.runs_on(target.name):
+        return 0
+    user = scenario.user
+    per = 0
+    if is_model(target):
+        per = scenario.max_steps * (user.max_turns if user is not None
+                                    else max(1, len(scenario.turns)))
+    if user is not None:
+        per += user.max_turns + 1
+    return scenario.runs * per
+
+
+def max_model_calls(plan: Plan) -> int:
+    """The most model calls the whole plan makes (:func:`most_calls`, summed)."""
+    return sum(most_calls(s, t) for s in plan.scenarios for t in plan.targets)
 
 
 def planned_scenario(s: Scenario) -> PlannedScenario:
@@ -58,7 +84,14 @@ def planned_scenario(s: Scenario) -> PlannedScenario:
         if s.turns else (),
         user=None if user is None else PlannedUser(user.goal, user.persona, user.target.name,
                                                    user.max_turns),
-        expected_tools=expectation.all_expected if expectation is not None else ())
+        expected_tools=expectation.all_expected if expectation is not None else (),
+        world={t.name: _fingerprint(list(t.rows)) for t in s.world},
+        tools_given=_fingerprint([_tool_text(t) for t in s.tools]) if s.world else "")
+
+
+def _fingerprint(data: Any) -> str:
+    text = json.dumps(data, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 def given_when_hash(s: Scenario) -> str:
@@ -162,9 +195,9 @@ def plan_file(plan: Plan, hashed: bool = True) -> PlanFile:
     out = PlanFile(
         suite=plan.suite_file, targets=tuple(planned_target(t) for t in plan.targets),
         scenarios=tuple(planned_scenario(s) for s in plan.scenarios), attempts=plan.attempts,
-        max_model_calls=plan.max_model_calls, concurrency=plan.concurrency,
+        max_model_calls=max_model_calls(plan), concurrency=plan.concurrency,
         shard=plan.shard, full_plan=plan.full_hash, judge=_planned_judge(plan.judge),
-        judge_calls=plan.judge_calls)
+        judge_calls=plan.judge_calls, full_scenarios=plan.full_scenarios)
     if hashed and not out.full_plan:  # a whole plan (not a shard) is its own full plan
         out = out.replace(full_plan=plan_hash(planfile.plan_json(out)))
     return out

@@ -12,7 +12,7 @@
     run_call(tables, tool, args, at) ──▶ the rows the tool's own step touched, on a copy
         of the tables that replaces them only when every step succeeded — or Refused:
         the text the agent gets and the error kind the call is recorded with (refused,
-        no-row, tool-error), and nothing changed
+        no-row, row-exists, tool-error), and nothing changed
 
 A call is applied step by step, the tool's own first, then each effect in order. A step:
 
@@ -415,7 +415,7 @@ def report_expression(e: RuleExpr, names: tuple[tuple[str, Any], ...],
 
 class Refused(Exception):
     """A call that changes nothing: ``text`` is what the agent gets, ``kind`` the error
-    the call is recorded with (``refused``, ``no-row``, ``tool-error``)."""
+    the call is recorded with (``refused``, ``no-row``, ``row-exists``, ``tool-error``)."""
 
     def __init__(self, text: str, kind: str) -> None:
         super().__init__(text)
@@ -507,7 +507,7 @@ def _create(call: Call, step: TableStep, rows: list[dict[str, Any]]
     new = _changes(call, step, new, new)
     if ID in new and any(ID in r and same(r[ID], new[ID]) for r in rows):
         raise Refused(f"error: {step.table} already has a row with id = {text_of(new[ID])}",
-                      "no-row")
+                      "row-exists")
     rows.append(new)
     return [new], new
 

@@ -29,15 +29,20 @@ class TemplateProblem:
     message: str
     line: int  # 1-based line inside the template
     limit: bool = False  # it compiles, but passes a limit of dsl.compiler.sandbox
+    unsafe: bool = False  # it compiles, but reads what the sandbox refuses to give
 
     @property
     def verb(self) -> str:
         """How a message says what is wrong: ``... does not compile: ...``."""
+        if self.unsafe:
+            return "is refused by the sandbox"
         return "is too costly" if self.limit else "does not compile"
 
     def hint(self, otherwise: str) -> str:
         """The fix to suggest: the sandbox's limits when the template passes one, else
         ``otherwise`` (what a template of that place looks like)."""
+        if self.unsafe:
+            return f"read the values themselves, not their Python internals ({otherwise})"
         if not self.limit:
             return otherwise
         from .sandbox import LIMITS_HINT  # Jinja is loaded already: it found the problem
@@ -166,8 +171,23 @@ def scan(source: str) -> tuple[Token, ...] | None:
     return tuple(tokens)
 
 
+# Python's own attributes of the values a template reads (text, numbers, lists, mappings,
+# null): the sandbox refuses every one — ``{{ message.__class__ }}`` fails each attempt —
+# so lint refuses them where they are written (:func:`check_template`)
+INTERNAL_ATTRIBUTES = frozenset(
+    a for t in (str, int, float, bool, list, tuple, dict, type(None))
+    for a in dir(t) if a.startswith("_"))
+
+
+def internal_attribute(name: str) -> bool:
+    """A field no template may read: one of Python's internals (``__class__``,
+    ``__globals__``) rather than a key of the data (``args._id`` is a key)."""
+    return name in INTERNAL_ATTRIBUTES or (name.startswith("__") and name.endswith("__"))
+
+
 def _plain(path: tuple[str, ...]) -> bool:
-    return path[0] not in JINJA_GLOBALS and not any(part in _KEYWORDS for part in path)
+    return (path[0] not in JINJA_GLOBALS and not any(part in _KEYWORDS for part in path)
+            and not any(internal_attribute(part) for part in path[1:]))
 
 
 def plainly_compiles(source: str) -> bool:
@@ -266,6 +286,7 @@ def check_template(source: str) -> TemplateProblem | None:
     not run."""
     if plainly_compiles(source):
         return None
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import TemplateSyntaxError
 
     from .sandbox import static_problem
@@ -276,10 +297,56 @@ def check_template(source: str) -> TemplateProblem | None:
         limit = static_problem(tree)
         if limit is not None:
             return TemplateProblem(limit[0], limit[1], limit=True)
+        unsafe = _internal_read(tree)
+        if unsafe is not None:
+            return unsafe
         env.compile(tree, raw=True)
     except TemplateSyntaxError as exc:
         return TemplateProblem(exc.message or str(exc), exc.lineno or 1)
     return None
+
+
+def _internal_read(tree: Any) -> TemplateProblem | None:
+    """The first place a template reads one of Python's internal attributes
+    (``message.__class__``, ``args['__init__']``): the sandbox refuses it at every render,
+    whatever the values, so it is said where it is written."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
+    from jinja2 import nodes
+
+    def internal(node: Any) -> str | None:
+        if isinstance(node, nodes.Getattr):
+            name = node.attr
+        elif isinstance(node.arg, nodes.Const) and isinstance(node.arg.value, str):
+            name = node.arg.value
+        else:
+            return None
+        return name if internal_attribute(name) else None
+
+    for node in tree.find_all((nodes.Getattr, nodes.Getitem)):
+        name = internal(node)
+        # the first one written: in a.__class__.__mro__, __class__ (the inner node)
+        inner = [node.node, *node.node.find_all((nodes.Getattr, nodes.Getitem))]
+        if name is not None and not any(isinstance(n, (nodes.Getattr, nodes.Getitem))
+                                        and internal(n) for n in inner):
+            of = _dotted(node.node)
+            return TemplateProblem(f"it reads '{name}'" + (f" of {of}" if of else "")
+                                   + ", one of Python's internal attributes, which no "
+                                   "template may read", node.lineno or 1, unsafe=True)
+    return None
+
+
+def _dotted(node: Any) -> str:
+    """``args.date`` for a name or a dotted path of names; "" for anything else."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
+    from jinja2 import nodes
+
+    parts = []
+    while isinstance(node, nodes.Getattr):
+        parts.append(node.attr)
+        node = node.node
+    if not isinstance(node, nodes.Name):
+        return ""
+    return ".".join([node.name, *reversed(parts)])
 
 
 class LazyTemplate:
@@ -440,6 +507,7 @@ class CaseTemplate:
             if renders_alone(tokens):
                 self.tokens = tokens
         else:
+            # why: Jinja is heavy and only needed when a text really is a template (most are plain)
             from jinja2 import meta
 
             env = strict_environment()
@@ -461,6 +529,7 @@ class CaseTemplate:
 def strict_environment() -> Any:
     """The sandbox (dsl/compiler/sandbox.py, with its limits) for templates over a case's values:
     an undefined name or field is an error, never empty text."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import StrictUndefined
 
     from .sandbox import BoundedEnvironment
@@ -473,6 +542,7 @@ def strict_environment() -> Any:
 
 @functools.cache
 def environment() -> Any:
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import ChainableUndefined
 
     from .sandbox import BoundedEnvironment
@@ -486,6 +556,7 @@ def environment() -> Any:
 
 def compile_template(source: str) -> Any:
     """A compiled template, or a TemplateProblem saying what is wrong and on which line."""
+    # why: Jinja is heavy and only needed when a text really is a template (most are plain)
     from jinja2 import TemplateSyntaxError
 
     try:

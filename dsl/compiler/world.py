@@ -29,6 +29,7 @@ from __future__ import annotations
 import copy
 import datetime as dt
 import json
+import stat
 import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -38,7 +39,7 @@ from msgspec.structs import replace
 
 from ..errors import Collector, Span, did_you_mean, quoted_list
 from ..model import Located, TableAction, ToolSpec, WorldRun, WorldTable
-from ..source.load import DataPath, Document, display_path
+from ..source.load import DataPath, Document, display_path, file_kind
 from .cases import read_table_file
 from .moment import say
 from .rules import (
@@ -84,13 +85,12 @@ def compile_world(doc: Document, path: DataPath, data: Any, root: Path,
             table = _inline(doc, at, str(name), value, diags)
         else:
             continue  # the schema said what is wrong
-        if table is not None:
-            out[str(name)] = table
+        out[str(name)] = table
     return out
 
 
 def _inline(doc: Document, path: DataPath, name: str, rows: list[Any],
-            diags: Collector) -> WorldTable | None:
+            diags: Collector) -> WorldTable:
     columns: dict[str, Span] = {}
     kept: list[Mapping[str, Any]] = []
     for i, row in enumerate(rows):
@@ -104,52 +104,68 @@ def _inline(doc: Document, path: DataPath, name: str, rows: list[Any],
 
 
 def _from_file(doc: Document, path: DataPath, name: str, file: str, root: Path,
-               diags: Collector) -> WorldTable | None:
+               diags: Collector) -> WorldTable:
+    """The table read from its file; when the file cannot be read (E242, said here), the
+    table still exists, with no rows and its columns unknown: the tools and checks that
+    name it are checked as far as they can be, never told it does not exist (E240)."""
     at = doc.span((*path, "file"))
+    unread = WorldTable(name, (), doc.key_span(path), {}, file)
     suffix = Path(file).suffix.lower()
     if Path(file).is_absolute():
         diags.error(at, "E242", f"the world file '{file}' of the table '{name}' is an "
                                 "absolute path",
                     f"write it relative to the folder of {doc.path}, e.g. data/{name}.csv")
-        return None
+        return unread
     if suffix not in (".csv", ".jsonl"):
         diags.error(at, "E242", f"the world file '{file}' of the table '{name}' is neither "
                                 ".csv nor .jsonl",
                     "save the spreadsheet as CSV (CSV UTF-8), or write one JSON object a line "
                     "in a .jsonl file")
-        return None
+        return unread
     full = (Path(doc.path).parent / file).resolve()
     suite = root.resolve()
     if full != suite and suite not in full.parents:
         diags.error(at, "E242", f"the world file '{file}' of the table '{name}' is outside "
                                 "the suite's folder",
                     "keep the file in the suite's folder")
-        return None
-    if not full.is_file():
+        return unread
+    try:
+        mode = full.stat().st_mode  # never opened here: a FIFO would block a read
+    except OSError:
+        mode = None
+    if mode is None:
         diags.error(at, "E242", f"the world file '{file}' of the table '{name}' does not "
                                 f"exist (looked for {display_path(full)})",
                     f"the file is relative to the folder of {doc.path}; check the name")
-        return None
+        return unread
+    if not stat.S_ISREG(mode):
+        diags.error(at, "E242", f"the world file '{file}' of the table '{name}' is "
+                                f"{file_kind(mode)}, not a regular file "
+                                f"({display_path(full)})",
+                    "name a .csv or .jsonl file that holds the table's rows")
+        return unread
     shown = display_path(full)
     read = read_table_file(full, MAX_WORLD_FILE_BYTES, "split the table into several files",
                            diags)
     if read is None:
-        return None
+        return replace(unread, file=shown)
     rows = tuple(dict(c.values) for c in read.cases)
     spans = {i: c.span for i, c in enumerate(read.cases)}
     return _checked(WorldTable(name, rows, doc.key_span(path), dict(read.columns), shown),
                     diags, lambda i: spans.get(i, at))
 
 
-def _checked(table: WorldTable, diags: Collector, row_span: Any) -> WorldTable | None:
-    """The table, when it has at most MAX_ROWS rows and no id twice (E242, E245)."""
+def _checked(table: WorldTable, diags: Collector, row_span: Any) -> WorldTable:
+    """The table, said wrong when it has more than MAX_ROWS rows (E242) or an id twice
+    (E245, each duplicate where it is written). Either is an error, so nothing runs; the
+    table is kept all the same, so that lint goes on checking the tools and checks that
+    name it (their columns, did-you-mean) instead of saying it does not exist."""
     if len(table.rows) > MAX_ROWS:
         diags.error(table.span, "E242", f"the table '{table.name}' has {len(table.rows):,} "
                                         f"rows; a table may have at most {MAX_ROWS:,}",
                     "keep only the rows the scenarios need")
-        return None
+        return table
     seen: dict[str, int] = {}
-    ok = True
     for i, row in enumerate(table.rows):
         if ID not in row:
             continue
@@ -160,9 +176,9 @@ def _checked(table: WorldTable, diags: Collector, row_span: Any) -> WorldTable |
                         f"the table '{table.name}' has two rows with id = {key} (the first "
                         f"at {first.file}:{first.line})",
                         "give each row its own id: a row is known by its id")
-            ok = False
+            continue  # a third row with the id is said against the first one too
         seen[key] = i
-    return table if ok else None
+    return table
 
 
 def render_cases(table: WorldTable, values: Mapping[str, Any]) -> WorldTable:
@@ -301,10 +317,10 @@ class World:
 
     def act(self, tool: ToolSpec, args: Any, at: dt.datetime) -> tuple[str, str | None]:
         """What ``tool`` (a table tool) answers to a call with ``args``: the text the
-        agent gets, and the error kind when it is an error (``no-row``: nothing matched,
-        an id taken; ``refused``: a rule of its ``require`` is false; ``tool-error``) —
-        then no table changed (dsl/compiler/rules.py applies every step of the call, all
-        or nothing)."""
+        agent gets, and the error kind when it is an error (``no-row``: nothing matched;
+        ``row-exists``: a create's id is taken; ``refused``: a rule of its ``require`` is
+        false; ``tool-error``) — then no table changed (dsl/compiler/rules.py applies every
+        step of the call, all or nothing)."""
         act = tool.table
         assert act is not None  # only table tools come here (faketools.answer)
         call = args if isinstance(args, dict) else {}

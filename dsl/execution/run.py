@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import msgspec
 from msgspec.structs import replace
 
 from ..compiler.redact import Known, Redactor, redactor_for, restore
 from ..errors import EndpointError
 from ..model import (
+    FAILS_FOR_GOOD,
     AttemptData,
     CompiledCheck,
     Outcome,
@@ -33,6 +35,8 @@ from ..model import (
     Target,
     WorldRun,
     ended_by,
+    stands,
+    undecided,
 )
 from ..store import (
     AttemptError,
@@ -41,7 +45,7 @@ from ..store import (
     ModelCallStat,
     ResultsWriter,
 )
-from ..store.records import failure_kind, record_from_json
+from ..store.records import failure_kind, not_evaluated, record_from_json
 from ..store.runfile import JudgeStats
 from ..store.typed import builtins
 from ..targets.base import ATTEMPT_SECRETS, Agent, AgentContext, Clients, Reply
@@ -134,11 +138,14 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     what that turn produced, then the scenario's own on the whole conversation), and the
     judge's endpoint failure if there was one. Judge checks are asked concurrently."""
     checks = scenario.all_checks
-    views = _views(scenario, data) if scenario.turns else None
+    views = _views(scenario, data) if scenario.turns or data.failure else None
 
-    async def one(c: CompiledCheck, d: AttemptData | Outcome) -> Outcome:
+    async def one(c: CompiledCheck, d: AttemptData | Outcome | _Undecided) -> Outcome:
         if isinstance(d, Outcome):
             return d
+        if isinstance(d, _Undecided):
+            seen = d.data
+            return _stands_or_not(c, d, lambda: _sync(c, seen))
         if not (c.judge and c.evaluate_async is not None):
             return _sync(c, d)
         try:
@@ -165,29 +172,48 @@ async def evaluate(scenario: Scenario, data: AttemptData,
     return tuple(out), judge_failure
 
 
-def _views(scenario: Scenario, data: AttemptData) -> list[AttemptData | Outcome]:
-    """What each check of a scripted conversation looks at: its turn's view, the whole
-    attempt, or — for a turn the conversation never reached, or whose confirm had nothing
-    to confirm — the outcome that says so."""
-    out: list[AttemptData | Outcome] = []
-    reached = len(data.turns)
+def _views(scenario: Scenario, data: AttemptData
+           ) -> list[AttemptData | Outcome | _Undecided]:
+    """What each check looks at: in a scripted conversation, its turn's view; the whole
+    attempt for the scenario's own checks. A check whose part of the attempt failed before
+    the checks could decide, or whose turn was never reached, gets the outcome that says
+    so — *not evaluated* (:func:`dsl.model.undecided`): never a pass or a fail read off an
+    answer that never came. Such checks count neither way."""
+    out: list[AttemptData | Outcome | _Undecided] = []
     for n, spec in enumerate(scenario.turns):
         if not spec.checks:
             continue
-        view: AttemptData | Outcome
-        if n >= reached:
-            ended = next((f"turn {k}: {t.failure}" for k, t in enumerate(data.turns, 1)
-                          if t.failure), "it ended earlier")
-            view = Outcome("not_evaluated", f"not evaluated: the conversation never reached "
-                                            f"turn {n + 1} ({ended})")
-        elif data.turns[n].failure is not None and not data.turns[n].steps:
-            view = Outcome("not_evaluated", f"not evaluated: turn {n + 1} failed "
-                                            f"({data.turns[n].failure})")
-        else:
+        why = undecided(n + 1, data.failure, data.turns)
+        view: AttemptData | Outcome | _Undecided
+        if why is None:
             view = data.turn(n)
+        elif n < len(data.turns) and data.turns[n].steps:  # it failed after the agent acted
+            view = _Undecided(data.turn(n), why)
+        else:  # never reached, or the agent was never asked: nothing can stand
+            view = Outcome("not_evaluated", why)
         out.extend([view] * len(spec.checks))
-    out.extend([data] * len(scenario.checks))
+    why = undecided(None, data.failure, data.turns)
+    out.extend([data if why is None else _Undecided(data, why)] * len(scenario.checks))
     return out
+
+
+class _Undecided(msgspec.Struct, frozen=True):
+    """A check's view of a part that failed before the checks could decide: the check is
+    evaluated only if its failure would stand (dsl.model.stands), else *not evaluated*."""
+
+    data: AttemptData
+    why: str
+
+
+def _stands_or_not(c: CompiledCheck, view: _Undecided, run: Callable[[], Outcome]
+                   ) -> Outcome:
+    """The check's outcome on a part that failed first: its failure when it stands (what
+    the agent did: a forbidden call), else *not evaluated* with why."""
+    if c.name in FAILS_FOR_GOOD:
+        outcome = run()
+        if stands(c.name, outcome.status):
+            return outcome
+    return Outcome("not_evaluated", view.why)
 
 
 def _sync(c: CompiledCheck, data: AttemptData) -> Outcome:
@@ -400,7 +426,8 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
         err = EndpointError("judge", judge_failure)
         return kept_record(make_record(scenario, target, run, started, "error",
                                        f"judge: {judge_failure}", data=data, error=err,
-                                       checks=checks), redact, known)
+                                       checks=not_evaluated(checks, f"judge: {judge_failure}")),
+                           redact, known)
     status, reason = attempt_status(seen, checks)
     return kept_record(make_record(scenario, target, run, started, status, reason,
                                    data=data, checks=checks), redact, known)

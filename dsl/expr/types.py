@@ -118,7 +118,8 @@ CALL_FIELDS: dict[str, Member] = {
     "error": Member(TEXT, "why the call was not run ('invalid-json', 'unknown-tool'), or that "
                           "its tool answered with an error ('tool-error'; 'no-record': no "
                           "answer for these arguments; 'no-row': its where matched no row "
-                          "of the world; 'refused': a rule of its require was false; "
+                          "of the world; 'row-exists': its create gave an id a row already "
+                          "has; 'refused': a rule of its require was false; "
                           "'invalid-args': its arguments broke its input_schema); null "
                           "when it ran fine or is pending",
                     "error == null"),

@@ -28,7 +28,8 @@ from .names import slug
 from .openai import messages_of
 from .sources import shown
 
-TOOL_ERRORS = frozenset({"tool-error", "no-record", "no-row"})  # the tool answered an error
+# the tool answered an error
+TOOL_ERRORS = frozenset({"tool-error", "no-record", "no-row", "row-exists"})
 NOT_RUN = frozenset({"unknown-tool", "invalid-json"})  # the call never reached a tool
 
 

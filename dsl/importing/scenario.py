@@ -53,7 +53,7 @@ from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString, ScalarString
 
-from ..compiler.faketools import args_match
+from ..toolcalls import args_match
 from .conversation import Conversation, LoggedCall, Message, Moment
 from .tools import Answer, FakeTool, fake_tools, returned
 

@@ -52,6 +52,7 @@ from ..model import (
     Kind,
     Prompt,
 )
+from ..store.cachefile import WRITTEN_AGAIN, Damaged, read_cache, remove_damaged, say_damaged
 from ..store.runfile import JudgeStats
 from ..targets.base import ChatModel
 from .logprobs import (
@@ -158,6 +159,42 @@ class Verdict:
 
 class Unreadable(ValueError):
     pass
+
+
+MAX_CACHE_FILE_BYTES = 16 * 2**20  # one answer: its prompt (the transcript) and replies
+_STATUSES = ("pass", "fail", "unsure", "error")
+
+
+def _cached_verdict(raw: bytes, key: str) -> Verdict | None:
+    """A cached answer from its file's bytes: None when it is of another version of the
+    cache or another question (not used, written again when asked); Damaged when it is
+    not a cached answer at all."""
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
+        raise Damaged("it is not JSON") from None
+    if not isinstance(data, dict):
+        raise Damaged("it is not a JSON object")
+    if data.get("schema_version") != SCHEMA_VERSION or data.get("key") != key:
+        return None  # another version's, or another question's: not this one's to use
+    number = (int, float, type(None))
+    wrong = next((f for f, kinds in (
+        ("status", str), ("score", number), ("confidence", number), ("reason", str),
+        ("prompt", str), ("replies", list), ("model", (str, type(None))),
+        ("p_pass", number), ("logprobs", (dict, type(None)))) if not isinstance(
+            data.get(f), kinds) or isinstance(data.get(f), bool)), None)
+    if wrong is not None:
+        raise Damaged(f"its field '{wrong}' is missing or of the wrong type")
+    if data["status"] not in _STATUSES or not all(isinstance(r, str) for r in data["replies"]):
+        raise Damaged("it is not an answer of the judge's")
+    reading = data["logprobs"]
+    try:
+        read = Reading.from_json(reading) if reading is not None else None
+    except (TypeError, ValueError, AttributeError):
+        raise Damaged("its field 'logprobs' cannot be read") from None
+    return Verdict(data["status"], data["score"], data["confidence"], data["reason"],
+                   data["prompt"], tuple(data["replies"]), key, data["model"] or "",
+                   cached=True, tokens=0, p_pass=data["p_pass"], reading=read)
 
 
 _PASS = {"pass", "passed", "yes", "true", "faithful", "correct", "ok", "meets"}
@@ -500,18 +537,22 @@ class Judge:
         return self.config.cache_dir / key[:2] / f"{key}.json"
 
     def _load(self, key: str) -> Verdict | None:
+        """The cached answer to the question ``key``, checked before it is used
+        (dsl/store/cachefile.py): None when there is none, or when the file is damaged —
+        then one line says so, and the answer is written again once the judge is asked."""
+        path = self._path(key)
         try:
-            data = json.loads(self._path(key).read_text("utf-8"))
-        except (OSError, ValueError):
+            raw = read_cache(path, MAX_CACHE_FILE_BYTES)
+            if raw is None:
+                return None
+            return _cached_verdict(raw, key)
+        except Damaged as exc:
+            remove_damaged(path)
+            say_damaged("the judge's answer in its cache", path, str(exc),
+                        WRITTEN_AGAIN if self.ask_missing else
+                        "it was ignored (recheck asks the judge, and writes it again, only "
+                        "with --judge)")
             return None
-        if data.get("schema_version") != SCHEMA_VERSION or data.get("key") != key:
-            return None
-        reading = data.get("logprobs")
-        return Verdict(data["status"], data["score"], data["confidence"], data["reason"],
-                       data["prompt"], tuple(data["replies"]), key, data["model"], cached=True,
-                       tokens=0, p_pass=data.get("p_pass"),
-                       reading=Reading.from_json(reading) if isinstance(reading, dict)
-                       else None)
 
     def _store(self, v: Verdict) -> None:
         path = self._path(v.key)

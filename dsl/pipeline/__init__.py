@@ -41,10 +41,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import msgspec
 
 from ..errors import NotReady, RunDirError
-from ..exits import EXIT_FAILED, EXIT_INTERRUPTED
+from ..exits import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_NO_VERDICT, EXIT_OK
 from ..model import Plan
 from ..source.suitefile import find_suite_file
 from ..store.background import BackgroundFile
+from ..store.runfile import MissingShard
 
 if TYPE_CHECKING:
     from ..compiler.discover import Selection
@@ -732,20 +733,23 @@ class Merged(msgspec.Struct, frozen=True):
     """``scenarist merge``: the merged run, and what is missing from it."""
 
     run: RunResult
-    warnings: tuple[str, ...]  # shards that are missing
+    missing: tuple[MissingShard, ...]  # shards it was not given: their scenarios not run
 
 
-def merge_shards(run_dirs: list[Path], out: Path | None = None) -> Merged:
+def merge_shards(run_dirs: list[Path], out: Path | None = None,
+                 allow_missing: bool = False) -> Merged:
     """``scenarist merge``: the shards' run folders into one new run folder (in ``out``;
     by default ``runs/`` beside the scenarist.yaml of the current folder), then the
     after-run chain — the merged run replaces its shards in the history of the suite here
     (its report has no trend: the shards would be its earlier runs). RunDirError when they
-    cannot be merged."""
+    cannot be merged. A shard that is missing is merged without: every file names its
+    scenarios as not run, and the exit code is EXIT_NO_VERDICT (a failure still says
+    EXIT_FAILED) unless ``allow_missing``."""
     # why: the summary and more; plan or runs load this module without it
     from ..results.summarize import exit_code
     from ..store import merge_runs, read_run_info
 
-    merged, warnings = merge_runs(run_dirs, runs_folder(out, suite_root_here()))
+    merged, missing = merge_runs(run_dirs, runs_folder(out, suite_root_here()))
     shards = []
     for d in run_dirs:
         try:
@@ -756,8 +760,11 @@ def merge_shards(run_dirs: list[Path], out: Path | None = None) -> Merged:
     finished = finish(merged, AfterRun(
         location, trend=False, unusable=_unusable(location, problem), replaces=tuple(shards),
         then=f"The results are kept; make room, then: scenarist report {merged}"))
-    return Merged(RunResult(merged, finished.summary, finished.comparison,
-                            exit_code(finished.summary), finished.notes), tuple(warnings))
+    code = exit_code(finished.summary)
+    if missing and not allow_missing and code == EXIT_OK:
+        code = EXIT_NO_VERDICT  # the missing shards' scenarios have no verdict
+    return Merged(RunResult(merged, finished.summary, finished.comparison, code,
+                            finished.notes), missing)
 
 
 # ---- conformance -------------------------------------------------------------------------

@@ -52,7 +52,7 @@ from ..store import (
     latest_records,
 )
 from ..store.planfile import PlanFile, PlannedScenario, plan_json, read_plan, write_plan
-from ..store.records import failure_kind
+from ..store.records import failure_kind, not_evaluated
 from ..store.runfile import (
     HistoryKept,
     JudgeStats,
@@ -106,9 +106,28 @@ def changed_fields(old: PlannedScenario, new: PlannedScenario) -> list[str]:
     for key, words in GIVEN_WHEN_PARTS:
         if getattr(old, key) != getattr(new, key):
             fields.append(words)
+    if old.world or new.world:  # a world: its tables and the tools, in its words
+        fields += _world_changes(old, new)
     if not fields and old.given_when and new.given_when:
         fields = ["the tools' input_schema or returns"]
     return fields
+
+
+def _world_changes(old: PlannedScenario, new: PlannedScenario) -> list[str]:
+    """What changed of a scenario's world, in its words: a table added or removed, a
+    table's rows; and the tools (what they are and do to the world)."""
+    if not old.tools_given:  # no world then, or a plan of a Scenarist that kept none
+        return ["the world's tables or the tools (the run's plan.json does not say which)"]
+    if not new.tools_given:
+        return ["the world (the scenario has none now)"]
+    was, now = dict(old.world), dict(new.world)
+    out = [f"the world's table '{name}' ({'added' if name not in was else 'removed'})"
+           for name in sorted(was.keys() ^ now.keys())]
+    out += [f"the rows of the world's table '{name}'" for name in sorted(was.keys() & now.keys())
+            if was[name] != now[name]]
+    if old.tools_given != new.tools_given:
+        out.append("the tools (their input_schema, returns or what they do to the world)")
+    return out
 
 
 def prepare(run_dir: Path) -> RecheckPlan:
@@ -224,7 +243,8 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
                 out.append(kept_record(msgspec.structs.replace(
-                    rec, status="error", reason=f"judge: {judge_failure}", checks=checks,
+                    rec, status="error", reason=f"judge: {judge_failure}",
+                    checks=not_evaluated(checks, f"judge: {judge_failure}"),
                     error=AttemptError("judge", judge_failure), failure=data.failure,
                     failure_kind=data.failure_kind, redacted=()), redactor, known))
                 continue

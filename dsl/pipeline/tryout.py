@@ -347,7 +347,8 @@ def _args(c: Call) -> str:
 def _erred(c: Call) -> str:
     return {"tool-error": " (an error)", "no-record": " (no record)",
             "unknown-tool": " (no such tool)", "invalid-json": " (bad arguments)",
-            "no-row": " (no such row)", "refused": " (refused by a rule)",
+            "no-row": " (no such row)", "row-exists": " (a row with that id exists)",
+            "refused": " (refused by a rule)",
             "invalid-args": " (arguments refused)"}.get(
         c.error or "", "")
 

@@ -30,6 +30,8 @@ from ..verdict import check_title, words
 from .baseline import Change, Comparison, describe_delta, pts
 from .words import (
     check_text,
+    missing_text,
+    not_run_reason,
     outcome_text,
     pct,
     prf_text,
@@ -38,6 +40,8 @@ from .words import (
     side_text,
     target_what,
     tokens_text,
+    unseen_groups,
+    unseen_why,
 )
 
 JUNIT = "junit.xml"
@@ -92,7 +96,7 @@ def _details(row: SummaryRow) -> str:
         for c in row.checks:
             rate = pct(c.pass_rate)
             unsure = f", {c.unsure} unsure" if c.unsure else ""
-            unseen = (f", not evaluated in {c.not_evaluated}: its turn was never played"
+            unseen = (f", not evaluated in {c.not_evaluated}: {unseen_why([c])}"
                       if c.not_evaluated else "")
             lines.append(f"  {rate:>4}  {check_title(c)}  ({c.passes} of {c.evaluated} "
                          f"passed{unsure}{unseen})")
@@ -142,8 +146,30 @@ def junit_xml(summary: Summary) -> ET.ElementTree[ET.Element]:
             case = _el(suite, "testcase", name=k.scenario, classname=name, file=k.file,
                        line=k.line, time="0.000")
             _el(case, "skipped", message=k.reason)
+    _not_run(root, summary)
     ET.indent(root)
     return ET.ElementTree(root)
+
+
+def _not_run(root: ET.Element, summary: Summary) -> None:
+    """The scenarios of shards a merge was not given: one testsuite, ``not run``, with a
+    skipped testcase for each (one for the shard when its scenarios are not known), so that
+    a test report shows them and their count."""
+    missing = summary.missing_shards
+    if not missing:
+        return
+    cases = [(sid, m) for m in missing
+             for sid in (m.scenarios if m.scenarios is not None else (f"shard {m.name}",))]
+    suite = _el(root, "testsuite", name="not run", tests=len(cases), failures=0, errors=0,
+                skipped=len(cases), time="0.000", timestamp=summary.started_at or "")
+    props = _el(suite, "properties")
+    for m in missing:
+        _el(props, "property", name="missing_shard", value=m.name)
+    for sid, m in cases:
+        case = _el(suite, "testcase", name=sid, classname="not run", time="0.000")
+        _el(case, "skipped", missing_text(m), message=not_run_reason(m))
+    root.set("tests", str(int(root.get("tests", "0")) + len(cases)))
+    root.set("skipped", str(int(root.get("skipped", "0")) + len(cases)))
 
 
 def write_junit(path: Path, summary: Summary) -> None:
@@ -190,11 +216,11 @@ def _md_failing(row: SummaryRow) -> str:
               for fc in shown]
     if len(failing) > len(shown):
         cells.append(f"+{len(failing) - len(shown)} more")
-    unseen = [c for c in row.checks if c.not_evaluated]
-    if unseen:
-        cells.append("not evaluated (turn never played): " + ", ".join(
-            f"{md_code(c.label)}{' (always)' if c.always else ''} ×{c.not_evaluated}"
-            for c in unseen))
+    for why, group in unseen_groups(row.checks):
+        short = ("turn never played" if why == "their turn was never played" else
+                 "failed before it could decide")
+        cells.append(f"not evaluated ({short}): " + ", ".join(
+            f"{md_code(c.label)}{' (always)' if c.always else ''} ×{n}" for c, n in group))
     if row.errors:
         cells.append(f"{row.errors} endpoint errors")
     return ", ".join(cells)
@@ -215,7 +241,12 @@ def summary_markdown(summary: Summary, comparison: Comparison | None = None) -> 
     not_passed = t.failed + t.inconclusive
     title = (f"all {t.scenarios} passed" if not not_passed
              else f"{not_passed} of {t.scenarios} did not pass")
+    missing = summary.missing_shards
+    if missing:
+        title += " · shards missing: " + ", ".join(m.name for m in missing)
     out = [f"## Scenarist: {title}", ""]
+    for m in missing:  # what never ran, before anything that ran
+        out += [f"⚠️ **Not run:** {missing_text(m, md_code)}.", ""]
     stats = [f"✅ {t.passed} passed", f"❌ {t.failed} failed"]
     if t.inconclusive:
         stats.append(f"⚠️ {t.inconclusive} without a verdict")

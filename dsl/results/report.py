@@ -36,7 +36,9 @@ import functools
 import gc
 import hashlib
 import json
+import marshal
 import os
+import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -47,13 +49,24 @@ from ..compiler.moment import minute
 from ..errors import SERVER_WORDS, explain
 from ..model import ATTACHMENT_PART, Call, JudgeAnswer, Retried, attachment_refs
 from ..store import AttemptRecord, CheckResult
+from ..store.cachefile import Damaged, read_cache, remove_damaged, say_damaged
 from ..store.jsonfile import create_new
 from ..store.planfile import PlanFile, PlannedScenario
 from ..store.runfile import RunInfo
 from ..store.summaryfile import Summary, SummaryJudge, SummaryRow, ToolCounts
 from ..verdict import VERDICTS, words
 from .baseline import Change, Comparison, pts
-from .words import failed_before_checks, not_evaluated_text, pct, side_text, target_what
+from .words import (
+    failed_before_checks,
+    missing_text,
+    not_evaluated_text,
+    not_run_reason,
+    pct,
+    recall_text,
+    side_text,
+    target_what,
+    unseen_why,
+)
 
 if TYPE_CHECKING:
     from ..history.store import TrendPoint
@@ -103,7 +116,8 @@ class CheckRate:
     bar: Bar
     ci_low: float = 0.0
     ci_high: float = 1.0
-    not_evaluated: int = 0  # attempts in which its turn was never played
+    not_evaluated: int = 0  # attempts in which it was not evaluated
+    unseen_why: str = ""  # why (words.unseen_why)
 
     @property
     def flaky(self) -> bool:
@@ -273,9 +287,11 @@ class ToolScore:
     tp: int
     fp: int
     fn: int
+    tn: int
     precision: float
     recall: float
     f1: float
+    expected: int | None = None  # attempts that expected a tool call (words.recall_text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +308,13 @@ class ReportView:
     tool_scores: tuple[ToolScore, ...] = ()  # the suite's first, then per target
     has_trend: bool = False
     skipped: tuple[tuple[str, str, str], ...] = ()  # (scenario, target, why) not run
+    # a merge without some shards: (what it left out, in a sentence; ((scenario, why), ...))
+    missing: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
+
+    @property
+    def not_run(self) -> int:
+        """Scenarios of missing shards (a shard whose scenarios are unknown counts one)."""
+        return sum(len(scenarios) or 1 for _, scenarios in self.missing)
 
 
 def _judge_line(judge: SummaryJudge | None) -> str:
@@ -346,7 +369,8 @@ def _row(i: int, r: SummaryRow, spec: PlannedScenario | None, change: Change | N
         checks.append(CheckRate(
             name, c.label in named, c.always, c.judge, c.passes, c.unsure, c.evaluated, cr,
             _bar(cr, low, high, None, f"{name}: passed {pct(cr)}, 95% interval {pct(low)} "
-                 f"to {pct(high)}"), low, high, c.not_evaluated))
+                 f"to {pct(high)}"), low, high, c.not_evaluated,
+            unseen_why([c]) if c.not_evaluated else ""))
     said = r.error_messages
     problems = [Problem(visible(k), n, explain(k), visible(said.get(k, "")), error,
                         "What the server said" if k in SERVER_WORDS else "What happened")
@@ -413,7 +437,8 @@ def _tool_scores(summary: Summary) -> tuple[ToolScore, ...]:
     named = [("all targets", scores.all)]
     if len(scores.by_target) > 1:
         named += list(scores.by_target.items())
-    return tuple(ToolScore(visible(n), d.tp, d.fp, d.fn, d.precision, d.recall, d.f1)
+    return tuple(ToolScore(visible(n), d.tp, d.fp, d.fn, d.tn, d.precision, d.recall,
+                           d.f1, d.expected)
                  for n, d in named if d.relevant)
 
 
@@ -765,7 +790,7 @@ def attempt(rec: AttemptRecord, ref: Ref, files: _Files | None = None) -> list[A
         [ref(err.kind), ref(err.message), err.status, ref(explain(err.kind))]
         if err is not None else None,
         transcript(rec, ref, files),
-        [_check(c, ref) for c in rec.checks],
+        [_check(c, ref) for c in rec.counted_checks],
     ]
     if rec.failure:
         kind = rec.failure_kind or "model_output"
@@ -920,7 +945,10 @@ def _view(plan: PlanFile, transcripts: Transcripts, summary: Summary, run: RunIn
         pairs=_pairs(summary), tool_scores=_tool_scores(summary),
         has_trend=any(r.trend for r in rows),
         skipped=tuple((visible(k.scenario), visible(k.target), visible(k.reason))
-                      for k in summary.skipped))
+                      for k in summary.skipped),
+        missing=tuple((visible(missing_text(m)),
+                       tuple((visible(sid), not_run_reason(m)) for sid in m.scenarios or ()))
+                      for m in summary.missing_shards))
 
 
 # ---- rendering -----------------------------------------------------------------------------
@@ -939,13 +967,13 @@ def _assets() -> tuple[str, str, str]:
 @functools.cache
 def _env() -> Any:
     # why: Jinja, only when a template is rendered
-    from jinja2 import Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
     # Compiling report.html.j2 is most of the report's time on a small run (issue 27):
     # Jinja keeps the compiled code in a folder of the temp folder that only this user may
     # use (it checks), keyed by the template's checksum; no cache when that cannot be.
     try:
-        cache: Any = FileSystemBytecodeCache()
+        cache: Any = _checked_bytecode_cache()
     except (OSError, RuntimeError):
         cache = None
     env = Environment(
@@ -957,11 +985,65 @@ def _env() -> Any:
         bytecode_cache=cache,
     )
     env.filters["pct"] = pct
+    env.filters["recall"] = recall_text
     env.filters["pts"] = pts
     env.filters["num"] = lambda x: f"{x:,}"
     env.globals["VERDICT_WORDS"] = {v: w.word for v, w in VERDICTS.items()}
     env.globals["TERMS"] = TERMS
     return env
+
+
+MAX_BYTECODE_BYTES = 64 * 2**20  # the compiled report template is ~1 MB
+# how any Jinja 3 starts a bytecode file: "j2", its bytecode version and Python's, pickled
+_JINJA_MAGIC = re.compile(rb"j2\x80\x02K.\.\x80\x02J.{4}\.", re.DOTALL)
+
+
+def _checked_bytecode_cache() -> Any:
+    """Jinja's bytecode cache, each file checked before it is used (dsl/store/cachefile.py):
+    a damaged one — Jinja unpickled it, and died with ``UnpicklingError`` at every run and
+    report — is ignored and written again, with one line that says so. Nothing is
+    unpickled: the header is compared with the one Jinja writes, the code is unmarshalled
+    and must be a code object. A file another Jinja or Python wrote, or of an older
+    template, is simply not used (Jinja writes it again), as Jinja does."""
+    # why: Jinja, only when a template is rendered
+    from jinja2 import FileSystemBytecodeCache
+    from jinja2.bccache import Bucket, bc_magic
+
+    what = "the report's compiled template in the cache"
+    code_type = type(_checked_bytecode_cache.__code__)
+
+    class CheckedBytecodeCache(FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Bucket) -> None:
+            path = Path(self._get_cache_filename(bucket))
+            try:
+                data = read_cache(path, MAX_BYTECODE_BYTES)
+                if data is None:
+                    return
+                if not data.startswith(bc_magic):
+                    if not _JINJA_MAGIC.match(data):  # not even another Jinja's: damaged
+                        raise Damaged("it does not start as a Jinja bytecode file")
+                    return  # another Jinja or Python wrote it: not this one's to use
+                head = pickle.dumps(bucket.checksum, 2)  # how Jinja writes the checksum
+                start, end = len(bc_magic), len(bc_magic) + len(head)
+                if data[start:end] != head:
+                    older = data[start:end]
+                    if (len(older) == len(head) and older[:7] == head[:7]
+                            and older[-3:] == head[-3:]):
+                        return  # the template changed since: written again once compiled
+                    raise Damaged("its header is not one Jinja writes")
+                try:
+                    code = marshal.loads(data[end:])  # noqa: S302 (this user's own folder)
+                except (EOFError, ValueError, TypeError) as exc:
+                    raise Damaged(f"its compiled code cannot be read: {exc}") from None
+                if type(code) is not code_type:
+                    raise Damaged("it holds no compiled code")
+                bucket.code = code
+            except Damaged as exc:
+                bucket.reset()
+                remove_damaged(path)
+                say_damaged(what, path, str(exc))
+
+    return CheckedBytecodeCache()
 
 
 # What the report's statistics mean, in plain words: each shown beside its word on hover and

@@ -19,7 +19,9 @@ independent implementation (statsmodels, scipy) to 1e-9.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any, Literal
 
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
 PASS_K = (1, 3, 5, 10)  # the k of pass@k and pass^k that a summary reports (k ≤ attempts)
@@ -166,12 +168,43 @@ def pass_chance(runs: int, min_pass: int, p: float) -> float:
                      for k in range(min_pass, runs + 1))
 
 
+GateRule = Literal["min_pass", "every", "some"]
+
+
+def gate_rule(always: Iterable[bool]) -> GateRule:
+    """What a scenario's gate asks, from whether each of its checks is ``always: true``: an
+    attempt that breaks such a rule fails the scenario whatever ``min_pass`` says
+    (dsl/verdict.py). ``every`` — every check is a rule, so every attempt must pass;
+    ``some`` — some are, so a failed attempt may or may not break one; ``min_pass`` — none
+    is."""
+    flags = list(always)
+    if not any(flags):
+        return "min_pass"
+    return "every" if all(flags) else "some"
+
+
+def gate_chance(runs: int, min_pass: int, p: float, rule: GateRule = "min_pass"
+                ) -> tuple[float, float]:
+    """The least and the most often a gate passes an agent whose attempts pass with
+    probability ``p``: the binomial tail (:func:`pass_chance`) under ``min_pass``; every
+    attempt passing (``p ** runs``) when every failure breaks an ``always`` rule; between
+    the two when some checks are rules (a failure may break one or not)."""
+    alone = pass_chance(runs, min_pass, p)
+    if rule == "min_pass":
+        return alone, alone
+    every = p ** runs if min_pass <= runs else 0.0
+    return (every, every) if rule == "every" else (every, alone)
+
+
 @dataclass(frozen=True, slots=True)
 class Power:
-    """What a gate (``runs``, ``min_pass``) does with an agent whose true pass rate is
-    ``p_good`` and with one whose rate is ``p_bad``; and the smallest gate that passes the
-    good one and fails the bad one, each at least :data:`POWER` of the time (None: not
-    within :data:`MAX_POWER_RUNS` runs)."""
+    """What a gate (``runs``, ``min_pass``, its ``rule``) does with an agent whose true pass
+    rate is ``p_good`` and with one whose rate is ``p_bad``; and the smallest gate of that
+    rule that passes the good one and fails the bad one, each at least :data:`POWER` of
+    the time (None: none within :data:`MAX_POWER_RUNS` runs). ``pass_chance_good`` is the
+    least often it passes the good agent and ``pass_chance_bad`` the most often it passes
+    the bad one — exact unless the rule is ``some``, where ``good_most`` and ``bad_least``
+    are the other ends."""
 
     p_good: float
     p_bad: float
@@ -179,35 +212,60 @@ class Power:
     pass_chance_bad: float
     suggested_runs: int | None
     suggested_min_pass: int | None
+    rule: GateRule = "min_pass"
+    good_most: float | None = None
+    bad_least: float | None = None
 
-    def as_json(self) -> dict[str, float | int | None]:
-        return {"p_good": self.p_good, "p_bad": self.p_bad,
-                "pass_chance_good": self.pass_chance_good,
-                "pass_chance_bad": self.pass_chance_bad,
-                "suggested_runs": self.suggested_runs,
-                "suggested_min_pass": self.suggested_min_pass}
+    @property
+    def tells_apart(self) -> bool:
+        """The gate passes the good agent and fails the bad one, each at least POWER of
+        the time (at worst, when the rule leaves a range)."""
+        return self.pass_chance_good >= POWER and self.pass_chance_bad <= 1 - POWER
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"p_good": self.p_good, "p_bad": self.p_bad,
+                               "pass_chance_good": self.pass_chance_good,
+                               "pass_chance_bad": self.pass_chance_bad,
+                               "suggested_runs": self.suggested_runs,
+                               "suggested_min_pass": self.suggested_min_pass}
+        if self.rule != "min_pass":  # an always rule: say so, and the range when there is one
+            out["always"] = self.rule
+        if self.rule == "some":
+            out["pass_chance_good_most"] = self.good_most
+            out["pass_chance_bad_least"] = self.bad_least
+        return out
 
 
 def smallest_gate(p_good: float, p_bad: float, power: float = POWER,
-                  max_runs: int = MAX_POWER_RUNS) -> tuple[int, int] | None:
+                  max_runs: int = MAX_POWER_RUNS, rule: GateRule = "min_pass"
+                  ) -> tuple[int, int] | None:
     """The fewest runs (up to ``max_runs``), then the smallest min_pass for them, such that
     an agent at ``p_good`` passes at least ``power`` of the time and one at ``p_bad`` fails
-    at least ``power`` of the time; None when no gate of at most ``max_runs`` does both."""
+    at least ``power`` of the time (at worst: :func:`gate_chance`); None when no gate of at
+    most ``max_runs`` does both. With an ``always`` rule the good agent passes at worst only
+    when every attempt passes, which gets rarer with every run: then the suggestion has
+    ``min_pass`` equal to its runs when every check is a rule, else the smallest that fails
+    the bad agent."""
     for runs in range(1, max_runs + 1):
+        if rule != "min_pass" and p_good ** runs < power:
+            return None  # passing every attempt only gets rarer with more runs
         for need in range(runs + 1):  # the chances fall as min_pass rises
-            if pass_chance(runs, need, p_bad) <= 1.0 - power:
-                if pass_chance(runs, need, p_good) >= power:
-                    return runs, need
+            if gate_chance(runs, need, p_bad, rule)[1] <= 1.0 - power:
+                if gate_chance(runs, need, p_good, rule)[0] >= power:
+                    return runs, (runs if rule == "every" else need)
                 break  # a higher min_pass passes the good agent even less often
     return None
 
 
-def gate_power(runs: int, min_pass: int, p_good: float, p_bad: float) -> Power:
-    """:class:`Power` for one gate."""
-    best = smallest_gate(p_good, p_bad)
-    return Power(p_good, p_bad, pass_chance(runs, min_pass, p_good),
-                 pass_chance(runs, min_pass, p_bad),
-                 best[0] if best else None, best[1] if best else None)
+def gate_power(runs: int, min_pass: int, p_good: float, p_bad: float,
+               rule: GateRule = "min_pass") -> Power:
+    """:class:`Power` for one gate and its rule."""
+    best = smallest_gate(p_good, p_bad, rule=rule)
+    good = gate_chance(runs, min_pass, p_good, rule)
+    bad = gate_chance(runs, min_pass, p_bad, rule)
+    return Power(p_good, p_bad, good[0], bad[1], best[0] if best else None,
+                 best[1] if best else None, rule,
+                 good[1] if rule == "some" else None, bad[0] if rule == "some" else None)
 
 
 def runs_to_see(before: float, after: float, max_runs: int = 10_000) -> int | None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import said_short
 from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
-from ..model import Tokens
+from ..model import Tokens, Turn
 from ..store import AttemptRecord, CheckResult, latest_records
 from ..store.planfile import PlanFile, PlannedScenario, read_plan
 from ..store.runfile import JudgeUse, RunInfo, read_run_info_if_any
@@ -46,7 +46,7 @@ from ..store.summaryfile import (
     ToolScores,
     Totals,
 )
-from ..toolcalls import ToolExpectation
+from ..toolcalls import COUNTS, ToolExpectation
 from ..verdict import Tally
 from .stats import PRF, Z95, pass_k_table, percentile, wilson
 
@@ -76,7 +76,9 @@ class _Acc:
     check_seen: list[int] = field(default_factory=list)
     check_unsure: list[int] = field(default_factory=list)
     check_unseen: list[int] = field(default_factory=list)  # not evaluated: turn not played
+    check_undecided: list[int] = field(default_factory=list)  # ...: its part failed first
     tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
+    tools_expected: int = 0  # counted attempts whose scenario expects a tool call
     failing_checks: Counter[str] = field(default_factory=Counter)
     always_failing: set[str] = field(default_factory=set)  # labels of `always` checks
     judge_questions: int = 0
@@ -122,16 +124,18 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
                 a.said[r.failure_kind] = _short(r.failure or r.reason)
         if r.latency_ms is not None:
             a.latencies.append(r.latency_ms)
-        checks = r.checks
+        checks = r.counted_checks  # an answer that never came decides no check
         if len(a.check_seen) < len(checks):
             grow = len(checks) - len(a.check_seen)
             a.check_seen += [0] * grow
             a.check_pass += [0] * grow
             a.check_unsure += [0] * grow
             a.check_unseen += [0] * grow
+            a.check_undecided += [0] * grow
         for i, c in enumerate(checks):
-            if c.status == "not_evaluated":  # its turn was never played: not a result
+            if c.status == "not_evaluated":  # not a result: it counts neither way
                 a.check_unseen[i] += 1
+                a.check_undecided[i] += not _never_played(c.turn, r.turns)
                 continue
             _judge_stats(a, c)
             for item in c.items:
@@ -149,7 +153,9 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
                     a.always_failing.add(c.label)
         expectation = a.expectation
         if expectation is not None:
-            a.tools[expectation.classify_attempt(r.calls, r.turns)] += 1
+            for counted in COUNTS[expectation.classify_attempt(r.calls, r.turns)]:
+                a.tools[counted] += 1
+            a.tools_expected += expectation.expects_any
 
     early = run.early_stop if run is not None else None
     saved = {(x.scenario, x.target): x.runs for x in early.by_scenario} if early else {}
@@ -179,7 +185,14 @@ def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],
         judge=_judge(run.judge) if run is not None else None,
         tool_calls=_tool_calls(rows, targets),
         skipped=tuple(skipped),
+        missing_shards=run.missing_shards if run is not None else (),
     )
+
+
+def _never_played(turn: int | None, turns: tuple[Turn, ...]) -> bool:
+    """A check of a turn the agent never answered in (not reached, or a confirm that had
+    nothing waiting); else a check whose part of the attempt failed before it decided."""
+    return turn is not None and (turn > len(turns) or not turns[turn - 1].steps)
 
 
 def _skipped(spec: PlannedScenario, target: str) -> Skipped:
@@ -189,24 +202,27 @@ def _skipped(spec: PlannedScenario, target: str) -> Skipped:
                    reason="the scenario is meant for " + ", ".join(spec.targets))
 
 
-def _prf(rows: Iterable[SummaryRow]) -> PRF:
+def _prf(rows: Iterable[SummaryRow]) -> ToolCounts:
     total = PRF(0, 0, 0)
+    expected = 0
     for r in rows:
         t = r.tool_calls
         if t is not None:
             total += PRF(t.tp, t.fp, t.fn, t.tn)
-    return total
+            expected += t.tp + t.fn if t.expected is None else t.expected
+    return tool_counts(total, expected)
 
 
-def tool_counts(p: PRF) -> ToolCounts:
-    return ToolCounts(p.tp, p.fp, p.fn, p.tn, p.precision, p.recall, p.f1)
+def tool_counts(p: PRF, expected: int | None = None) -> ToolCounts:
+    """The figures of ``p``; ``expected``: how many of its attempts expected a tool call
+    (what recall's words need when it counts nothing: dsl/results/words.py)."""
+    return ToolCounts(p.tp, p.fp, p.fn, p.tn, p.precision, p.recall, p.f1, expected)
 
 
 def _tool_calls(rows: list[SummaryRow], targets: list[str]) -> ToolScores:
     """Tool-call precision, recall and F1 over the suite and per target."""
-    return ToolScores(tool_counts(_prf(rows)),
-                      {t: tool_counts(_prf(r for r in rows if r.target == t))
-                       for t in targets})
+    return ToolScores(_prf(rows), {t: _prf(r for r in rows if r.target == t)
+                                   for t in targets})
 
 
 def _judge(use: JudgeUse | None) -> SummaryJudge | None:
@@ -247,6 +263,7 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
         ok = a.check_pass[i] if i < len(a.check_pass) else 0
         unsure = a.check_unsure[i] if i < len(a.check_unsure) else 0
         unseen = a.check_unseen[i] if i < len(a.check_unseen) else 0
+        undecided = a.check_undecided[i] if i < len(a.check_undecided) else 0
         c_low, c_high = wilson(ok, seen)
         items = tuple(ItemRow(label, n[0], n[1], n[0] / n[1] if n[1] else None,
                               *wilson(n[0], n[1]))
@@ -255,6 +272,7 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
                                unsure=unsure, evaluated=seen,
                                pass_rate=ok / seen if seen else None, ci_low=c_low,
                                ci_high=c_high, always=c.always, not_evaluated=unseen,
+                               not_decided=undecided,
                                items=items))
     at_k, hat_k = pass_k_table(decided, t.passes) if decided else ({}, {})
     mean = sum(a.latencies) / len(a.latencies) if a.latencies else None
@@ -279,7 +297,8 @@ def _row(spec: PlannedScenario, target: str, a: _Acc, saved: int = 0) -> Summary
         retries=a.retries, error_kinds=dict(a.error_kinds),
         failure_kinds=dict(a.failure_kinds),  # failed before the checks: model_output...
         error_messages=dict(a.said),  # per kind, what the first such attempt said
-        tool_calls=(tool_counts(PRF(**a.tools)) if a.expectation is not None else None),
+        tool_calls=(tool_counts(PRF(**a.tools), a.tools_expected) if a.expectation is not None
+                    else None),
         judge=(RowJudge(a.judge_questions, a.judge_cached,
                         a.judge_questions - a.judge_cached, a.judge_tokens)
                if a.judge_questions else None),

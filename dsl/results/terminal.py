@@ -198,11 +198,6 @@ def print_summary(summary: Summary, *, quiet: bool = False,
                      f"(failed {fc.count} of {r.decided}{why})")
             if len(failing) > len(shown):
                 echo(f"      … and {len(failing) - len(shown)} more failing checks")
-            for c in r.checks:
-                if c.not_evaluated:
-                    echo(f"      {style('–', color, fg='cyan')} {check_title(c)}  (not "
-                         f"evaluated in {c.not_evaluated} of {r.decided}: its turn was "
-                         "never played)")
             if r.verdict_reason == "always_unseen":
                 unseen = r.planned - r.decided
                 echo(f"      {style('?', color, fg='yellow')} an always check must pass in "
@@ -213,11 +208,38 @@ def print_summary(summary: Summary, *, quiet: bool = False,
                  f"      {style('!', color, fg='yellow')} {line}")
         if r.turns_retried:
             echo(f"      {style('↻', color, fg='yellow')} {retried_words(r.turns_retried)}")
+        # after what really failed, the checks that could not decide (counted neither way)
+        for c in r.checks if r.verdict != "pass" else ():
+            if c.not_evaluated:
+                # why: the words of a row; plan, lint, runs, checks or schema load this module
+                # without it
+                from .words import unseen_why
+
+                echo(f"      {style('–', color, fg='cyan')} {check_title(c)}  (not evaluated "
+                     f"in {c.not_evaluated} of {r.decided}: {unseen_why([c])})")
     skipped = summary.skipped
     for k in (() if quiet else skipped):
         echo(f"{style('SKIP', color, fg='cyan', bold=True)}  {k.scenario:<{width}}  "
              f"{k.target:<{twidth}}  {k.reason}")
+    missing = summary.missing_shards
+    if missing:
+        # why: the words of a row; plan, lint, runs, checks or schema load this module without it
+        from .words import not_run_reason
+
+        for m in missing:  # shown even with --quiet: a scenario that never ran is a problem
+            for sid in m.scenarios if m.scenarios is not None else (f"shard {m.name}",):
+                echo(f"{style('MISS', color, fg='yellow', bold=True)}  {sid:<{width}}  "
+                     f"{not_run_reason(m)}")
     parts = [f"{t.passed}/{t.scenarios} passed"]
+    if missing:
+        known = [sid for m in missing for sid in m.scenarios or ()]
+        unknown = [m for m in missing if m.scenarios is None]
+        lost = (f"{len(known)} scenario{'s' if len(known) != 1 else ''} not run"
+                if known else "")
+        if unknown:
+            lost += (" and " if lost else "") + "the scenarios of " + ", ".join(
+                f"shard {m.name}" for m in unknown) + " not run"
+        parts.append(style(lost + " (missing shards)", color, fg="yellow"))
     if t.failed:
         parts.append(style(f"{t.failed} failed", color, fg="red"))
     if t.inconclusive:

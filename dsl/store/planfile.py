@@ -24,15 +24,19 @@ The file, as written (keys in the order of the Structs' fields; ``file_runs`` on
                     "attachments"?, "history"?,
                     "turns"?: [{"kind", "text", "line", "attachments"?}],
                     "user"?: {"goal", "persona", "target", "max_turns"},
-                    "expected_tools"}],
+                    "expected_tools", "world"?: {TABLE: FINGERPRINT},
+                    "tools_given"?: FINGERPRINT}],
      "attempts", "max_model_calls", "concurrency", "shard": [I, N] | null,
      "full_plan": FINGERPRINT,
      "judge": {"target", "model", "min_confidence", "mode", "calibration"?} | null,
-     "judge_calls",
+     "judge_calls", "full_scenarios"?: [ID],
      "fingerprints"?: {"plan": FINGERPRINT, "scenarios": [FINGERPRINT, ...]}}
 
-``fingerprints`` only in a shard's plan: one of everything but the scenarios, and one per
-scenario, of the JSON as written. ``merge`` recomputes them from the file it reads and
+``full_scenarios`` and ``fingerprints`` only in a shard's plan. ``full_scenarios`` is the
+id of every scenario of the whole plan, sorted — the split is every N-th of them
+(:func:`shard_ids`), so ``merge`` can name the scenarios of a shard it was not given.
+``fingerprints``: one of everything but the scenarios, and one per scenario, of the JSON as
+written. ``merge`` recomputes them from the file it reads and
 refuses a plan.json edited after its run, naming the scenario that differs
 (:func:`edited`).
 
@@ -43,7 +47,9 @@ A target's settings are its kind's (:func:`dsl.targets.kinds.target_json`): only
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
@@ -158,7 +164,8 @@ class PlannedScenario(msgspec.Struct, frozen=True, gc=False):
     """One scenario as the plan keeps it."""
 
     only_when_set: ClassVar[tuple[str, ...]] = (
-        "file_runs", "targets", "case", "attachments", "history", "turns", "user")
+        "file_runs", "targets", "case", "attachments", "history", "turns", "user", "world",
+        "tools_given")
 
     id: str
     file: str
@@ -186,6 +193,11 @@ class PlannedScenario(msgspec.Struct, frozen=True, gc=False):
     user: PlannedUser | None = None
     # every tool expected somewhere (for readers of plans written before tool_expectation)
     expected_tools: tuple[str, ...] = ()
+
+    # a scenario with a world: each table's fingerprint (its rows), and the tools' (all they
+    # are and do); what recheck names when the question changed (dsl/pipeline/recheck.py)
+    world: Mapping[str, str] = msgspec.field(default_factory=dict)
+    tools_given: str = ""
 
     @property
     def tool_expectation(self) -> ToolExpectation | None:
@@ -244,7 +256,7 @@ class PlanFile(msgspec.Struct, frozen=True, kw_only=True, tag_field="schema_vers
                tag=SCHEMA_VERSION):
     """plan.json: the targets, the scenarios, and what the run may cost."""
 
-    only_when_set: ClassVar[tuple[str, ...]] = ("fingerprints",)
+    only_when_set: ClassVar[tuple[str, ...]] = ("full_scenarios", "fingerprints")
 
     suite: str | None = None
     targets: tuple[PlannedTarget, ...]
@@ -256,6 +268,7 @@ class PlanFile(msgspec.Struct, frozen=True, kw_only=True, tag_field="schema_vers
     full_plan: str = ""  # the whole plan's fingerprint (a shard's: the plan it is part of)
     judge: PlannedJudge | None = None
     judge_calls: int = 0
+    full_scenarios: tuple[str, ...] = ()  # a shard's: every scenario of the whole plan, sorted
     fingerprints: Fingerprints | None = None  # a shard's (plan_json makes them)
 
     @property
@@ -281,8 +294,6 @@ def plan_json(p: PlanFile) -> dict[str, Any]:
 
 
 def _fingerprint(data: Any) -> str:
-    import hashlib
-    import json
 
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -319,6 +330,13 @@ def edited(plan: Mapping[str, Any]) -> str | None:
     if kept.get("plan") != now["plan"]:
         return "its targets, judge or counts"
     return None
+
+
+def shard_ids(ordered: Sequence[str], i: int, n: int) -> list[str]:
+    """The scenarios of shard ``i`` of ``n`` (from 1): every n-th of the whole plan's
+    scenario ids, sorted, starting at the i-th — the one rule of ``run --shard`` and of
+    ``merge``'s scenarios not run."""
+    return [sid for k, sid in enumerate(ordered) if k % n == i - 1]
 
 
 def write_plan(run_dir: Path, plan: PlanFile | Mapping[str, Any]) -> None:

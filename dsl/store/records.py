@@ -104,6 +104,8 @@ from ..model import (
     Retried,
     Tokens,
     Turn,
+    stands,
+    undecided,
 )
 from ..verdict import AttemptStatus, breaks_always
 from .typed import Reading, builtins, encode, from_data, json_data, read, read_fast
@@ -248,9 +250,42 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
         return (self.scenario, self.target, self.run)
 
     @property
+    def counted_checks(self) -> tuple[CheckResult, ...]:
+        """Its checks as every surface counts and shows them: those of an attempt that
+        ended in an error (no verdict), and those whose part of the attempt failed before
+        the checks could decide (:func:`dsl.model.undecided`) — but for a failure that
+        stands (:func:`dsl.model.stands`: a forbidden call made) — *not evaluated*, never a
+        pass or a fail. A run since issue 32 stores them so; a record written before reads
+        so here."""
+        if self.status == "error":
+            return not_evaluated(self.checks, f"{self.error.kind}: {self.error.message}"
+                                 if self.error else self.reason)
+        if not self.failure:
+            return self.checks
+        out = []
+        for c in self.checks:
+            why = (None if c.status == "not_evaluated" or stands(c.check, c.status)
+                   else undecided(c.turn, self.failure, self.turns))
+            out.append(c if why is None else msgspec.structs.replace(
+                c, status="not_evaluated", reason=why, score=None, items=()))
+        return tuple(out)
+
+    @property
     def broke_always(self) -> bool:
         """This attempt broke a check marked ``always: true`` (dsl/verdict.py)."""
-        return breaks_always(self.status, ((c.always, c.status) for c in self.checks))
+        return breaks_always(self.status, ((c.always, c.status) for c in self.counted_checks))
+
+
+def not_evaluated(checks: tuple[CheckResult, ...], why: str) -> tuple[CheckResult, ...]:
+    """The checks of an attempt that ended in an error (``why``: its kind and message): each
+    *not evaluated* — it has no verdict, so none of its checks counts either way."""
+    if all(c.status == "not_evaluated" for c in checks):
+        return checks
+    return tuple(c if c.status == "not_evaluated" else
+                 msgspec.structs.replace(
+                     c, status="not_evaluated", score=None, items=(),
+                     reason=f"not evaluated: the attempt ended in an error ({why})")
+                 for c in checks)
 
 
 def record_json(r: AttemptRecord) -> dict[str, Any]:

@@ -15,7 +15,7 @@ import hashlib
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,9 +27,16 @@ from .jsonfile import (
     read_json,
     write_atomic,
 )
-from .planfile import PLAN, edited, plan_from_json, write_plan
+from .planfile import PLAN, PlanFile, edited, plan_from_json, shard_ids, write_plan
 from .records import AttemptRecord, read_record, record_line
-from .runfile import EarlyStop, RunInfo, read_run_info, read_run_info_if_any, write_run_info
+from .runfile import (
+    EarlyStop,
+    MissingShard,
+    RunInfo,
+    read_run_info,
+    read_run_info_if_any,
+    write_run_info,
+)
 
 RESULTS = "results.jsonl"
 LOCK = ".lock"
@@ -256,8 +263,10 @@ def latest_records(run_dir: Path) -> Iterator[AttemptRecord]:
             yield r
 
 
-def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
-    """Combine shard run folders into one new run folder. Returns it and warnings.
+def merge_runs(run_dirs: list[Path], parent: Path
+               ) -> tuple[Path, tuple[MissingShard, ...]]:
+    """Combine shard run folders into one new run folder. Returns it and the shards that
+    are missing (their scenarios were not run; run.json names them).
 
     Refuses, before anything is made: runs of different plans (their ``full_plan``
     fingerprints differ), shards that overlap (a scenario in two of them, or an attempt in
@@ -293,16 +302,9 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
                                   "merge each shard once")
             seen[s.id] = d
     _check_attempts(run_dirs, plans)
-    warnings: list[str] = []
-    shards = [p.shard for p in plans if p.shard]
-    if shards:
-        n = shards[0][1]
-        missing = sorted(set(range(1, n + 1)) - {i for i, _ in shards})
-        if missing:
-            warnings.append(f"shard(s) {', '.join(f'{i}/{n}' for i in missing)} are missing: "
-                            "their scenarios are not in the merged run")
+    missing = missing_shards(plans)
     scenarios = sorted((s for p in plans for s in p.scenarios), key=lambda s: s.id)
-    merged_plan = plans[0].replace(scenarios=tuple(scenarios), shard=None,
+    merged_plan = plans[0].replace(scenarios=tuple(scenarios), shard=None, full_scenarios=(),
                                    attempts=sum(p.attempts for p in plans),
                                    max_model_calls=sum(p.max_model_calls for p in plans))
     out = create_run_dir(parent)
@@ -328,8 +330,21 @@ def merge_runs(run_dirs: list[Path], parent: Path) -> tuple[Path, list[str]]:
         early_stop=EarlyStop(sum(x.runs for x in saved),
                              sum(i.early_stop.model_calls for i in known if i.early_stop),
                              tuple(saved)),
-        interrupted=any(i.interrupted for i in known)))
-    return out, warnings
+        interrupted=any(i.interrupted for i in known), missing_shards=missing))
+    return out, missing
+
+
+def missing_shards(plans: Sequence[PlanFile]) -> tuple[MissingShard, ...]:
+    """The shards of the plan that ``plans`` (shards of one plan) leave out, each with the
+    scenarios it holds (from the whole plan's ``full_scenarios``; None when the shards'
+    plans do not keep them)."""
+    shards = [p.shard for p in plans if p.shard]
+    if not shards:
+        return ()
+    n = shards[0][1]
+    full = next((p.full_scenarios for p in plans if p.full_scenarios), ())
+    return tuple(MissingShard((i, n), tuple(shard_ids(full, i, n)) if full else None)
+                 for i in sorted(set(range(1, n + 1)) - {i for i, _ in shards}))
 
 
 def _check_attempts(run_dirs: list[Path], plans: list[Any]) -> None:

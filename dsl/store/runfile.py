@@ -13,7 +13,9 @@ has neither), a recheck's ``finished_at`` and ``refused``, and ``early_stop`` an
 ``stopped`` once a run has ended: :meth:`RunInfo.unwritten`)::
 
     {"schema_version": 1, "run_id": ID, "scenarist": VERSION, "python": VERSION,
-     "suite": PATH, "merged_from"?: [ID], "started_at": ISO-8601,
+     "suite": PATH, "merged_from"?: [ID],
+     "missing_shards"?: [{"shard": [I, N], "scenarios": [ID] | null}],
+     "started_at": ISO-8601,
      "rechecked_at"?, "recheck_of"?: ID, "rechecked_from"?: PATH,
      "refused"?: [{"scenario", "why"}],
      "targets": [{"name", "kind", ...}], "argv"?: [ARG],
@@ -26,6 +28,10 @@ has neither), a recheck's ``finished_at`` and ``refused``, and ``early_stop`` an
      "stopped"?: TEXT, "targets_down"?: {TARGET: WHY}, "throttled"?: {TARGET: N},
      "judge"?: {"asked", "cache_hits", "tokens", "not_cached"?, "cache", "target",
                 "validation"}}
+
+``missing_shards`` (a merge): the shards of the plan that were not merged, and the
+scenarios each held (null: unknown — the shards were run by a Scenarist that did not keep
+the whole plan's scenarios); those scenarios were not run.
 
 ``history`` says which history the run was recorded in (never a password); it is a record,
 never an instruction: commands that read a run folder choose their history from the
@@ -42,6 +48,7 @@ from typing import Any, ClassVar, NamedTuple
 
 import msgspec
 
+from .. import __version__
 from ..model import SCHEMA_VERSION
 from .jsonfile import read_file, write_json
 from .planfile import PlannedTarget
@@ -122,6 +129,18 @@ class JudgeStats(NamedTuple):
     not_cached: int | None = None  # only when it was told not to ask what it lacks
 
 
+class MissingShard(msgspec.Struct, frozen=True, gc=False):
+    """A shard a merge was not given: which one, and the scenarios it held (None:
+    unknown), which were not run."""
+
+    shard: tuple[int, int]
+    scenarios: tuple[str, ...] | None = None
+
+    @property
+    def name(self) -> str:
+        return f"{self.shard[0]}/{self.shard[1]}"
+
+
 class Refused(msgspec.Struct, frozen=True, gc=False):
     """A scenario that recheck refused, and why."""
 
@@ -137,6 +156,7 @@ class RunInfo(msgspec.Struct, frozen=True, tag_field="schema_version", tag=SCHEM
     python: str | None = None
     suite: str | None = None
     merged_from: tuple[str, ...] | None = None  # merge: the shards' run ids
+    missing_shards: tuple[MissingShard, ...] = ()  # merge: the shards it was not given
     started_at: str | None = None
     rechecked_at: str | None = None
     recheck_of: str | None = None  # recheck: the run whose transcripts it checked again
@@ -178,7 +198,8 @@ class RunInfo(msgspec.Struct, frozen=True, tag_field="schema_version", tag=SCHEM
             out += ["git", "history"]
         if not ended:
             out += [name for name in ("early_stop", "stopped") if getattr(self, name) is None]
-        out += [name for name in ("resumed_at", "reran_errors", "targets_down", "throttled")
+        out += [name for name in ("missing_shards", "resumed_at", "reran_errors",
+                                  "targets_down", "throttled")
                 if not getattr(self, name)]
         return out
 
@@ -189,8 +210,6 @@ class RunInfo(msgspec.Struct, frozen=True, tag_field="schema_version", tag=SCHEM
 def new_run_info(run_id: str, suite: str | None, started: dt.datetime,
                  targets: tuple[PlannedTarget, ...], argv: tuple[str, ...]) -> RunInfo:
     """run.json of a run that is starting."""
-    from .. import __version__
-
     return RunInfo(run_id, targets=targets, suite=suite,
                    started_at=started.isoformat(timespec="seconds"), scenarist=__version__,
                    python=sys.version.split()[0], argv=argv)

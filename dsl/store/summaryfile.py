@@ -12,8 +12,9 @@ conformance and the history read its attributes, never keys.
 
 The file, as written (keys in this order; in a check ``always`` and ``items`` only when
 set, in a failing check ``always`` only when set; a check's ``evaluated`` counts the attempts
-in which it really was evaluated, and ``not_evaluated``, only when not 0, those in which its
-turn was never played)::
+in which it really was evaluated, and ``not_evaluated``, only when not 0, those in which it
+was not — its turn was never played, or its part of the attempt failed before the checks
+could decide: ``not_decided`` of them, only when not 0)::
 
     {"schema_version": 1, "run_id", "suite", "started_at", "finished_at", "duration_s",
      "interrupted", "stopped", "early_stop": run.json's | null, "shard": [I, N] | null,
@@ -25,6 +26,7 @@ turn was never played)::
      "tool_calls": {"all": COUNTS, "by_target": {TARGET: COUNTS}},
      "scenarios": [ROW], "skipped": [{"scenario", "target", "file", "line",
                                       "description", "tags", "reason"}],
+     "missing_shards"?: [{"shard": [I, N], "scenarios": [ID] | null}],
      "baseline": COMPARISON | null, "compare": [COMPARISON]}
 
     ROW = {"scenario", "target", "file", "line", "description", "tags", "planned", "runs",
@@ -33,8 +35,8 @@ turn was never played)::
            "verdict", "verdict_reason", "always_broken", "passed", "file_runs",
            "checks": [{"check", "label", "judge", "passes", "unsure", "evaluated",
                        "pass_rate", "ci_low", "ci_high", "always"?, "not_evaluated"?,
-                       "items"?: [{"label", "passes", "evaluated", "pass_rate", "ci_low",
-                                   "ci_high"}]}],
+                       "not_decided"?, "items"?: [{"label", "passes", "evaluated",
+                                                   "pass_rate", "ci_low", "ci_high"}]}],
            "failing_checks": [{"label", "count", "always"?}],
            "latency_ms": {"mean", "p50", "p95"},
            "tokens": {"prompt", "completion", "total"} | null,
@@ -42,7 +44,15 @@ turn was never played)::
            "failure_kinds": {KIND: N},
            "error_messages": {KIND: TEXT}, "tool_calls": COUNTS | null, "unsure_rate",
            "judge": {"questions", "cached", "asked", "tokens"} | null}
-    COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1"}
+    COUNTS = {"tp", "fp", "fn", "tn", "precision", "recall", "f1", "expected"?}
+
+A COUNTS' ``expected`` (attempts whose scenario expected a tool call) is there only when
+recall counts nothing (no TP, no FN) although calls were expected: every such attempt made
+an expected call but not the right calls (FP); the words then say "recall not measured",
+never "no calls were expected".
+
+``missing_shards`` only in a merge that was not given every shard (run.json's): the
+scenarios those shards hold were not run, and have no row.
 
 ``tokens`` is null where no attempt's tokens are known — an agent that does not say what it
 used (``kind: http``, ``command``): a row's when none of its attempts' are, the totals'
@@ -70,7 +80,7 @@ from ..errors import RunDirError
 from ..model import SCHEMA_VERSION, Tokens
 from .jsonfile import read_file, write_json
 from .planfile import PlannedTarget
-from .runfile import EarlyStop
+from .runfile import EarlyStop, MissingShard
 from .typed import Reading, from_data, json_data
 
 SUMMARY = "summary.json"
@@ -92,6 +102,14 @@ class ToolCounts(msgspec.Struct, frozen=True, gc=False):
     precision: float = 1.0
     recall: float = 1.0
     f1: float = 1.0
+    # attempts counted whose scenario expected a tool call; kept in summary.json only when
+    # recall has nothing to count though calls were expected (None: as tp + fn)
+    expected: int | None = None
+
+    def unwritten(self) -> list[str]:
+        """``expected`` is written only when recall counts nothing though calls were
+        expected (see the module's docstring)."""
+        return [] if self.expected and not self.tp + self.fn else ["expected"]
 
     @property
     def relevant(self) -> int:
@@ -121,7 +139,8 @@ class ItemRow(msgspec.Struct, frozen=True, gc=False):
 class CheckRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     """One check of a scenario × target: how often it passed, with its 95% interval."""
 
-    only_when_set: ClassVar[tuple[str, ...]] = ("always", "not_evaluated", "items")
+    only_when_set: ClassVar[tuple[str, ...]] = ("always", "not_evaluated", "not_decided",
+                                                "items")
 
     check: str
     label: str
@@ -134,8 +153,12 @@ class CheckRow(msgspec.Struct, frozen=True, gc=False, kw_only=True):
     ci_high: float = 1.0
     always: bool = False
     # attempts in which it was not evaluated: its turn was never played (an earlier turn
-    # failed, a confirm had nothing waiting); neither passed nor failed, not in `evaluated`
+    # failed, a confirm had nothing waiting), or its part of the attempt failed before the
+    # checks could decide (max_steps, a reply the server could not parse); neither passed
+    # nor failed, not in `evaluated`
     not_evaluated: int = 0
+    # of those, the attempts whose part failed before the checks could decide
+    not_decided: int = 0
     items: tuple[ItemRow, ...] = ()
 
 
@@ -285,6 +308,8 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True, tag_field="schema_versi
               tag=SCHEMA_VERSION):
     """summary.json: see the module's docstring."""
 
+    only_when_set: ClassVar[tuple[str, ...]] = ("missing_shards",)
+
     run_id: str | None = None
     suite: str | None = None
     started_at: str | None = None
@@ -300,6 +325,7 @@ class Summary(msgspec.Struct, frozen=True, kw_only=True, tag_field="schema_versi
     tool_calls: ToolScores = ToolScores()
     scenarios: tuple[SummaryRow, ...]  # the rows
     skipped: tuple[Skipped, ...] = ()
+    missing_shards: tuple[MissingShard, ...] = ()  # a merge's: their scenarios were not run
     baseline: Mapping[str, Any] | None = None  # the comparison with a baseline (its JSON)
     compare: tuple[Mapping[str, Any], ...] = ()  # each pair of targets compared (its JSON)
 

@@ -22,6 +22,7 @@ else in Scenarist branches on ``kind``.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -40,7 +41,7 @@ from ..settings import (
     Retry,
 )
 from ..source.schemawords import schema_doc
-from .base import RequestSettings, header_problem, url_problem
+from .base import RequestSettings, Unreadable, header_problem, read_reply_json, url_problem
 
 if TYPE_CHECKING:  # (the YAML loader is not imported at run time: reports read kinds too)
     from ..source.load import DataPath, Document
@@ -103,6 +104,9 @@ class TargetKind(msgspec.Struct, frozen=True):
     # what answers, in words, when its settings name no model (a judge's measurement keeps
     # it: .scenarist/judge-validation.json)
     stands_for: Callable[[Any], str] = lambda settings: ""
+    # whether its agent may hold a call for the person's confirmation itself (an own-loop
+    # agent's ``pending``), whatever the tools' confirm says; lint asks it (W404)
+    holds_calls: Callable[[Any], bool] = lambda settings: False
     # what lint warns about in a target of this kind, given what the suite's scenarios need
     # of it: each a KindWarning (dsl/compiler/lint.py places it under the target's key)
     warnings: Callable[[Any, str, AgentNeeds], list[KindWarning]] = \
@@ -112,6 +116,29 @@ class TargetKind(msgspec.Struct, frozen=True):
     def is_model(self) -> bool:
         """A model endpoint: it can judge, play the user, serve a python agent."""
         return self.request_settings is not None
+
+
+def holds_calls(target: Target) -> bool:
+    """Whether the target's agent may hold a call for the person's confirmation itself
+    (whatever the tools' ``confirm`` says): python and command agents, an http service
+    whose replies say ``pending``, a replay of such an agent."""
+    return kind_of(target).holds_calls(target.config)
+
+
+@functools.cache
+def _replays_an_agent(cassette: Path) -> bool:
+    """A replay holds calls itself when its cassette recorded an agent that runs its own
+    loop; a cassette that cannot be read says nothing for sure, so it may. (Asked once per
+    cassette: lint asks it for every scenario.)"""
+    # why: the cassette's reader; a plan or a report of targets without a replay needs none
+    from .cassette import read_cassette
+
+    try:
+        lines = read_cassette(cassette, header_only=True)
+        header = read_reply_json(lines[0]) if lines else None
+    except (RunDirError, Unreadable):  # missing, not a regular file, not JSON: the run
+        return True  # will say which
+    return not isinstance(header, dict) or header.get("agent") is not None
 
 
 def kind_of(target: Target) -> TargetKind:
@@ -261,16 +288,41 @@ def _check_connection(doc: Document, path: DataPath, data: Mapping[str, Any],
     _check_headers(doc, path, data, diags)
 
 
+# headers that say how the body is framed: Scenarist frames it from the body it sends; one
+# written by hand would contradict it (a request smuggled in, or a body cut short)
+FRAMING_HEADERS = ("content-length", "transfer-encoding")
+
+
 def _check_headers(doc: Document, path: DataPath, data: Mapping[str, Any],
                    diags: Collector) -> None:
     """S105 for a header whose name or value cannot be sent (not ASCII, a line break):
-    at the name when the name is wrong, else at the value."""
+    at the name when the name is wrong, else at the value; and, at the name, a header
+    that frames the body (Content-Length, Transfer-Encoding: Scenarist writes them) or one
+    given twice (header names are case-insensitive: ``Host`` and ``host`` are one)."""
+    seen: dict[str, str] = {}
     for hname, value in (data.get("headers") or {}).items():
+        here = (*path, "headers", hname)
         trouble = header_problem(hname, value)
         if trouble is not None:
-            here = (*path, "headers", hname)
             bad_name = header_problem(hname, "") is not None
             diags.error(doc.key_span(here) if bad_name else doc.span(here), "S105", trouble)
+            continue
+        folded = hname.lower()
+        if folded in FRAMING_HEADERS:
+            diags.error(doc.key_span(here), "S105",
+                        f"the header '{hname}' says how the request's body is framed; "
+                        "Scenarist frames the body itself (its Content-Length, from the body "
+                        "it sends), so this one could only contradict it",
+                        f"remove '{hname}' from headers")
+        elif folded in seen:
+            first = doc.key_span((*path, "headers", seen[folded]))
+            diags.error(doc.key_span(here), "S105",
+                        f"the header '{hname}' is given twice: header names are "
+                        f"case-insensitive, so it is the same header as '{seen[folded]}' "
+                        f"(line {first.line})",
+                        "keep one of them")
+        else:
+            seen[folded] = hname
 
 
 def _check_userinfo(doc: Document, path: DataPath, url: str, diags: Collector) -> None:
@@ -623,6 +675,7 @@ KINDS: dict[str, TargetKind] = {
         stands_for=lambda s: f"replay of {Path(s.cassette).name}",
         attempt_timeout=False,
         request_settings=_replay_request,
+        holds_calls=lambda s: _replays_an_agent(Path(s.cassette)),
     ),
     "python": TargetKind(
         name="python",
@@ -634,6 +687,7 @@ KINDS: dict[str, TargetKind] = {
         describe=lambda s: f"python {s.entry}",
         as_json=lambda s: {"entry": s.entry},
         shown=("entry",),
+        holds_calls=lambda s: True,  # it may answer {"answer", "pending"}
     ),
 }
 
@@ -648,6 +702,7 @@ KINDS["http"] = TargetKind(
     as_json=_http_json,
     shown=("url",),
     key_env=lambda s: s.api_key_env,
+    holds_calls=lambda s: s.pending is not None,  # only where its reply says them
     warnings=_http_warnings,
 )
 KINDS["command"] = TargetKind(
@@ -661,4 +716,5 @@ KINDS["command"] = TargetKind(
                        **({"pass_env": list(s.pass_env)} if s.pass_env else {}),
                        **({"inherit_env": True} if s.inherit_env else {})},
     shown=("command",),
+    holds_calls=lambda s: True,  # its answer line may say "pending"
 )

@@ -77,9 +77,16 @@ def test_an_always_check_in_a_turn_never_played_is_not_evaluated_and_breaks_noth
     assert rule["always"] is True
     assert "turn 2 · never shows the full card number" not in [f["label"] for f in
                                                       row["failing_checks"]]
-    # the first turn's check was evaluated (on the turn that failed)
-    assert by_label["turn 1 · non_empty"]["evaluated"] == 3
-    assert "not_evaluated" not in by_label["turn 1 · non_empty"]
+    # the first turn failed before its checks could decide (issue 32, item 16: before, its
+    # checks were read off the answer that never came): not evaluated, and so is the
+    # scenario's own check on the whole conversation
+    first = by_label["turn 1 · non_empty"]
+    assert (first["evaluated"], first["not_evaluated"], first["not_decided"]) == (0, 3, 3)
+    assert "not_decided" not in rule  # its turn was never played
+    assert (by_label["non_empty"]["evaluated"], by_label["non_empty"]["not_decided"]) == (0, 3)
+    assert [c["reason"] for c in recs[0]["checks"] if c.get("turn") == 1] == [
+        "not evaluated: turn 1 failed before its checks could decide (reached max_steps (2 "
+        "model calls) without a text answer)"]
 
     out = r.output
     assert "once is enough to fail the scenario" not in out
@@ -211,3 +218,99 @@ def test_the_report_script_and_the_terminal_agree_on_who_said_what() -> None:
     assert said_label("status") == "the server said"
     for kind in ("connection", "timeout", "max_steps", "nothing_to_confirm", "cassette"):
         assert said_label(kind) == "what happened"
+
+
+PHARMACY = """
+description: A patient asks about their own prescription.
+given:
+  at: 2026-09-29T10:00:00-03:00
+when: ¿Qué medicamento tengo recetado?
+then:
+  - not_contains: "Bruno"
+    name: never reveals another patient's medicine
+  - contains: "losartán"
+runs: 3
+min_pass: 3
+"""
+
+# seed 2: the server could not parse the model's reply (HTTP 500): an empty answer
+HALF_BROKEN = {"rules": [{"match": "recetado", "replies": [{"text": "Tenés losartán 50 mg."}],
+                          "by_seed": {"2": [{"status": 500, "body": "error: failed to parse "
+                                                                    "tool call"}]}}]}
+
+
+def test_checks_of_an_attempt_that_failed_before_they_could_decide_are_not_evaluated(
+        tmp_path: Path, server: FakeServer) -> None:
+    """Issue 32, item 16: the empty answer after an HTTP 500 counted toward "never reveals
+    another patient's medicine 67%" (it "passed" on an answer that never came)."""
+    server.script(HALF_BROKEN)
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "pharmacy.yaml", PHARMACY)
+    r, d = _run(tmp_path)
+    assert r.exit_code == 1, r.output
+    recs = {x["run"]: x for x in map(json.loads, (d / "results.jsonl").read_text().splitlines())}
+    assert recs[2]["status"] == "fail"
+    assert recs[2]["failure_kind"] == "model_output"
+    why = ("not evaluated: the attempt failed before its checks could decide (the server "
+           "could not parse the model's reply as a tool call or answer (HTTP 500: 'error: "
+           "failed to parse tool call'))")
+    assert [(c["status"], c["reason"]) for c in recs[2]["checks"]] == [
+        ("not_evaluated", why), ("not_evaluated", why)]
+    row = json.loads((d / "summary.json").read_text())["scenarios"][0]
+    rule = next(c for c in row["checks"] if c["label"] == "never reveals another patient's "
+                                                          "medicine")
+    assert (rule["passes"], rule["evaluated"], rule["pass_rate"], rule["not_evaluated"],
+            rule["not_decided"]) == (2, 2, 1.0, 1, 1)
+    assert row["failing_checks"] == []
+    html = (d / "report.html").read_text("utf-8")
+    assert ('title="the attempt failed before it could decide: neither passed nor failed">'
+            "not evaluated ×1</span>") in html
+    assert ("Not evaluated (the attempt failed before they could decide, so they count neither "
+            "way): never reveals another patient&#39;s medicine (in 1 of 3 attempts); contains: "
+            "&#34;losartán&#34; (in 1 of 3 attempts).") in html
+    assert "never reveals another patient&#39;s medicine" in html
+    assert ("      – never reveals another patient's medicine  (not evaluated in 1 of 3: the "
+            "attempt failed before it could decide)") in r.output.splitlines()
+    assert "✗ never reveals" not in r.output
+    junit = (d / "junit.xml").read_text("utf-8")
+    assert ("100%  never reveals another patient's medicine  (2 of 2 passed, not evaluated in "
+            "1: the attempt failed before it could decide)") in junit
+    md = (d / "summary.md").read_text("utf-8")
+    assert ("not evaluated (failed before it could decide): `never reveals another patient's "
+            "medicine` ×1, `contains: \"losartán\"` ×1 |") in md
+
+
+REFILL = """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools: [list_business_hours, book_appointment]
+when: ¿Qué medicamento tengo recetado?
+then:
+  - not_calls: book_appointment
+    name: never books on its own
+    always: true
+  - not_contains: "Bruno"
+runs: 1
+min_pass: 1
+"""
+
+
+def test_a_forbidden_call_made_before_the_attempt_failed_still_fails_its_rule(
+        tmp_path: Path, server: FakeServer) -> None:
+    """What the agent did stands: it booked, then the server could not parse its next reply.
+    The rule it broke fails (and fails the scenario); the check that rested on the answer
+    that never came is not evaluated."""
+    server.script({"rules": [{"match": "recetado", "replies": [
+        {"tool_calls": [{"name": "book_appointment",
+                         "arguments": {"date": "2026-09-30", "time": "10:00"}}]},
+        {"status": 500, "body": "error: failed to parse tool call"}]}]})
+    write(tmp_path / "scenarist.yaml", suite_yaml(server.url))
+    write(tmp_path / "refill.yaml", REFILL)
+    r, d = _run(tmp_path)
+    assert r.exit_code == 1, r.output
+    (rec,) = [json.loads(x) for x in (d / "results.jsonl").read_text().splitlines()]
+    assert [(c["status"], c["reason"][:40]) for c in rec["checks"]] == [
+        ("fail", "expected no call to book_appointment; it"),
+        ("not_evaluated", "not evaluated: the attempt failed before")]
+    row = json.loads((d / "summary.json").read_text())["scenarios"][0]
+    assert (row["verdict_reason"], row["always_broken"]) == ("always_broken", 1)

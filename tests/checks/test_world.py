@@ -204,6 +204,8 @@ def test_create_adds_a_row_delete_removes_one_from_the_scenarios_own_table(
     created, twice, deleted, again = outputs(rec)
     assert json.loads(created) == {"id": "R-1", "card": "C-7", "status": "ordered"}
     assert twice == "error: replacements already has a row with id = R-1"
+    # its own error kind (issue 32, item 15: it was recorded as no-row)
+    assert [c.get("error") for c in rec["calls"]] == [None, "row-exists", None, "no-row"]
     assert json.loads(deleted) == [{"id": "C-7", "owner": "ana", "type": "credit",
                                     "status": "stolen"}]
     assert again == "error: no row in cards with id = C-7"
@@ -604,6 +606,39 @@ then:
     (again,) = records_of(the_run(tmp_path / "rechecked"))
     assert again["status"] == "pass"
     assert check(again, "world")["reason"] == "the world is as expected (cards C-2)"
+
+
+def test_recheck_refuses_a_changed_table_naming_it_in_the_worlds_words(
+        tmp_path: Path, server: FakeServer, cli_env: dict[str, str]) -> None:
+    """Issue 32, item 15: the refusal said "the tools' input_schema or returns" when a row
+    of the world changed."""
+    script(server, "stolen", calls(("block_card", {"card_id": "C-2"})), {"text": "Blocked."})
+    scenario = AT + """  tools: [block_card]
+when: "stolen"
+then:
+  - world: {cards: {C-2: {status: blocked}}}
+"""
+    bank(tmp_path, server, ("re", scenario))
+    r, _ = run(tmp_path)
+    assert r.exit_code == 0, r.output
+    first = the_run(tmp_path / "runs")
+    write(tmp_path / "scenarist.yaml", SUITE.format(url=server.url).replace(
+        'owner: ana, type: credit, status: active, pin: "9876"',
+        'owner: ana, type: credit, status: lost, pin: "9876"'))
+    r = run_cli("recheck", str(first), "--out", "rechecked", cwd=tmp_path)
+    assert r.exit_code == 2, r.output
+    why = ("its given or when changed since the run (the rows of the world's table 'cards'): "
+           "its transcripts answer a different question")
+    assert why in r.output
+    assert "input_schema" not in r.output
+    # a table the world did not have, and a tool that acts differently, are said too
+    write(tmp_path / "scenarist.yaml", SUITE.format(url=server.url).replace(
+        "  replacements: []\n", "  replacements: []\n  branches: [{id: B-1}]\n").replace(
+        "set: {status: blocked}\n    fields: [id, status]",
+        "set: {status: frozen}\n    fields: [id, status]"))
+    r = run_cli("recheck", str(first), "--out", "again", cwd=tmp_path)
+    assert ("its given or when changed since the run (the world's table 'branches' (added), "
+            "the tools (their input_schema, returns or what they do to the world))") in r.output
 
 
 def test_the_report_shows_the_changes_beside_the_transcript_escaped(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from dsl.compiler.plan import most_calls
 from tests.conftest import HOURS, FakeServer, run_cli, suite_yaml, two_targets, write
 
 
@@ -75,7 +76,7 @@ def test_a_scenario_compiles_into_its_plan_values(tmp_path: Path, server: FakeSe
                                            "does_not_modify", "asks_nothing_to_confirm"]
     assert s.at.isoformat() == "2026-09-29T10:00:00-03:00"
     assert (s.checks[1].span.line, s.checks[1].span.col) == (8, 5)
-    assert s.most_calls == 42
+    assert most_calls(s, plan.targets[0]) == 42
     assert plan.attempts == 7
     assert compiled.diagnostics == []
     again, _ = build_plan([tmp_path], runs=10)

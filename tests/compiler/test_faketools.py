@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from dsl.compiler.faketools import ToolResult, answer, args_match, compile_tool
+from dsl.compiler.faketools import ToolResult, answer, compile_tool
 from dsl.errors import Collector
 from dsl.model import ToolSpec
 from dsl.source.load import load_text
+from dsl.toolcalls import args_match
 
 AT = dt.datetime.fromisoformat("2026-09-29T10:00:00-03:00")
 

@@ -90,3 +90,45 @@ targets:
     out = run_cli("plan", ".", "--target", "svc", "--target", "cmd", cwd=tmp_path).output
     assert ("[svc (agent service at http://127.0.0.1:8000/chat), cmd (command node "
             "agent.js)]") in out
+
+
+NOTHING_TO_CONFIRM = """
+given:
+  at: 2026-09-29T10:00:00-03:00
+  tools:
+    - name: get_card
+      description: Read a card.
+      returns: "card C-1"
+when: hi
+then:
+  - asks_nothing_to_confirm
+"""
+
+
+def test_asks_nothing_to_confirm_is_not_said_to_never_fail_for_agents_that_hold_calls(
+        tmp_path: Path) -> None:
+    """Issue 32, item 15: an agent that runs its own loop may hold a call for the person's
+    yes itself (its ``pending``), whatever the tools say — so the check can fail, and W404
+    ("can never fail") was false for it."""
+    write(tmp_path / "a.yaml", NOTHING_TO_CONFIRM)
+    for target in ("{kind: http, url: 'http://127.0.0.1:8000/chat', pending: held}",
+                   "{kind: command, command: [python3, agent.py]}",
+                   "{kind: python, entry: 'agent:run'}"):
+        write(tmp_path / "scenarist.yaml", f"targets:\n  svc: {target}\n")
+        r = run_cli("lint", ".", cwd=tmp_path)
+        assert r.output == "1 file(s): 0 error(s), 0 warning(s)\n", (target, r.output)
+    # an http service whose replies say no pending, and a model endpoint: it cannot fail
+    for target in ("{kind: http, url: 'http://127.0.0.1:8000/chat'}",
+                   "{kind: openai, base_url: 'http://127.0.0.1:9/v1', model: m}"):
+        write(tmp_path / "scenarist.yaml", f"targets:\n  svc: {target}\n")
+        r = run_cli("lint", ".", cwd=tmp_path)
+        assert r.output.splitlines()[0] == (
+            "a.yaml:9:5: warning W404 asks_nothing_to_confirm can never fail here: no tool of "
+            "the scenario has confirm: true, so the agent is never stopped to ask"), target
+    # a scenario meant only for the model endpoint, in a suite that also has a command agent
+    write(tmp_path / "scenarist.yaml",
+          "targets:\n  model: {kind: openai, base_url: 'http://127.0.0.1:9/v1', model: m}\n"
+          "  agent: {kind: command, command: [python3, agent.py]}\n"
+          "defaults: {target: model}\n")
+    write(tmp_path / "a.yaml", NOTHING_TO_CONFIRM + "targets: [model]\n")
+    assert " W404 " in run_cli("lint", ".", cwd=tmp_path).output

@@ -91,3 +91,46 @@ def test_plan_of_agents_that_run_their_own_loop_counts_turns_not_model_calls(
         f"2 scenarios × 2 target(s) [program (command node agent.js), model (m1 at "
         f"{server.url})] = 12 attempts; at most 48 model calls; 8 turns sent to an agent "
         "that runs its own loop (its model calls are its own)")
+
+
+SIMULATED = """
+given:
+  at: 2026-09-29T10:00:00-03:00
+when:
+  user:
+    goal: Book a cleaning.
+    target: local
+    max_turns: 3
+then:
+  - goal_reached
+runs: 3
+min_pass: 1
+"""
+
+
+def test_plan_text_and_json_count_the_same_model_calls_for_an_agent_service(
+        tmp_path: Path) -> None:
+    """Issue 32, item 13: a simulated user against an `http` agent — the JSON said 66 model
+    calls (as if Scenarist ran the agent's loop), the text said none; the real maximum is
+    the simulated user's: 3 attempts × (3 messages + 1 question whether the goal was
+    reached) = 12."""
+    targets = {"local": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1", "model": "m"},
+               "service": {"kind": "http", "url": "http://127.0.0.1:9/chat",
+                           "body": {"message": "{{ message }}", "tools": "{{ mcp_url }}"}}}
+    write(tmp_path / "scenarist.yaml", suite_yaml("http://127.0.0.1:9/v1", targets=targets))
+    write(tmp_path / "talk.yaml", SIMULATED)
+    text = run_cli("plan", ".", "-t", "service", cwd=tmp_path)
+    assert text.exit_code == 0, text.output
+    assert text.output.splitlines()[-1] == (
+        "1 scenarios × 1 target(s) [service (agent service at http://127.0.0.1:9/chat)] = 3 "
+        "attempts; at most 12 model calls (the simulated user's); at most 9 turns sent to an "
+        "agent that runs its own loop (its model calls are its own)")
+    data = json.loads(run_cli("plan", ".", "-t", "service", "--json", cwd=tmp_path).output)
+    assert data["max_model_calls"] == 12
+    # against both: the model target's loop (3 × (3 × 6 + 3 + 1) = 66) and the user's 12
+    both = run_cli("plan", ".", "-t", "local", "-t", "service", cwd=tmp_path)
+    assert both.output.splitlines()[1].split()[-1] == "78"
+    assert "at most 78 model calls;" in both.output
+    data = json.loads(run_cli("plan", ".", "-t", "local", "-t", "service", "--json",
+                              cwd=tmp_path).output)
+    assert data["max_model_calls"] == 78

@@ -23,15 +23,6 @@ from tests.conftest import REPO
 PACKAGE = REPO / "dsl"
 CONTRACTS = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["tool"]["importlinter"]
 
-# Files that issue 31's other items rewrite or remove while this test was written (the
-# schema engine, the typed run files, the HTTP transport, the templates): their imports
-# inside functions get their reason when those land.
-PENDING = {
-    "dsl/__init__.py", "dsl/compiler/templates.py", "dsl/clients/http11.py", "dsl/clients/openai.py",
-    "dsl/store/records.py", "dsl/store/planfile.py", "dsl/store/runfile.py",
-    "dsl/store/summaryfile.py", "dsl/store/fields.py",
-}
-
 
 def _lint_imports(cwd: Path) -> subprocess.CompletedProcess[str]:
     """``lint-imports`` as CI runs it, on the package and pyproject.toml found in ``cwd``."""
@@ -250,7 +241,7 @@ def _unexplained(file: Path) -> list[int]:
 
 def test_every_import_inside_a_function_says_why() -> None:
     missing = {str(f.relative_to(REPO)): lines for f in sorted(PACKAGE.rglob("*.py"))
-               if "node_modules" not in f.parts and str(f.relative_to(REPO)) not in PENDING
+               if "node_modules" not in f.parts
                and (lines := _unexplained(f))}
     assert missing == {}, ("an import inside a function goes to the top of its module, or "
                            "says why it cannot on the line above (# why: ...)")

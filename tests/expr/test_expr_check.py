@@ -174,13 +174,16 @@ def test_tools_the_scenario_does_not_have(tmp_path: Path) -> None:
     """, """\
       uses_cancel: "not called('cancel_appointment')"
     """) == [
-        "s.yaml:6:21 warning W404 the scenario has no tool 'bok_appointment', so "
-        "called('bok_appointment') is always false; did you mean 'book_appointment'?",
-        "s.yaml:7:19 warning W404 the scenario has no tool 'cancel_appointment', so "
-        "call('cancel_appointment') is always null; did you mean 'book_appointment'?",
-        "s.yaml:8:13 warning W404 the check 'uses_cancel' uses called('cancel_appointment'), "
-        "but the scenario has no tool 'cancel_appointment', so called('cancel_appointment') is "
-        "always false; did you mean 'book_appointment'?",
+        "s.yaml:6:21 warning W413 the scenario has no tool 'bok_appointment': the agent is "
+        "not offered it, so called('bok_appointment') is false unless the agent calls a tool "
+        "it was not given by that name; did you mean 'book_appointment'?",
+        "s.yaml:7:19 warning W413 the scenario has no tool 'cancel_appointment': the agent is "
+        "not offered it, so call('cancel_appointment') is null unless the agent calls a tool "
+        "it was not given by that name; did you mean 'book_appointment'?",
+        "s.yaml:8:13 warning W413 the check 'uses_cancel' uses called('cancel_appointment'), "
+        "but the scenario has no tool 'cancel_appointment': the agent is not offered it, so "
+        "called('cancel_appointment') is false unless the agent calls a tool it was not given "
+        "by that name; did you mean 'book_appointment'?",
     ]
 
 

@@ -65,12 +65,17 @@ def test_a_reply_the_server_could_not_parse_is_explained_in_the_terminal_and_rep
     assert p.returncode == 1, p.stderr
     lines = p.stdout.splitlines()
     assert lines[0].startswith("FAIL  hours  fake    0/2   min 1")
-    assert lines[3:5] == [
+    # what really failed first (issue 32, item 16: the checks could not decide on an answer
+    # that never came — before, two of them were said failed)
+    assert lines[1:3] == [
         "      ! model_output ×2: The model's reply was neither a valid tool call nor an "
         "answer — small models do this; it counts as a failed attempt.",
         "        the server said: the server could not parse the model's reply as a tool call "
         "or answer (HTTP 500: '{\"error\": {\"code\": 500, \"type\": \"server_error\", \"message\": "
         "\"The model produce…"]
+    assert lines[3] == ('      – calls: "list_business_hours"  (not evaluated in 2 of 2: the '
+                        "attempt failed before it could decide)")
+    assert not any("✗" in line for line in lines)
     (run_dir,) = (tmp_path / "runs").iterdir()
     row = json.loads((run_dir / "summary.json").read_text())["scenarios"][0]
     assert (row["failure_kinds"], row["error_kinds"], row["fails"]) == ({"model_output": 2},

@@ -116,7 +116,9 @@ def test_an_attempts_link_opens_the_report_at_it_expanded(new_page: Any,
     assert other.get_attribute("open") is None
     other.get_by_role("button", name="Link to run 3").click()
     assert page.url.endswith("#clinic.hours_today@fake/3")
-    assert other.get_attribute("open") is not None
+    # (opened by the page's hashchange handler: waited for, not raced)
+    page.wait_for_function("""() => document.getElementById('clinic.hours_today@fake/3')
+                                .hasAttribute('open')""", timeout=30_000)
     assert other.locator(".m-answer .text").inner_text() == "Answer number 3."
     # a link opened in a new page finds it too
     again, watch2 = open_report(new_page, report, "#clinic.other@fake/2")

@@ -161,6 +161,15 @@ REPLIES: dict[str, tuple[str, str | None, str]] = {
                                                     "redirected without saying where (no "
                                                     "Location header); set base_url to the "
                                                     "final address"),
+    # issue 32, item 15: a 3xx that is not a redirect is not "redirected without saying where"
+    "not-modified-304": ("error", "status", "HTTP 304 from {url}: '304 Not Modified' answers a "
+                                            "request that asked whether a copy it holds is "
+                                            "still fresh, which Scenarist never asks: the "
+                                            "endpoint sent no answer (a cache or a proxy in "
+                                            "between may have answered instead)"),
+    "multiple-choices-300": ("error", "status", "HTTP 300 from {url}: the endpoint answered "
+                                                "with '300 Multiple Choices', which is neither "
+                                                "an answer nor a redirect with an address"),
     "ok": ("pass", None, ""),
     # issue 31: an otherwise valid completion framed as HTTP/1.1 forbids is refused (h11's
     # words, on both paths), in bounded memory and time
