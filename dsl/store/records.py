@@ -38,7 +38,7 @@ the conversation — only with a simulated user)::
      "world_turns"?: [[CHANGE, ...], ...], "user_messages"?: [TEXT],
      "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never",
      "retried"?: [{"turn", "kind", "reason", "discarded": [{"name", "args", "output"}]}],
-     "seed": N}
+     "seed": N, "redacted"?: [INDEX | null | ["n" | "j", [...]]]}
 
 (Lines written before Scenarist read them with msgspec had the same keys in another order:
 ``seed`` after ``run``, a conversation's keys after ``messages``.)
