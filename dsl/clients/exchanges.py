@@ -57,6 +57,7 @@ from ..errors import CassetteMiss, EndpointError, RunDirError
 from ..execution.run import known_secrets
 from ..model import MCP_USES, Call, Scenario, Target
 from ..targets.base import (
+    ATTEMPT_SECRETS,
     AgentContext,
     ChatModel,
     Reply,
@@ -126,7 +127,8 @@ class ExchangeRecorder:
               mcp: str | None = None, scenario: Scenario | None = None) -> None:
         known = None
         if scenario is not None and self._redactor is not None and self._redactor.patterns:
-            known = known_secrets(self._redactor, scenario)
+            # the attempt's (try's: the scenario it saves a cassette for), else its own
+            known = ATTEMPT_SECRETS.get() or known_secrets(self._redactor, scenario)
         self._write({"key": exchange_key(turn), "scenario": turn.scenario, "seed": turn.seed,
                      "turn": turn.turn, "request": answered.request, "reply": answered.reply,
                      "calls": [recorded_call(c) for c in made],
@@ -252,7 +254,8 @@ class ExchangeReplay:
             raise self._missed(turn)
         kept = entry  # as the cassette keeps it: what the tools' answers are compared with
         if scenario is not None and self.redactor is not None and entry.get("redacted"):
-            entry = restored(entry, self.redactor, known_secrets(self.redactor, scenario))
+            entry = restored(entry, self.redactor,
+                             ATTEMPT_SECRETS.get() or known_secrets(self.redactor, scenario))
         where = f"turn {turn.turn} of run {turn.seed} of {turn.scenario}"
         if entry["calls"] and self.version < AGENT_CASSETTE_VERSION:
             raise CassetteMiss(
