@@ -36,8 +36,9 @@ from msgspec.structs import replace  # noqa: E402
 from report_bench import generate  # noqa: E402
 
 from dsl.compiler.redact import Known, Redactor, build  # noqa: E402
+from dsl.errors import Span  # noqa: E402
 from dsl.execution.run import checked_data, kept_record, known_secrets  # noqa: E402
-from dsl.model import AttemptData, Call, Scenario, Span, Tokens  # noqa: E402
+from dsl.model import AttemptData, Call, Scenario, Tokens  # noqa: E402
 from dsl.store import latest_records  # noqa: E402
 from dsl.store.records import AttemptRecord, record_line  # noqa: E402
 
