@@ -227,6 +227,8 @@ SCENARIO_KEPT = frozenset({"id", "file", "line", "runs", "min_pass", "given_when
                            "max_steps", "file_runs", "targets", "at", "tags",
                            "expected_tools"})
 TARGET_KEPT = frozenset({"name", "kind"})
+# where a number may be a secret: a call's arguments a check expects, a case's values
+PLAN_NUMBERS = frozenset({"args", "values"})
 
 
 def kept_plan(data: dict[str, Any], redactor: Redactor | None) -> dict[str, Any]:
@@ -253,7 +255,7 @@ def kept_fields(data: Any, kept: frozenset[str], redactor: Redactor) -> Any:
     # why: regex, only for a run that redacts
     from .redact import Known
 
-    return redactor.traced(data, Known({}), kept, frozenset())[0]
+    return redactor.traced(data, Known({}), kept, PLAN_NUMBERS)[0]
 
 
 def kept_target(t: PlannedTarget, redactor: Redactor | None) -> PlannedTarget:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -110,10 +111,11 @@ def test_a_command_agents_secret_arguments_replay_and_recheck_as_they_ran_live(
     assert recheck.exit_code == 0, recheck.output
     assert _checks(the_run(root / "replayed")) == live_checks
     assert _checks(the_run(root / "rechecked")) == live_checks
+    pin = re.compile(rb"(?<![0-9A-Za-z])%d(?![0-9A-Za-z])" % PIN)  # not inside a hash
     for f in _files(root / "live", root / "replayed", root / "rechecked", root / "cassettes"):
         data = f.read_bytes()
         assert TOKEN.encode() not in data, f
-        assert str(PIN).encode() not in data, f
+        assert not pin.search(data), f
 
 
 def test_an_answer_that_leaks_a_secret_fails_no_secrets_everywhere(tmp_path: Path) -> None:
