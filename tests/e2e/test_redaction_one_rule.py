@@ -292,3 +292,36 @@ def test_mcp_prints_no_secret(tmp_path: Path, server: FakeServer, secret_env: No
         proc.send_signal(signal.SIGINT)
         out, err = proc.communicate(timeout=20)
     _clean(out + err, "mcp")
+
+
+def test_a_models_integer_argument_stays_json_and_replays(
+        tmp_path: Path, server: FakeServer) -> None:
+    """A model's tool call with an integer a pattern matches: valid live, the cassette's
+    arguments still JSON, and the replay calls the tool with the integer."""
+    server.script({"rules": [{"match": "block", "replies": [
+        {"tool_calls": [{"name": "block_card",
+                         "arguments": {"card_id": TOKEN, "pin": PIN}}]},
+        {"text": f"Blocked {TOKEN}."}]}]})
+    suite = {**CARD_SUITE, "targets": {
+        "live": {"kind": "openai", "base_url": server.url, "model": "m", "timeout_ms": 5000,
+                 "retry": {"max_attempts": 1}},
+        "again": {"kind": "replay", "cassette": "cassettes/model.jsonl"}},
+        "defaults": {"runs": 1, "target": "live"}}
+    write(tmp_path / "scenarist.yaml", json.dumps(suite, indent=2))
+    write(tmp_path / "block.yaml", BLOCK)
+    live = run_cli("run", "--record", "cassettes/model.jsonl", "--out", "live", cwd=tmp_path)
+    assert live.exit_code == 0, live.output
+    lines = [json.loads(x) for x in
+             (tmp_path / "cassettes" / "model.jsonl").read_text().splitlines()[1:]]
+    (call,) = lines[0]["response"]["choices"][0]["message"]["tool_calls"]
+    assert json.loads(call["function"]["arguments"]) == {
+        "card_id": "[REDACTED:card-token]", "pin": "[REDACTED:pin]"}
+    replay = run_cli("run", "--target", "again", "--out", "replayed", cwd=tmp_path)
+    assert replay.exit_code == 0, replay.output
+    recheck = run_cli("recheck", str(the_run(tmp_path / "live")), "--out", "rechecked",
+                      cwd=tmp_path)
+    assert recheck.exit_code == 0, recheck.output
+    live_checks = _checks(the_run(tmp_path / "live"))
+    assert live_checks["valid_args"].startswith("pass"), live_checks
+    assert _checks(the_run(tmp_path / "replayed")) == live_checks
+    assert _checks(the_run(tmp_path / "rechecked")) == live_checks
