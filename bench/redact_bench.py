@@ -73,8 +73,8 @@ def before(records: list[AttemptRecord], redactor: Redactor) -> None:
 def now(records: list[AttemptRecord], redactor: Redactor, known: Known) -> None:
     for r in records:
         d = data_of(r)
-        checked_data(d, replace(r, checks=()), redactor, known)
-        record_line(kept_record(r, redactor, known))
+        _seen, clean = checked_data(d, replace(r, checks=()), redactor, known)
+        record_line(kept_record(r, redactor, known, clean))
 
 
 def main() -> None:

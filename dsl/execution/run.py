@@ -344,12 +344,20 @@ def known_secrets(redact: Redactor, scenario: Scenario) -> Known:
 
 
 def kept_record(rec: AttemptRecord, redact: Redactor | None,
-                known: Known | None = None) -> AttemptRecord:
+                known: Known | None = None, verdict_only: bool = False) -> AttemptRecord:
     """The record as results.jsonl keeps it and everything after the run shows it: every
     secret replaced by its ``[REDACTED:NAME]`` mark, and ``redacted`` saying which of the
-    scenario's own secrets (``known``) each mark stands for (:func:`restored_record`)."""
+    scenario's own secrets (``known``) each mark stands for (:func:`restored_record`).
+    ``verdict_only``: the rest of the record was found to hold no secret (the attempt's
+    own texts, by :func:`checked_data`): only the reason, the checks and the error are
+    searched first."""
     if redact is None or not redact.patterns:
         return rec
+    if verdict_only:
+        _red, found = redact.traced({"reason": rec.reason, "checks": builtins(rec.checks),
+                                     "error": builtins(rec.error)}, known or Known({}))
+        if not found:
+            return rec
     red, hints = redact.traced(builtins(replace(rec, redacted=())), known or Known({}),
                                RECORD_KEPT, RECORD_NUMBERS)
     if not hints:
@@ -377,20 +385,21 @@ def _exact(hints: Any) -> bool:
 
 
 def checked_data(data: AttemptData, rec: AttemptRecord, redact: Redactor | None,
-                 known: Known | None) -> AttemptData:
+                 known: Known | None) -> tuple[AttemptData, bool]:
     """The attempt as its checks see it, live, on replay and on recheck alike: the true
-    values, each secret put back from the record results.jsonl keeps. A secret the
-    scenario does not hold (the agent made it up, or read it elsewhere) stays its
-    ``[REDACTED:NAME]`` mark here as on recheck; ``no_secrets`` looks for both."""
+    values, each secret put back from the record results.jsonl keeps (``rec``: the
+    attempt's record before its checks). A secret the scenario does not hold (the agent
+    made it up, or read it elsewhere) stays its ``[REDACTED:NAME]`` mark here as on
+    recheck; ``no_secrets`` looks for both. And whether the record held no secret at all."""
     if redact is None or not redact.patterns:
-        return data
+        return data, True
     kept = kept_record(rec, redact, known)
     if _exact(kept.redacted):
-        return replace(data, secrets=redact)
+        return replace(data, secrets=redact), not kept.redacted
     back = restored_record(kept, known or Known({}))
     return replace(data, answer=back.answer, calls=back.calls, messages=back.messages,
                    turns=back.turns, user_messages=back.user_messages,
-                   failure=back.failure, stderr=back.stderr, secrets=redact)
+                   failure=back.failure, stderr=back.stderr, secrets=redact), False
 
 
 async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
@@ -419,18 +428,18 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
         return kept_record(make_record(scenario, target, run, started, "error",
                                        f"timeout: {err.message}", error=err), redact)
     # the checks see the true values, as a replay and a recheck restore them
-    seen = checked_data(data, make_record(scenario, target, run, started, "pass", "",
-                                          data=data), redact, known)
+    seen, clean = checked_data(data, make_record(scenario, target, run, started, "pass", "",
+                                                 data=data), redact, known)
     checks, judge_failure = await evaluate(scenario, seen, judge)
     if judge_failure is not None:  # the judge could not be asked: no verdict, not a failure
         err = EndpointError("judge", judge_failure)
         return kept_record(make_record(scenario, target, run, started, "error",
                                        f"judge: {judge_failure}", data=data, error=err,
                                        checks=not_evaluated(checks, f"judge: {judge_failure}")),
-                           redact, known)
+                           redact, known, clean)
     status, reason = attempt_status(seen, checks)
     return kept_record(make_record(scenario, target, run, started, status, reason,
-                                   data=data, checks=checks), redact, known)
+                                   data=data, checks=checks), redact, known, clean)
 
 
 async def execute(
