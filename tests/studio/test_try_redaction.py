@@ -68,7 +68,8 @@ def test_try_on_the_page_shows_no_secret(studio_on: Any, tmp_path: Path,
             ended = c.post(f"/api/try/{talk['id']}", json={"action": "poll"}).json()
         replies.append(ended)
     page = json.dumps(replies, ensure_ascii=False)
-    assert ORDER not in page and VAULT not in page, page
+    assert ORDER not in page, page
+    assert VAULT not in page, page
     assert "The scenario's message: Please refund [REDACTED:order-id]" in page
     assert {c["status"] for c in ended["checks"]} == {"pass"}, ended["checks"]
     assert [c["label"] for c in ended["checks"]] == [
@@ -77,4 +78,6 @@ def test_try_on_the_page_shows_no_secret(studio_on: Any, tmp_path: Path,
     # the agent was told the truth
     assert any(VAULT in json.dumps(r["body"]) for r in server.requests())
     code, out = studio.stop()
-    assert ORDER not in out and VAULT not in out
+    assert code == 0
+    assert ORDER not in out
+    assert VAULT not in out
