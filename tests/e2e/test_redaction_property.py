@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import FakeServer, records_of, run_cli, the_run, write
+from tests.conftest import REPO, FakeServer, records_of, run_cli, the_run, write
+
+AGENT = REPO / "tests" / "ownagent.py"
 
 ENV_NAME = "CARD_VAULT_KEY"
 ENV_VALUE = "vault-Q7x9-Kp2m-Zr55"
@@ -101,13 +104,18 @@ def _said(case: Case) -> str:
     return "Done. " + "; ".join(words[w] for w in case.answer)
 
 
-def _suite(root: Path, server_url: str, examples: list[Case], redact: bool) -> None:
+def _suite(root: Path, server_url: str, examples: list[Case], redact: bool,
+           agent: bool = False) -> None:
     rows = [{"id": i, "pin": p, "status": "active"}
             for case in examples for i, p in zip(case.ids, case.pins, strict=True)]
+    live: dict[str, Any] = {"kind": "openai", "base_url": server_url, "model": "m",
+                            "timeout_ms": 5000, "retry": {"max_attempts": 1}}
+    if agent:  # a program that runs its own loop, its tools over MCP (tests/ownagent.py)
+        live = {"kind": "command", "command": [sys.executable, str(AGENT), "stdio"],
+                "timeout_ms": 20000}
     suite: dict[str, Any] = {
         "targets": {
-            "live": {"kind": "openai", "base_url": server_url, "model": "m",
-                     "timeout_ms": 5000, "retry": {"max_attempts": 1}},
+            "live": live,
             "again": {"kind": "replay", "cassette": "c.jsonl"},
         },
         "defaults": {"runs": 1, "target": "live", "concurrency": 2},
@@ -132,10 +140,14 @@ def _suite(root: Path, server_url: str, examples: list[Case], redact: bool) -> N
         system = f"You guard cards. Vault key: {ENV_VALUE}." if case.system_secret \
             else "You guard cards."
         then = "\n".join(f"  - {_check(case, c)}" for c in case.checks)
+        when = f"case-{n}: block {mine}, PIN {case.pins[case.target]}"
+        if agent:  # the person's words tell the scripted agent what to call
+            when += " CALL block_card " + json.dumps({"card_id": case.arg_id,
+                                                      "pin": case.arg_pin})
         write(root / f"case{n}.yaml",
               f"given:\n  at: 2026-09-29T10:00:00-03:00\n  system: \"{system}\"\n"
               f"  tools: [block_card]\n"
-              f"when: \"case-{n}: block {mine}, PIN {case.pins[case.target]}\"\n"
+              f"when: {json.dumps(when)}\n"
               f"then:\n{then}\nruns: 1\n")
 
 
@@ -173,12 +185,30 @@ def vault(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
 
 
-@settings(max_examples=int(os.environ.get("SCENARIST_PROPERTY_EXAMPLES", "25")), deadline=None,
-          derandomize=not os.environ.get("SCENARIST_PROPERTY_EXAMPLES"), database=None,
+EXAMPLES = os.environ.get("SCENARIST_PROPERTY_EXAMPLES")  # more, and random, when set
+
+
+@settings(max_examples=int(EXAMPLES or "25"), deadline=None, derandomize=not EXAMPLES,
+          database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(examples=st.lists(cases(), min_size=1, max_size=3))
 def test_live_replay_and_recheck_agree_with_and_without_redact(
         examples: list[Case], server: FakeServer, vault: None) -> None:
+    agree(examples, server, agent=False)
+
+
+@settings(max_examples=int(EXAMPLES or "6"), deadline=None, derandomize=not EXAMPLES,
+          database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(examples=st.lists(cases(), min_size=1, max_size=2))
+def test_an_agent_that_runs_its_own_loop_agrees_too(
+        examples: list[Case], server: FakeServer, vault: None) -> None:
+    """The same with a ``kind: command`` program: the person's words say which card and
+    PIN it passes to the tool (the scenario's own, another row's, one made up)."""
+    agree(examples, server, agent=True)
+
+
+def agree(examples: list[Case], server: FakeServer, agent: bool) -> None:
     ids = [i for c in examples for i in c.ids]
     assume(len(set(ids)) == len(ids))  # one world: each row's id once
     server.script(_script(examples))
@@ -186,7 +216,7 @@ def test_live_replay_and_recheck_agree_with_and_without_redact(
     for redact in (True, False):
         with tempfile.TemporaryDirectory() as folder:
             root = Path(folder)
-            _suite(root, server.url, examples, redact)
+            _suite(root, server.url, examples, redact, agent)
             seen[redact] = runs = _three(root)
             assert runs["live"] == runs["replay"] == runs["recheck"], (redact, runs)
             if redact:
