@@ -170,6 +170,8 @@ CODES: dict[str, Code] = {
                                     "the start."),
         Code("W412", "redacted-literal", "A check's text would be redacted before the check "
                                          "sees it."),
+        Code("W414", "live-only-value", "An expression reads a value only a live attempt "
+                                        "measures (latency_ms)."),
         Code("W430", "agent-without-tools", "An http agent's body never sends {{ mcp_url }}, "
                                             "so the agent never reaches the fake tools."),
         Code("W431", "agent-without-confirmations", "An http agent's body never sends "

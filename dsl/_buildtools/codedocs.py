@@ -727,6 +727,19 @@ EXAMPLES: dict[str, Example] = {
              "`no_secrets`; check for the `[REDACTED:NAME]` mark when the answer should "
              "hold such a redacted value.",
     ),
+    "W414": Example(
+        _s('  - calls: list_business_hours\n  - expect: "latency_ms < 3000"\n'),
+        _s('  - calls: list_business_hours\n  - expect: "latency_ms < 3000"\n'
+           '    allow: {W414: "a latency budget, measured live"}\n'),
+        note="`latency_ms` is how long the attempt took, which only a live run measures: "
+             "the same transcript passes one day and fails the next as the endpoint is "
+             "faster or slower. A replay checks the latency its cassette recorded for each "
+             "model call, and `scenarist recheck` the latency the run's results.jsonl kept, "
+             "so live, replay and recheck agree on what was measured; but the check judges "
+             "the endpoint, not the agent. Check what the agent did instead (`steps`, "
+             "`calls`), or, when a latency budget is what you mean, mark the check with "
+             "`allow: {W414: \"why\"}` beside it: the warning is not reported for it.",
+    ),
     "W430": Example(
         EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(tools=_DECIDED)),
         EXAMPLE_SUITE.replace("judge: {target: local}", _SERVICE.format(

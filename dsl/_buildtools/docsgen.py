@@ -50,11 +50,13 @@ def checks_markdown() -> str:
         "not pass). Checks that take `true` can also be written as a bare name: "
         "`- non_empty`.",
         "",
-        "Beside its check, an item may hold two modifiers, for any check: `name:` — how the "
+        "Beside its check, an item may hold modifiers, for any check: `name:` — how the "
         "terminal, the report, junit.xml and summary.md show it — and `always: true` — it "
         "must pass in every attempt: one attempt that fails it fails the scenario, whatever "
         "min_pass says. `- {not_calls: create_refill_request, always: true, name: never "
-        "refills an empty prescription}`. The check is the one key that is neither.",
+        "refills an empty prescription}`. `allow: {W414: why}` marks a check that is meant "
+        "to read a value only a live attempt measures ([W414](lint.md#w414-live-only-value)). "
+        "The check is the one key that is none of them.",
         "",
         "In a conversation (`when` as a list of turns, or a simulated user — see "
         "[writing scenarios](scenarios.md#conversations)), a turn's own `then:` checks that "

@@ -98,6 +98,7 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
             if found.program is None:
                 return None  # its problems are reported where it is defined
             _warn_tools(found.program, ctx, path, found.name)
+            _warn_live(found.program, ctx, path, found.name)
             return Expect(title or found.name, found.program)
         if word not in RESERVED:
             _unknown_check(word, source.index(word), named, ctx, path)
@@ -129,6 +130,7 @@ def prepare_expect(param: Any, ctx: CheckContext) -> Expect | None:
                 ctx.error(p.code, p.message, p.hint, at=at)
         return None
     _warn_tools(program, ctx, path, "")
+    _warn_live(program, ctx, path, "")
     same = constant(program)
     if same is not None:
         ctx.warning(same.code, same.message, same.hint,
@@ -200,6 +202,25 @@ def _warn_tools(program: Program, ctx: CheckContext, path: DataPath, named: str)
             f"{func}('{tool}') is {value} unless the agent calls a tool it was not given by "
             f"that name{did_you_mean(tool, ctx.tools)}",
             f"the scenario's tools are {have}",
+            at=ctx.span(*path[len(ctx.path):]) if named else
+            ctx.doc.span_in_string(path, offset),
+        )
+
+
+def _warn_live(program: Program, ctx: CheckContext, path: DataPath, named: str) -> None:
+    """W414 for a value only a live attempt measures (``latency_ms``): the same transcript
+    passes on replay (the cassette's latency) or recheck (the run's) and fails live, or the
+    other way round, as the endpoint's speed varies. Not when the item says it is meant
+    (``allow: {W414: why}``)."""
+    for name, offset in program.live_refs[:1]:
+        where = f"the check '{named}' reads {name}, which" if named else f"{name}"
+        ctx.warning(
+            "W414",
+            f"{where} is measured only when the attempt runs live: the verdict depends on "
+            "how fast the endpoint was that day, not on what the agent did (a replay checks "
+            "the latency its cassette recorded, a recheck the run's)",
+            "check what the agent did instead (steps, calls); or, for a latency budget, mark "
+            "the check: allow: {W414: \"why\"} beside expect:",
             at=ctx.span(*path[len(ctx.path):]) if named else
             ctx.doc.span_in_string(path, offset),
         )

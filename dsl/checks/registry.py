@@ -98,6 +98,17 @@ MODIFIERS: dict[str, Mapping[str, Any]] = {
             "never refills an empty prescription",
         ),
     },
+    "allow": {
+        "type": "object",
+        "minProperties": 1,
+        "propertyNames": {"enum": ["W414"]},
+        "additionalProperties": {"type": "string", "minLength": 1, "maxLength": 500},
+        **schema_doc(
+            "A warning of lint this check is meant to have, and why: `W414` for an "
+            "expression that reads `latency_ms`, which only a live attempt measures.",
+            {"W414": "a latency budget: replay reports the latency the cassette recorded"},
+        ),
+    },
 }
 if tuple(MODIFIERS) != CHECK_MODIFIERS:  # one list of modifiers, in one order
     raise RuntimeError("dsl.checks.registry.MODIFIERS and schemawords.CHECK_MODIFIERS differ")
@@ -148,6 +159,8 @@ class CheckContext(msgspec.Struct):
     # tools the scenario defines wrongly (their mistake is reported where they are): a
     # check that names one is neither an error nor a warning about that name
     broken_tools: frozenset[str] = frozenset()
+    # the warnings the check item is marked for (``allow: {W414: why}``): not reported
+    allowed: frozenset[str] = frozenset()
 
     def span(self, *sub: str | int) -> Span:
         return self.doc.span((*self.path, *sub))
@@ -156,7 +169,8 @@ class CheckContext(msgspec.Struct):
         self.diagnostics.error(at or self.span(), code, message, hint)
 
     def warning(self, code: str, message: str, hint: str = "", at: Span | None = None) -> None:
-        self.diagnostics.warning(at or self.span(), code, message, hint)
+        if code not in self.allowed:
+            self.diagnostics.warning(at or self.span(), code, message, hint)
 
 
 # one encoder for every label: json.dumps with options builds a new one on each call, and

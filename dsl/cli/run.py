@@ -240,22 +240,30 @@ def diff(base: Path, new: Path, fmt: str, quiet: bool, fail_on_regression: bool)
               "questions its cache does not hold (without it, such an attempt has no "
               "verdict).")
 @click.option("--quiet", "-q", is_flag=True, help="Print only failing scenarios and totals.")
-def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool) -> None:
+@click.option("--suite", "suite", type=click.Path(path_type=Path, file_okay=False, exists=True),
+              metavar="DIR", help="The suite's folder to read the scenarios from (a copy, or "
+              "where it was moved); default: the one the run names.")
+def recheck(run_dir: Path, out: Path | None, ask_judge: bool, quiet: bool,
+            suite: Path | None) -> None:
     """Apply the scenarios' current checks to the transcripts RUNDIR stored, with no model
     calls, into a new run folder marked as a recheck of RUNDIR. Judge checks are answered
-    from the judge's cache.
+    from the judge's cache. The scenarios are read from the suite the run names, or from
+    --suite DIR (a copy, a moved folder); the command says which folder it read.
 
     A scenario whose given or when changed since the run is refused by name: its
     transcripts answer a different question.
 
-    Exit status as for run; 2 when nothing can be rechecked."""
+    Exit status as for run; 2 when nothing can be rechecked (the suite the run names is
+    gone: pass --suite)."""
     # why: loaded when the command runs (every command's module loads at start)
     from ..pipeline import recheck_run
 
-    result = or_exit(lambda: recheck_run(run_dir, out, ask_judge))
+    result = or_exit(lambda: recheck_run(run_dir, out, ask_judge, suite))
     print_summary(result.summary, quiet=quiet)
     for note in result.notes:
         click.echo(on_terminal(note), err=True)
+    how = "--suite" if suite is not None else "the suite the run names"
+    click.echo(on_terminal(f"Read the scenarios of {result.suite} ({how})"))
     click.echo(f"\nRechecked {run_dir} into {result.run_dir}\n"
                f"Report: {result.run_dir / 'report.html'}")
     sys.exit(result.exit_code)

@@ -12,11 +12,13 @@ exchange::
               and, for an answer that is an error, its kind,
      "confirmed": [{"name", "args", "output"}] the held calls the person confirmed before
                   the turn (what the agent was told they answered),
-     "answer": TEXT, "pending": [{"name", "args"}], "mcp": "listed" | "connected" | "never"}
+     "answer": TEXT, "pending": [{"name", "args"}], "mcp": "listed" | "connected" | "never",
+     "latency_ms": N}
 
 (``mcp``: how the agent had used its MCP endpoint by the turn's end — it listed the tools,
 only connected, or never connected; a cassette recorded before it was kept replays
-without it.)
+without it. ``latency_ms``: how long the agent took to answer the turn, which a replay
+counts in the attempt's ``latency_ms`` instead of its own time.)
 
 With a simulated user, its model's exchanges are in the same cassette, one a line, as a
 model cassette keeps them, marked ``"user": true``: ``{"key": SHA-256 of the request,
@@ -134,7 +136,7 @@ class ExchangeRecorder:
                      "calls": [recorded_call(c) for c in made],
                      "confirmed": turn.confirmed,
                      "answer": answered.answer, "pending": answered.pending,
-                     "mcp": mcp}, known)
+                     "mcp": mcp, "latency_ms": answered.latency_ms}, known)
 
     def tap(self, inner: ChatModel) -> ChatModel:
         """The model that plays a simulated user, its exchanges written here too."""
@@ -277,8 +279,10 @@ class ExchangeReplay:
         if used in MCP_USES:  # how the agent had used its endpoint by the turn's end
             tools.listed = tools.listed or used == "listed"
             tools.connected = tools.connected or used != "never"
+        latency = entry.get("latency_ms")
         return Answered(entry["answer"], entry["pending"], entry.get("request"),
-                        entry.get("reply"), mcp=used if used in MCP_USES else None)
+                        entry.get("reply"), mcp=used if used in MCP_USES else None,
+                        latency_ms=float(latency) if latency is not None else None)
 
     def _shown(self, value: Any) -> Any:
         """``value`` as the cassette keeps it (redacted)."""
@@ -345,6 +349,11 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
         return entry
     elif not isinstance(entry.get("answer"), str):
         problem = "the line has no 'answer' (a text)"
+    elif entry.get("latency_ms") is not None and (
+            isinstance(entry["latency_ms"], bool)
+            or not isinstance(entry["latency_ms"], int | float)
+            or not 0 <= entry["latency_ms"] < 1e9):
+        problem = "its 'latency_ms' is not a number of milliseconds"
     elif not isinstance(entry.get("calls"), list) or not all(
             isinstance(c, dict) and isinstance(c.get("name"), str) for c in entry["calls"]):
         problem = "its 'calls' is not a list of calls with a name"

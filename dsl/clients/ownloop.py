@@ -76,6 +76,9 @@ class Answered:
     reply: Any  # what came back (the JSON reply; the output line)
     retries: int = 0  # tries that never reached the agent, sent again
     mcp: str | None = None  # a replay: how the recorded agent had used its endpoint by then
+    # how long the agent took to answer: measured live (a cassette keeps it); a replay's is
+    # the recording's, which the attempt's latency_ms counts instead of the replay's time
+    latency_ms: float | None = None
 
 
 class Session(Protocol):
@@ -304,7 +307,8 @@ class OwnLoopAgent:
         return AttemptData(
             message=message, answer=answer, calls=tuple(talk.calls), at=scenario.at,
             tools=scenario.tools, steps=talk.steps,
-            latency_ms=(time.perf_counter() - started) * 1000, tokens=Tokens(),
+            latency_ms=(time.perf_counter() - started) * 1000 + talk.recorded_ms,
+            tokens=Tokens(),
             messages=tuple(talk.messages), failure=failure,
             failure_kind="nothing_to_confirm" if failure else None, turns=turns,
             history=scenario.history_calls, history_messages=len(scenario.history),
@@ -351,6 +355,7 @@ class _Talk:
     said: list[str] = field(default_factory=list)  # what a simulated user wrote
     retries: int = 0  # requests sent again (turns, and tries that never reached the agent)
     retried: list[Retried] = field(default_factory=list)  # the turns sent again, and why
+    recorded_ms: float = 0.0  # a replay: the time the recorded turns took (Answered)
 
     def __post_init__(self) -> None:
         self.messages = [dict(m) for m in self.scenario.history]
@@ -447,8 +452,12 @@ class _Talk:
                 await asyncio.sleep(wait)
                 continue
             self.retries += answered.retries
-            self.agent.context.on_reply(Reply({}, None, Tokens(),
-                                              (time.perf_counter() - started) * 1000))
+            took = (time.perf_counter() - started) * 1000
+            if answered.latency_ms is not None:  # a replay: the recording's time
+                self.recorded_ms += answered.latency_ms
+            else:
+                answered = dataclasses.replace(answered, latency_ms=round(took, 1))
+            self.agent.context.on_reply(Reply({}, None, Tokens(), took))
             return answered
 
     def _turn(self, kind: TurnKind, text: str, answer: str, first_call: int,

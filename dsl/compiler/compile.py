@@ -422,31 +422,36 @@ class CheckItem(NamedTuple):
     span: Span  # where the item starts in the file
     always: bool = False  # `always: true`: it must pass in every attempt
     title: str = ""  # `name: TEXT`: how people see it ("" when not given)
+    allow: frozenset[str] = frozenset()  # `allow: {W414: why}`: warnings it is meant to have
 
 
 # built from a tuple of every field: a named tuple's own __new__ costs twice as much
 _new = tuple.__new__
+_NONE: frozenset[str] = frozenset()
 
 
 def read_check_item(item: Any, path: DataPath, span: Span) -> CheckItem | None:
     """A ``then`` item at ``path`` (starting at ``span``) as a :class:`CheckItem`; None
     when it is not one check (the schema says why: two checks, none, an unknown one)."""
     if isinstance(item, str):
-        return _new(CheckItem, (item, True, path, path, span, False, "")) \
+        return _new(CheckItem, (item, True, path, path, span, False, "", _NONE)) \
             if item in REGISTRY else None
     if not isinstance(item, dict):
         return None
     if len(item) == 1:  # the usual item: one check, no modifier
         ((name, param),) = item.items()
-        return _new(CheckItem, (name, param, path, (*path, name), span, False, "")) \
+        return _new(CheckItem, (name, param, path, (*path, name), span, False, "",
+                                    _NONE)) \
             if name in REGISTRY else None
     keys = [k for k in item if k not in CHECK_MODIFIERS]
     if len(keys) != 1 or keys[0] not in REGISTRY:
         return None
     (name,) = keys
     title = item.get("name")
+    allow = item.get("allow")
     return CheckItem(name, item[name], path, (*path, name), span, item.get("always") is True,
-                     " ".join(title.split()) if isinstance(title, str) else "")
+                     " ".join(title.split()) if isinstance(title, str) else "",
+                     frozenset(map(str, allow)) if isinstance(allow, dict) else _NONE)
 
 
 def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
@@ -459,7 +464,7 @@ def compile_check(item: CheckItem, doc: Document, tools: Mapping[str, ToolSpec],
     ``turn`` says so in its label (``turn 2 · contains: "sábado"``)."""
     ctype = REGISTRY[item.check]
     ctx = CheckContext(doc, item.path, tools, diags, suite.checks if suite else {},
-                       extra if extra is not None else {}, broken_tools)
+                       extra if extra is not None else {}, broken_tools, item.allow)
     prepared = ctype.prepare(item.param, ctx)
     if prepared is None:
         return None

@@ -31,10 +31,11 @@ import datetime as dt
 import json
 import stat
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from msgspec.structs import replace
 
 from ..errors import Collector, Span, did_you_mean, quoted_list
@@ -393,48 +394,210 @@ def _key(row: Mapping[str, Any], i: int) -> str:
     return _text(row[ID]) if ID in row else f"#{i + 1}"
 
 
-def changes(run: WorldRun) -> list[dict[str, Any]]:
-    """What an attempt did to the world, row by row: ``{"table", "id", "set": {column:
-    [before, after]}}`` for a changed row, ``"added": row`` and ``"removed": row``."""
-    out: list[dict[str, Any]] = []
-    for name in sorted({*run.before, *run.after}):
-        was = {_key(r, i): r for i, r in enumerate(run.before.get(name, _EMPTY))}
-        now = {_key(r, i): r for i, r in enumerate(run.after.get(name, _EMPTY))}
-        for key, row in was.items():
-            if key not in now:
-                out.append({"table": name, "id": key, "removed": dict(row)})
-                continue
-            new = now[key]
-            diff = {c: [row.get(c), new.get(c)] for c in dict.fromkeys([*row, *new])
-                    if row.get(c) != new.get(c) or (c in row) != (c in new)}
-            if diff:
-                out.append({"table": name, "id": key, "set": diff})
-        for key, row in now.items():
-            if key not in was:
-                out.append({"table": name, "id": key, "added": dict(row)})
+def unchanged(was: Any, now: Any) -> bool:
+    """Whether a column kept its value: equal, or both the same value that is not equal to
+    itself (a ``NaN`` read from a JSONL table is no change)."""
+    if was == now:
+        return True
+    if type(was) is not type(now) or not isinstance(was, float | list | dict):
+        return False
+    return _canon(was) == _canon(now)
+
+
+def _canon(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+
+
+def _row_text(row: Mapping[str, Any]) -> bytes:
+    """A row as text, to pair equal rows (the columns in order; a value JSON cannot say,
+    as its text)."""
+    return msgspec.json.encode(row, order="sorted", enc_hook=str)
+
+
+def _pairs(was: Sequence[Mapping[str, Any]], now: Sequence[Mapping[str, Any]]
+           ) -> list[tuple[int, int]]:
+    """Which row at the end is which row at the start (index pairs, both ascending): a
+    table tool changes a row where it is, deletes it, or adds one at the end, so the rows
+    left keep their order. Rows that kept every value pair first; then, between them, rows
+    of the same id (or position) — a row deleted and created again is another row, and two
+    rows may share an id (an update can set one)."""
+    lo = 0
+    while lo < len(was) and lo < len(now) and was[lo] == now[lo]:
+        lo += 1
+    hi = 0
+    while (hi < len(was) - lo and hi < len(now) - lo
+           and was[len(was) - 1 - hi] == now[len(now) - 1 - hi]):
+        hi += 1
+    out = [(i, i) for i in range(lo)]
+    a, b = was[lo:len(was) - hi], now[lo:len(now) - hi]
+    if a and b:
+        # why: difflib aligns two sequences in order, which is what a table's rows keep
+        import difflib
+
+        rows = difflib.SequenceMatcher(None, [_row_text(r) for r in a],
+                                       [_row_text(r) for r in b], autojunk=False)
+        last_i = last_j = 0
+        blocks = rows.get_matching_blocks()
+        for i0, j0, n in blocks:
+            keys = difflib.SequenceMatcher(
+                None, [_key(r, lo + last_i + k) for k, r in enumerate(a[last_i:i0])],
+                [_key(r, lo + last_j + k) for k, r in enumerate(b[last_j:j0])],
+                autojunk=False)
+            for ki, kj, kn in keys.get_matching_blocks():
+                out += [(lo + last_i + ki + k, lo + last_j + kj + k) for k in range(kn)]
+            out += [(lo + i0 + k, lo + j0 + k) for k in range(n)]
+            last_i, last_j = i0 + n, j0 + n
+    out += [(len(was) - hi + k, len(now) - hi + k) for k in range(hi)]
     return out
 
 
-def apply(before: Mapping[str, tuple[Mapping[str, Any], ...]],
-          made: Sequence[Mapping[str, Any]]) -> WorldRun:
-    """The world at the end, from the one at the start and the changes an attempt made
-    (:func:`changes`): what ``recheck`` evaluates world checks on."""
-    after = {name: [dict(r) for r in rows] for name, rows in before.items()}
-    for ch in made:
-        rows = after.setdefault(str(ch.get("table")), [])
-        key = str(ch.get("id"))
-        if "added" in ch:
-            rows.append(dict(ch["added"]))
+def changes(run: WorldRun, redact: Callable[[Any], Any] | None = None
+            ) -> list[dict[str, Any]]:
+    """What an attempt did to the world, row by row: ``{"table", "id", "set": {column:
+    [before, after]}}`` for a changed row, ``"added": row`` and ``"removed": row``;
+    ``unset`` names the columns a changed row no longer has.
+
+    Where its id alone cannot tell :func:`apply` which row it is — two rows share an id
+    (an update can set one), or results.jsonl keeps the id redacted (``redact``, the run's
+    ``Redactor.value``, changes it) — a change says where the row is, ``index``: in the
+    table at the start for a changed or removed row, at the end for an added one; and
+    ``id_as`` says that a changed or added row's id is the one row N had at the start, so
+    that recheck knows a redacted id again."""
+    out: list[dict[str, Any]] = []
+    for name in sorted({*run.before, *run.after}):
+        was, now = run.before.get(name, _EMPTY), run.after.get(name, _EMPTY)
+        if len(was) != len(now) or any(x != y for x, y in zip(was, now, strict=True)):
+            out += _table_changes(name, was, now, redact)
+    return out
+
+
+def _table_changes(name: str, was: Sequence[Mapping[str, Any]],
+                   now: Sequence[Mapping[str, Any]], redact: Callable[[Any], Any] | None
+                   ) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    paired = dict(_pairs(was, now))
+    twice = _ids_twice(was) or _ids_twice(now)
+    ids: dict[str, int] | None = None
+
+    def placed(change: dict[str, Any], index: int, row: Mapping[str, Any],
+               new_id: bool) -> dict[str, Any]:
+        nonlocal ids
+        hidden = redact is not None and ID in row and redact({ID: row[ID]}) != {ID: row[ID]}
+        if twice or hidden:
+            change["index"] = index
+        if hidden and new_id:
+            if ids is None:
+                ids = {}
+                for i, r in enumerate(was):
+                    if ID in r:
+                        ids.setdefault(_text(r[ID]), i)
+            found = ids.get(_text(row[ID]))
+            if found is not None:
+                change["id_as"] = found
+        return change
+
+    for i, row in enumerate(was):
+        j = paired.get(i)
+        if j is None:
+            out.append(placed({"table": name, "id": _key(row, i), "removed": dict(row)}, i,
+                              row, False))
             continue
-        index = next((i for i, r in enumerate(rows) if _key(r, i) == key), None)
+        new = now[j]
+        if new == row:
+            continue
+        diff = {c: [row.get(c), new.get(c)] for c in dict.fromkeys([*row, *new])
+                if (c in row) != (c in new) or not unchanged(row.get(c), new.get(c))}
+        if diff:
+            change: dict[str, Any] = {"table": name, "id": _key(row, i), "set": diff}
+            gone = [c for c in row if c not in new]
+            if gone:
+                change["unset"] = gone
+            if ID in diff and ID in new:
+                placed(change, i, new, True)
+            out.append(placed(change, i, row, False))
+    kept = set(paired.values())
+    last = max(kept, default=-1)  # an added row before it is not at the end
+    for j, row in enumerate(now):
+        if j not in kept:
+            added = placed({"table": name, "id": _key(row, j), "added": dict(row)}, j, row,
+                           True)
+            if j < last:
+                added["index"] = j
+            out.append(added)
+    return out
+
+
+def _ids_twice(rows: Sequence[Mapping[str, Any]]) -> bool:
+    seen: set[str] = set()
+    for r in rows:
+        if ID in r:
+            key = _text(r[ID])
+            if key in seen:
+                return True
+            seen.add(key)
+    return False
+
+
+def apply(before: Mapping[str, tuple[Mapping[str, Any], ...]],
+          made: Sequence[Mapping[str, Any]],
+          known: Callable[[Any], Any] | None = None) -> WorldRun:
+    """The world at the end, from the one at the start and the changes an attempt made
+    (:func:`changes`): what ``recheck`` evaluates world checks on. ``known`` gives back
+    the true value of one results.jsonl keeps redacted, where recheck can know it (the
+    value itself where it cannot). Changes written before they kept an ``index`` find
+    their row by its id."""
+    true = known or (lambda v: v)
+    after = {name: [dict(r) for r in rows] for name, rows in before.items()}
+    gone: dict[str, set[int]] = {}
+    added: dict[str, list[tuple[int, dict[str, Any]]]] = {}
+    for ch in made:
+        name = str(ch.get("table"))
+        rows = after.setdefault(name, [])
+        start = before.get(name, _EMPTY)
+        if "added" in ch:
+            row = {c: true(v) for c, v in dict(ch["added"]).items()}
+            _known_id(row, ch, start)
+            at = ch.get("index")
+            added.setdefault(name, []).append((at if isinstance(at, int) else 1 << 62, row))
+            continue
+        index = _row_of(ch, rows, start, true)
         if index is None:
             continue
         if "removed" in ch:
-            del rows[index]
-        else:
-            for column, (_, new) in dict(ch.get("set") or {}).items():
-                rows[index][column] = new
+            gone.setdefault(name, set()).add(index)
+            continue
+        row = rows[index]
+        for column, (_, new) in dict(ch.get("set") or {}).items():
+            row[column] = true(new)
+        for column in ch.get("unset") or ():
+            row.pop(str(column), None)
+        _known_id(row, ch, start)
+    for name, rows in after.items():
+        kept = [r for i, r in enumerate(rows) if i not in gone.get(name, ())]
+        for at, row in sorted(added.get(name, ()), key=lambda x: x[0]):
+            kept.insert(min(at, len(kept)), row)
+        rows[:] = kept
     return WorldRun(before, {n: tuple(rs) for n, rs in after.items()})
+
+
+def _row_of(change: Mapping[str, Any], rows: Sequence[Mapping[str, Any]],
+            start: Sequence[Mapping[str, Any]], true: Callable[[Any], Any]) -> int | None:
+    """The index, in the table at the start, of the row a change changed or removed."""
+    at = change.get("index")
+    if isinstance(at, int) and not isinstance(at, bool):
+        return at if 0 <= at < len(rows) else None
+    key = str(change.get("id"))
+    found = [i for i, r in enumerate(start) if _key(r, i) in (key, true(key))]
+    return found[0] if found else None
+
+
+def _known_id(row: dict[str, Any], change: Mapping[str, Any],
+              start: Sequence[Mapping[str, Any]]) -> None:
+    """The row's id, when the change says it is the id of a row at the start."""
+    at = change.get("id_as")
+    if isinstance(at, int) and not isinstance(at, bool) and 0 <= at < len(start) \
+            and ID in start[at]:
+        row[ID] = start[at][ID]
 
 
 MAX_DIFFERENCES = 20  # differences a failure lists before "and N more"

@@ -69,6 +69,7 @@ class LoopState:
     tokens_known: bool = True  # False: the agent does not say what it used (http, command)
     user_messages: list[str] = field(default_factory=list)  # what a simulated user wrote
     retried: list[Retried] = field(default_factory=list)  # own-loop turns sent again, why
+    recorded_ms: float = 0.0  # the model's time a replay's cassette recorded (Reply.recorded)
 
 
 class LoopEndpointError(EndpointError):
@@ -146,6 +147,8 @@ class _Chat:
                 return "", exc.message
             p.steps += 1
             steps += 1
+            if reply.recorded:
+                p.recorded_ms += reply.latency_ms
             p.tokens = p.tokens + reply.tokens
             p.retries += reply.retries
             p.model_calls.append({"latency_ms": round(reply.latency_ms, 1),
@@ -249,7 +252,7 @@ async def run_loop(model: ChatModel, scenario: Scenario, run: int,
         at=scenario.at,
         tools=scenario.tools,
         steps=p.steps,
-        latency_ms=(time.perf_counter() - started) * 1000,
+        latency_ms=(time.perf_counter() - started) * 1000 + p.recorded_ms,
         tokens=p.tokens,
         messages=tuple(p.messages),
         failure=failure,

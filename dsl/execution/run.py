@@ -260,9 +260,11 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
                 status: AttemptStatus, reason: str, *, data: AttemptData | None = None,
                 error: EndpointError | None = None,
                 checks: tuple[CheckResult, ...] = (),
-                partial: LoopState | None = None) -> AttemptRecord:
+                partial: LoopState | None = None, redact: Any = None) -> AttemptRecord:
     """The record of one finished attempt: from what the agent produced (``data``), or
-    what it had done when the endpoint failed half-way (``partial``), or nothing."""
+    what it had done when the endpoint failed half-way (``partial``), or nothing.
+    ``redact`` (the run's Redactor): the world's changes say where a row is when its id
+    will be kept redacted."""
     common: dict[str, Any] = {
         "scenario": scenario.id, "target": target.name, "run": run, "status": status,
         "reason": reason, "started_at": started.isoformat(timespec="milliseconds"),
@@ -278,8 +280,8 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
             failure_kind=(data.failure_kind or failure_kind(data.failure)) if data.failure
             else None,
             turns=data.turns, history=data.history_messages, goal_reached=data.goal_reached,
-            stderr=data.stderr, world=_world_changes(data), mcp=data.mcp,
-            world_turns=_turn_changes(data), user_messages=data.user_messages,
+            stderr=data.stderr, world=_world_changes(data, redact), mcp=data.mcp,
+            world_turns=_turn_changes(data, redact), user_messages=data.user_messages,
             ended_by=ended_by(data.calls, scenario.tools), retried=data.retried)
     if partial is not None:  # an endpoint failed half-way: keep what happened
         return AttemptRecord(
@@ -292,23 +294,27 @@ def make_record(scenario: Scenario, target: Target, run: int, started: dt.dateti
     return AttemptRecord(**common)
 
 
-def _world_changes(data: AttemptData) -> tuple[dict[str, Any], ...] | None:
+def _world_changes(data: AttemptData, redact: Any) -> tuple[dict[str, Any], ...] | None:
     if data.world is None:
         return None
     # why: the world, only for a suite with one; run or recheck load this module without it
     from ..compiler.world import changes
 
-    return tuple(changes(data.world))
+    return tuple(changes(data.world, _hides(redact)))
 
 
-def _turn_changes(data: AttemptData) -> tuple[tuple[dict[str, Any], ...], ...]:
+def _hides(redact: Any) -> Any:
+    return redact.value if redact is not None and redact.patterns else None
+
+
+def _turn_changes(data: AttemptData, redact: Any) -> tuple[tuple[dict[str, Any], ...], ...]:
     if data.world is None or not data.world.turns or not data.turns:
         return ()
     # why: the world, only for a suite with one; run or recheck load this module without it
     from ..compiler.world import changes
 
     run = data.world
-    return tuple(tuple(changes(WorldRun(run.before, t))) for t in run.turns)
+    return tuple(tuple(changes(WorldRun(run.before, t), _hides(redact))) for t in run.turns)
 
 
 def _stat(m: Any) -> ModelCallStat:
@@ -435,11 +441,12 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
         err = EndpointError("judge", judge_failure)
         return kept_record(make_record(scenario, target, run, started, "error",
                                        f"judge: {judge_failure}", data=data, error=err,
-                                       checks=not_evaluated(checks, f"judge: {judge_failure}")),
-                           redact, known, clean)
+                                       checks=not_evaluated(checks, f"judge: {judge_failure}"),
+                                       redact=redact), redact, known, clean)
     status, reason = attempt_status(seen, checks)
     return kept_record(make_record(scenario, target, run, started, status, reason,
-                                   data=data, checks=checks), redact, known, clean)
+                                   data=data, checks=checks, redact=redact),
+                       redact, known, clean)
 
 
 async def execute(

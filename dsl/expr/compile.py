@@ -83,6 +83,7 @@ class Program:
     typed: Typed
     tool_refs: tuple[tuple[str, str, int], ...]  # (called|call, tool, offset)
     case_refs: tuple[tuple[str, int], ...] = ()  # case.NAME: (NAME, offset)
+    live_refs: tuple[tuple[str, int], ...] = ()  # latency_ms: (NAME, offset)
 
     def evaluate(self, env: Bindings) -> Any:
         """The expression's value on ``env``; raises EvalError."""
@@ -123,7 +124,8 @@ def _compile_once(source: str, named_checks: tuple[str, ...], condition: bool,
     compiler = _Compiler(typed)
     fn = compiler.fn(root)
     return Program(source, root, typed.type_of(root), shown(source), fn, compiler.closures,
-                   typed, tuple(typed.tool_refs), tuple(typed.case_refs))
+                   typed, tuple(typed.tool_refs), tuple(typed.case_refs),
+                   tuple(typed.live_refs))
 
 
 MAX_SHOWN_CHARS = 200  # of an expression, in a reason

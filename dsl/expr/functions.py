@@ -669,6 +669,8 @@ def _round(v: Any, digits: Any = 0) -> int | float:
         raise ArgValueError(1, "{arg} is not between 0 and 10")
     if type(v) is float and not math.isfinite(v):
         return v
+    if abs(v) >= 2**52:  # already whole, and past the digits a Decimal quantizes
+        return int(v) if digits == 0 else v
     # Half away from zero, as people round (Python's round(2.5) is 2).
     q = decimal.Decimal(1).scaleb(-digits)
     r = decimal.Decimal(repr(v)).quantize(q, rounding=decimal.ROUND_HALF_UP)

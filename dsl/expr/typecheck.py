@@ -52,6 +52,7 @@ from .types import (
     GLOBALS,
     ITEM,
     JSON,
+    LIVE_ONLY,
     NULL,
     NUMBER,
     ROW,
@@ -120,6 +121,8 @@ class Typed:
     tool_refs: list[tuple[str, str, int]] = field(default_factory=list)
     # The case's values read as case.NAME: (name, offset of NAME)
     case_refs: list[tuple[str, int]] = field(default_factory=list)
+    # Values only a live attempt measures (types.LIVE_ONLY), as read: (name, offset)
+    live_refs: list[tuple[str, int]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     reads_attempt: bool = False  # whether any part looks at the attempt's data
 
@@ -281,6 +284,8 @@ class _Checker:
         if member is not None:
             self.typed.refs[id(node)] = GlobalRef(n)
             self.typed.reads_attempt = True
+            if n in LIVE_ONLY:
+                self.typed.live_refs.append((n, node.loc.start))
             return member.type
         if n == CASE and self.case is not None:
             self.typed.refs[id(node)] = GlobalRef(n)

@@ -95,6 +95,7 @@ class RunResult(msgspec.Struct, frozen=True):
     notes: tuple[str, ...] = ()  # for stderr: targets given up on, early stops
     interrupted: str | None = None  # Ctrl-C: what was kept and how to finish
     certificate: Certificate | None = None  # a conformance run's, made again (--resume)
+    suite: Path | None = None  # recheck: the suite's folder it read
 
 
 class Hooks(msgspec.Struct, frozen=True):
@@ -314,7 +315,9 @@ def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
     return new_run_info(run_dir.name, plan.suite_file, started,
                         tuple(kept_target(planned_target(t), redactor) for t in plan.targets),
                         tuple(redactor(a) for a in request.argv)).replace(
-        settings=_settings(request), compare=plan.compare,
+        settings=msgspec.structs.replace(_settings(request),
+                                         root=str(Path(plan.suite_root).resolve())),
+        compare=plan.compare,
         git=git_info(Path(plan.suite_root)), history=_kept(location))
 
 
@@ -686,18 +689,20 @@ def report_run(run_dir: Path, output: Path | None = None, baseline: Summary | No
         then=f"The results are kept; make room, then try again: scenarist report {run_dir}"))
 
 
-def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
-                ) -> RunResult:
+def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False,
+                suite: Path | None = None) -> RunResult:
     """``scenarist recheck RUNDIR``: the current checks on the stored transcripts, into a new
     run folder in ``out`` (default: the folder that holds RUNDIR), then the after-run chain
-    with the history of the suite the scenarios are in. Raises InputError (the scenario
-    files), NotReady (nothing can be rechecked) or RunDirError."""
+    with the history of the suite the scenarios are in. ``suite`` (``--suite DIR``): the
+    suite to read, instead of the one the run names. The result's ``suite`` is the folder
+    read. Raises InputError (the scenario files), NotReady (nothing can be rechecked) or
+    RunDirError."""
     # why: the history and more; plan, run, report, runs or merge load this module without it
     from ..history import location_for
     from ..results.summarize import exit_code
     from .recheck import prepare, run_recheck
 
-    prepared = prepare(run_dir)
+    prepared = prepare(run_dir, suite)
     notes = [f"refused {r.scenario}: {r.why}; run it again with scenarist run"
              for r in prepared.refused]
     if not prepared.plan.scenarios:
@@ -717,7 +722,7 @@ def recheck_run(run_dir: Path, out: Path | None = None, ask_judge: bool = False
                      f"with: scenarist recheck {run_dir} --judge")
     notes.extend(finished.notes)
     return RunResult(folder, finished.summary, finished.comparison,
-                     exit_code(finished.summary), tuple(notes))
+                     exit_code(finished.summary), tuple(notes), suite=prepared.suite)
 
 
 def finished_judge(run_dir: Path) -> int:

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -43,6 +44,7 @@ from ..execution.run import (
     restored_record,
 )
 from ..model import AttemptData, Plan, Scenario, Tokens, WorldRun
+from ..source.suitefile import SUITE_FILE
 from ..store import (
     AttemptError,
     AttemptRecord,
@@ -59,11 +61,13 @@ from ..store.runfile import (
     JudgeUse,
     Refused,
     RunInfo,
+    RunSettings,
     read_run_info,
     write_run_info,
 )
 
 if TYPE_CHECKING:
+    from ..compiler.redact import Redactor
     from ..judge import Judge
     from ..targets.base import ChatModel
 
@@ -90,6 +94,8 @@ class RecheckPlan:
     old_run: RunInfo
     refused: tuple[Refusal, ...]
     not_in_run: tuple[str, ...]  # current scenarios the run did not have
+    suite: Path  # the suite's folder it read (--suite, or the one the run names)
+    settings: RunSettings  # the run's settings, its paths in ``suite``
 
 
 def changed_fields(old: PlannedScenario, new: PlannedScenario) -> list[str]:
@@ -130,22 +136,21 @@ def _world_changes(old: PlannedScenario, new: PlannedScenario) -> list[str]:
     return out
 
 
-def prepare(run_dir: Path) -> RecheckPlan:
+def prepare(run_dir: Path, suite: Path | None = None) -> RecheckPlan:
     """Compile the scenarios the run folder ran, as they are now, and decide which can be
-    rechecked. NotReady when the folder cannot be rechecked at all."""
+    rechecked: from the suite in ``suite`` (``--suite DIR``: a copy, a moved folder), else
+    from the one the run names. NotReady when the folder cannot be rechecked at all."""
     try:
         old_plan = read_plan(run_dir)
         old_run = read_run_info(run_dir)
     except RunDirError as exc:
         raise NotReady(f"cannot recheck: {exc}") from None
-    settings = old_run.settings
-    if settings is None or not settings.paths:
+    saved = old_run.settings
+    if saved is None or not saved.paths:
         raise NotReady(f"cannot recheck {run_dir}: its run.json does not say which files it "
                        "ran")
-    missing = [p for p in (*settings.paths, *settings.extra_files) if not Path(p).exists()]
-    if missing:
-        raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
-                       "exists")
+    settings = _in_suite(run_dir, saved, suite) if suite is not None else \
+        _named_suite(run_dir, saved)
     plan, _ = build_plan(tuple(Path(p) for p in settings.paths),
                          targets=old_plan.target_names, runs=settings.runs,
                          judge_target=settings.judge,
@@ -169,12 +174,78 @@ def prepare(run_dir: Path) -> RecheckPlan:
                 if sid not in current]
     not_in_run = tuple(sorted(current - old.keys()))
     return RecheckPlan(msgspec.structs.replace(plan, scenarios=tuple(keep)), old_plan, old_run,
-                       tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run)
+                       tuple(sorted(refused, key=lambda r: r.scenario)), not_in_run,
+                       Path(settings.root), settings)
 
 
-def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
+def _named_suite(run_dir: Path, saved: RunSettings) -> RunSettings:
+    """The run's settings as they are, when every file it ran is still where it was; its
+    suite's folder known (a run written before run.json kept it: the folder above its
+    first file that holds a scenarist.yaml)."""
+    root = saved.root or _root_above(Path(saved.paths[0]))
+    if root and not Path(root).is_dir():
+        raise NotReady(f"cannot recheck {run_dir}: the suite it ran, {root}, is no longer "
+                       "there; name the suite's folder with --suite DIR (a copy, or where "
+                       "it was moved)")
+    missing = [p for p in (*saved.paths, *saved.extra_files) if not Path(p).exists()]
+    if missing:
+        raise NotReady(f"cannot recheck {run_dir}: {missing[0]} (which it ran) no longer "
+                       "exists; name the suite's folder with --suite DIR (a copy, or where "
+                       "it was moved)")
+    if not root:
+        raise NotReady(f"cannot recheck {run_dir}: no scenarist.yaml above "
+                       f"{saved.paths[0]} (which it ran); name the suite's folder with "
+                       "--suite DIR")
+    return msgspec.structs.replace(saved, root=root)
+
+
+def _root_above(path: Path) -> str:
+    for folder in (path, *path.parents):
+        if (folder / SUITE_FILE).is_file():
+            return str(folder)
+    return ""
+
+
+def _in_suite(run_dir: Path, saved: RunSettings, suite: Path) -> RunSettings:
+    """The run's settings with each file it ran found in ``suite`` (--suite DIR) at its
+    place in the suite it ran (a run written before run.json kept the suite's folder: at
+    the nearest place that exists)."""
+    new = suite.resolve()
+    if not (new / SUITE_FILE).is_file():
+        raise NotReady(f"cannot recheck {run_dir} with --suite {suite}: it has no "
+                       f"{SUITE_FILE}; name the folder that holds the suite's {SUITE_FILE}")
+    old = Path(saved.root) if saved.root else None
+
+    def moved(p: str) -> str:
+        path = Path(p)
+        if old is not None:
+            try:
+                place = path.relative_to(old)
+            except ValueError:
+                place = None
+        else:
+            place = next((path.relative_to(a) for a in (path, *path.parents)
+                          if (new / path.relative_to(a)).exists()), None)
+        if place is None:
+            raise NotReady(f"cannot recheck {run_dir}: {p} (which it ran) is outside the "
+                           f"suite it ran, {old}, so it has no place in {suite}")
+        there = new / place
+        if not there.exists():
+            raise NotReady(f"cannot recheck {run_dir}: {place.as_posix()} (which it ran) is "
+                           f"not in {suite}")
+        return str(there)
+
+    return msgspec.structs.replace(saved, paths=tuple(map(moved, saved.paths)),
+                                   extra_files=tuple(map(moved, saved.extra_files)),
+                                   root=str(new))
+
+
+def attempt_data(record: AttemptRecord, scenario: Scenario,
+                 known: Callable[[Any], Any] | None = None) -> AttemptData:
     """What a stored attempt produced, as the checks see it (the scenario gives what the
-    record does not keep: the message, the moment and the tools, unchanged since)."""
+    record does not keep: the message, the moment and the tools, unchanged since).
+    ``known``: the true value of a world value results.jsonl keeps redacted
+    (:func:`known_values`)."""
     failure = loop_failure(record)
     return AttemptData(
         message=scenario.message, answer=record.answer, calls=record.calls, at=scenario.at,
@@ -190,20 +261,57 @@ def attempt_data(record: AttemptRecord, scenario: Scenario) -> AttemptData:
         history_messages=record.history, goal_reached=record.goal_reached,
         user_messages=record.user_messages,
         attachments=scenario.all_attachments,  # the same files: given_when says so
-        world=_world_of(scenario, record), mcp=record.mcp)
+        world=_world_of(scenario, record, known), mcp=record.mcp)
 
 
-def _world_of(scenario: Scenario, record: AttemptRecord) -> WorldRun | None:
+def _world_of(scenario: Scenario, record: AttemptRecord, known: Callable[[Any], Any] | None
+              ) -> WorldRun | None:
     """The attempt's world, rebuilt: the scenario's tables at the start (the same as in
-    the run: given_when says so) and the changes the record kept."""
+    the run: given_when says so) and the changes the record kept, with their redacted
+    values known again where the scenario says them (the world a live run's checks saw)."""
     if not scenario.world:
         return None
     # why: the world, only for a suite with one; recheck loads this module without it
     from ..compiler.world import apply
 
     before = {t.name: t.rows for t in scenario.world}
-    turns = tuple(apply(before, made).after for made in record.world_turns)
-    return msgspec.structs.replace(apply(before, record.world or ()), turns=turns)
+    turns = tuple(apply(before, made, known).after for made in record.world_turns)
+    return msgspec.structs.replace(apply(before, record.world or (), known), turns=turns)
+
+
+def known_values(scenario: Scenario, redact: Redactor) -> Callable[[Any], Any]:
+    """What gives back the true value of a world value results.jsonl keeps redacted: the
+    one value of the scenario's world, or the one secret its texts (what the person says,
+    the system prompt, the checks as written, the case's values) hold, that redacts to
+    it. A value none or several could be stays as it is kept."""
+    found: dict[str, set[Any]] = {}
+
+    def add(value: Any, column: str = "") -> None:
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            # as a row's column is kept: "pin: 1234" may read as a secret where 1234 does not
+            shown = redact.value({column: value})[column] if column else redact.value(value)
+            if shown != value:
+                found.setdefault(str(shown), set()).add(value)
+
+    for table in scenario.world:
+        for row in table.rows:
+            for column, value in row.items():
+                add(value, str(column))
+    texts = [scenario.message, scenario.system, *(t.text for t in scenario.turns),
+             *(c.label for c in scenario.all_checks),
+             *(str(v) for v in (scenario.case.values.values() if scenario.case else ()))]
+    for text in texts:
+        for pattern, _ in redact.patterns:
+            for match in pattern.finditer(text):
+                add(match.group(0))
+
+    def known(value: Any) -> Any:
+        if not isinstance(value, str) or "[REDACTED" not in value:
+            return value
+        options = found.get(value, ())
+        return next(iter(options)) if len(options) == 1 else value
+
+    return known
 
 
 def has_transcript(record: AttemptRecord) -> bool:
@@ -228,6 +336,7 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
         model = open_model(plan.judge.target, 4)
         judge = Judge(plan.judge, model, redactor, ask_missing=ask_judge)
     out: list[AttemptRecord] = []
+    knowns: dict[str, Callable[[Any], Any]] = {}
     try:
         for rec in records:
             scenario = scenarios[rec.scenario]
@@ -236,9 +345,14 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
                 continue
             # the true values, as the live checks saw them: each [REDACTED:NAME] the record
             # says stood for one of the scenario's own secrets put back
-            known = known_secrets(redactor, scenario)
-            rec = restored_record(rec, known)
-            data = msgspec.structs.replace(attempt_data(rec, scenario),
+            secrets = known_secrets(redactor, scenario)
+            rec = restored_record(rec, secrets)
+            known = None  # (and, in a record written before it said so, the world's ids)
+            if scenario.world and redactor.patterns:  # once per scenario: its world's values
+                known = knowns.get(scenario.id)
+                if known is None:
+                    known = knowns[scenario.id] = known_values(scenario, redactor)
+            data = msgspec.structs.replace(attempt_data(rec, scenario, known),
                                            secrets=redactor if redactor.patterns else None)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
@@ -246,13 +360,13 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
                     rec, status="error", reason=f"judge: {judge_failure}",
                     checks=not_evaluated(checks, f"judge: {judge_failure}"),
                     error=AttemptError("judge", judge_failure), failure=data.failure,
-                    failure_kind=data.failure_kind, redacted=()), redactor, known))
+                    failure_kind=data.failure_kind, redacted=()), redactor, secrets))
                 continue
             status, reason = attempt_status(data, checks)
             out.append(kept_record(msgspec.structs.replace(
                 rec, status=status, reason=reason, checks=checks, error=None,
                 failure=data.failure, failure_kind=data.failure_kind, redacted=()),
-                redactor, known))
+                redactor, secrets))
     finally:
         if model is not None:
             await model.aclose()
@@ -277,7 +391,7 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
     old = prepared.old_run
     info = RunInfo(
         run_id=folder.name, targets=targets, suite=new_plan.suite,
-        started_at=old.started_at, scenarist=__version__, settings=old.settings,
+        started_at=old.started_at, scenarist=__version__, settings=prepared.settings,
         compare=old.compare or (), git=old.git, history=history,
         finished_at=old.finished_at, duration_s=old.duration_s,
         interrupted=bool(old.interrupted),

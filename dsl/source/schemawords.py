@@ -17,7 +17,7 @@ from typing import Any
 # The keys a check item may hold beside its check, which change how the check counts or is
 # shown: ``- {not_calls: create_refill_request, always: true, name: never refills}``. The
 # check is the one key that is not one of these (dsl/checks/registry.py documents them).
-CHECK_MODIFIERS: tuple[str, ...] = ("always", "name")
+CHECK_MODIFIERS: tuple[str, ...] = ("always", "name", "allow")
 
 
 def describe_path(path: Iterable[str | int]) -> str:

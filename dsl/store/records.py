@@ -34,7 +34,7 @@ the conversation — only with a simulated user)::
                  "failure"?, "simulated"?}],
      "history"?: N, "goal_reached"?: true | false, "stderr"?: TEXT,
      "world"?: [{"table", "id", "set": {COLUMN: [BEFORE, AFTER]} | "added": ROW |
-                 "removed": ROW}],
+                 "removed": ROW, "unset"?: [COLUMN], "index"?: N, "id_as"?: N}],
      "world_turns"?: [[CHANGE, ...], ...], "user_messages"?: [TEXT],
      "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never",
      "retried"?: [{"turn", "kind", "reason", "discarded": [{"name", "args", "output"}]}],

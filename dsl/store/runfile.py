@@ -20,7 +20,7 @@ has neither), a recheck's ``finished_at`` and ``refused``, and ``early_stop`` an
      "refused"?: [{"scenario", "why"}],
      "targets": [{"name", "kind", ...}], "argv"?: [ARG],
      "settings"?: {"paths", "extra_files", "targets", "runs", "shard", "early_stop",
-                   "judge", "tags", "patterns"},
+                   "judge", "tags", "patterns", "root"?},
      "compare"?: [[OLD, NEW]], "git": {"commit", "branch", "dirty"} | null,
      "history": {"kind", "target"} | null, "resumed_at"?: [ISO-8601],
      "reran_errors"?: true, "finished_at"?, "duration_s"?, "interrupted"?,
@@ -69,6 +69,11 @@ class RunSettings(msgspec.Struct, frozen=True, gc=False):
     judge: str | None = None
     tags: tuple[str, ...] = ()
     patterns: tuple[str, ...] = ()
+    # the suite's folder (where its scenarist.yaml is), absolute: ``recheck --suite DIR``
+    # finds each of ``paths`` in DIR by its place in it ("": a run written before it was kept)
+    root: str = ""
+
+    only_when_set: ClassVar[tuple[str, ...]] = ("root",)
 
 
 class SavedRuns(msgspec.Struct, frozen=True, gc=False):

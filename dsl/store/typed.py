@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import functools
 import json
+import math
 import re
 import types
 import typing
@@ -159,8 +160,8 @@ def encode(value: Any) -> bytes:
     try:
         return _ENCODER.encode(value)
     except UnicodeEncodeError:
-        return json.dumps(msgspec.to_builtins(value, enc_hook=_enc_hook),
-                          separators=(",", ":")).encode("ascii")
+        return json.dumps(_plain(value), separators=(",", ":"),
+                          allow_nan=False).encode("ascii")
 
 
 def file_bytes(value: Any) -> bytes:
@@ -169,8 +170,23 @@ def file_bytes(value: Any) -> bytes:
     try:
         return msgspec.json.format(_ENCODER.encode(value), indent=2) + b"\n"
     except UnicodeEncodeError:
-        return (json.dumps(msgspec.to_builtins(value, enc_hook=_enc_hook), indent=2)
+        return (json.dumps(_plain(value), indent=2, allow_nan=False)
                 + "\n").encode("ascii")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as plain data for the json module, a number that is not one (``NaN``,
+    which is not JSON) as ``null``, as msgspec writes it."""
+    def finite(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, list | tuple):
+            return [finite(x) for x in v]
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        return v
+
+    return finite(msgspec.to_builtins(value, enc_hook=_enc_hook))
 
 
 # ---- reading -----------------------------------------------------------------------------

@@ -50,6 +50,9 @@ class Reply:
     latency_ms: float
     retries: int = 0
     raw: dict[str, Any] = field(default_factory=dict)
+    # the latency is what a cassette recorded, not measured now (a replay): the attempt
+    # counts it as the time the model took, so replay reports the latency live measured
+    recorded: bool = False
 
 
 @dataclass(frozen=True, slots=True)

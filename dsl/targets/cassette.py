@@ -5,7 +5,10 @@ temperature, extra params, system prompt template), so a ``kind: replay`` target
 exactly the requests that were recorded. Each further line is one exchange: the
 canonical request (model, messages, tools, seed, temperature and extra params — never
 headers or keys; an attachment by the hash of its content, never its data URL:
-:func:`canonical`), its key (a SHA-256 of the canonical JSON) and the reply's JSON body.
+:func:`canonical`), its key (a SHA-256 of the canonical JSON), the reply's JSON body and
+the ``latency_ms`` the model took to answer it — which a replay reports as the model's time
+(its model calls' latency, and so the attempt's ``latency_ms``, are the recording's; a
+cassette written before it kept them replays with the time the replay took).
 
 A cassette is read as a file from outside: only a regular file of at most
 MAX_CASSETTE_BYTES, every line checked (JSON, UTF-8, depth, the keys and their types), and
@@ -16,6 +19,7 @@ traceback. Only a torn last line (an interrupted recording) is skipped.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -158,7 +162,8 @@ class Recorder:
                              "error": {"kind": exc.kind, "message": exc.message,
                                        "status": exc.status}})
             raise
-        line = {"key": request_key(body), "request": canonical(body), "response": reply.raw}
+        line = {"key": request_key(body), "request": canonical(body), "response": reply.raw,
+                "latency_ms": round(reply.latency_ms, 1)}
         if self._redactor is not None and self._redactor.patterns:
             red, hints = self._redactor.traced(line, _known(self._redactor, body),
                                                KEPT_FIELDS)
@@ -309,8 +314,12 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
     elif not isinstance(entry.get("key"), str):
         problem = "the line has no 'key' (a text)"
     elif "response" in entry:
+        latency = entry.get("latency_ms", 0)
         if not isinstance(entry["response"], dict):
             problem = "its 'response' is not an object"
+        elif isinstance(latency, bool) or not isinstance(latency, int | float) \
+                or not 0 <= latency < 1e9:
+            problem = "its 'latency_ms' is not a number of milliseconds"
     elif "error" in entry:
         err = entry["error"]
         if not isinstance(err, dict) or err.get("kind") not in RECORDED_ERRORS \
@@ -358,7 +367,8 @@ def _torn(line: str) -> bool:
 
 
 # a cassette line's fields written as they are (its key is a hash, never a secret)
-KEPT_FIELDS = frozenset({"key", "scenario", "seed", "turn", "user", "schema_version"})
+KEPT_FIELDS = frozenset({"key", "scenario", "seed", "turn", "user", "schema_version",
+                         "latency_ms"})
 
 
 def restored(entry: dict[str, Any], redactor: Any, known: Any) -> dict[str, Any]:
@@ -425,12 +435,16 @@ class ReplayModel:
             raise EndpointError(err["kind"], err["message"], status=err.get("status"))
         if self.redactor is not None and entry.get("redacted"):
             entry = restored(entry, self.redactor, _known(self.redactor, body))
+        latency = entry.get("latency_ms")
         try:
-            return parse_completion(entry["response"], 0.0)
+            reply = parse_completion(entry["response"], 0.0)
         except EndpointError as exc:
             raise EndpointError(exc.kind, f"the cassette {self.path.name}:{entry['_line']} "
                                           f"holds a reply Scenarist cannot read: "
                                           f"{exc.message}") from None
+        if latency is None:  # recorded before cassettes kept it
+            return reply
+        return dataclasses.replace(reply, latency_ms=float(latency), recorded=True)
 
     async def aclose(self) -> None:
         return None

@@ -236,3 +236,18 @@ def test_what_an_own_loop_agent_leaves_is_kept_only_when_known() -> None:
     assert plain["tokens"] == {"prompt": 3, "completion": 0, "total": 3}
     assert "ended_by" not in plain
     assert "mcp" not in plain
+
+
+def test_a_number_that_is_not_one_is_written_as_null_even_beside_a_lone_surrogate() -> None:
+    # issue 32 item 8: results.jsonl never holds a bare NaN (it is not JSON); a lone
+    # surrogate sends the line through the json module, which would write one
+    nan = float("nan")
+    change = {"table": "t", "id": "A-1", "set": {"balance": [nan, 1]}}
+    for answer in ("plain", "\ud83d"):
+        line = record_line(AttemptRecord(scenario="a", target="t", run=1, status="pass",
+                                         reason="", started_at="x", answer=answer,
+                                         world=(change,)))
+        assert "NaN" not in line
+        data = json.loads(line, parse_constant=lambda c: pytest.fail(f"bare {c}"))
+        assert data["world"][0]["set"] == {"balance": [None, 1]}
+    assert b"NaN" not in file_bytes({"x": ["\ud83d", nan]})
