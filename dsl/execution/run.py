@@ -435,7 +435,7 @@ async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
                                        f"timeout: {err.message}", error=err), redact)
     # the checks see the true values, as a replay and a recheck restore them
     seen, clean = checked_data(data, make_record(scenario, target, run, started, "pass", "",
-                                                 data=data), redact, known)
+                                                 data=data, redact=redact), redact, known)
     checks, judge_failure = await evaluate(scenario, seen, judge)
     if judge_failure is not None:  # the judge could not be asked: no verdict, not a failure
         err = EndpointError("judge", judge_failure)
