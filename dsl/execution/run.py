@@ -417,10 +417,7 @@ async def execute(
             jmodel: Any = clients.open_model(jt, max(4, options.concurrency))
             if options.record_judge is not None:
                 jmodel = Recorder(jmodel, options.record_judge, jt.name, redactor.value)
-            # without the cache (--no-judge-cache), a question the run asked already is
-            # answered from this run's memory: asked once per run, whatever the timing
-            judge = Judge(plan.judge, jmodel, redactor, use_cache=options.judge_cache,
-                          memory=None if options.judge_cache else {})
+            judge = Judge(plan.judge, jmodel, redactor, use_cache=options.judge_cache)
         for t in plan.targets:
             cap = min(t.concurrency or options.concurrency, options.concurrency)
             limit = limits[t.name] = AdaptiveLimit(cap)
