@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
@@ -83,6 +84,13 @@ class Agent(Protocol):
     async def aclose(self) -> None: ...
 
 
+# The secrets of the scenario whose attempt runs now (the run stage sets it around each
+# attempt, in the attempt's own task: a dsl.compiler.redact.Known): a model's cassette keeps
+# which of them each mark of a reply stands for, and its replay puts them back — the model
+# was told them by the scenario, the world's rows included, which one request does not hold.
+ATTEMPT_SECRETS: ContextVar[Any] = ContextVar("scenarist_attempt_secrets", default=None)
+
+
 @dataclass(frozen=True, slots=True)
 class AgentContext:
     """What the run gives a target when it opens it."""
@@ -94,6 +102,9 @@ class AgentContext:
     on_throttle: Callable[[], None] | None = None  # the endpoint answered HTTP 429
     record: Path | None = None  # --record FILE: a cassette of every exchange
     redact: Callable[[Any], Any] | None = None  # a JSON-like value → its redacted copy
+    # the run's Redactor itself: a cassette keeps which of the secrets the agent was told
+    # each mark stands for, and a replay puts them back (dsl/compiler/redact.py)
+    redactor: Any = None  # a dsl.compiler.redact.Redactor (None: nothing is redacted)
     # the suite's secret variables (every target's api_key_env, redact.env): a command
     # program never inherits them
     secret_env: frozenset[str] = frozenset()
