@@ -804,6 +804,9 @@ class AttemptData(msgspec.Struct, frozen=True):
     # None: not such an agent (or a replay of a cassette that did not keep it)
     mcp: str | None = None
     retried: tuple[Retried, ...] = ()  # turns of an own-loop agent sent again, and why
+    # the run's Redactor (dsl/compiler/redact.py): checks see the true values, and
+    # no_secrets asks it what a secret is (None: nothing is redacted)
+    secrets: Any = None
 
     def attached(self) -> dict[str, Attachment]:
         """The attachments by their hash (the key a message's attachment part holds)."""

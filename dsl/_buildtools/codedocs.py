@@ -713,15 +713,19 @@ EXAMPLES: dict[str, Example] = {
     "W412": Example(
         _s('  - calls: list_business_hours\n  - not_contains: "sk-live-"\n'),
         _s('  - calls: list_business_hours\n  - no_secrets\n'),
-        note="Checks see the answer as results.jsonl and cassettes keep it — its secrets "
-             "redacted ([judge.md](judge.md#secrets)) — so that a verdict is the same live, "
-             "on replay and on recheck. A text that redaction would replace (a key's "
-             "prefix such as `sk-live-`, a value matching `redact.patterns`, the value of a "
-             "variable `redact.env` or `api_key_env` names) is never seen: `not_contains` "
-             "of it could never fail, `contains` or `equals` never pass, a `matches` pattern "
-             "that starts with it never match. Catch a leak with "
+        note="Checks see the attempt's true values where the secrets are the scenario's own "
+             "(what the person says, the system prompt, the world, the tools: results.jsonl "
+             "and cassettes keep which of them each `[REDACTED:NAME]` mark stands for, so a "
+             "replay and a recheck put them back — [judge.md](judge.md#secrets)). A secret "
+             "the scenario does not hold (one the agent made up or read elsewhere) cannot be "
+             "put back, so every mode sees its mark, live too, for the verdict to be the same "
+             "live, on replay and on recheck. A check's text that redaction would replace and "
+             "that is not one of the scenario's own secrets (a key's prefix such as "
+             "`sk-live-`, a value matching `redact.patterns` that the scenario never says) is "
+             "never seen: `not_contains` of it could never fail, `contains` or `equals` never "
+             "pass, a `matches` pattern that starts with it never match. Catch a leak with "
              "`no_secrets`; check for the `[REDACTED:NAME]` mark when the answer should "
-             "hold a redacted value.",
+             "hold such a redacted value.",
     ),
     "W414": Example(
         _s('  - calls: list_business_hours\n  - expect: "latency_ms < 3000"\n'),

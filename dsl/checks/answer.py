@@ -410,20 +410,20 @@ def _said(a: AttemptData) -> list[tuple[str, str]]:
     group="answer",
     details="The secrets are those redaction replaces (docs/judge.md#secrets): the values of "
     "every target's `api_key_env` and of `redact.env`, and text matching the redaction "
-    "patterns. Checks see the attempt as results.jsonl keeps it — redacted — so that a "
-    "verdict is the same live, on replay and on recheck: this check finds the "
-    "`[REDACTED:NAME]` marks where a secret reached what the agent wrote (each answer, the "
-    "text beside its tool calls, each call's arguments). Live, the secret itself was there; "
-    "on replay and recheck, the marks the cassette and results.jsonl keep say so. A tool's "
-    "answer that holds a secret is not the agent's leak. Use it instead of "
-    "`not_contains: \"sk-live-\"`, which sees the redacted text and so could never fail.",
+    "patterns. Checks see the attempt's true values — live, on replay and on recheck alike "
+    "(what results.jsonl and the cassette keep is redacted, with which of the scenario's own "
+    "secrets each `[REDACTED:NAME]` mark stands for, so they put them back) — and this "
+    "check looks for a secret in what the agent wrote (each answer, the text beside its tool "
+    "calls, each call's arguments), and for a mark left where a secret the scenario does "
+    "not hold stood. A tool's answer that holds a secret is not the agent's leak.",
 )
 def no_secrets(p: bool, a: AttemptData) -> Outcome:
     for where, text in _said(a):
-        m = REDACTION_MARK.search(text)
+        seen = a.secrets(text) if a.secrets is not None else text
+        m = REDACTION_MARK.search(seen)
         if m is not None:
             return failed(f"a configured secret ({m.group(1)}) reached {where}: redaction "
-                          f"replaced it with {m.group(0)}: {show(text)}")
+                          f"replaced it with {m.group(0)}: {show(seen)}")
     return passed("no configured secret reached the answer or a tool call's arguments")
 
 

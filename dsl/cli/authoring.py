@@ -74,14 +74,17 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
           patterns: tuple[str, ...], power: tuple[float, float] | None = None) -> None:
     # why: loaded when the command runs (every command's module loads at start)
     from ..compiler.compile import build_plan
-    from ..compiler.plan import plan_json
+    from ..compiler.plan import kept_plan, plan_json
     from ..pipeline import compiled_apart
     paths = paths or (Path("."),)
     selection = selection_of(tags, patterns)
     p, compiled = or_exit(lambda: compiled_apart(lambda: build_plan(
         paths, targets=targets, runs=runs, judge_target=judge_target, selection=selection)))
     if as_json:
-        out = plan_json(p)
+        # why: regex, for --json only (it prints the scenarios' texts, as plan.json keeps them)
+        from ..compiler.redact import redactor_for
+
+        out = kept_plan(plan_json(p), redactor_for(p.redact, p.suite_targets))
         if power is not None:
             # why: loaded when the command runs (every command's module loads at start)
             from ..results.stats import gate_power
@@ -90,7 +93,7 @@ def _plan(paths: tuple[Path, ...], targets: tuple[str, ...], runs: int | None,
                 planned["power"] = gate_power(gate[1], gate[2], *power, gate[3]).as_json()
         click.echo(json.dumps(out, ensure_ascii=False, indent=2))
         return
-    click.echo(_plan_text(p))
+    click.echo(_plan_text(p))  # names and counts: no text of a scenario
     if p.skipped:
         click.echo(f"{len(p.skipped)} scenario × target pair(s) skipped: the scenario's "
                    "targets: leave the target out")

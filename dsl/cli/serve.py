@@ -33,10 +33,10 @@ def mcp_(scenario: Path, case_id: str | None, port: int, stdio: bool) -> None:
     # why: loaded when the command runs (every command's module loads at start)
     import asyncio
 
-    from ..clients.mcpserve import NotServable, scenario_of, serve
+    from ..clients.mcpserve import NotServable, serve, served
 
     try:
-        chosen = or_exit(lambda: scenario_of(scenario, case_id))
+        chosen, redactor = or_exit(lambda: served(scenario, case_id))
     except NotServable as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_INPUT)
@@ -45,7 +45,7 @@ def mcp_(scenario: Path, case_id: str | None, port: int, stdio: bool) -> None:
         click.echo(line, err=stdio)
 
     try:
-        asyncio.run(serve(chosen, port, stdio, say))
+        asyncio.run(serve(chosen, port, stdio, say, redactor))
     except KeyboardInterrupt:
         click.echo("Stopped.", err=True)
         sys.exit(EXIT_OK)

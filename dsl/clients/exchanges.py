@@ -54,9 +54,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, Any
 
+from ..compiler.redact import Known, Redactor
 from ..errors import CassetteMiss, EndpointError, RunDirError
+from ..execution.run import known_secrets
 from ..model import MCP_USES, Call, Scenario, Target
 from ..targets.base import (
+    ATTEMPT_SECRETS,
     AgentContext,
     ChatModel,
     Reply,
@@ -68,11 +71,13 @@ from ..targets.base import (
 )
 from ..targets.cassette import (
     AGENT_CASSETTE_VERSION,
+    KEPT_FIELDS,
     _header,
     canonical,
     exchanges,
     read_cassette,
     request_key,
+    restored,
 )
 from .ownloop import Answered, OwnLoopAgent, Session, TurnInput, pending_calls
 from .toolserver import Endpoint, received
@@ -90,9 +95,14 @@ class ExchangeRecorder:
     """Appends each turn's exchange to a cassette."""
 
     def __init__(self, path: Path, target: Target,
-                 redact: Callable[[Any], Any] | None = None) -> None:
+                 redact: Callable[[Any], Any] | None = None,
+                 redactor: Redactor | None = None) -> None:
+        """``redactor``: the run's; each turn's line keeps, for each mark, which of the
+        scenario's own secrets stood there (``redacted``), so a replay calls the tools with
+        the arguments the agent sent."""
         self.path = path
         self._redact = redact
+        self._redactor = redactor
         path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] = path.open("w", encoding="utf-8")
         self._write({
@@ -102,8 +112,12 @@ class ExchangeRecorder:
             "settings": {"model": "", "temperature": None, "params": {}, "system_prompt": ""},
         })
 
-    def _write(self, obj: dict[str, Any]) -> None:
-        if self._redact is not None:
+    def _write(self, obj: dict[str, Any], known: Known | None = None) -> None:
+        if known is not None and self._redactor is not None and self._redactor.patterns:
+            obj, hints = self._redactor.traced(obj, known, KEPT_FIELDS)
+            if hints:
+                obj["redacted"] = hints
+        elif self._redact is not None:
             obj = self._redact(obj)
         try:
             self._file.write(json.dumps(obj, ensure_ascii=False) + "\n")
@@ -112,13 +126,17 @@ class ExchangeRecorder:
         self._file.flush()
 
     def write(self, turn: TurnInput, answered: Answered, made: list[Call],
-              mcp: str | None = None) -> None:
+              mcp: str | None = None, scenario: Scenario | None = None) -> None:
+        known = None
+        if scenario is not None and self._redactor is not None and self._redactor.patterns:
+            # the attempt's (try's: the scenario it saves a cassette for), else its own
+            known = ATTEMPT_SECRETS.get() or known_secrets(self._redactor, scenario)
         self._write({"key": exchange_key(turn), "scenario": turn.scenario, "seed": turn.seed,
                      "turn": turn.turn, "request": answered.request, "reply": answered.reply,
                      "calls": [recorded_call(c) for c in made],
                      "confirmed": turn.confirmed,
                      "answer": answered.answer, "pending": answered.pending,
-                     "mcp": mcp, "latency_ms": answered.latency_ms})
+                     "mcp": mcp, "latency_ms": answered.latency_ms}, known)
 
     def tap(self, inner: ChatModel) -> ChatModel:
         """The model that plays a simulated user, its exchanges written here too."""
@@ -176,7 +194,7 @@ def recorder_for(target: Target, context: AgentContext) -> ExchangeRecorder | No
     """The run's recorder for a live own-loop target (``--record FILE``), or None."""
     if context.record is None:
         return None
-    return ExchangeRecorder(context.record, target, context.redact)
+    return ExchangeRecorder(context.record, target, context.redact, context.redactor)
 
 
 def is_agent_cassette(path: Path) -> str | None:
@@ -190,11 +208,15 @@ def is_agent_cassette(path: Path) -> str | None:
 class ExchangeReplay:
     """A recorded agent's turns, by key."""
 
-    def __init__(self, path: Path, redact: Callable[[Any], Any] | None = None) -> None:
+    def __init__(self, path: Path, redact: Callable[[Any], Any] | None = None,
+                 redactor: Redactor | None = None) -> None:
         """``redact``: the run's redaction (a JSON-like value → its redacted copy): what a
-        tool answers now is compared with the cassette as the cassette keeps it."""
+        tool answers now is compared with the cassette as the cassette keeps it.
+        ``redactor``: the run's Redactor, which puts back the secrets a line's marks
+        stand for (the tools get the arguments the agent sent)."""
         self.path = path
         self._redact = redact
+        self.redactor = redactor
         lines = read_cassette(path)
         self.version = _header(path, lines[0] if lines else "")["schema_version"]
         self.turns: dict[str, dict[str, Any]] = {}
@@ -227,10 +249,15 @@ class ExchangeReplay:
                                           f"the simulated user Scenarist cannot read: "
                                           f"{exc.message}") from None
 
-    async def ask(self, turn: TurnInput, tools: Endpoint) -> Answered:
+    async def ask(self, turn: TurnInput, tools: Endpoint,
+                  scenario: Scenario | None = None) -> Answered:
         entry = self.turns.get(exchange_key(turn))
         if entry is None:
             raise self._missed(turn)
+        kept = entry  # as the cassette keeps it: what the tools' answers are compared with
+        if scenario is not None and self.redactor is not None and entry.get("redacted"):
+            entry = restored(entry, self.redactor,
+                             ATTEMPT_SECRETS.get() or known_secrets(self.redactor, scenario))
         where = f"turn {turn.turn} of run {turn.seed} of {turn.scenario}"
         if entry["calls"] and self.version < AGENT_CASSETTE_VERSION:
             raise CassetteMiss(
@@ -238,10 +265,11 @@ class ExchangeReplay:
                 f"(cassette version {self.version}), which did not keep what the tools "
                 f"answered, so the calls of {where} cannot be checked against what the "
                 f"tools answer now — {AGAIN}")
-        for c in entry["calls"]:
+        for c, was in zip(entry["calls"], kept["calls"], strict=True):
             call = tools.take(c["name"], c.get("args"))
             now = self._shown(received(call))
-            if now != c.get("output") or call.error != c.get("error"):
+            if now != was.get("output") or call.error != c.get("error"):
+                c = was
                 raise CassetteMiss(
                     f"the cassette {self.path.name} does not match {where}: the recorded "
                     f"agent called {_named(c)} and got {_said(c.get('output'), c.get('error'))}"
@@ -343,11 +371,26 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
     return entry  # type: ignore[no-any-return]
 
 
+class _Replayed:
+    """One attempt's turns, answered from the cassette (its marks put back to the
+    scenario's secrets)."""
+
+    def __init__(self, replay: ExchangeReplay, scenario: Scenario) -> None:
+        self.replay = replay
+        self.scenario = scenario
+
+    async def ask(self, turn: TurnInput, tools: Endpoint) -> Answered:
+        return await self.replay.ask(turn, tools, self.scenario)
+
+    async def end(self) -> str:
+        return ""
+
+
 def open_replay_agent(target: Target, context: AgentContext, path: Path) -> OwnLoopAgent:
-    replay = ExchangeReplay(path, context.redact)
+    replay = ExchangeReplay(path, context.redact, context.redactor)
 
     async def session(scenario: Scenario, run: int, first: TurnInput) -> Session:
-        return replay
+        return _Replayed(replay, scenario)
 
     agent = OwnLoopAgent(target, context, session, served=False)
     agent.replayed_users = replay.user_model

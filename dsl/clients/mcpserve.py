@@ -9,8 +9,12 @@ import asyncio
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+import msgspec
 
 from ..compiler.compile import compile_paths
+from ..compiler.redact import Redactor, redactor_for
 from ..errors import InputError, on_terminal
 from ..model import Call, Scenario
 from .toolserver import PATH, Endpoint, ToolServer, mcp_server
@@ -23,6 +27,12 @@ class NotServable(Exception):
 def scenario_of(path: Path, case: str | None) -> Scenario:
     """The one scenario of ``path`` (with ``case``: that case's), compiled against its
     suite. Raises InputError for the files, NotServable for a choice to make."""
+    return served(path, case)[0]
+
+
+def served(path: Path, case: str | None) -> tuple[Scenario, Redactor]:
+    """The one scenario of ``path`` (:func:`scenario_of`) and its suite's redaction: what
+    ``scenarist mcp`` prints of a call is redacted as a run's files are."""
     compiled = compile_paths([path])
     errors = [d for d in compiled.diagnostics if d.severity == "error"]
     if errors:
@@ -39,12 +49,19 @@ def scenario_of(path: Path, case: str | None) -> Scenario:
         ids = ", ".join(s.id for s in scenarios)
         raise NotServable(f"{path} holds {len(scenarios)} scenarios ({ids}); choose one with "
                           "--case ID")
-    return scenarios[0]
+    suite = compiled.suite
+    redactor = redactor_for(suite.redact, suite.targets.values()) if suite is not None \
+        else redactor_for(None, ())
+    return scenarios[0], redactor
 
 
-def shown_call(call: Call) -> str:
+def shown_call(call: Call, redact: Callable[[Any], Any] | None = None) -> str:
     """One line for a call, as ``scenarist mcp`` prints it: what the client sent (the
-    tool's name, its arguments) and the answer, stripped of terminal control sequences."""
+    tool's name, its arguments) and the answer, redacted (``redact``: the suite's
+    ``Redactor.value``) and stripped of terminal control sequences."""
+    if redact is not None:
+        call = msgspec.structs.replace(call, args=redact(call.args),
+                                       output=redact(call.output), name=redact(call.name))
     args = json.dumps(call.args, ensure_ascii=False)
     name = " ".join(call.name.split())
     if call.pending:
@@ -56,14 +73,16 @@ def shown_call(call: Call) -> str:
 
 
 async def serve(scenario: Scenario, port: int, stdio: bool,
-                say: Callable[[str], None]) -> None:
+                say: Callable[[str], None], redactor: Redactor | None = None) -> None:
     """``scenarist mcp``: serve ``scenario``'s fake tools until cancelled — over HTTP at
     an unguessable path, ``http://127.0.0.1:PORT/mcp/<token>`` (``say`` gets that URL
     first; every other path answers 404, so another local process can neither list the
     tools nor read or change the world's rows), or over standard input and output. ``say``
-    gets each call as it happens."""
+    gets each call as it happens, redacted by ``redactor``."""
+    redact = redactor.value if redactor is not None and redactor.patterns else None
+
     def on_call(call: Call) -> None:
-        say(shown_call(call))
+        say(shown_call(call, redact))
 
     if stdio:
         # why: the MCP SDK, for own-loop agents only

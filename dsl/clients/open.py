@@ -111,10 +111,13 @@ def _open_model_agent(target: Target, context: AgentContext) -> Agent:
     """A model endpoint under test: the agent loop, with the run's recording and metering,
     and the models of its simulated users."""
     model = open_model(target, context.max_connections, context.on_throttle)
+    if isinstance(model, ReplayModel):  # its replies' marks put back (the one rule)
+        model.redactor = context.redactor
     agent_model = model
     recorder = None
     if context.record is not None:
-        model = recorder = Recorder(model, context.record, target.name, context.redact)
+        model = recorder = Recorder(model, context.record, target.name, context.redact,
+                                    context.redactor)
 
     def open_user(user: Target) -> ChatModel:
         if target.kind == "replay":  # the users' replies were recorded in this cassette

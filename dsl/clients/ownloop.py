@@ -399,7 +399,7 @@ class _Talk:
         made = list(tools.calls[self.done:])
         self.done = len(tools.calls)
         if self.agent._recorder is not None:
-            self.agent._recorder.write(asked, answered, made, tools.used)
+            self.agent._recorder.write(asked, answered, made, tools.used, scenario)
         n = len(tools.calls)
         held: list[Call] = []
         for k, p in enumerate(answered.pending, 1):

@@ -541,9 +541,9 @@ def _literal_texts(item: CheckItem) -> list[tuple[str, DataPath]]:
 def _redacted_literal(doc: Document, item: CheckItem, suite: Suite | None,
                       out: Collector) -> None:
     """W412: a text of contains, not_contains or equals that redaction would replace before
-    the check sees it (checks see the answer as results.jsonl and cassettes keep it, so a
-    verdict is the same live, on replay and on recheck): such a contains could never pass,
-    such a not_contains never fail."""
+    the check sees it — a secret the scenario does not hold, which no replay or recheck can
+    put back, so every mode (live too) sees its mark: such a contains could never pass,
+    such a not_contains never fail. The scenario's own secrets are seen as they are."""
     if item.check not in _LITERAL_CHECKS:
         return
     texts = _literal_texts(item)
@@ -554,7 +554,7 @@ def _redacted_literal(doc: Document, item: CheckItem, suite: Suite | None,
         return
     for text, where in texts:
         seen = redact(text + _TAIL)
-        if text in seen:
+        if text in seen or _own_secrets(doc, suite, redact, text):
             continue
 
         marks = sorted({m.group(0) for m in REDACTION_MARK.finditer(seen)})
@@ -578,6 +578,21 @@ def _redacted_literal(doc: Document, item: CheckItem, suite: Suite | None,
                     f"the text {json.dumps(text, ensure_ascii=False)} of {item.check} would "
                     f"be redacted ({mark}) before the check sees it — checks see the answer "
                     f"as results.jsonl and cassettes keep it — {why}", hint)
+
+
+def _own_secrets(doc: Document, suite: Suite | None, redact: Any, text: str) -> bool:
+    """Every secret of ``text`` is one the scenario itself holds (what the person says, the
+    system prompt, the world, the tools): the checks see those as they are (a record keeps
+    which of them each mark stands for, dsl/compiler/redact.py)."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    told = {k: v for k, v in data.items() if k not in ("then", "id", "description")}
+    if isinstance(told.get("when"), list):  # a turn's own checks are not what it was told
+        told["when"] = [{k: v for k, v in t.items() if k != "then"} if isinstance(t, dict)
+                        else t for t in told["when"]]
+    source = (told, suite.world if suite is not None else {},
+              suite.tools if suite is not None else {})
+    _red, hints = redact.traced(text, redact.known(source))
+    return bool(hints) and all(isinstance(h, int) for h in hints)
 
 
 def _cannot_fail(offered: Offered, doc: Document, item: CheckItem, out: Collector) -> None:

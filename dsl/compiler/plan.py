@@ -28,6 +28,7 @@ from ..targets.kinds import is_model, target_json
 
 if TYPE_CHECKING:
     from ..model import JudgeConfig
+    from .redact import Redactor
 
 
 def most_calls(scenario: Scenario, target: Target) -> int:
@@ -216,6 +217,52 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     finally:
         if paused:
             gc.enable()
+
+
+# What plan.json writes as it is (names, places, counts, fingerprints); every other text is
+# redacted as results.jsonl is (a secret in a system prompt, a message, a target's header)
+PLAN_KEPT = frozenset({"schema_version", "suite", "attempts", "max_model_calls",
+                       "concurrency", "shard", "full_plan", "judge_calls", "fingerprints"})
+SCENARIO_KEPT = frozenset({"id", "file", "line", "runs", "min_pass", "given_when",
+                           "max_steps", "file_runs", "targets", "at", "tags",
+                           "expected_tools"})
+TARGET_KEPT = frozenset({"name", "kind"})
+# where a number may be a secret: a call's arguments a check expects, a case's values
+PLAN_NUMBERS = frozenset({"args", "values"})
+
+
+def kept_plan(data: dict[str, Any], redactor: Redactor | None) -> dict[str, Any]:
+    """plan.json's contents as the run folder keeps them: every text redacted by the run's
+    ``redactor`` (dsl/compiler/redact.py) but the names, places, counts and fingerprints
+    that tie it to results.jsonl. Made after the fingerprints, which are of the plan."""
+    if redactor is None or not redactor.patterns:
+        return data
+    out: dict[str, Any] = {}
+    for k, v in data.items():
+        if k in PLAN_KEPT:
+            out[k] = v
+        elif k == "scenarios":
+            out[k] = [kept_fields(x, SCENARIO_KEPT, redactor) for x in v]
+        elif k == "targets":
+            out[k] = [kept_fields(x, TARGET_KEPT, redactor) for x in v]
+        else:
+            out[k] = kept_fields(v, frozenset(), redactor)
+    return out
+
+
+def kept_fields(data: Any, kept: frozenset[str], redactor: Redactor) -> Any:
+    """``data``'s texts redacted but the values of the keys ``kept`` (its numbers stay)."""
+    # why: regex, only for a run that redacts
+    from .redact import Known
+
+    return redactor.traced(data, Known({}), kept, PLAN_NUMBERS)[0]
+
+
+def kept_target(t: PlannedTarget, redactor: Redactor | None) -> PlannedTarget:
+    """A target as run.json keeps it: its settings redacted (a header's bearer token)."""
+    if redactor is None or not redactor.patterns:
+        return t
+    return PlannedTarget(t.name, t.kind, kept_fields(dict(t.settings), frozenset(), redactor))
 
 
 def planned_target(t: Target) -> PlannedTarget:

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 from msgspec.structs import replace
 
-from ..compiler.redact import Redactor, redactor_for
+from ..compiler.redact import Known, Redactor, redactor_for, restore
 from ..errors import EndpointError
 from ..model import (
     FAILS_FOR_GOOD,
@@ -44,9 +44,10 @@ from ..store import (
     ModelCallStat,
     ResultsWriter,
 )
-from ..store.records import failure_kind, not_evaluated
+from ..store.records import failure_kind, not_evaluated, record_from_json
 from ..store.runfile import JudgeStats
-from ..targets.base import Agent, AgentContext, Clients, Reply
+from ..store.typed import builtins
+from ..targets.base import ATTEMPT_SECRETS, Agent, AgentContext, Clients, Reply
 from ..targets.cassette import Recorder
 from ..verdict import AttemptStatus
 from .loop import LoopEndpointError, LoopState
@@ -317,73 +318,131 @@ def _stat(m: Any) -> ModelCallStat:
                          m.get("retries") or 0)
 
 
-def redacted_data(data: AttemptData, redact: Any) -> AttemptData:
-    """The attempt as its checks see it: every secret in what the agent produced redacted
-    (``redact``: the run's Redactor), exactly as results.jsonl keeps it — so that a check
-    gives the same verdict live, on replay (a cassette holds redacted replies) and on
-    recheck (records are redacted). A secret that reached the answer or a call's arguments
-    is left as its ``[REDACTED:NAME]`` mark, which ``no_secrets`` looks for. ``data`` itself
-    when it holds no secret (one search of its texts per pattern)."""
+# A record's fields written as they are: who, when, how long, how many (the counts and the
+# timings are no secret, and a pattern over digits must not turn them into text)
+RECORD_KEPT = frozenset({"schema_version", "scenario", "target", "run", "seed", "status",
+                         "started_at", "steps", "latency_ms", "tokens", "retries",
+                         "model_calls", "history", "mcp", "ended_by", "redacted"})
+# where a number may be a secret (a PIN the agent passed, a row's card number)
+RECORD_NUMBERS = frozenset({"args", "world", "world_turns", "discarded"})
+
+_KNOWN: dict[tuple[int, int], tuple[Redactor, Scenario, Known]] = {}
+
+
+def known_secrets(redact: Redactor, scenario: Scenario) -> Known:
+    """The secrets ``scenario`` itself holds (what the person says, the system prompt, the
+    tools, the world's rows, the case's values — never its checks) and the redacted
+    variables' values: what a record's ``[REDACTED:NAME]`` marks may be restored to. Kept
+    per scenario while the run lasts (the last few hundred)."""
+    key = (id(redact), id(scenario))
+    kept = _KNOWN.get(key)
+    if kept is not None and kept[0] is redact and kept[1] is scenario:
+        return kept[2]
+    known = redact.known(scenario)
+    if len(_KNOWN) >= 256:
+        _KNOWN.clear()
+    _KNOWN[key] = (redact, scenario, known)
+    return known
+
+
+def kept_record(rec: AttemptRecord, redact: Redactor | None,
+                known: Known | None = None, verdict_only: bool = False) -> AttemptRecord:
+    """The record as results.jsonl keeps it and everything after the run shows it: every
+    secret replaced by its ``[REDACTED:NAME]`` mark, and ``redacted`` saying which of the
+    scenario's own secrets (``known``) each mark stands for (:func:`restored_record`).
+    ``verdict_only``: the rest of the record was found to hold no secret (the attempt's
+    own texts, by :func:`checked_data`): only the reason, the checks and the error are
+    searched first."""
     if redact is None or not redact.patterns:
-        return data
-    if redact.clean([data.answer, [[c.args, c.raw_args, c.output] for c in data.calls],
-                     data.messages, [[t.text, t.answer, t.failure] for t in data.turns],
-                     data.failure]):
-        return data  # (the usual attempt: one probe of all its texts)
-    answer = redact(data.answer)
-    calls = redact.value([[c.args, c.raw_args, c.output] for c in data.calls]) \
-        if data.calls else []
-    messages = redact.value(data.messages)  # the same tuple when it holds no secret
-    turns = redact.value([[t.text, t.answer, t.failure] for t in data.turns]) \
-        if data.turns else []
-    failure = redact(data.failure) if data.failure else data.failure
-    if answer == data.answer and messages is data.messages and failure == data.failure \
-            and all(a == [c.args, c.raw_args, c.output] for a, c in zip(calls, data.calls,
-                                                                      strict=True)) \
-            and all(x == [t.text, t.answer, t.failure] for x, t in zip(turns, data.turns,
-                                                                     strict=True)):
-        return data
-    return replace(
-        data, answer=answer,
-        calls=tuple(replace(c, args=a, raw_args=r, output=o)
-                    for c, (a, r, o) in zip(data.calls, calls, strict=True)),
-        messages=tuple(messages),
-        turns=tuple(replace(t, text=x, answer=y, failure=z)
-                    for t, (x, y, z) in zip(data.turns, turns, strict=True)),
-        failure=failure)
+        return rec
+    if verdict_only:
+        _red, found = redact.traced({"reason": rec.reason, "checks": builtins(rec.checks),
+                                     "error": builtins(rec.error)}, known or Known({}))
+        if not found:
+            return rec
+    red, hints = redact.traced(builtins(replace(rec, redacted=())), known or Known({}),
+                               RECORD_KEPT, RECORD_NUMBERS)
+    if not hints:
+        return rec
+    red["redacted"] = hints
+    return record_from_json(red)
+
+
+def restored_record(rec: AttemptRecord, known: Known) -> AttemptRecord:
+    """A record as the attempt had it: each mark its ``redacted`` names put back (recheck
+    reads what results.jsonl keeps; the live checks see the same)."""
+    if not rec.redacted:
+        return rec
+    data = builtins(rec)
+    hints = data.pop("redacted")
+    back = restore(data, list(hints), known)
+    if back is data:
+        return rec
+    return record_from_json(back)
+
+
+def _exact(hints: Any) -> bool:
+    """Every mark of a record can be put back (it stood for a secret the scenario holds)."""
+    return all(_exact(h[1]) if isinstance(h, list) else isinstance(h, int) for h in hints)
+
+
+def checked_data(data: AttemptData, rec: AttemptRecord, redact: Redactor | None,
+                 known: Known | None) -> tuple[AttemptData, bool]:
+    """The attempt as its checks see it, live, on replay and on recheck alike: the true
+    values, each secret put back from the record results.jsonl keeps (``rec``: the
+    attempt's record before its checks). A secret the scenario does not hold (the agent
+    made it up, or read it elsewhere) stays its ``[REDACTED:NAME]`` mark here as on
+    recheck; ``no_secrets`` looks for both. And whether the record held no secret at all."""
+    if redact is None or not redact.patterns:
+        return data, True
+    kept = kept_record(rec, redact, known)
+    if _exact(kept.redacted):
+        return replace(data, secrets=redact), not kept.redacted
+    back = restored_record(kept, known or Known({}))
+    return replace(data, answer=back.answer, calls=back.calls, messages=back.messages,
+                   turns=back.turns, user_messages=back.user_messages,
+                   failure=back.failure, stderr=back.stderr, secrets=redact), False
 
 
 async def run_one(agent: Agent, scenario: Scenario, target: Target, run: int,
                   judge: Judge | None = None, redact: Any = None) -> AttemptRecord:
     """One attempt, start to finish, as a record. Never raises for endpoint trouble.
-    ``redact`` (the run's Redactor): what the checks see is redacted as the record is."""
+    ``redact`` (the run's Redactor): the checks see the true values; the record is kept
+    redacted (:func:`kept_record`)."""
     started = dt.datetime.now(dt.UTC)
     timeout = target.attempt_timeout_ms / 1000 if target.attempt_timeout_ms else None
+    known = known_secrets(redact, scenario) if redact is not None and redact.patterns \
+        else None
+    ATTEMPT_SECRETS.set(known)  # (this task's: each attempt runs in a task of its own)
     try:
         coro = agent.run(scenario, run)
         data = await asyncio.wait_for(coro, timeout) if timeout else await coro
     except LoopEndpointError as exc:
-        return make_record(scenario, target, run, started, "error",
-                           f"{exc.kind}: {exc.message}", error=exc, partial=exc.progress)
+        return kept_record(make_record(scenario, target, run, started, "error",
+                                       f"{exc.kind}: {exc.message}", error=exc,
+                                       partial=exc.progress), redact)
     except EndpointError as exc:
-        return make_record(scenario, target, run, started, "error",
-                           f"{exc.kind}: {exc.message}", error=exc)
+        return kept_record(make_record(scenario, target, run, started, "error",
+                                       f"{exc.kind}: {exc.message}", error=exc), redact)
     except TimeoutError:
         err = EndpointError("timeout", f"the attempt took longer than {timeout:g} s "
                                        "(attempt_timeout_ms)")
-        return make_record(scenario, target, run, started, "error",
-                           f"timeout: {err.message}", error=err)
-    data = redacted_data(data, redact)  # the checks see what results.jsonl keeps
-    checks, judge_failure = await evaluate(scenario, data, judge)
+        return kept_record(make_record(scenario, target, run, started, "error",
+                                       f"timeout: {err.message}", error=err), redact)
+    # the checks see the true values, as a replay and a recheck restore them
+    seen, clean = checked_data(data, make_record(scenario, target, run, started, "pass", "",
+                                                 data=data, redact=redact), redact, known)
+    checks, judge_failure = await evaluate(scenario, seen, judge)
     if judge_failure is not None:  # the judge could not be asked: no verdict, not a failure
         err = EndpointError("judge", judge_failure)
-        return make_record(scenario, target, run, started, "error", f"judge: {judge_failure}",
-                           data=data, error=err,
-                           checks=not_evaluated(checks, f"judge: {judge_failure}"),
-                           redact=redact)
-    status, reason = attempt_status(data, checks)
-    return make_record(scenario, target, run, started, status, reason, data=data,
-                       checks=checks, redact=redact)
+        return kept_record(make_record(scenario, target, run, started, "error",
+                                       f"judge: {judge_failure}", data=data, error=err,
+                                       checks=not_evaluated(checks, f"judge: {judge_failure}"),
+                                       redact=redact), redact, known, clean)
+    status, reason = attempt_status(seen, checks)
+    return kept_record(make_record(scenario, target, run, started, status, reason,
+                                   data=data, checks=checks, redact=redact),
+                       redact, known, clean)
 
 
 async def execute(
@@ -425,8 +484,9 @@ async def execute(
                 max_connections=cap, suite_root=Path(plan.suite_root),
                 suite_targets=plan.suite_targets, on_reply=_metering(scheduler, limit),
                 on_throttle=limit.throttled, record=options.record, redact=redactor.value,
+                redactor=redactor,
                 secret_env=redactor.env))
-        writer = ResultsWriter(run_dir, redactor.value)
+        writer = ResultsWriter(run_dir)  # records come redacted (kept_record)
         tasks: list[asyncio.Task[None]] = []
         in_flight = 0
         waiting = [options.before_results] if options.before_results else []

@@ -299,7 +299,8 @@ def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
     """A new run: its run.json as it starts, plan.json aimed at its folder (made once the
     first requests are out), and the files its scenarios attach kept there."""
     # why: plan.json's contents and more; plan, report, runs or merge load this module without it
-    from ..compiler.plan import planned_target
+    from ..compiler.plan import kept_target, planned_target
+    from ..compiler.redact import redactor_for
     from ..results.entries import git_info
     from ..store import PLAN, store_attachments
     from ..store.runfile import new_run_info
@@ -310,8 +311,10 @@ def _started(run_dir: Path, request: RunRequest, plan: Plan, planned: PlanWriter
                 for a in s.all_attachments}
     if attached:  # the report shows them; records refer to them by hash
         _write(lambda: store_attachments(run_dir, attached.items()), run_dir)
+    redactor = redactor_for(plan.redact, plan.suite_targets)  # run.json is redacted too
     return new_run_info(run_dir.name, plan.suite_file, started,
-                        tuple(planned_target(t) for t in plan.targets), request.argv).replace(
+                        tuple(kept_target(planned_target(t), redactor) for t in plan.targets),
+                        tuple(redactor(a) for a in request.argv)).replace(
         settings=msgspec.structs.replace(_settings(request),
                                          root=str(Path(plan.suite_root).resolve())),
         compare=plan.compare,
@@ -431,7 +434,11 @@ class PlanWriter(BackgroundFile):
 def _plan_json(plan: Plan) -> dict[str, Any]:
     from ..compiler import plan as planned  # looked up now: a test may stand in for it
 
-    return planned.plan_json(plan)
+    # why: regex, for the run's redaction (plan.json is redacted as every file is)
+    from ..compiler.redact import redactor_for
+
+    return planned.kept_plan(planned.plan_json(plan),
+                             redactor_for(plan.redact, plan.suite_targets))
 
 
 def regressions(summary: Summary, comparison: Comparison | None) -> list[Change]:

@@ -32,14 +32,16 @@ import msgspec
 
 from .. import __version__
 from ..compiler.compile import build_plan
-from ..compiler.plan import plan_file, planned_scenario
+from ..compiler.plan import kept_plan, plan_file, planned_scenario
 from ..errors import NotReady, RunDirError
 from ..execution.run import (
     attempt_status,
     evaluate,
+    kept_record,
+    known_secrets,
     loop_failure,
-    redacted_data,
     redactor_of,
+    restored_record,
 )
 from ..model import AttemptData, Plan, Scenario, Tokens, WorldRun
 from ..source.suitefile import SUITE_FILE
@@ -51,7 +53,7 @@ from ..store import (
     create_run_dir,
     latest_records,
 )
-from ..store.planfile import PlanFile, PlannedScenario, read_plan, write_plan
+from ..store.planfile import PlanFile, PlannedScenario, plan_json, read_plan, write_plan
 from ..store.records import failure_kind, not_evaluated
 from ..store.runfile import (
     HistoryKept,
@@ -341,25 +343,30 @@ async def recheck_records(plan: Plan, records: list[AttemptRecord], ask_judge: b
             if not has_transcript(rec):
                 out.append(rec)
                 continue
-            # redacted as a live run's checks see it (the suite's redact: may have grown)
-            known = None
+            # the true values, as the live checks saw them: each [REDACTED:NAME] the record
+            # says stood for one of the scenario's own secrets put back
+            secrets = known_secrets(redactor, scenario)
+            rec = restored_record(rec, secrets)
+            known = None  # (and, in a record written before it said so, the world's ids)
             if scenario.world and redactor.patterns:  # once per scenario: its world's values
                 known = knowns.get(scenario.id)
                 if known is None:
                     known = knowns[scenario.id] = known_values(scenario, redactor)
-            data = redacted_data(attempt_data(rec, scenario, known), redactor)
+            data = msgspec.structs.replace(attempt_data(rec, scenario, known),
+                                           secrets=redactor if redactor.patterns else None)
             checks, judge_failure = await evaluate(scenario, data, judge)
             if judge_failure is not None:
-                out.append(msgspec.structs.replace(
+                out.append(kept_record(msgspec.structs.replace(
                     rec, status="error", reason=f"judge: {judge_failure}",
                     checks=not_evaluated(checks, f"judge: {judge_failure}"),
                     error=AttemptError("judge", judge_failure), failure=data.failure,
-                    failure_kind=data.failure_kind))
+                    failure_kind=data.failure_kind, redacted=()), redactor, secrets))
                 continue
             status, reason = attempt_status(data, checks)
-            out.append(msgspec.structs.replace(
+            out.append(kept_record(msgspec.structs.replace(
                 rec, status=status, reason=reason, checks=checks, error=None,
-                failure=data.failure, failure_kind=data.failure_kind))
+                failure=data.failure, failure_kind=data.failure_kind, redacted=()),
+                redactor, secrets))
     finally:
         if model is not None:
             await model.aclose()
@@ -394,10 +401,10 @@ def run_recheck(prepared: RecheckPlan, run_dir: Path, out: Path, ask_judge: bool
         recheck_of=old.run_id or run_dir.name, rechecked_from=str(run_dir.resolve()),
         rechecked_at=started.isoformat(timespec="seconds"),
         refused=tuple(Refused(r.scenario, r.why) for r in prepared.refused))
-    write_plan(folder, new_plan)
+    write_plan(folder, kept_plan(plan_json(new_plan), redactor_of(plan)))
     write_run_info(folder, info)
     copy_attachments([run_dir], folder)
-    writer = ResultsWriter(folder, redactor_of(plan).value)
+    writer = ResultsWriter(folder)  # the records come redacted (kept_record)
     try:
         for rec in rechecked:
             writer.write(rec)

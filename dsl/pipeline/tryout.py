@@ -23,7 +23,7 @@ import json
 import shutil
 import signal
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +31,13 @@ import msgspec
 
 from ..clients.open import open_agent, open_model
 from ..compiler.moment import say as say_moment
+from ..compiler.redact import Redactor
 from ..errors import EndpointError, RunDirError, explain
 from ..execution.conversation import PERSON, Talk
-from ..execution.run import attempt_status, evaluate, redacted_data, redactor_of
+from ..execution.run import attempt_status, evaluate, known_secrets, redactor_of
 from ..model import AttemptData, Call, Plan, Scenario, Target, TurnKind, TurnSpec, WorldRun
 from ..store.records import CheckResult
-from ..targets.base import AgentContext
+from ..targets.base import ATTEMPT_SECRETS, AgentContext
 from ..targets.cassette import NotACassette, read_cassette, read_header
 from ..targets.kinds import describe
 from . import RunRequest, plan_for
@@ -155,7 +156,8 @@ def intro(session: Session) -> list[str]:
             who = "you" if role == "user" else "agent"
             lines.append(f"(earlier) {who}: {m['content']}")
     lines.append(HELP)
-    return lines
+    redactor = redactor_of(session.plan)  # a secret in the scenario's text is never shown
+    return [redactor(line) for line in lines] if redactor.patterns else lines
 
 
 async def _play(session: Session, terminal: Terminal) -> Outcome:
@@ -165,10 +167,13 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
     checked = msgspec.structs.replace(s, turns=(), user=None)
     skipped = sum(len(t.checks) for t in s.turns)
     redactor = redactor_of(session.plan)
+    if redactor.patterns:  # what the terminal shows is redacted, as every file is
+        _shown_redacted(terminal, redactor)
     scratch = Path(tempfile.mkdtemp(prefix="scenarist-try-")) / "exchanges.jsonl"
     agent = open_agent(session.target, AgentContext(
         max_connections=1, suite_root=Path(session.plan.suite_root),
         suite_targets=session.plan.suite_targets, record=scratch, redact=redactor.value,
+        redactor=redactor,
         secret_env=redactor.env))
     saver = _Saver(scratch, session.cassette)
     terminal.save = saver.save
@@ -176,6 +181,8 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
     token = PERSON.set(said)
     error: EndpointError | None = None
     data: AttemptData | None = None
+    if redactor.patterns:  # a /save'd cassette keeps which secret each mark stands for
+        ATTEMPT_SECRETS.set(known_secrets(redactor, s))
     try:
         data = await agent.run(played, 1)
     except EndpointError as exc:
@@ -186,10 +193,11 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
         shutil.rmtree(scratch.parent, ignore_errors=True)
     if error is not None:
         terminal.say(f"The conversation stopped: {explain(error.kind)}")
-        terminal.say(f"  what the endpoint said: {redactor(error.message)}")
-        return Outcome(None, (), "error", error.message, skipped, error)
+        terminal.say(f"  what the endpoint said: {error.message}")
+        return Outcome(None, (), "error", redactor(error.message), skipped, error)
     assert data is not None
-    data = redacted_data(data, redactor)  # the checks see what a run's would
+    if redactor.patterns:  # the checks see the true values, as a run's do
+        data = msgspec.structs.replace(data, secrets=redactor)
     if not data.turns or said.turns == 0:
         return Outcome(None, (), "none", "nothing was said", skipped)
     judge = None
@@ -204,7 +212,27 @@ async def _play(session: Session, terminal: Terminal) -> Outcome:
         if judge is not None:
             await judge.model.aclose()
     status, reason = attempt_status(data, checks)
+    if redactor.patterns:  # the checks saw the true values; people see them redacted
+        checks = tuple(msgspec.structs.replace(c, label=redactor(c.label),
+                                               reason=redactor(c.reason))
+                       for c in checks)
+        reason = redactor(reason)
     return Outcome(data, checks, status, reason, skipped)
+
+
+def _shown_redacted(terminal: Terminal, redactor: Redactor) -> None:
+    """The terminal's (or the page's) lines and world changes, redacted."""
+    say, world = terminal.say, terminal.world
+    terminal.say = lambda text: say(redactor(text))
+    if world is not None:
+        def tables(run: WorldRun, made: list[dict[str, Any]]) -> None:
+            red = redactor.value
+
+            def rows(t: Mapping[str, Any]) -> Any:
+                return {k: tuple(red(list(v))) for k, v in t.items()}
+            world(WorldRun(rows(run.before), rows(run.after), tuple(rows(t) for t in run.turns)),
+                  red(made))
+        terminal.world = tables
 
 
 class _Person:

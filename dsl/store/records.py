@@ -38,7 +38,7 @@ the conversation — only with a simulated user)::
      "world_turns"?: [[CHANGE, ...], ...], "user_messages"?: [TEXT],
      "ended_by"?: TOOL, "mcp"?: "listed" | "connected" | "never",
      "retried"?: [{"turn", "kind", "reason", "discarded": [{"name", "args", "output"}]}],
-     "seed": N}
+     "seed": N, "redacted"?: [INDEX | null | ["n" | "j", [...]]]}
 
 (Lines written before Scenarist read them with msgspec had the same keys in another order:
 ``seed`` after ``run``, a conversation's keys after ``messages``.)
@@ -185,7 +185,7 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
 
     only_when_set: ClassVar[tuple[str, ...]] = (
         "failure", "failure_kind", "turns", "history", "goal_reached", "stderr", "world",
-        "world_turns", "user_messages", "ended_by", "mcp", "retried")
+        "world_turns", "user_messages", "ended_by", "mcp", "retried", "redacted")
 
     scenario: str
     target: str
@@ -220,6 +220,9 @@ class AttemptRecord(msgspec.Struct, frozen=True, gc=False, tag_field="schema_ver
     mcp: str | None = None  # how an own-loop agent used its MCP endpoint (model.MCP_USES)
     retried: tuple[Retried, ...] = ()  # own-loop turns sent again, and why
     seed: int = 0  # always the run index (written for those who look for a seed)
+    # for each [REDACTED:NAME] of the line, in order, which of the scenario's own secrets
+    # stood there (an index; null: none of them) — never the secret (dsl/compiler/redact.py)
+    redacted: tuple[Any, ...] = ()
 
     def __post_init__(self) -> None:
         # (called for every record read back, so written for the usual record: one look)

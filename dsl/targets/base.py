@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
@@ -82,6 +83,13 @@ class Agent(Protocol):
     async def aclose(self) -> None: ...
 
 
+# The secrets of the scenario whose attempt runs now (the run stage sets it around each
+# attempt, in the attempt's own task: a dsl.compiler.redact.Known): a model's cassette keeps
+# which of them each mark of a reply stands for, and its replay puts them back — the model
+# was told them by the scenario, the world's rows included, which one request does not hold.
+ATTEMPT_SECRETS: ContextVar[Any] = ContextVar("scenarist_attempt_secrets", default=None)
+
+
 class AgentContext(msgspec.Struct, frozen=True):
     """What the run gives a target when it opens it."""
 
@@ -92,6 +100,9 @@ class AgentContext(msgspec.Struct, frozen=True):
     on_throttle: Callable[[], None] | None = None  # the endpoint answered HTTP 429
     record: Path | None = None  # --record FILE: a cassette of every exchange
     redact: Callable[[Any], Any] | None = None  # a JSON-like value → its redacted copy
+    # the run's Redactor itself: a cassette keeps which of the secrets the agent was told
+    # each mark stands for, and a replay puts them back (dsl/compiler/redact.py)
+    redactor: Any = None  # a dsl.compiler.redact.Redactor (None: nothing is redacted)
     # the suite's secret variables (every target's api_key_env, redact.env): a command
     # program never inherits them
     secret_env: frozenset[str] = frozenset()
@@ -145,22 +156,15 @@ def read_reply_json(text: str) -> Any:
     text. (A lone surrogate, half an emoji cut by max_tokens, is kept: the files written
     keep it as a ``\\ud83d`` escape.)"""
     try:
-        data = msgspec.json.decode(text)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        data = _loads(text)  # (NaN, a lone surrogate, 1e400, not JSON: the json module's)
-    if (text.count("[") + text.count("{") > MAX_REPLY_DEPTH
-            and deeper_than(data, MAX_REPLY_DEPTH)):
-        raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP)
-    return data
-
-
-def _loads(text: str) -> Any:
-    try:
-        return json.loads(text)
+        data = json.loads(text)
     except RecursionError:
         raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP) from None
     except ValueError as exc:
         raise Unreadable(f"is not JSON: {snippet(text)}", str(exc)) from None
+    if (text.count("[") + text.count("{") > MAX_REPLY_DEPTH
+            and deeper_than(data, MAX_REPLY_DEPTH)):
+        raise Unreadable(f"is {_TOO_DEEP}", _TOO_DEEP)
+    return data
 
 
 def deeper_than(data: Any, limit: int) -> bool:

@@ -35,6 +35,7 @@ from ..compiler.attachments import data_url_hash
 from ..errors import CassetteMiss, EndpointError, RunDirError
 from ..source.load import file_kind
 from .base import (
+    ATTEMPT_SECRETS,
     ChatModel,
     Reply,
     RequestSettings,
@@ -104,11 +105,16 @@ class Recorder:
     """Wraps a model and appends every successful exchange to a cassette."""
 
     def __init__(self, inner: ChatModel, path: Path, target_name: str,
-                 redact: Callable[[Any], Any] | None = None) -> None:
+                 redact: Callable[[Any], Any] | None = None,
+                 redactor: Any = None) -> None:
         """``redact`` maps a JSON-like value to its redacted copy (``Redactor.value``): each
-        line is redacted value by value, so it stays valid JSON."""
+        line is redacted value by value, so it stays valid JSON. With ``redactor`` (the
+        run's Redactor), a reply's line also keeps, for each mark, which of the secrets
+        the request held stood there (``redacted``): a replay puts them back, so the tools
+        are called with the arguments the model wrote."""
         self.inner = inner
         self._redact = redact
+        self._redactor = redactor
         self.settings = inner.settings
         self.path = path
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -157,9 +163,26 @@ class Recorder:
                              "error": {"kind": exc.kind, "message": exc.message,
                                        "status": exc.status}})
             raise
-        self._write({"key": request_key(body), "request": canonical(body),
-                     "response": reply.raw, "latency_ms": round(reply.latency_ms, 1)})
+        line = {"key": request_key(body), "request": canonical(body), "response": reply.raw,
+                "latency_ms": round(reply.latency_ms, 1)}
+        if self._redactor is not None and self._redactor.patterns:
+            red, hints = self._redactor.traced(line, _known(self._redactor, body),
+                                               KEPT_FIELDS)
+            if hints:
+                red["redacted"] = hints
+            line = red
+            self._write_kept(line)
+        else:
+            self._write(line)
         return reply
+
+    def _write_kept(self, obj: dict[str, Any]) -> None:
+        """A line already redacted (:meth:`Redactor.traced`)."""
+        redact, self._redact = self._redact, None
+        try:
+            self._write(obj)
+        finally:
+            self._redact = redact
 
     async def aclose(self) -> None:
         self._file.close()
@@ -344,10 +367,37 @@ def _torn(line: str) -> bool:
     return False
 
 
+# a cassette line's fields written as they are (its key is a hash, never a secret)
+KEPT_FIELDS = frozenset({"key", "scenario", "seed", "turn", "user", "schema_version",
+                         "latency_ms"})
+
+
+def restored(entry: dict[str, Any], redactor: Any, known: Any) -> dict[str, Any]:
+    """A cassette line as the exchange had it: each mark its ``redacted`` names put back
+    to the secret of ``known`` it stood for (``redactor``: the run's
+    dsl.compiler.redact.Redactor)."""
+    hints = entry.get("redacted")
+    if not isinstance(hints, list) or not hints:
+        return entry
+    data = {k: v for k, v in entry.items() if k not in ("redacted", "_line")}
+    back = redactor.restore(data, hints, known)
+    return {**back, "_line": entry.get("_line")} if back is not data else entry
+
+
+def _known(redactor: Any, body: dict[str, Any]) -> Any:
+    """The secrets a reply's marks may stand for: the attempt's scenario's (the run stage
+    says which), else the request's."""
+    known = ATTEMPT_SECRETS.get()
+    return known if known is not None else redactor.known(body)
+
+
 class ReplayModel:
     """Answers from a cassette, offline and deterministically."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, redactor: Any = None) -> None:
+        """``redactor``: the run's; a reply's marks are put back to the secrets the
+        request holds (the tools get the arguments the model wrote when recorded)."""
+        self.redactor = redactor
         self.path = path
         lines = read_cassette(path)
         self.settings = header_settings(_header(path, lines[0] if lines else ""))
@@ -366,6 +416,10 @@ class ReplayModel:
             for entry in self.replies.values():
                 if "request" in entry:
                     self._as_kept.setdefault(_key_of(entry["request"]), entry)
+        if self.redactor is not None and self.redactor.patterns:
+            # compared as both are kept: a secret put back and one that could not be (the
+            # model made it up) read the same once redacted
+            return self._as_kept.get(_key_of(self.redactor.value(canonical(body))))
         return self._as_kept.get(request_key(body))
 
     async def complete(self, body: dict[str, Any]) -> Reply:
@@ -380,6 +434,8 @@ class ReplayModel:
         if "error" in entry:
             err = entry["error"]
             raise EndpointError(err["kind"], err["message"], status=err.get("status"))
+        if self.redactor is not None and entry.get("redacted"):
+            entry = restored(entry, self.redactor, _known(self.redactor, body))
         latency = entry.get("latency_ms")
         try:
             reply = parse_completion(entry["response"], 0.0)

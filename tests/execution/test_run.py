@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 
 from tests.conftest import (
@@ -202,35 +201,3 @@ def test_lines_the_fast_reader_refuses_are_read_by_the_standard_library(tmp_path
     with pytest.raises(RunDirError) as info:
         list(iter_results(tmp_path))
     assert str(info.value) == f"{tmp_path / 'results.jsonl'}:1 is not valid JSON"
-
-
-SECRET = "sk-" + "a1B2" * 6  # the default api-key pattern's kind of text
-
-
-@pytest.mark.parametrize("where", ["answer", "args", "raw_args", "output", "message", "turn",
-                                   "failure"])
-def test_a_secret_anywhere_the_checks_look_is_redacted_and_none_leaves_the_data_as_is(
-        where: str) -> None:
-    import datetime as dt
-
-    from dsl.compiler.redact import redactor_for
-    from dsl.execution.run import redacted_data
-    from dsl.model import AttemptData, Call, Tokens, Turn
-
-    def data(secret: str) -> AttemptData:
-        s = {w: (secret if w == where else "plain") for w in
-             ("answer", "args", "raw_args", "output", "message", "turn", "failure")}
-        return AttemptData(
-            message="hi", answer=s["answer"], tools=(), steps=1, latency_ms=1.0,
-            tokens=Tokens(1, 1), at=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
-            calls=(Call("c1", "look", {"q": s["args"]}, s["raw_args"], s["output"]),),
-            messages=({"role": "user", "content": s["message"]},),
-            turns=(Turn("say", text=s["turn"], answer="ok"),), failure=s["failure"])
-
-    redactor = redactor_for(None, ())
-    clean = data("nothing here")
-    assert redacted_data(clean, redactor) is clean
-    redacted = redacted_data(data(f"key {SECRET} end"), redactor)
-    text = json.dumps(msgspec.to_builtins(redacted))
-    assert SECRET not in text
-    assert "[REDACTED:api-key]" in text

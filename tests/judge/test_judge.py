@@ -225,9 +225,12 @@ def test_cache_asks_each_question_once_and_never_flips(tmp_path: Path, server: F
     assert r.exit_code == 0, r.output  # the stored verdict, not the new server's opinion
     assert judge_requests(jserver) == []
     assert all(c["evidence"]["cached"] for x in records(tmp_path, "again") for c in x["checks"])
-    r = run_cli("run", ".", "--no-early-stop", "--no-judge-cache", "--out", "fresh", cwd=tmp_path)
+    # without the cache, every attempt asks again (one after the other: -j 1, so that none
+    # shares a question another is asking at that moment)
+    r = run_cli("run", ".", "--no-early-stop", "--no-judge-cache", "-j", "1", "--out", "fresh",
+                cwd=tmp_path)
     assert r.exit_code == 1
-    assert len(judge_requests(jserver)) == 1
+    assert len(judge_requests(jserver)) == 4
     files = list((tmp_path / ".scenarist" / "judge-cache").rglob("*.json"))
     assert len(files) == 1
 
