@@ -39,8 +39,9 @@ part is; else TP when a part is; else TN.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 from .model import Call, Turn, turn_calls
 
@@ -58,8 +59,7 @@ def args_match(expected: Mapping[str, Any], actual: Any) -> bool:
     return all(k in actual and actual[k] == v for k, v in expected.items())
 
 
-@dataclass(frozen=True, slots=True)
-class CallRule:
+class CallRule(msgspec.Struct, frozen=True):
     """A call to ``name`` that has these arguments with these values (extra arguments do
     not matter): one a ``calls`` check expects, or one ``not_calls`` forbids."""
 
@@ -85,8 +85,7 @@ def _rules(data: Any) -> tuple[CallRule, ...]:
     return tuple(r for r in rules if r is not None)
 
 
-@dataclass(frozen=True, slots=True)
-class ToolExpectation:
+class ToolExpectation(msgspec.Struct, frozen=True):
     """The tool calls a scenario expects (see the module's docstring)."""
 
     expected: tuple[str, ...] = ()

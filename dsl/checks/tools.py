@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections import Counter
@@ -769,7 +768,7 @@ def scenario_expectation(scenario: Scenario) -> ToolExpectation | None:
                   if (e := tool_expectation(t.checks, scenario.tools)) is not None)
     if not turns:
         return whole
-    return dataclasses.replace(whole or ToolExpectation(whole=False), turns=turns)
+    return msgspec.structs.replace(whole or ToolExpectation(whole=False), turns=turns)
 
 
 def expected_tools(checks: Sequence[CompiledCheck], tools: Sequence[ToolSpec] = ()

@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+import msgspec
 
 from ..errors import Diagnostic, EndpointError, InputError, RunDirError
 from ..execution.loop import LoopAgent
@@ -39,8 +40,7 @@ if TYPE_CHECKING:
 OpenModel = Callable[[Target, int, Callable[[], None] | None], ChatModel]
 
 
-@dataclass(frozen=True, slots=True)
-class Opener:
+class Opener(msgspec.Struct, frozen=True):
     """How one kind's targets are opened: as the agent a run plays attempts against, and,
     for a model endpoint, as the model the judge, simulated users and python agents ask."""
 

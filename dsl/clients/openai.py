@@ -27,6 +27,8 @@ import urllib.parse
 from collections.abc import Mapping
 from typing import Any
 
+import msgspec
+
 from .. import __version__
 from ..errors import Diagnostic, EndpointError, InputError, without_userinfo
 from ..model import Target
@@ -103,6 +105,25 @@ def backoff_seconds(retry_index: int, base_ms: int) -> float:
     """Exponential backoff with full jitter: uniform in [b/2, b], b = base × 2^i."""
     b: float = base_ms / 1000 * 2.0**retry_index
     return b / 2 + random.random() * b / 2  # noqa: S311 - jitter, not cryptography
+
+
+_ENCODER = msgspec.json.Encoder()
+
+
+def request_body(body: Any) -> bytes:
+    """A request's JSON body, compact, in UTF-8, written by msgspec (a fifth of the json
+    module's time). A number that is not one (NaN, Infinity: not JSON, which servers
+    refuse) goes as ``null``. What msgspec cannot write — a lone surrogate (half an emoji
+    cut by max_tokens), a key that is not text — is written by the json module (the
+    surrogate escaped)."""
+    try:
+        return _ENCODER.encode(body)
+    except (TypeError, ValueError, RecursionError, msgspec.EncodeError):
+        pass  # (UnicodeEncodeError is a ValueError)
+    try:
+        return json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:  # a lone surrogate: sent escaped
+        return json.dumps(body, separators=(",", ":")).encode()
 
 
 def open_transport(url: str, headers: list[tuple[bytes, bytes]], limits: Limits,
@@ -199,10 +220,7 @@ class JsonEndpoint:
         have and ``resend`` is off, the request is not tried again. The EndpointError raised
         at the end is marked ``maybe_processed`` when any try may have been processed."""
         retry = self.target.retry
-        try:
-            content = json.dumps(body, ensure_ascii=False).encode()
-        except UnicodeEncodeError:  # a lone surrogate (half an emoji): send it escaped
-            content = json.dumps(body).encode()
+        content = request_body(body)
         started = time.perf_counter()
         last: EndpointError | None = None
         processed = False

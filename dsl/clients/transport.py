@@ -44,8 +44,9 @@ from __future__ import annotations
 import ssl
 import zlib
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
 
 if TYPE_CHECKING:
     import httpx
@@ -58,8 +59,7 @@ MAX_HEAD_BYTES = 100 * 1024
 ENCODING_SLACK = 4096
 
 
-@dataclass(frozen=True, slots=True)
-class Limits:
+class Limits(msgspec.Struct, frozen=True):
     """The bounds every request of a target keeps, on either path."""
 
     timeout_s: float  # the whole request: connecting, sending, the whole reply

@@ -14,8 +14,9 @@ import functools
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .moment import say
 
@@ -24,8 +25,7 @@ DEFAULT_SYSTEM_PROMPT = (
 )
 
 
-@dataclass(frozen=True, slots=True)
-class TemplateProblem:
+class TemplateProblem(msgspec.Struct, frozen=True):
     message: str
     line: int  # 1-based line inside the template
     limit: bool = False  # it compiles, but passes a limit of dsl.compiler.sandbox
@@ -95,8 +95,7 @@ _TAG = re.compile(
 _NEWLINES = re.compile(r"\r\n?")
 
 
-@dataclass(frozen=True, slots=True)
-class Value:
+class Value(msgspec.Struct, frozen=True):
     """``{{ args.date | length }}``: the names of the value and its filters; ``trimmed``
     when a ``-`` strips the text beside it."""
 
@@ -105,8 +104,7 @@ class Value:
     trimmed: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Branch:
+class Branch(msgspec.Struct, frozen=True):
     """``{% if [not] name %}``, ``{% elif ... %}``, ``{% else %}`` or ``{% endif %}``."""
 
     head: str

@@ -23,8 +23,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from ..compiler.attachments import user_content, wire_messages
 from ..compiler.faketools import take as take_call
@@ -51,24 +52,23 @@ from ..targets.base import ChatModel, Unreadable, read_reply_json
 from .conversation import OpenUser, converse, settle
 
 
-@dataclass(slots=True)
-class LoopState:
+class LoopState(msgspec.Struct):
     """The attempt so far (kept when an endpoint fails half-way)."""
 
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    calls: list[Call] = field(default_factory=list)
+    messages: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    calls: list[Call] = msgspec.field(default_factory=list)
     tokens: Tokens = Tokens()
     steps: int = 0
     retries: int = 0
-    model_calls: list[dict[str, Any]] = field(default_factory=list)
-    turns: list[Turn] = field(default_factory=list)
+    model_calls: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    turns: list[Turn] = msgspec.field(default_factory=list)
     # why the attempt failed before its checks decided (the first failure ends it):
     # model_output, max_steps, nothing_to_confirm — dsl/errors.py explains each in words
     failure_kind: str | None = None
     stderr: str = ""  # an agent program's standard error (kind: command), bounded
     tokens_known: bool = True  # False: the agent does not say what it used (http, command)
-    user_messages: list[str] = field(default_factory=list)  # what a simulated user wrote
-    retried: list[Retried] = field(default_factory=list)  # own-loop turns sent again, why
+    user_messages: list[str] = msgspec.field(default_factory=list)  # what a simulated user wrote
+    retried: list[Retried] = msgspec.field(default_factory=list)  # own-loop turns sent again, why
     recorded_ms: float = 0.0  # the model's time a replay's cassette recorded (Reply.recorded)
 
 

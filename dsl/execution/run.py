@@ -16,7 +16,6 @@ import datetime as dt
 import re
 import signal
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -68,8 +67,7 @@ BREAKER_THRESHOLD = 5
 PLAN_AFTER_S = 0.05
 
 
-@dataclass(frozen=True, slots=True)
-class RunOptions:
+class RunOptions(msgspec.Struct, frozen=True):
     concurrency: int
     record: Path | None = None
     early_stop: bool = True
@@ -88,8 +86,7 @@ class RunOptions:
     start_plan: Callable[[], None] | None = None
 
 
-@dataclass(slots=True)
-class Totals:
+class Totals(msgspec.Struct):
     """Attempts run so far, by status (the progress line)."""
 
     attempts: int = 0
@@ -115,15 +112,14 @@ class Totals:
         self.model_calls += record.steps
 
 
-@dataclass(slots=True)
-class RunState:
+class RunState(msgspec.Struct):
     """What the run did, besides the records it wrote."""
 
-    totals: Totals = field(default_factory=Totals)
+    totals: Totals = msgspec.field(default_factory=Totals)
     scheduler: Scheduler | None = None
     interrupted: bool = False
     cancelled: int = 0  # attempts in flight when a second Ctrl-C cancelled them
-    lowest_concurrency: dict[str, int] = field(default_factory=dict)
+    lowest_concurrency: dict[str, int] = msgspec.field(default_factory=dict)
     judge: JudgeStats | None = None  # questions asked, cache hits, tokens
     write_error: str | None = None  # results.jsonl could not be written (a full disk)
 

@@ -22,7 +22,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+
+import msgspec
 
 from ..model import Plan, Scenario, Target
 from ..store import AttemptRecord
@@ -32,8 +33,7 @@ from ..verdict import Tally
 Key = tuple[str, str, int]  # scenario id, target name, run index
 
 
-@dataclass(slots=True)
-class Meter:
+class Meter(msgspec.Struct):
     """Model calls and tokens spent so far (counted as replies arrive, in-flight included)."""
 
     calls: int = 0
@@ -91,20 +91,19 @@ class AdaptiveLimit:
             self._cond.notify_all()
 
 
-@dataclass(slots=True)
-class Scheduler:
+class Scheduler(msgspec.Struct):
     plan: Plan
     early_stop: bool = True
     done: frozenset[Key] = frozenset()
     max_calls: int | None = None
     max_tokens: int | None = None
-    meter: Meter = field(default_factory=Meter)
-    tallies: dict[tuple[str, str], Tally] = field(default_factory=dict)
-    saved_runs: dict[tuple[str, str], int] = field(default_factory=dict)
-    down: dict[str, str] = field(default_factory=dict)
+    meter: Meter = msgspec.field(default_factory=Meter)
+    tallies: dict[tuple[str, str], Tally] = msgspec.field(default_factory=dict)
+    saved_runs: dict[tuple[str, str], int] = msgspec.field(default_factory=dict)
+    down: dict[str, str] = msgspec.field(default_factory=dict)
     stop_reason: str | None = None
     _jobs: Iterator[tuple[Scenario, Target, int]] | None = None
-    _scenarios: dict[str, Scenario] = field(default_factory=dict)
+    _scenarios: dict[str, Scenario] = msgspec.field(default_factory=dict)
 
     def prime(self, records: Iterable[AttemptRecord]) -> None:
         """Count attempts that are already in the run folder (resume)."""

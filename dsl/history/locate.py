@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
 
 from ..errors import NotReady
 
@@ -30,8 +31,7 @@ OFF = ("off", "false", "none", "no", "0")
 SCHEMES = ("postgresql", "postgres")
 
 
-@dataclass(frozen=True, slots=True)
-class Location:
+class Location(msgspec.Struct, frozen=True):
     """A history store: a SQLite file or a PostgreSQL URL (which may hold a password, read
     from the environment: never shown, never written — :attr:`shown` is without it)."""
 

@@ -15,11 +15,10 @@ number, its statements move a store of the previous version to the new one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
+class Migration(msgspec.Struct, frozen=True):
     version: int
     description: str
     statements: tuple[str, ...]

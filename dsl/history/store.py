@@ -12,12 +12,12 @@ cases against both.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .migrations import CREATE_SCHEMA_TABLE, MIGRATIONS, SCHEMA_VERSION
 
@@ -30,15 +30,13 @@ class HistoryError(Exception):
     (never with a password)."""
 
 
-@dataclass(frozen=True, slots=True)
-class TargetEntry:
+class TargetEntry(msgspec.Struct, frozen=True):
     name: str
     kind: str | None
     model: str | None  # what it runs: the model, the cassette, the entry point
 
 
-@dataclass(frozen=True, slots=True)
-class ResultEntry:
+class ResultEntry(msgspec.Struct, frozen=True):
     """One scenario × target of a run: its counts, verdict and 95% interval."""
 
     scenario: str
@@ -57,8 +55,7 @@ class ResultEntry:
     ci_high: float
 
 
-@dataclass(frozen=True, slots=True)
-class RunEntry:
+class RunEntry(msgspec.Struct, frozen=True):
     """One run, as the history keeps it."""
 
     run_id: str
@@ -81,8 +78,7 @@ class RunEntry:
     recorded_at: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class TrendPoint:
+class TrendPoint(msgspec.Struct, frozen=True):
     """One run in a scenario × target's trend."""
 
     run_id: str
@@ -395,4 +391,4 @@ def _result(row: Sequence[Any]) -> ResultEntry:
 
 
 def _with(entry: RunEntry, **changes: Any) -> RunEntry:
-    return dataclasses.replace(entry, **changes)
+    return msgspec.structs.replace(entry, **changes)

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import Any
+
+import msgspec
 
 from .store import RunEntry
 
 
 def run_json(entry: RunEntry) -> dict[str, Any]:
-    data = dataclasses.asdict(entry)
-    data["targets"] = [dataclasses.asdict(t) for t in entry.targets]
-    data["results"] = [dataclasses.asdict(r) for r in entry.results]
+    data = msgspec.structs.asdict(entry)
+    data["targets"] = [msgspec.structs.asdict(t) for t in entry.targets]
+    data["results"] = [msgspec.structs.asdict(r) for r in entry.results]
     return data

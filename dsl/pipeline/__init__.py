@@ -242,7 +242,7 @@ def _run_suite(request: RunRequest, hooks: Hooks) -> RunResult:
     # A new run's plan.json is made and written while its first attempts run (a plan of
     # 10,000 scenarios takes most of a second); the first record waits for it, so a run
     # folder never holds results without its plan. Resuming compares plans first.
-    planned = PlanWriter(plan, request.resume is None)
+    planned = PlanWriter(plan, request.resume is None and len(plan.scenarios) >= PLAN_APART_AT)
     # a cassette being recorded is locked before the run folder is made: a second run
     # recording into it refuses before it starts, and makes nothing
     with CassetteLock([p for p in (request.record, request.record_judge) if p]) as cassettes, \
@@ -408,9 +408,17 @@ def _result(run_dir: Path, request: RunRequest, state: RunState, finished: Finis
                      certificate=finished.certificate)
 
 
+# A smaller plan's plan.json is made in the run's own process, just after its first requests
+# went out: forking a run's process costs more than such a plan (bench/README.md: ~8 ms to
+# fork, ~13 ms of the child's CPU and the parent's copied pages, against ~9 ms to make the
+# plan of 100 scenarios); a larger one is made apart, on the other core.
+PLAN_APART_AT = 500
+
+
 class PlanWriter(BackgroundFile):
     """``plan.json``, made beside the run's first attempts (``background``: a plan of
-    10,000 scenarios takes about a second, so the first requests go out meanwhile) or at
+    10,000 scenarios takes about a second, so the first requests go out meanwhile; a run
+    asks for it from :data:`PLAN_APART_AT` scenarios) or at
     once when asked for (:meth:`result`); the first record waits for it
     (:meth:`~dsl.store.background.BackgroundFile.wait`). ``scenarist run`` starts it
     (:meth:`start`) just after its first requests have gone out, so that neither the plan

@@ -26,9 +26,10 @@ prints and what summary.json keeps under ``baseline`` and ``compare``;
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
+
+import msgspec
 
 from ..errors import RunDirError
 from ..store.summaryfile import SUMMARY, Summary, SummaryRow, kept_comparison, read_summary
@@ -46,8 +47,7 @@ __all__ = ["CHANGE_STATUSES", "Change", "ChangeStatus", "Comparison", "Interval"
            "kept_baseline", "load_summary", "newcombe", "pts", "with_comparisons"]
 
 
-@dataclass(frozen=True, slots=True)
-class Side:
+class Side(msgspec.Struct, frozen=True):
     """One side of a change: what that run (or target) counted."""
 
     verdict: str
@@ -63,8 +63,7 @@ class Side:
         return cls(row.verdict, row.passes, row.decided)
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(msgspec.Struct, frozen=True):
     """How one scenario × target moved from the old side to the new."""
 
     scenario: str
@@ -119,8 +118,7 @@ class Change:
                    "" if before_target == target else before_target)
 
 
-@dataclass(frozen=True, slots=True)
-class Comparison:
+class Comparison(msgspec.Struct, frozen=True):
     """The new side against the old: a run against its baseline, or a target against
     another target of the same run."""
 

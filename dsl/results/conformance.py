@@ -29,7 +29,6 @@ asks exactly the requests that were recorded.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence, Set
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,8 +62,7 @@ def certification(verdict: str) -> str:
     return CERTIFICATION.get(verdict, "inconclusive")
 
 
-@dataclass(frozen=True, slots=True)
-class ConformanceRequest:
+class ConformanceRequest(msgspec.Struct, frozen=True):
     """What a person asked ``scenarist conformance`` for."""
 
     target: str
@@ -77,8 +75,7 @@ class ConformanceRequest:
     argv: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class Case:
+class Case(msgspec.Struct, frozen=True):
     """One canonical case, compiled: what ``--list`` prints."""
 
     id: str
@@ -89,8 +86,7 @@ class Case:
     builtin: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Behaviour:
+class Behaviour(msgspec.Struct, frozen=True):
     """One case's result in a certificate."""
 
     case: str
@@ -116,8 +112,7 @@ class Behaviour:
                 "latency_ms": {"p50": self.p50_ms, "p95": self.p95_ms}}
 
 
-@dataclass(frozen=True, slots=True)
-class Certificate:
+class Certificate(msgspec.Struct, frozen=True):
     """What a conformance run says about one endpoint."""
 
     run_id: str

@@ -41,9 +41,10 @@ import os
 import pickle
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 from ..compiler.moment import minute
 from ..errors import SERVER_WORDS, explain
@@ -91,8 +92,7 @@ _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\
 
 # ---- the view model ------------------------------------------------------------------------
 
-@dataclass(frozen=True, slots=True)
-class Bar:
+class Bar(msgspec.Struct, frozen=True):
     """A pass-rate bar: the rate, its 95% Wilson interval (whiskers), the min_pass mark.
     All in percent of the bar's width."""
 
@@ -103,8 +103,7 @@ class Bar:
     label: str  # what a screen reader says
 
 
-@dataclass(frozen=True, slots=True)
-class CheckRate:
+class CheckRate(msgspec.Struct, frozen=True):
     label: str  # its readable name (name:) or the check as written
     named: bool  # the label is a name its author gave (shown as words, not as code)
     always: bool  # it must pass in every attempt (always: true)
@@ -129,16 +128,14 @@ class CheckRate:
         return self.pass_rate == 0
 
 
-@dataclass(frozen=True, slots=True)
-class FailingCheck:
+class FailingCheck(msgspec.Struct, frozen=True):
     label: str
     count: int
     named: bool
     always: bool
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     """One kind of endpoint error (or failure before the checks) of a row: how many, what it
     means in plain words (dsl/errors.py), and what the server said, for one click away."""
 
@@ -150,8 +147,7 @@ class Problem:
     said_by: str = "What the server said"  # or "What happened": no server said it
 
 
-@dataclass(frozen=True, slots=True)
-class TrendBar:
+class TrendBar(msgspec.Struct, frozen=True):
     """One earlier run in a row's trend: its pass rate and interval, as a small column."""
 
     run_id: str
@@ -170,8 +166,7 @@ class TrendBar:
                 f"95% interval {pct(self.low)} to {pct(self.high)})")
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+class Row(msgspec.Struct, frozen=True):
     """One scenario × target, as the table and its detail show it."""
 
     index: int
@@ -227,8 +222,7 @@ class Row:
         return tuple(fc for i, fc in enumerate(self.failing_checks) if i < 2 or fc.always)
 
 
-@dataclass(frozen=True, slots=True)
-class Headline:
+class Headline(msgspec.Struct, frozen=True):
     scenarios: int
     passed: int
     failed: int
@@ -251,16 +245,14 @@ class Headline:
     judge: str  # the judge and whether judge-check measured it ("" without a judge)
 
 
-@dataclass(frozen=True, slots=True)
-class BaselineView:
+class BaselineView(msgspec.Struct, frozen=True):
     run_id: str
     started: str
     counts: tuple[tuple[str, int], ...]
     removed: tuple[tuple[str, str], ...]
 
 
-@dataclass(frozen=True, slots=True)
-class PairRow:
+class PairRow(msgspec.Struct, frozen=True):
     """One scenario in a target-against-target table."""
 
     scenario: str
@@ -269,8 +261,7 @@ class PairRow:
     change: Change
 
 
-@dataclass(frozen=True, slots=True)
-class PairView:
+class PairView(msgspec.Struct, frozen=True):
     """``run --compare old:new``: the new target against the old, scenario by scenario."""
 
     old: str
@@ -279,8 +270,7 @@ class PairView:
     rows: tuple[PairRow, ...]
 
 
-@dataclass(frozen=True, slots=True)
-class ToolScore:
+class ToolScore(msgspec.Struct, frozen=True):
     """Tool-call precision, recall and F1 of the suite or of one target."""
 
     name: str  # "all targets" or a target's name
@@ -294,8 +284,7 @@ class ToolScore:
     expected: int | None = None  # attempts that expected a tool call (words.recall_text)
 
 
-@dataclass(frozen=True, slots=True)
-class ReportView:
+class ReportView(msgspec.Struct, frozen=True):
     title: str
     headline: Headline
     rows: tuple[Row, ...]

@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import Any, Literal
+
+import msgspec
 
 Z95 = 1.959963984540054  # the 97.5th percentile of the standard normal distribution
 PASS_K = (1, 3, 5, 10)  # the k of pass@k and pass^k that a summary reports (k ≤ attempts)
 
 
-@dataclass(frozen=True, slots=True)
-class Interval:
+class Interval(msgspec.Struct, frozen=True):
     """A 95% confidence interval, ends included."""
 
     low: float
@@ -95,8 +95,7 @@ def pass_k_table(n: int, c: int) -> tuple[dict[str, float], dict[str, float]]:
             {str(k): pass_hat_k(n, c, k) for k in ks})
 
 
-@dataclass(frozen=True, slots=True)
-class PRF:
+class PRF(msgspec.Struct, frozen=True):
     """Precision, recall and F1 of a confusion count (true negatives play no part).
 
     A ratio with nothing to count is 1: precision when nothing was predicted, recall when
@@ -196,8 +195,7 @@ def gate_chance(runs: int, min_pass: int, p: float, rule: GateRule = "min_pass"
     return (every, every) if rule == "every" else (every, alone)
 
 
-@dataclass(frozen=True, slots=True)
-class Power:
+class Power(msgspec.Struct, frozen=True):
     """What a gate (``runs``, ``min_pass``, its ``rule``) does with an agent whose true pass
     rate is ``p_good`` and with one whose rate is ``p_bad``; and the smallest gate of that
     rule that passes the good one and fails the bad one, each at least :data:`POWER` of

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from ..errors import said_short
 from ..exits import EXIT_FAILED, EXIT_NO_VERDICT, EXIT_OK
@@ -56,35 +57,34 @@ __all__ = ["Z95", "exit_code", "percentile", "summarize_dir", "summarize_records
 TOOL_OUTCOMES = ("tp", "fp", "fn", "tn")
 
 
-@dataclass(slots=True)
-class _Acc:
+class _Acc(msgspec.Struct):
     """Running totals for one scenario × target (a few numbers, plus latencies)."""
 
     tally: Tally
     expectation: ToolExpectation | None = None  # the scenario's, for tool-call F1
-    latencies: list[float] = field(default_factory=list)
+    latencies: list[float] = msgspec.field(default_factory=list)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     counted: int = 0  # attempts whose tokens are known
     uncounted: int = 0  # attempts of an agent that does not say its tokens (http, command)
     retries: int = 0
     turns_retried: int = 0  # own-loop turns sent again (records' retried)
-    error_kinds: Counter[str] = field(default_factory=Counter)
-    failure_kinds: Counter[str] = field(default_factory=Counter)  # model_output, max_steps
-    said: dict[str, str] = field(default_factory=dict)  # kind -> the first message of it
-    check_pass: list[int] = field(default_factory=list)
-    check_seen: list[int] = field(default_factory=list)
-    check_unsure: list[int] = field(default_factory=list)
-    check_unseen: list[int] = field(default_factory=list)  # not evaluated: turn not played
-    check_undecided: list[int] = field(default_factory=list)  # ...: its part failed first
-    tools: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
+    error_kinds: Counter[str] = msgspec.field(default_factory=Counter)
+    failure_kinds: Counter[str] = msgspec.field(default_factory=Counter)  # model_output, max_steps
+    said: dict[str, str] = msgspec.field(default_factory=dict)  # kind -> the first message of it
+    check_pass: list[int] = msgspec.field(default_factory=list)
+    check_seen: list[int] = msgspec.field(default_factory=list)
+    check_unsure: list[int] = msgspec.field(default_factory=list)
+    check_unseen: list[int] = msgspec.field(default_factory=list)  # not evaluated: turn not played
+    check_undecided: list[int] = msgspec.field(default_factory=list)  # ...: its part failed first
+    tools: dict[str, int] = msgspec.field(default_factory=lambda: dict.fromkeys(TOOL_OUTCOMES, 0))
     tools_expected: int = 0  # counted attempts whose scenario expects a tool call
-    failing_checks: Counter[str] = field(default_factory=Counter)
-    always_failing: set[str] = field(default_factory=set)  # labels of `always` checks
+    failing_checks: Counter[str] = msgspec.field(default_factory=Counter)
+    always_failing: set[str] = msgspec.field(default_factory=set)  # labels of `always` checks
     judge_questions: int = 0
     judge_cached: int = 0
     judge_tokens: int = 0
-    items: dict[int, dict[str, list[int]]] = field(default_factory=dict)  # criteria
+    items: dict[int, dict[str, list[int]]] = msgspec.field(default_factory=dict)  # criteria
 
 
 def summarize_records(plan: PlanFile, records: Iterable[AttemptRecord],

@@ -36,8 +36,9 @@ invalid.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from typing import Any
+
+import msgspec
 
 from .schemawords import describe_path
 
@@ -47,8 +48,7 @@ from .schemawords import describe_path
 MAX_KEPT = 512
 
 
-@dataclass(frozen=True, slots=True)
-class SchemaProblem:
+class SchemaProblem(msgspec.Struct, frozen=True):
     """Why a schema is not a valid JSON Schema: the place inside the schema (a data path)
     and the sentence (jsonschema's, or jsonschema-rs's where jsonschema sees nothing)."""
 

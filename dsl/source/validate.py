@@ -20,7 +20,6 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Protocol
 
@@ -92,8 +91,7 @@ def yaml_text(value: Any) -> str:
     return str(value)
 
 
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(msgspec.Struct, frozen=True):
     """What the schema found in a document: the diagnostics, and the places (data paths)
     where it found something wrong. The compile stage goes on with every part of the file
     that is :meth:`sound`, so that one pass reports every independent mistake."""
@@ -310,8 +308,7 @@ def _unknown_keys(doc: Document, path: DataPath, e: Any, what: str) -> list[Diag
 # ---------------------------------------------------------------- one problem per keyword
 
 
-@dataclass(frozen=True, slots=True)
-class _Problem:
+class _Problem(msgspec.Struct, frozen=True):
     """The best jsonschema error at one place, with what its wording needs."""
 
     doc: Document

@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn, Protocol
 from urllib.parse import urlsplit
+
+import msgspec
 
 from ..errors import EndpointError
 from ..model import AttemptData, Scenario, Target, Tokens
@@ -40,8 +41,7 @@ MAX_REPLY_TOKENS = 100_000_000
 _SHOWN_CHARS = 300  # endpoint text quoted in a message
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(msgspec.Struct, frozen=True):
     """One chat completion: the assistant message and what it cost."""
 
     message: dict[str, Any]
@@ -49,14 +49,13 @@ class Reply:
     tokens: Tokens
     latency_ms: float
     retries: int = 0
-    raw: dict[str, Any] = field(default_factory=dict)
+    raw: dict[str, Any] = msgspec.field(default_factory=dict)
     # the latency is what a cassette recorded, not measured now (a replay): the attempt
     # counts it as the time the model took, so replay reports the latency live measured
     recorded: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class RequestSettings:
+class RequestSettings(msgspec.Struct, frozen=True):
     """What the loop puts into every request besides messages, tools and seed."""
 
     model: str
@@ -91,8 +90,7 @@ class Agent(Protocol):
 ATTEMPT_SECRETS: ContextVar[Any] = ContextVar("scenarist_attempt_secrets", default=None)
 
 
-@dataclass(frozen=True, slots=True)
-class AgentContext:
+class AgentContext(msgspec.Struct, frozen=True):
     """What the run gives a target when it opens it."""
 
     max_connections: int

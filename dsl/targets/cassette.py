@@ -19,7 +19,6 @@ traceback. Only a torn last line (an interrupted recording) is skipped.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -29,6 +28,8 @@ import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO, Any
+
+import msgspec
 
 from ..compiler.attachments import data_url_hash
 from ..errors import CassetteMiss, EndpointError, RunDirError
@@ -444,7 +445,7 @@ class ReplayModel:
                                           f"{exc.message}") from None
         if latency is None:  # recorded before cassettes kept it
             return reply
-        return dataclasses.replace(reply, latency_ms=float(latency), recorded=True)
+        return msgspec.structs.replace(reply, latency_ms=float(latency), recorded=True)
 
     async def aclose(self) -> None:
         return None

@@ -204,3 +204,39 @@ def test_ctrl_c_never_stops_the_forked_child_half_way(plan: Plan, tmp_path: Path
                        env={**os.environ, "PYTHONPATH": str(REPO)})
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout) == {"forked": True, "error": None, "written": True}
+
+
+SMALL_RUN = """
+import json, sys
+import dsl.store.background
+forks = []
+def no_fork(child):
+    forks.append(child)
+    return -1
+dsl.store.background._fork = no_fork
+from dsl.cli import main
+try:
+    main(["run", ".", "--out", "runs", "--quiet"])
+except SystemExit as exc:
+    code = exc.code
+print("RESULT " + json.dumps({"exit": code, "forks": len(forks)}))
+"""
+
+
+def test_a_run_smaller_than_plan_apart_at_makes_its_plan_without_a_fork(
+        tmp_path: Path, server: FakeServer) -> None:
+    # the first record comes well after the moment a larger plan would be forked (50 ms)
+    server.script({"rules": [{"replies": [{"text": "Hasta las 18:00.", "delay_ms": 400}]}]})
+    plain_suite(tmp_path, server.url)
+    write(tmp_path / "hours.yaml", HOURS)
+    r = subprocess.run([sys.executable, "-c", SMALL_RUN], cwd=tmp_path, timeout=120,
+                       capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(REPO), "NO_COLOR": "1"})
+    line = next((x for x in r.stdout.splitlines() if x.startswith("RESULT ")), None)
+    assert line is not None, r.stdout + r.stderr
+    result = json.loads(line.removeprefix("RESULT "))
+    assert result["forks"] == 0
+    assert result["exit"] in (0, 1), r.stderr  # the run ran (its verdict is not the point)
+    (plan_file,) = (tmp_path / "runs").glob("*/plan.json")
+    assert (plan_file.parent / "results.jsonl").read_text("utf-8").count("\n") >= 1
+    assert json.loads(plan_file.read_text("utf-8"))["scenarios"][0]["id"] == "hours"

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import json
 import sqlite3
@@ -12,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from dsl.history import HistoryError, Location, ResultEntry, RunEntry, TargetEntry, open_history
@@ -74,7 +74,7 @@ def test_a_run_is_recorded_and_read_back(store: HistoryStore) -> None:
     back = store.run(e.run_id)
     assert back is not None
     assert back.recorded_at is not None
-    assert dataclasses.replace(back, recorded_at=None) == e
+    assert msgspec.structs.replace(back, recorded_at=None) == e
     assert store.run("nope") is None
 
 

@@ -67,6 +67,14 @@ def test_lines_written_before_msgspec_read_and_write_back_the_same_json() -> Non
     assert judge_down.world == ()  # a world that nothing changed is kept as []
 
 
+def test_a_record_redacted_is_written_as_the_record_itself() -> None:
+    # the redacted path reads the record as plain data (builtins) and writes that: the same
+    # bytes, keys left out and in order, as the record written straight from its Struct
+    for line in _lines():
+        record = read_record(line, "x")
+        assert record_line(record, lambda data: data) == record_line(record)
+
+
 def test_what_a_record_writes_only_when_set_stays_out() -> None:
     line = json.loads(_lines()[1])  # an endpoint error: no call, no conversation, no world
     assert set(line) == {"schema_version", "scenario", "target", "run", "seed", "status",

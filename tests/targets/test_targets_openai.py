@@ -5,13 +5,15 @@ path of dsl/clients/transport.py (plain http:// through h11, https:// through ht
 from __future__ import annotations
 
 import datetime as dt
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from dsl.clients.openai import backoff_seconds, retry_after_seconds
+from dsl.clients.openai import backoff_seconds, request_body, retry_after_seconds
+from dsl.targets.base import MAX_REPLY_DEPTH, Unreadable, read_reply_json
 from tests.conftest import (
     HOURS,
     ONE_RUN,
@@ -127,6 +129,32 @@ def test_retry_after() -> None:
     assert retry_after_seconds("Mon, 30 Nov 2026 11:00:00 GMT", now) == 0.0
     assert retry_after_seconds("soon") is None
     assert retry_after_seconds(None) is None
+
+
+def test_a_request_body_is_compact_json_that_reads_back_as_sent() -> None:
+    body = {"model": "m", "messages": [{"role": "user", "content": "é 😀 \u2028 \x00 \"q\""},
+                                       {"role": "assistant", "content": None}],
+            "temperature": 0.7, "seed": 3, "big": 10**30, "small": 1e-7, "tuple": (1, 2)}
+    raw = request_body(body)
+    assert raw.startswith(b'{"model":"m","messages":[{"role":"user","content":"\xc3\xa9')
+    assert json.loads(raw) == {**body, "tuple": [1, 2]}
+    # what JSON cannot carry: NaN goes as null; a lone surrogate (half an emoji) escaped
+    assert request_body({"t": float("nan"), "i": float("-inf")}) == b'{"t":null,"i":null}'
+    assert request_body({"content": "cut \ud83d"}) == b'{"content":"cut \\ud83d"}'
+    assert request_body({1: "a"}) == b'{"1":"a"}'
+
+
+def test_a_reply_reads_as_the_json_module_reads_it() -> None:
+    for text in ['{"a": 1, "a": 2}', "123456789012345678901234567890", '[1.0, -0, 1.5e-320]',
+                 '{"x": NaN}', '"\\ud83d"', "1E400", '{"k": "\\u00e9"}']:
+        got, want = read_reply_json(text), json.loads(text)
+        assert repr(got) == repr(want), text
+    with pytest.raises(Unreadable, match="is not JSON"):
+        read_reply_json('{"a": 1} x')
+    with pytest.raises(Unreadable, match="is nested more than 100 levels deep"):
+        read_reply_json("[" * (MAX_REPLY_DEPTH + 1) + "]" * (MAX_REPLY_DEPTH + 1))
+    with pytest.raises(Unreadable, match="is nested more than 100 levels deep"):
+        read_reply_json("[" * 100_000 + "]" * 100_000)
 
 
 def test_backoff_grows_with_jitter() -> None:
