@@ -64,9 +64,7 @@ from ..targets.base import (
     ChatModel,
     Reply,
     RequestSettings,
-    Unreadable,
     parse_completion,
-    read_reply_json,
     snippet,
 )
 from ..targets.cassette import (
@@ -75,6 +73,8 @@ from ..targets.cassette import (
     _header,
     canonical,
     exchanges,
+    is_latency,
+    keyed_entry,
     read_cassette,
     request_key,
     restored,
@@ -333,26 +333,16 @@ def _said(output: Any, error: Any = None) -> str:
 
 
 def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
-    try:
-        entry = read_reply_json(line)
-    except Unreadable as exc:
-        raise RunDirError(f"{path}:{n}: the line {exc}; record the cassette again") from None
+    entry = keyed_entry(path, n, line)
     problem = None
-    if not isinstance(entry, dict):
-        problem = "the line is not a JSON object"
-    elif not isinstance(entry.get("key"), str):
-        problem = "the line has no 'key' (a text)"
-    elif entry.get("user") is True:  # a simulated user's exchange
+    if entry.get("user") is True:  # a simulated user's exchange
         if not isinstance(entry.get("response"), dict):
             raise RunDirError(f"{path}:{n}: the simulated user's line has no 'response' (an "
                               "object); record the cassette again")
         return entry
     elif not isinstance(entry.get("answer"), str):
         problem = "the line has no 'answer' (a text)"
-    elif entry.get("latency_ms") is not None and (
-            isinstance(entry["latency_ms"], bool)
-            or not isinstance(entry["latency_ms"], int | float)
-            or not 0 <= entry["latency_ms"] < 1e9):
+    elif entry.get("latency_ms") is not None and not is_latency(entry["latency_ms"]):
         problem = "its 'latency_ms' is not a number of milliseconds"
     elif not isinstance(entry.get("calls"), list) or not all(
             isinstance(c, dict) and isinstance(c.get("name"), str) for c in entry["calls"]):
@@ -368,7 +358,7 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
     if problem is not None:
         raise RunDirError(f"{path}:{n}: {problem}; record the cassette again")
     entry["pending"] = entry.get("pending") or []
-    return entry  # type: ignore[no-any-return]
+    return entry
 
 
 class _Replayed:

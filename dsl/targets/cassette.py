@@ -303,23 +303,35 @@ def _header(path: Path, first: str) -> dict[str, Any]:
     return header
 
 
-def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
-    """One exchange line, checked; RunDirError says what is wrong and where."""
+def keyed_entry(path: Path, n: int, line: str) -> dict[str, Any]:
+    """An exchange line of a cassette (a model's or an agent's) read as a JSON object with
+    its ``key``; RunDirError says what is wrong and where. Each kind checks the rest."""
     try:
         entry = read_reply_json(line)
     except Unreadable as exc:
         raise RunDirError(f"{path}:{n}: the line {exc}; record the cassette again") from None
-    problem = None
     if not isinstance(entry, dict):
         problem = "the line is not a JSON object"
     elif not isinstance(entry.get("key"), str):
         problem = "the line has no 'key' (a text)"
-    elif "response" in entry:
-        latency = entry.get("latency_ms", 0)
+    else:
+        return entry
+    raise RunDirError(f"{path}:{n}: {problem}; record the cassette again")
+
+
+def is_latency(value: Any) -> bool:
+    """A recorded ``latency_ms``: a number of milliseconds (never a bool), 0 up to 1e9."""
+    return not isinstance(value, bool) and isinstance(value, int | float) and 0 <= value < 1e9
+
+
+def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
+    """One exchange line, checked; RunDirError says what is wrong and where."""
+    entry = keyed_entry(path, n, line)
+    problem = None
+    if "response" in entry:
         if not isinstance(entry["response"], dict):
             problem = "its 'response' is not an object"
-        elif isinstance(latency, bool) or not isinstance(latency, int | float) \
-                or not 0 <= latency < 1e9:
+        elif not is_latency(entry.get("latency_ms", 0)):
             problem = "its 'latency_ms' is not a number of milliseconds"
     elif "error" in entry:
         err = entry["error"]
@@ -334,7 +346,7 @@ def _entry(path: Path, n: int, line: str) -> dict[str, Any]:
     if problem is not None:
         raise RunDirError(f"{path}:{n}: {problem}; record the cassette again")
     entry["_line"] = n
-    return entry  # type: ignore[no-any-return]
+    return entry
 
 
 def exchanges(path: Path, lines: list[str],
