@@ -294,7 +294,6 @@ def plan_json(p: PlanFile) -> dict[str, Any]:
 
 
 def _fingerprint(data: Any) -> str:
-
     text = json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
