@@ -27,7 +27,7 @@ from typing import Any
 from ..errors import EndpointError
 from ..model import Scenario, Target
 from ..settings import HttpSettings
-from ..targets.base import AgentContext, snippet
+from ..targets.base import AgentContext, json_kind, snippet
 from .exchanges import recorder_for
 from .openai import JsonEndpoint
 from .ownloop import (
@@ -68,7 +68,7 @@ class HttpSession:
         found, answer = value_at(data, s.answer)
         path = ".".join(s.answer)
         if not found or not isinstance(answer, str):
-            what = "nothing" if not found else f"{_what(answer)}, not text,"
+            what = "nothing" if not found else f"{json_kind(answer)}, not text,"
             raise EndpointError("malformed", f"the reply from {self.client.where} has {what} at "
                                              f"'{path}' (the target's answer path): "
                                              f"{snippet(json.dumps(data, ensure_ascii=False))}")
@@ -81,16 +81,6 @@ class HttpSession:
 
     async def end(self) -> str:
         return ""
-
-
-def _what(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "a list" if isinstance(value, list) else "an object"
 
 
 def open_http(target: Target, context: AgentContext) -> OwnLoopAgent:

@@ -192,7 +192,7 @@ def _malformed(message: str) -> NoReturn:
     raise EndpointError("malformed", message)
 
 
-def _what(value: Any) -> str:
+def json_kind(value: Any) -> str:
     """What kind of JSON value ``value`` is, in words."""
     if value is None:
         return "null"
@@ -231,12 +231,12 @@ def parse_completion(data: Any, latency_ms: float, retries: int = 0) -> Reply:
     _check_tool_calls(message.get("tool_calls"))
     finish_reason = choice.get("finish_reason")
     if finish_reason is not None and not isinstance(finish_reason, str):
-        _malformed(f"the reply's finish_reason is {_what(finish_reason)}, not text")
+        _malformed(f"the reply's finish_reason is {json_kind(finish_reason)}, not text")
     usage = data.get("usage")
     if usage is None:
         usage = {}
     elif not isinstance(usage, dict):
-        _malformed(f"the reply's usage is {_what(usage)}, not an object")
+        _malformed(f"the reply's usage is {json_kind(usage)}, not an object")
     tokens = Tokens(_count(usage, "prompt_tokens"), _count(usage, "completion_tokens"))
     return Reply(message, finish_reason, tokens, latency_ms, retries, data)
 
@@ -251,11 +251,11 @@ def _check_content(content: Any) -> None:
     if content is None or isinstance(content, str):
         return
     if not isinstance(content, list):
-        _malformed(f"the reply's content is {_what(content)}, not text or a list of text "
+        _malformed(f"the reply's content is {json_kind(content)}, not text or a list of text "
                    "parts")
     for i, part in enumerate(content, 1):
         if not isinstance(part, dict):
-            _malformed(f"part {i} of the reply's content is {_what(part)}, not an object")
+            _malformed(f"part {i} of the reply's content is {json_kind(part)}, not an object")
         if not isinstance(part.get("text"), str):
             kind = part.get("type")
             what = f"of type {_shown(kind)!r}" if isinstance(kind, str) else "without text"
@@ -267,23 +267,23 @@ def _check_tool_calls(calls: Any) -> None:
     if calls is None:
         return
     if not isinstance(calls, list):
-        _malformed(f"the reply's tool_calls is {_what(calls)}, not a list")
+        _malformed(f"the reply's tool_calls is {json_kind(calls)}, not a list")
     for i, tc in enumerate(calls, 1):
         if not isinstance(tc, dict):
-            _malformed(f"tool call {i} of the reply is {_what(tc)}, not an object")
+            _malformed(f"tool call {i} of the reply is {json_kind(tc)}, not an object")
         call_id = tc.get("id")
         if call_id is not None and not isinstance(call_id, str | int):
-            _malformed(f"the id of tool call {i} of the reply is {_what(call_id)}, not text")
+            _malformed(f"the id of tool call {i} of the reply is {json_kind(call_id)}, not text")
         fn = tc.get("function")
         if not isinstance(fn, dict):
             _malformed(f"tool call {i} of the reply has no function object (its function "
-                       f"is {_what(fn)})")
+                       f"is {json_kind(fn)})")
         if not isinstance(fn.get("name"), str):
-            _malformed(f"the name of tool call {i} of the reply is {_what(fn.get('name'))}, "
+            _malformed(f"the name of tool call {i} of the reply is {json_kind(fn.get('name'))}, "
                        "not text")
         args = fn.get("arguments")
         if args is not None and not isinstance(args, str | dict):
-            _malformed(f"the arguments of tool call {i} of the reply are {_what(args)}, not "
+            _malformed(f"the arguments of tool call {i} of the reply are {json_kind(args)}, not "
                        "text or an object")
 
 
@@ -292,7 +292,7 @@ def _count(usage: dict[str, Any], key: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int | float):
-        _malformed(f"the reply's usage.{key} is {_what(value)} "
+        _malformed(f"the reply's usage.{key} is {json_kind(value)} "
                    f"({_shown(json.dumps(value, ensure_ascii=False))}), not a number of "
                    "tokens")
     if isinstance(value, float):
