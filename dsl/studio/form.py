@@ -36,6 +36,7 @@ from .tables import TABLE_OPS, cell_text, edit_inline, inline_model
 from .yamltext import (
     FormError,
     YamlText,
+    checked_op,
     flow_map,
     flow_seq,
     flow_text,
@@ -292,12 +293,7 @@ def apply(text: str, edits: Sequence[Mapping[str, Any]],
 
 
 def _apply_one(data: CommentedMap, edit: Mapping[str, Any], suite: SuiteContext) -> None:
-    op = edit.get("op")
-    if not isinstance(op, str) or op not in OPS:
-        raise FormError(f"unknown form edit {op!r}")
-    missing = [f for f in OPS[op] if f not in edit]
-    if missing:
-        raise FormError(f"the form edit '{op}' needs {', '.join(missing)}")
+    op = checked_op(edit, OPS)
     match op:
         case "description":
             _set_text(data, "description", _str(edit["value"]), after=("id",), optional=True)

@@ -33,6 +33,7 @@ from .tables import TABLE_OPS, edit_inline, inline_model
 from .yamltext import (
     FormError,
     YamlText,
+    checked_op,
     filled,
     flow_map,
     flow_seq,
@@ -370,12 +371,7 @@ def _set_or_drop(mapping: CommentedMap, key: str, value: str, after: Sequence[st
 
 
 def _apply_one(data: CommentedMap, edit: Mapping[str, Any]) -> None:
-    op = edit.get("op")
-    if not isinstance(op, str) or op not in OPS:
-        raise FormError(f"unknown form edit {op!r}")
-    missing = [f for f in OPS[op] if f not in edit]
-    if missing:
-        raise FormError(f"the form edit '{op}' needs {', '.join(missing)}")
+    op = checked_op(edit, OPS)
     match op:
         case "add_target":
             targets = _section(data, "targets", ())

@@ -19,7 +19,7 @@ import difflib
 import io
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -45,6 +45,18 @@ QUOTED = (DoubleQuotedScalarString, SingleQuotedScalarString, LiteralScalarStrin
 
 class FormError(Exception):
     """The text cannot be shown or changed as a form (a sentence for the person)."""
+
+
+def checked_op(edit: Mapping[str, Any], ops: Mapping[str, Sequence[str]]) -> str:
+    """The edit's ``op``, one of ``ops`` (op -> the fields it needs) with all its fields;
+    FormError says what is missing otherwise."""
+    op = edit.get("op")
+    if not isinstance(op, str) or op not in ops:
+        raise FormError(f"unknown form edit {op!r}")
+    missing = [f for f in ops[op] if f not in edit]
+    if missing:
+        raise FormError(f"the form edit '{op}' needs {', '.join(missing)}")
+    return op
 
 
 class _CoreResolver(VersionedResolver):
